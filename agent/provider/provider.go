@@ -1,0 +1,94 @@
+// Package provider talks to language models through their official SDKs,
+// behind one small interface the agent loop uses.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Provider sends one conversation turn to a model.
+type Provider interface {
+	// Complete returns the model's next message. Transient failures are
+	// retried inside; the error returned is final and, when it comes from
+	// the model's service, an *Error saying whether to give up.
+	Complete(ctx context.Context, req Request) (*Response, error)
+	// Model is the "provider:name" the provider was built for.
+	Model() string
+}
+
+// Request is one turn. System and Tools form the stable prefix that
+// providers may cache; they must not change between turns of a run.
+type Request struct {
+	System    string
+	Tools     []ToolDef
+	Messages  []Message
+	MaxTokens int // output cap; zero means the provider's default
+}
+
+// ToolDef describes a tool to the model.
+type ToolDef struct {
+	Name        string
+	Description string
+	// Schema is a JSON Schema object for the tool's parameters.
+	Schema json.RawMessage
+}
+
+// Role is who wrote a message.
+type Role string
+
+// Roles of a conversation. Tool results travel in a RoleUser message.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one message of the conversation.
+type Message struct {
+	Role        Role
+	Text        string
+	ToolCalls   []ToolCall   // assistant only
+	ToolResults []ToolResult // user only
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is exactly what the model sent; it may not be valid JSON.
+	Arguments string
+}
+
+// ToolResult answers one ToolCall.
+type ToolResult struct {
+	CallID  string
+	Content string
+	IsError bool
+}
+
+// Response is the model's message and what it cost.
+type Response struct {
+	Message Message
+	// StopReason is normalised: "end_turn", "tool_use", "max_tokens" or
+	// the provider's own word for anything else.
+	StopReason string
+	Usage      Usage
+}
+
+// Usage counts tokens of one call. InputTokens includes cached ones.
+type Usage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Add sums two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + o.InputTokens,
+		OutputTokens:      u.OutputTokens + o.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + o.CacheWriteTokens,
+	}
+}

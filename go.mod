@@ -1,0 +1,3 @@
+module github.com/patchwright/patchwright
+
+go 1.26.8

@@ -1,0 +1,136 @@
+// Package sandbox runs untrusted repository commands in locked-down
+// containers and gives the host escape-proof access to a job's workspace.
+//
+// The container is the security boundary. The command policy (Policy) is a
+// courtesy that tells the model early why a command will not be run; it is
+// not what keeps a hostile repository in.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// WorkspaceDir is where the job's workspace is mounted inside every sandbox.
+const WorkspaceDir = "/workspace"
+
+// Runner creates sandboxes. The Docker implementation is Docker; tests of
+// other packages may use their own at this seam.
+type Runner interface {
+	// Create starts a container for one job and returns once commands can
+	// run in it. The caller must Close it.
+	Create(ctx context.Context, spec Spec) (Sandbox, error)
+}
+
+// Sandbox is one job's container. It is safe for concurrent use.
+type Sandbox interface {
+	// Exec runs cmd.Script with /bin/sh -c in WorkspaceDir. A command that
+	// ran and exited non-zero is not an error: the error is for commands
+	// that could not be run at all (policy refusal, a dead container, a
+	// cancelled context).
+	Exec(ctx context.Context, cmd Command) (Result, error)
+	// DisableNetwork ends the setup phase: no later command has a network.
+	// Files and caches written before stay usable.
+	DisableNetwork(ctx context.Context) error
+	// ID names the container for logs and the reaper.
+	ID() string
+	// Close removes the container. It does so even when the caller's
+	// context has already been cancelled; closing twice is harmless.
+	Close() error
+}
+
+// Spec describes the sandbox for one job. Zero values take the defaults
+// documented on each field.
+type Spec struct {
+	// Image is the container image. Required.
+	Image string
+	// Workspace is the host directory bind-mounted at WorkspaceDir. It must
+	// be an absolute path. Required.
+	Workspace string
+	// JobID labels the container so leaked ones can be traced and reaped.
+	// Required.
+	JobID string
+	// Network gives the container a network for the setup phase. The agent
+	// phase calls DisableNetwork before the model runs anything. Default
+	// false: no network at all.
+	Network bool
+	// Limits bound the container's resources. Zero fields take
+	// DefaultLimits.
+	Limits Limits
+	// Runtime is the OCI runtime, for example "runsc" for gVisor. Empty
+	// means the engine's default. Create fails if the engine lacks it.
+	Runtime string
+	// TTL is how long the container may live before the reaper removes it.
+	// Default DefaultTTL.
+	TTL time.Duration
+	// Env is the complete environment of every command; nothing of the
+	// host's is passed. HOME and cache variables are set by the sandbox.
+	Env []string
+}
+
+// Limits bound a sandbox's resources.
+type Limits struct {
+	MemoryBytes int64   // hard limit, no swap; default 2 GiB
+	CPUs        float64 // default 1.0
+	PIDs        int64   // default 512
+	OpenFiles   int64   // RLIMIT_NOFILE; default 4096
+	TmpfsBytes  int64   // size of each writable tmpfs; default 1 GiB
+}
+
+// DefaultLimits are used for every zero field of Spec.Limits.
+var DefaultLimits = Limits{
+	MemoryBytes: 2 << 30,
+	CPUs:        1.0,
+	PIDs:        512,
+	OpenFiles:   4096,
+	TmpfsBytes:  1 << 30,
+}
+
+// DefaultTTL is the lifetime of a sandbox container when Spec.TTL is zero.
+const DefaultTTL = 2 * time.Hour
+
+// Command is one shell command to run in a sandbox.
+type Command struct {
+	// Script is passed to /bin/sh -c.
+	Script string
+	// Timeout is enforced inside the container with SIGKILL, whatever the
+	// command does. Default DefaultTimeout.
+	Timeout time.Duration
+	// OutputLimit caps the bytes kept of each stream (head plus tail).
+	// Default DefaultOutputLimit.
+	OutputLimit int
+}
+
+// DefaultTimeout applies to a Command with no Timeout.
+const DefaultTimeout = 10 * time.Minute
+
+// DefaultOutputLimit applies to a Command with no OutputLimit.
+const DefaultOutputLimit = 64 << 10
+
+// Result is what a command did.
+type Result struct {
+	ExitCode int
+	Duration time.Duration
+	Stdout   Output
+	Stderr   Output
+	// TimedOut is set when the command was killed at its time limit.
+	TimedOut bool
+	// OOMKilled is set when the kernel killed a process of the command for
+	// exceeding the sandbox's memory limit.
+	OOMKilled bool
+}
+
+// Output is one stream of a command, capped to a head and a tail.
+type Output struct {
+	Head []byte
+	Tail []byte
+	// Total is the number of bytes the command wrote to the stream.
+	Total int64
+}
+
+// Truncated reports whether bytes were dropped between Head and Tail.
+func (o Output) Truncated() bool { return int64(len(o.Head)+len(o.Tail)) < o.Total }
+
+// ErrClosed is returned by Exec on a sandbox that was closed.
+var ErrClosed = errors.New("sandbox: closed")
