@@ -1,3 +1,3 @@
 module github.com/patchwright/patchwright
 
-go 1.26.8
+go 1.26.0
