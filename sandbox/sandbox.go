@@ -127,6 +127,8 @@ type Output struct {
 	Tail []byte
 	// Total is the number of bytes the command wrote to the stream.
 	Total int64
+	// SHA256 is the hex digest of every byte written, kept or not.
+	SHA256 string
 }
 
 // Truncated reports whether bytes were dropped between Head and Tail.

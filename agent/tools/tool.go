@@ -1,0 +1,80 @@
+// Package tools is the set of tools the model sees (DESIGN §4.4): their
+// parameter structs, descriptions and implementations over the sandbox.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Tool is one tool the model may call.
+type Tool interface {
+	// Name is the tool's name in the contract, for example "read_file".
+	Name() string
+	// Description tells the model what the tool does and when to use it.
+	Description() string
+	// Schema is the JSON Schema of the parameters, derived from the tool's
+	// parameter struct (the only source of it).
+	Schema() json.RawMessage
+	// Call runs the tool. Mistakes the model can fix (a bad path, an edit
+	// that does not match) are a Result with a Code; the error is for
+	// infrastructure failures that must end the run.
+	Call(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Code is the machine-readable reason a tool call failed (DESIGN §4.4).
+type Code string
+
+// Error codes of the contract. The text of a failed Result starts with
+// "error: CODE".
+const (
+	NoMatch          Code = "no_match"
+	AmbiguousMatch   Code = "ambiguous_match"
+	StaleFile        Code = "stale_file"
+	PathDenied       Code = "path_denied"
+	NotFound         Code = "not_found"
+	CommandDenied    Code = "command_denied"
+	Timeout          Code = "timeout"
+	TooLarge         Code = "too_large"
+	InvalidArguments Code = "invalid_arguments"
+)
+
+// Result is what a tool call returned to the model, plus the facts the
+// ledger records about it.
+type Result struct {
+	// Text is exactly what the model sees.
+	Text string
+	// Code is empty on success.
+	Code Code
+	// Commands lists what ran in the sandbox for this call (run, verify).
+	Commands []CommandRecord
+	// Finish is set by the finish tool: the loop ends after this call.
+	Finish *FinishRecord
+	// Changed lists workspace paths the call wrote or deleted.
+	Changed []string
+}
+
+// CommandRecord is one command that ran in the sandbox.
+type CommandRecord struct {
+	Command   string        `json:"command"`
+	ExitCode  int           `json:"exit_code"`
+	Duration  time.Duration `json:"duration_ns"`
+	TimedOut  bool          `json:"timed_out,omitempty"`
+	OOMKilled bool          `json:"oom_killed,omitempty"`
+	// Output is the kept head and tail of stdout and stderr, with a marker
+	// where bytes were dropped.
+	Output string `json:"output"`
+	// OutputBytes is how many bytes the command wrote in all.
+	OutputBytes int64 `json:"output_bytes"`
+	// StdoutSHA256 and StderrSHA256 hash every byte of each stream, kept
+	// or not, so a quoted output can be matched to what really ran.
+	StdoutSHA256 string `json:"stdout_sha256"`
+	StderrSHA256 string `json:"stderr_sha256"`
+}
+
+// FinishRecord is the model's closing statement. It is the model's claim,
+// never evidence.
+type FinishRecord struct {
+	Summary string `json:"summary"`
+}
