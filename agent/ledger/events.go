@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/patchwright/patchwright/agent/tools"
+)
+
+// Event types written by the agent loop. Durations are integer nanoseconds,
+// like tools.CommandRecord's.
+const (
+	TypeRunStart   = "run_start"
+	TypeModelTurn  = "model_turn"
+	TypeToolCall   = "tool_call"
+	TypeCommand    = "command"
+	TypeCompaction = "compaction"
+	TypeRunStop    = "run_stop"
+)
+
+func init() {
+	Register(TypeRunStart, func() Payload { return new(RunStart) })
+	Register(TypeModelTurn, func() Payload { return new(ModelTurn) })
+	Register(TypeToolCall, func() Payload { return new(ToolCall) })
+	Register(TypeCommand, func() Payload { return new(Command) })
+	Register(TypeCompaction, func() Payload { return new(Compaction) })
+	Register(TypeRunStop, func() Payload { return new(RunStop) })
+}
+
+// Limits are the budgets a run starts with. Zero means the limit was off.
+type Limits struct {
+	MaxSteps       int   `json:"max_steps,omitempty"`
+	MaxInputTokens int64 `json:"max_input_tokens,omitempty"`
+	ContextWindow  int64 `json:"context_window,omitempty"`
+	// Deadline is the context's deadline, if it had one.
+	Deadline *time.Time `json:"deadline,omitempty"`
+}
+
+// RunStart opens a run.
+type RunStart struct {
+	Model  string   `json:"model"`
+	Limits Limits   `json:"limits"`
+	Tools  []string `json:"tools"`
+	// PromptSHA256 hashes the system prompt and first message, so two runs
+	// can be shown to have started from the same prompt.
+	PromptSHA256 string `json:"prompt_sha256"`
+}
+
+// EventType implements Payload.
+func (*RunStart) EventType() string { return TypeRunStart }
+
+// RequestedCall is a tool call as the model asked for it.
+type RequestedCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ModelTurn is one completed call to the model.
+type ModelTurn struct {
+	Step              int             `json:"step"`
+	Model             string          `json:"model"`
+	InputTokens       int64           `json:"input_tokens"`
+	OutputTokens      int64           `json:"output_tokens"`
+	CachedInputTokens int64           `json:"cached_input_tokens"`
+	CacheWriteTokens  int64           `json:"cache_write_tokens,omitempty"`
+	Duration          time.Duration   `json:"duration_ns"`
+	StopReason        string          `json:"stop_reason"`
+	Text              string          `json:"text,omitempty"`
+	ToolCalls         []RequestedCall `json:"tool_calls,omitempty"`
+	// Error is set instead of the rest when the call failed.
+	Error string `json:"error,omitempty"`
+}
+
+// EventType implements Payload.
+func (*ModelTurn) EventType() string { return TypeModelTurn }
+
+// ToolCall is one tool call and what the model got back.
+type ToolCall struct {
+	Step      int    `json:"step"`
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	// Result is the text the model saw, after cutting long output.
+	Result string `json:"result"`
+	// ResultBytes is the length of the tool's full text before cutting.
+	ResultBytes int           `json:"result_bytes"`
+	ErrorCode   tools.Code    `json:"error_code,omitempty"`
+	Duration    time.Duration `json:"duration_ns"`
+	Changed     []string      `json:"changed,omitempty"`
+	// Panic holds the recovered panic value of a tool that crashed.
+	Panic string `json:"panic,omitempty"`
+}
+
+// EventType implements Payload.
+func (*ToolCall) EventType() string { return TypeToolCall }
+
+// Command is one command that ran in the sandbox on behalf of a tool call.
+type Command struct {
+	Step   int    `json:"step"`
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	tools.CommandRecord
+}
+
+// EventType implements Payload.
+func (*Command) EventType() string { return TypeCommand }
+
+// Compaction records that older tool observations were replaced by
+// placeholders to keep the conversation inside the model's window.
+type Compaction struct {
+	Step         int    `json:"step"`
+	Reason       string `json:"reason"`
+	Replaced     int    `json:"replaced"`
+	TokensBefore int64  `json:"tokens_before"`
+	TokensAfter  int64  `json:"tokens_after"`
+	AfterError   bool   `json:"after_context_length_error,omitempty"`
+}
+
+// EventType implements Payload.
+func (*Compaction) EventType() string { return TypeCompaction }
+
+// Usage is the run's token total.
+type Usage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// RunStop closes a run.
+type RunStop struct {
+	// Reason is the agent's stop reason ("finished", "step_limit", …).
+	Reason string `json:"reason"`
+	// Detail explains the reason for people.
+	Detail  string   `json:"detail"`
+	Steps   int      `json:"steps"`
+	Usage   Usage    `json:"usage"`
+	Summary string   `json:"summary,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+}
+
+// EventType implements Payload.
+func (*RunStop) EventType() string { return TypeRunStop }

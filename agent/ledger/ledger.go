@@ -1,0 +1,214 @@
+// Package ledger records every fact of an agent run as JSON lines: model
+// turns, tool calls, commands and run-level events, in order, written and
+// synced as each happens. The ledger is the only source the report may
+// quote, so an event that is not here did not happen as far as anyone
+// reading the result is concerned.
+//
+// Each line is one JSON object with three envelope fields, "seq" (1, 2, …),
+// "time" (RFC 3339 with nanoseconds) and "type", followed by the fields of
+// the event's payload. Other packages add event types of their own by
+// implementing Payload and, so Record.Payload can decode them, Register.
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Payload is the body of one event. EventType names it on the "type" field;
+// the payload must marshal to a JSON object whose fields do not use the
+// envelope names seq, time and type.
+type Payload interface {
+	EventType() string
+}
+
+// Record is one event as written or read back.
+type Record struct {
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	// Raw is the whole line, envelope included, without the newline.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Decode unmarshals the event's fields into v, typically a pointer to the
+// payload struct named by Type.
+func (r Record) Decode(v any) error {
+	if err := json.Unmarshal(r.Raw, v); err != nil {
+		return fmt.Errorf("decode ledger event %d (%s): %w", r.Seq, r.Type, err)
+	}
+	return nil
+}
+
+// Payload decodes the event into the payload type registered for its Type.
+// An unregistered type yields ErrUnknownType, so a reader can skip events a
+// newer writer added.
+func (r Record) Payload() (Payload, error) {
+	mu.RLock()
+	mk, ok := registry[r.Type]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("ledger event %d: %w: %q", r.Seq, ErrUnknownType, r.Type)
+	}
+	p := mk()
+	if err := r.Decode(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ErrUnknownType is returned by Record.Payload for a type nobody registered.
+var ErrUnknownType = errors.New("unknown event type")
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]func() Payload{}
+)
+
+// Register makes Record.Payload decode events of type name with a fresh
+// value from mk, which must return a pointer. Registering a name twice
+// panics: two packages would disagree about what the event means.
+func Register(name string, mk func() Payload) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("ledger: event type registered twice: " + name)
+	}
+	registry[name] = mk
+}
+
+// Writer appends events to a ledger. It is safe for concurrent use.
+type Writer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	closer  io.Closer
+	now     func() time.Time
+	seq     int64
+	records []Record
+	err     error
+}
+
+// Options configure a Writer. The zero value is ready to use.
+type Options struct {
+	// Now stamps events; nil means time.Now. Tests fix it for stable output.
+	Now func() time.Time
+}
+
+// syncer is what *os.File offers to push a line to stable storage.
+type syncer interface{ Sync() error }
+
+// New returns a Writer over w. When w has a Sync method (an *os.File) it is
+// called after every event, so a crash loses at most the event in flight.
+// A nil w keeps events in memory only.
+func New(w io.Writer, opts Options) *Writer {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Writer{w: w, now: now}
+}
+
+// Create creates (or truncates) the file at path and returns a Writer that
+// writes to it; Close closes the file.
+func Create(path string, opts Options) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create ledger: %w", err)
+	}
+	lw := New(f, opts)
+	lw.closer = f
+	return lw, nil
+}
+
+// Append records one event and returns its record. After the first write
+// error every call fails with that error: a ledger with a hole in it must
+// not look complete.
+func (lw *Writer) Append(p Payload) (Record, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return Record{}, fmt.Errorf("ledger: encode %s event: %w", p.EventType(), err)
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return Record{}, fmt.Errorf("ledger: %s event is not a JSON object", p.EventType())
+	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err != nil {
+		return Record{}, lw.err
+	}
+	rec := Record{Seq: lw.seq + 1, Time: lw.now().UTC(), Type: p.EventType()}
+	line, err := join(rec, body)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := lw.write(line); err != nil {
+		lw.err = fmt.Errorf("ledger: write event %d (%s): %w", rec.Seq, rec.Type, err)
+		return Record{}, lw.err
+	}
+	lw.seq = rec.Seq
+	rec.Raw = line[:len(line)-1]
+	lw.records = append(lw.records, rec)
+	return rec, nil
+}
+
+// join splices the envelope in front of the payload's fields, so every line
+// is one flat object that jq and the report read without unwrapping.
+func join(rec Record, body []byte) ([]byte, error) {
+	env, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encode envelope: %w", err)
+	}
+	var b bytes.Buffer
+	b.Write(env[:len(env)-1])
+	if inner := bytes.TrimSpace(body[1 : len(body)-1]); len(inner) > 0 {
+		b.WriteByte(',')
+		b.Write(inner)
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
+}
+
+func (lw *Writer) write(line []byte) error {
+	if lw.w == nil {
+		return nil
+	}
+	if _, err := lw.w.Write(line); err != nil {
+		return err
+	}
+	if s, ok := lw.w.(syncer); ok {
+		return s.Sync()
+	}
+	return nil
+}
+
+// Records returns a copy of every event appended so far, in order.
+func (lw *Writer) Records() []Record {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return append([]Record(nil), lw.records...)
+}
+
+// Close closes the file a Writer from Create writes to; otherwise it does
+// nothing. Events appended after Close fail.
+func (lw *Writer) Close() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err == nil {
+		lw.err = errors.New("ledger: closed")
+	}
+	if lw.closer == nil {
+		return nil
+	}
+	c := lw.closer
+	lw.closer = nil
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("close ledger: %w", err)
+	}
+	return nil
+}
