@@ -1,0 +1,196 @@
+// Package jobs is Patchwright's task catalogue and queue: the task types and
+// their payloads, enqueuing with one active job per issue, cancellation, and
+// the asynq worker that hands each job to a Pipeline (DESIGN §1, §6).
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types. The string values are stored in Redis with every task: never
+// rename them while tasks of the old name may still be queued.
+const (
+	// TypeSolveIssue is a first (or new) attempt at an issue; payload SolveIssue.
+	TypeSolveIssue = "issue:solve"
+	// TypeRetryPR is another attempt on a pull request Patchwright opened,
+	// with the reviewer's instructions; payload RetryPR.
+	TypeRetryPR = "pr:retry"
+	// TypeReply posts one short comment that answers a command or trigger
+	// the webhook refused (no permission, already running, help); payload
+	// Reply. It is a task so the webhook never waits on GitHub to answer and
+	// so the delivery-ID task ID keeps a redelivery from replying twice.
+	TypeReply = "comment:reply"
+)
+
+// Queue names and their settings. asynq's own defaults (25 retries, 30
+// minutes) are wrong for a model run, so every task sets all three.
+const (
+	// QueueAgent holds solve and retry jobs.
+	QueueAgent = "agent"
+	// QueueReplies holds reply comments; the worker serves it first.
+	QueueReplies = "replies"
+
+	// AgentMaxRetry is how often a failed agent job is tried again. Jobs are
+	// idempotent (DESIGN §6), so a retry after a transient failure is safe.
+	AgentMaxRetry = 3
+	// AgentTimeout bounds one attempt: the default run budget of 30 minutes
+	// (DESIGN §4.3 limits) plus clone, setup, verification and publishing.
+	AgentTimeout = 45 * time.Minute
+	// ReplyMaxRetry and ReplyTimeout bound one reply comment.
+	ReplyMaxRetry = 5
+	ReplyTimeout  = time.Minute
+	// Retention keeps a finished task (and so its task ID, the delivery ID)
+	// for longer than GitHub offers redelivery (3 days), so a late
+	// redelivery of a finished delivery is a conflict, not a second job.
+	Retention = 4 * 24 * time.Hour
+)
+
+// Issue names one issue (or pull request) of one repository of one
+// installation. Owner and Repo are as GitHub spells them.
+type Issue struct {
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner"`
+	Repo           string `json:"repo"`
+	Number         int    `json:"number"`
+}
+
+// String is owner/repo#number, for logs and error messages.
+func (i Issue) String() string { return fmt.Sprintf("%s/%s#%d", i.Owner, i.Repo, i.Number) }
+
+func (i Issue) validate() error {
+	switch {
+	case i.InstallationID <= 0:
+		return errors.New("installation_id missing")
+	case i.Owner == "" || i.Repo == "":
+		return errors.New("owner or repo missing")
+	case i.Number <= 0:
+		return errors.New("number missing")
+	}
+	return nil
+}
+
+// SolveIssue is the payload of TypeSolveIssue. It holds IDs only: the worker
+// reads the issue itself, with a token it mints for the one repository.
+type SolveIssue struct {
+	Issue
+	// DeliveryID is the X-GitHub-Delivery that caused the job; it is also the
+	// task ID.
+	DeliveryID string `json:"delivery_id"`
+	// Requester is the login of the user who labelled or commented.
+	Requester string `json:"requester"`
+	// Instructions is free text from `/agent retry ...` on an issue; empty
+	// for a label trigger.
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// RetryPR is the payload of TypeRetryPR. Issue is the issue the pull request
+// belongs to (one active job per issue); PR is the pull request's number.
+type RetryPR struct {
+	Issue
+	PR           int    `json:"pr"`
+	DeliveryID   string `json:"delivery_id"`
+	Requester    string `json:"requester"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// Reply is the payload of TypeReply: a comment to post on Issue.
+type Reply struct {
+	Issue
+	DeliveryID string `json:"delivery_id"`
+	Body       string `json:"body"`
+}
+
+// NewSolveIssueTask builds the task for p with its queue, retry count,
+// timeout, retention and task ID (the delivery ID) set.
+func NewSolveIssueTask(p SolveIssue) (*asynq.Task, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("solve task: %w", err)
+	}
+	return newTask(TypeSolveIssue, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout)
+}
+
+// NewRetryPRTask builds the task for p like NewSolveIssueTask.
+func NewRetryPRTask(p RetryPR) (*asynq.Task, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("retry task: %w", err)
+	}
+	return newTask(TypeRetryPR, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout)
+}
+
+// NewReplyTask builds the task for p. Its task ID is "reply:" plus the
+// delivery ID: one reply per delivery, however often it is redelivered.
+func NewReplyTask(p Reply) (*asynq.Task, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("reply task: %w", err)
+	}
+	return newTask(TypeReply, p, "reply:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout)
+}
+
+func newTask(typ string, payload any, id, queue string, maxRetry int, timeout time.Duration) (*asynq.Task, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
+	}
+	return asynq.NewTask(typ, b,
+		asynq.TaskID(id),
+		asynq.Queue(queue),
+		asynq.MaxRetry(maxRetry),
+		asynq.Timeout(timeout),
+		asynq.Retention(Retention),
+	), nil
+}
+
+func (p SolveIssue) validate() error {
+	if err := p.Issue.validate(); err != nil {
+		return err
+	}
+	return validDelivery(p.DeliveryID)
+}
+
+func (p RetryPR) validate() error {
+	if err := p.Issue.validate(); err != nil {
+		return err
+	}
+	if p.PR <= 0 {
+		return errors.New("pr missing")
+	}
+	return validDelivery(p.DeliveryID)
+}
+
+func (p Reply) validate() error {
+	if err := p.Issue.validate(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.Body) == "" {
+		return errors.New("body missing")
+	}
+	return validDelivery(p.DeliveryID)
+}
+
+func validDelivery(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return errors.New("delivery_id missing")
+	}
+	return nil
+}
+
+// decode unmarshals a task payload strictly. A payload that does not decode
+// or validate can never succeed, so the error wraps asynq.SkipRetry.
+func decode[T interface{ validate() error }](t *asynq.Task) (T, error) {
+	var p T
+	dec := json.NewDecoder(strings.NewReader(string(t.Payload())))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("decode %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	if err := p.validate(); err != nil {
+		return p, fmt.Errorf("invalid %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	return p, nil
+}
