@@ -1,0 +1,348 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Base is the repository at the commit the change started from.
+type Base struct {
+	commit *object.Commit
+}
+
+// OpenBase opens the git repository at repoDir and resolves commit (a
+// hash or a ref).
+func OpenBase(repoDir, commit string) (*Base, error) {
+	repo, err := git.PlainOpen(repoDir)
+	if err != nil {
+		return nil, fmt.Errorf("open base repository %s: %w", repoDir, err)
+	}
+	hash, err := repo.ResolveRevision(plumbing.Revision(commit))
+	if err != nil {
+		return nil, fmt.Errorf("resolve base commit %s: %w", commit, err)
+	}
+	c, err := repo.CommitObject(*hash)
+	if err != nil {
+		return nil, fmt.Errorf("read base commit %s: %w", commit, err)
+	}
+	return &Base{commit: c}, nil
+}
+
+// ReadFile returns a file's content at the base commit; ok is false when
+// the file did not exist there.
+func (b *Base) ReadFile(name string) (data []byte, ok bool, err error) {
+	f, err := b.commit.File(name)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at base: %w", name, err)
+	}
+	s, err := f.Contents()
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at base: %w", name, err)
+	}
+	return []byte(s), true, nil
+}
+
+// writeTree writes every regular file of the base commit under root.
+// Symlinks and submodules are skipped: they could point anywhere.
+func (b *Base) writeTree(root *os.Root) error {
+	files, err := b.commit.Files()
+	if err != nil {
+		return fmt.Errorf("list base tree: %w", err)
+	}
+	return files.ForEach(func(f *object.File) error {
+		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
+			return nil
+		}
+		s, err := f.Contents()
+		if err != nil {
+			return fmt.Errorf("read %s at base: %w", f.Name, err)
+		}
+		perm := fs.FileMode(0o644)
+		if f.Mode == filemode.Executable {
+			perm = 0o755
+		}
+		return writeUnder(root, f.Name, []byte(s), perm)
+	})
+}
+
+func writeUnder(root *os.Root, name string, data []byte, perm fs.FileMode) error {
+	if dir := path.Dir(name); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write original tree: %w", err)
+		}
+	}
+	if err := root.WriteFile(name, data, perm); err != nil {
+		return fmt.Errorf("write original tree: %w", err)
+	}
+	return nil
+}
+
+// NewTest is a Go test function the change added or changed.
+type NewTest struct {
+	// Dir is the package directory relative to the repository root, in
+	// slash form; "." for the root.
+	Dir string `json:"dir"`
+	// Name is the test function's name.
+	Name string `json:"name"`
+	// File is the test file, relative to the repository root.
+	File string `json:"file"`
+	// Added is true for a test that did not exist at the base commit,
+	// false for one whose body changed.
+	Added bool `json:"added"`
+}
+
+// FindNewGoTests compares every changed *_test.go file with its version at
+// base and returns the Test functions that are new or whose source
+// changed, sorted by directory and name. Files that do not parse are
+// skipped: the final build reports them.
+func FindNewGoTests(ws *sandbox.Workspace, base *Base, changed []string) ([]NewTest, error) {
+	var out []NewTest
+	for _, name := range changed {
+		if !strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		now, err := ws.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted by the change
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find new tests: %w", err)
+		}
+		old, _, err := base.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("find new tests: %w", err)
+		}
+		before := testFuncs(name, old)
+		for test, src := range testFuncs(name, now) {
+			prev, existed := before[test]
+			if existed && prev == src {
+				continue
+			}
+			out = append(out, NewTest{Dir: path.Dir(name), Name: test, File: name, Added: !existed})
+		}
+	}
+	slices.SortFunc(out, func(a, b NewTest) int {
+		return strings.Compare(a.Dir+"\x00"+a.Name, b.Dir+"\x00"+b.Name)
+	})
+	return out, nil
+}
+
+// testFuncs maps each top-level TestXxx function of a Go file to its
+// source text.
+func testFuncs(name string, src []byte) map[string]string {
+	funcs := map[string]string{}
+	if src == nil {
+		return funcs
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return funcs
+	}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || !isTestName(fn.Name.Name) {
+			continue
+		}
+		start, end := fset.Position(fn.Pos()).Offset, fset.Position(fn.End()).Offset
+		funcs[fn.Name.Name] = string(src[start:end])
+	}
+	return funcs
+}
+
+// isTestName follows go test's rule: "Test" then nothing or a character
+// that is not a lower-case letter.
+func isTestName(n string) bool {
+	rest, ok := strings.CutPrefix(n, "Test")
+	return ok && (rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z'))
+}
+
+// NewTestStatus is what a new test did against the original code.
+type NewTestStatus string
+
+// Statuses of a new test run against the original code.
+const (
+	// FailsBefore: the test fails without the change, so it demonstrates
+	// the fix (when it passes with the change).
+	FailsBefore NewTestStatus = "fails_before"
+	// PassesBefore: the test passes without the change; it does not
+	// demonstrate the fix.
+	PassesBefore NewTestStatus = "passes_before"
+	// BuildFailsBefore: the test does not compile against the original
+	// code (it uses something the change added), so it cannot show the
+	// old behaviour was wrong.
+	BuildFailsBefore NewTestStatus = "build_fails_before"
+	// NotRunBefore: the run against the original code said nothing about
+	// this test (skipped, or the output was lost).
+	NotRunBefore NewTestStatus = "not_run_before"
+)
+
+// NewTestResult is one new test's run against the original code.
+type NewTestResult struct {
+	NewTest
+	Status NewTestStatus `json:"status"`
+	// Command is what ran, relative to the original tree.
+	Command string `json:"command"`
+	// Output is the tail of that run's output.
+	Output string `json:"output,omitempty"`
+}
+
+// baseDir is where the original tree is written inside the workspace.
+// Under .git it is never part of the diff and never visible to the
+// model's file tools.
+const baseDir = ".git/patchwright-base"
+
+// RunNewTestsOnBase runs each new test against the original code: it
+// writes the base commit's tree into the workspace's .git directory, lays
+// the change's test files (and changed testdata) over it, runs the tests
+// of each package with -run and removes the tree again. changed is the
+// diff's file list.
+func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, base *Base, tests []NewTest, changed []string) ([]NewTestResult, error) {
+	if len(tests) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(ws.Dir())
+	if err != nil {
+		return nil, fmt.Errorf("run new tests on original code: %w", err)
+	}
+	defer root.Close()
+	if err := root.RemoveAll(baseDir); err != nil {
+		return nil, fmt.Errorf("run new tests on original code: clear %s: %w", baseDir, err)
+	}
+	defer root.RemoveAll(baseDir)
+	if err := root.MkdirAll(baseDir, 0o755); err != nil {
+		return nil, fmt.Errorf("run new tests on original code: %w", err)
+	}
+	tree, err := root.OpenRoot(baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("run new tests on original code: %w", err)
+	}
+	defer tree.Close()
+	if err := base.writeTree(tree); err != nil {
+		return nil, err
+	}
+	if err := overlayTests(ws, tree, changed); err != nil {
+		return nil, err
+	}
+	var out []NewTestResult
+	for _, group := range groupByDir(tests) {
+		res, err := r.runOnBase(ctx, group)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+// overlayTests copies the change's versions of test files and testdata
+// into the original tree, so a new test meets the code it was written
+// against except for the change under test.
+func overlayTests(ws *sandbox.Workspace, tree *os.Root, changed []string) error {
+	for _, name := range changed {
+		if !strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, "testdata/") && !strings.Contains(name, "/testdata/") {
+			continue
+		}
+		data, err := ws.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := tree.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("overlay test files: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("overlay test files: %w", err)
+		}
+		if err := writeUnder(tree, name, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func groupByDir(tests []NewTest) [][]NewTest {
+	var groups [][]NewTest
+	for i, t := range tests {
+		if i == 0 || tests[i-1].Dir != t.Dir {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], t)
+	}
+	return groups
+}
+
+// runOnBase runs one package's new tests in the original tree.
+func (r *Runner) runOnBase(ctx context.Context, tests []NewTest) ([]NewTestResult, error) {
+	names := make([]string, len(tests))
+	for i, t := range tests {
+		names[i] = t.Name // identifiers: parsed by go/parser, safe in a shell word
+	}
+	dir := "./" + tests[0].Dir
+	if tests[0].Dir == "." {
+		dir = "."
+	}
+	if !importPathRE.MatchString(dir) {
+		return notRunBefore(tests, "", "the package directory's name cannot be passed to the shell safely"), nil
+	}
+	cmd := fmt.Sprintf("go test -count=1 -v -run '^(%s)$' %s", strings.Join(names, "|"), dir)
+	out, err := r.exec(ctx, "cd "+baseDir+" && "+cmd)
+	if err != nil {
+		return nil, fmt.Errorf("run new tests on original code: %w", err)
+	}
+	s := ParseGoTest(out.text)
+	results := make([]NewTestResult, len(tests))
+	for i, t := range tests {
+		results[i] = NewTestResult{NewTest: t, Command: cmd, Output: r.tail(out.text), Status: classifyBefore(t.Name, out.ExitCode, s)}
+	}
+	return results, nil
+}
+
+func notRunBefore(tests []NewTest, cmd, why string) []NewTestResult {
+	res := make([]NewTestResult, len(tests))
+	for i, t := range tests {
+		res[i] = NewTestResult{NewTest: t, Command: cmd, Status: NotRunBefore, Output: why}
+	}
+	return res
+}
+
+func classifyBefore(name string, exit int, s *GoTestSummary) NewTestStatus {
+	if s == nil {
+		if exit != 0 {
+			return BuildFailsBefore // no package line at all: go test could not start
+		}
+		return NotRunBefore
+	}
+	for _, tests := range s.FailedTests {
+		if slices.Contains(tests, name) {
+			return FailsBefore
+		}
+	}
+	for _, tests := range s.PassedTests {
+		if slices.Contains(tests, name) {
+			return PassesBefore
+		}
+	}
+	if len(s.PackagesBuildFailed) > 0 {
+		return BuildFailsBefore
+	}
+	return NotRunBefore
+}

@@ -1,0 +1,106 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Outcome is the run's result in DESIGN §4.5.
+type Outcome string
+
+// The outcomes of DESIGN §4.5.
+const (
+	Verified   Outcome = "verified"
+	Unverified Outcome = "unverified"
+	Failed     Outcome = "failed"
+	NoChange   Outcome = "no_change"
+	Stopped    Outcome = "stopped"
+	Error      Outcome = "error"
+)
+
+// OutcomeInput is every fact the outcome depends on.
+type OutcomeInput struct {
+	// InfraError, when set, says what infrastructure failed (Docker,
+	// GitHub, the model provider); it wins over everything else.
+	InfraError string
+	// StopReason, when set, says which budget, loop detector, timeout or
+	// cancel ended the run.
+	StopReason string
+	// FilesChanged is the number of files in the diff.
+	FilesChanged int
+	// Baseline and Final are the two phases' results.
+	Baseline, Final []CheckResult
+}
+
+// Decide returns the outcome and a one-line reason. It is a pure function
+// of its input so every rule of DESIGN §4.5 has a table test.
+func Decide(in OutcomeInput) (Outcome, string) {
+	switch {
+	case in.InfraError != "":
+		return Error, oneLine("infrastructure failure: " + in.InfraError)
+	case in.StopReason != "":
+		return Stopped, oneLine("stopped: " + in.StopReason)
+	case in.FilesChanged == 0:
+		return NoChange, "the run ended without changing any file"
+	case len(in.Final) == 0:
+		return Unverified, "no verification check was configured or detected, so nothing checked the change"
+	}
+	base := map[string]CheckResult{}
+	for _, b := range in.Baseline {
+		base[b.Name] = b
+	}
+	// A regression outranks every reason for doubt.
+	for _, f := range in.Final {
+		b, ok := base[f.Name]
+		if f.Failed() && !f.Flaky && ok && b.Passed {
+			return Failed, fmt.Sprintf("%s (%s) passed before the change and %s after it", f.Name, f.Command, failedHow(f))
+		}
+	}
+	var why []string
+	for _, f := range in.Final {
+		b, hasBase := base[f.Name]
+		switch {
+		case !f.Ran:
+			why = append(why, fmt.Sprintf("%s did not run (%s)", f.Name, f.NotRunReason))
+		case f.Flaky:
+			why = append(why, fmt.Sprintf("%s is flaky (%s)", f.Name, f.RunsText()))
+		case f.Failed() && hasBase && b.Failed():
+			why = append(why, fmt.Sprintf("%s was already failing before the change and still fails", f.Name))
+		case f.Failed() && hasBase && !b.Ran:
+			why = append(why, fmt.Sprintf("%s fails and did not run before the change, so it is unknown whether the change broke it", f.Name))
+		case f.Failed():
+			why = append(why, fmt.Sprintf("%s %s and has no baseline to compare with", f.Name, failedHow(f)))
+		}
+		// A check that failed at baseline and passes now was fixed by
+		// the change: nothing to doubt.
+	}
+	if len(why) > 0 {
+		return Unverified, oneLine(strings.Join(why, "; "))
+	}
+	return Verified, fmt.Sprintf("all %d checks ran and passed after the change", len(in.Final))
+}
+
+func failedHow(c CheckResult) string {
+	switch {
+	case c.TimedOut:
+		return "timed out"
+	case c.OOMKilled:
+		return "ran out of memory"
+	}
+	return fmt.Sprintf("failed (exit %d)", c.ExitCode)
+}
+
+// oneLine keeps a reason to one line of reasonable length.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	const max = 300
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
