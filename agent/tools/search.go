@@ -1,0 +1,234 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// SearchParams are the parameters of search.
+type SearchParams struct {
+	Pattern string `json:"pattern" jsonschema_description:"RE2 regular expression, matched line by line; (?i) makes it case-insensitive."`
+	Path    string `json:"path,omitempty" jsonschema_description:"Directory or file to search, relative to the repository root. Default: the whole repository."`
+	Glob    string `json:"glob,omitempty" jsonschema_description:"Doublestar glob on paths relative to path, for example **/*.go. Without a slash it matches file names at any depth."`
+}
+
+// fileMatches is what one file contributed to a search.
+type fileMatches struct {
+	order int      // position in the walk, so results keep a stable order
+	lines []string // formatted "path:line: text", at most the result cap
+	count int      // matching lines in all, shown or not
+}
+
+// searchStats counts files a search passed over, for the closing note.
+type searchStats struct {
+	binary, large int
+}
+
+func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
+	if p.Pattern == "" {
+		return fail(InvalidArguments, "pattern is empty", "give an RE2 regular expression, for example func \\w+Handler"), nil
+	}
+	// (?m) makes ^ and $ match at line boundaries, as in grep.
+	re, err := regexp.Compile("(?m)" + p.Pattern)
+	if err != nil {
+		return fail(InvalidArguments, fmt.Sprintf("pattern is not a valid RE2 expression: %v", err),
+			"fix the expression; RE2 has no lookaround or backreferences, and literal ( [ . need a backslash"), nil
+	}
+	start, res, ok := s.clean(p.Path)
+	if !ok {
+		return res, nil
+	}
+	glob, ok := newGlobMatcher(p.Glob)
+	if !ok {
+		return fail(InvalidArguments, fmt.Sprintf("glob %q is not a valid glob", p.Glob),
+			"use a doublestar glob such as **/*.go"), nil
+	}
+	if _, err := s.fs.Stat(start); err != nil {
+		if res, ok := fileFailure(start, err); ok {
+			return res, nil
+		}
+		return Result{}, fmt.Errorf("search %s: %w", start, err)
+	}
+	found, stats, err := s.searchTree(ctx, re, start, glob)
+	if err != nil {
+		return Result{}, fmt.Errorf("search %s for %q: %w", start, p.Pattern, err)
+	}
+	return Result{Text: s.renderSearch(found, stats)}, nil
+}
+
+// searchTree walks the tree in one goroutine and matches files in a
+// bounded pool of workers, one per CPU: reading and matching dominate, and
+// files are independent.
+func (s *Set) searchTree(ctx context.Context, re *regexp.Regexp, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
+	type job struct {
+		order int
+		rel   string
+	}
+	jobs := make(chan job, 256)
+	var (
+		mu    sync.Mutex
+		found []fileMatches
+		stats searchStats
+		wg    sync.WaitGroup
+		ioErr error
+	)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				fm, skipped, err := s.searchFile(re, j.rel)
+				mu.Lock()
+				switch {
+				case err != nil:
+					ioErr = cmpErr(ioErr, err)
+				case skipped == skipBinary:
+					stats.binary++
+				case skipped == skipLarge:
+					stats.large++
+				case fm.count > 0:
+					fm.order = j.order
+					found = append(found, fm)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	n := 0
+	walkErr := walkFiles(ctx, s.fs, start, glob, func(rel string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() {
+			return nil // symlinks and special files are not searched
+		}
+		jobs <- job{order: n, rel: rel}
+		n++
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	if walkErr != nil {
+		return nil, stats, walkErr
+	}
+	if ioErr != nil {
+		return nil, stats, ioErr
+	}
+	sortByOrder(found)
+	return found, stats, nil
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}
+
+func sortByOrder(found []fileMatches) {
+	// Insertion into place is cheap: the pool finishes files roughly in
+	// walk order.
+	for i := 1; i < len(found); i++ {
+		for j := i; j > 0 && found[j-1].order > found[j].order; j-- {
+			found[j-1], found[j] = found[j], found[j-1]
+		}
+	}
+}
+
+type skipReason int
+
+const (
+	notSkipped skipReason = iota
+	skipBinary
+	skipLarge
+)
+
+// searchFile reports the lines of rel that re matches. Files that vanish
+// or turn out to be special between the walk and the read are skipped
+// quietly: a search is a snapshot, not a transaction.
+func (s *Set) searchFile(re *regexp.Regexp, rel string) (fileMatches, skipReason, error) {
+	data, err := s.fs.ReadFile(rel)
+	switch {
+	case errors.Is(err, sandbox.ErrTooLarge):
+		return fileMatches{}, skipLarge, nil
+	case err != nil:
+		if _, ok := fileFailure(rel, err); ok {
+			return fileMatches{}, notSkipped, nil
+		}
+		return fileMatches{}, notSkipped, fmt.Errorf("read %s: %w", rel, err)
+	case int64(len(data)) > s.limits.MaxSearchFileBytes:
+		return fileMatches{}, skipLarge, nil
+	case isBinary(data):
+		return fileMatches{}, skipBinary, nil
+	}
+	var fm fileMatches
+	// line is the number of the line that holds data[counted]; newlines
+	// are counted only between matches, so a file is scanned about once.
+	line, counted := 1, 0
+	for pos := 0; pos < len(data); {
+		loc := re.FindIndex(data[pos:])
+		if loc == nil {
+			break
+		}
+		at := pos + loc[0]
+		line += bytes.Count(data[counted:at], []byte("\n"))
+		counted = at
+		lineStart := bytes.LastIndexByte(data[:at], '\n') + 1
+		lineEnd := len(data)
+		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+			lineEnd = at + i
+		}
+		fm.count++
+		if len(fm.lines) < s.limits.MaxSearchResults {
+			text := cutLine(bytes.TrimSuffix(data[lineStart:lineEnd], []byte("\r")), s.limits.MaxLineLength)
+			fm.lines = append(fm.lines, fmt.Sprintf("%s:%d: %s", rel, line, text))
+		}
+		// One result per line: go on at the next line. The slice then
+		// starts at a line start, so (?m)^ keeps its meaning.
+		pos = lineEnd + 1
+	}
+	return fm, notSkipped, nil
+}
+
+// cutLine shortens a long line at a rune boundary and marks the cut.
+func cutLine(b []byte, limit int) string {
+	if len(b) <= limit {
+		return string(b)
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… [%d more bytes]", b[:cut], len(b)-cut)
+}
+
+func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
+	var b strings.Builder
+	shown, total := 0, 0
+	for _, fm := range found {
+		total += fm.count
+		for _, l := range fm.lines {
+			if shown == s.limits.MaxSearchResults {
+				break
+			}
+			b.WriteString(l)
+			b.WriteByte('\n')
+			shown++
+		}
+	}
+	if total == 0 {
+		b.WriteString("no matches")
+	} else if total > shown {
+		fmt.Fprintf(&b, "[%d more matching lines omitted (%d matches in %d files in all); narrow the search with path, glob or a more specific pattern]", total-shown, total, len(found))
+	}
+	if stats.binary+stats.large > 0 {
+		fmt.Fprintf(&b, "\n[skipped %d binary and %d large files]", stats.binary, stats.large)
+	}
+	return strings.TrimSuffix(b.String(), "\n") + "\n"
+}
