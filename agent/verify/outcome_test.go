@@ -1,0 +1,86 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+func pass(name string, phase Phase) CheckResult {
+	return CheckResult{Name: name, Command: "cmd " + name, Phase: phase, Ran: true, Passed: true, Runs: 1}
+}
+
+func fail(name string, phase Phase) CheckResult {
+	return CheckResult{Name: name, Command: "cmd " + name, Phase: phase, Ran: true, ExitCode: 1, Runs: 3, Failures: 3}
+}
+
+func TestDecide(t *testing.T) {
+	flaky := fail("test", Final)
+	flaky.Flaky, flaky.Failures = true, 2
+	timedOut := fail("test", Final)
+	timedOut.TimedOut = true
+	notRun := CheckResult{Name: "test", Phase: Final, ExitCode: -1, NotRunReason: "build failed"}
+	base := []CheckResult{pass("build", Baseline), pass("test", Baseline)}
+
+	tests := map[string]struct {
+		in        OutcomeInput
+		want      Outcome
+		reasonHas string
+	}{
+		"all pass": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Verified, "all 2 checks"},
+		"fixes a failing test": {OutcomeInput{FilesChanged: 1,
+			Baseline: []CheckResult{pass("build", Baseline), fail("test", Baseline)},
+			Final:    []CheckResult{pass("build", Final), pass("test", Final)}}, Verified, "ran and passed"},
+		"regression": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), fail("test", Final)}}, Failed, "test (cmd test) passed before the change and failed (exit 1)"},
+		"timeout after passing baseline": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), timedOut}}, Failed, "timed out"},
+		"regression outranks not run": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{fail("build", Final), notRun}}, Failed, "build"},
+		"already failing": {OutcomeInput{FilesChanged: 1,
+			Baseline: []CheckResult{pass("build", Baseline), fail("test", Baseline)},
+			Final:    []CheckResult{pass("build", Final), fail("test", Final)}}, Unverified, "already failing"},
+		"flaky is never passed": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), flaky}}, Unverified, "flaky (2 of 3 runs failed)"},
+		"check could not run": {OutcomeInput{FilesChanged: 1,
+			Baseline: []CheckResult{fail("build", Baseline), {Name: "test", Phase: Baseline, NotRunReason: "build failed"}},
+			Final:    []CheckResult{fail("build", Final), notRun}}, Unverified, "test did not run (build failed)"},
+		"fails with no baseline run": {OutcomeInput{FilesChanged: 1,
+			Baseline: []CheckResult{fail("build", Baseline), {Name: "test", Phase: Baseline, NotRunReason: "build failed"}},
+			Final:    []CheckResult{pass("build", Final), fail("test", Final)}}, Unverified, "did not run before the change"},
+		"no baseline at all": {OutcomeInput{FilesChanged: 1,
+			Final: []CheckResult{fail("test", Final)}}, Unverified, "no baseline"},
+		"no checks": {OutcomeInput{FilesChanged: 2}, Unverified, "no verification check"},
+		"no change": {OutcomeInput{Baseline: base, Final: []CheckResult{pass("build", Final)}}, NoChange, "without changing"},
+		"stopped with a change": {OutcomeInput{StopReason: "step limit of 40 reached", FilesChanged: 3, Baseline: base,
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Stopped, "step limit of 40"},
+		"infrastructure wins": {OutcomeInput{InfraError: "docker: container died", StopReason: "cancel", FilesChanged: 1}, Error, "container died"},
+		"reason is one line":  {OutcomeInput{StopReason: "a\nb\n\tc"}, Stopped, "stopped: a b c"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, reason := Decide(tc.in)
+			if got != tc.want {
+				t.Errorf("Decide = %s (%q), want %s", got, reason, tc.want)
+			}
+			if !strings.Contains(reason, tc.reasonHas) {
+				t.Errorf("reason %q does not contain %q", reason, tc.reasonHas)
+			}
+			if strings.Contains(reason, "\n") {
+				t.Errorf("reason %q spans lines", reason)
+			}
+		})
+	}
+}
+
+func TestOneLineCutsAtRune(t *testing.T) {
+	got := oneLine(strings.Repeat("é", 400))
+	if !strings.HasSuffix(got, "…") || len(got) > 304 {
+		t.Fatalf("oneLine kept %d bytes", len(got))
+	}
+	for _, r := range strings.TrimSuffix(got, "…") {
+		if r != 'é' {
+			t.Fatalf("oneLine split a rune: %q", got)
+		}
+	}
+}
