@@ -1,0 +1,124 @@
+package webhook
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Command is a comment command.
+type Command int
+
+// Comment commands.
+const (
+	// NoCommand is the zero value: the comment asks nothing of Patchwright.
+	NoCommand Command = iota
+	// CommandRetry is `/agent retry [instructions]`.
+	CommandRetry
+	// CommandStop is `/agent stop`.
+	CommandStop
+	// CommandHelp is `/agent help`.
+	CommandHelp
+)
+
+func (c Command) String() string {
+	switch c {
+	case CommandRetry:
+		return "retry"
+	case CommandStop:
+		return "stop"
+	case CommandHelp:
+		return "help"
+	}
+	return "none"
+}
+
+// MaxInstructions caps the free text of `/agent retry`, in bytes.
+const MaxInstructions = 4000
+
+// HelpText is the answer to `/agent help` and to an unknown subcommand.
+const HelpText = "Patchwright commands (one per comment, at the start of a line; write, maintain or admin permission needed):\n\n" +
+	"- `/agent retry [instructions]`: try again; text after `retry`, and the lines below it, are passed to the model as your instructions.\n" +
+	"- `/agent stop`: cancel the running attempt.\n" +
+	"- `/agent help`: this message."
+
+// ParseResult is what a comment body asks for: a Command (with Instructions
+// for retry), a Reply to post without doing anything else, or nothing at all
+// (Ignore).
+type ParseResult struct {
+	Command      Command
+	Instructions string
+	Reply        string
+}
+
+// Ignore reports whether the comment asks nothing of Patchwright.
+func (r ParseResult) Ignore() bool { return r.Command == NoCommand && r.Reply == "" }
+
+// commandLine matches a command line: "/agent" as the first word of a line,
+// optionally indented, then a subcommand word and the rest of the line.
+var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.*))?)?[ \t]*$`)
+
+// ParseComment reads a comment body. Grammar:
+//
+//	comment  = { line } ;
+//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
+//
+// Rules:
+//   - The command must start its line (after spaces or tabs): a quoted line
+//     ("> /agent retry"), a line with text before it ("please /agent retry")
+//     and lines inside ``` or ~~~ code fences never count.
+//   - "/agent" and the subcommand are case-insensitive; "/agentfoo" is not a
+//     command.
+//   - Only the first command line counts.
+//   - retry: the rest of its line and every line after it, trimmed, are the
+//     instructions (empty is fine); more than MaxInstructions bytes gets a
+//     Reply instead.
+//   - stop and help ignore text after them.
+//   - "/agent" alone or with an unknown subcommand gets a Reply with HelpText.
+//
+// Examples:
+//
+//	"/agent retry"                          → retry, no instructions
+//	"/agent retry please also update docs"  → retry, "please also update docs"
+//	"LGTM but\n/agent stop"                 → stop
+//	"> /agent retry"                        → ignore
+//	"/agent deploy"                         → reply (help)
+func ParseComment(body string) ParseResult {
+	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
+	inFence := false
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		m := commandLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		switch strings.ToLower(m[1]) {
+		case "retry":
+			return retry(m[2], lines[i+1:])
+		case "stop":
+			return ParseResult{Command: CommandStop}
+		case "help":
+			return ParseResult{Command: CommandHelp}
+		case "":
+			return ParseResult{Reply: "`/agent` needs a command.\n\n" + HelpText}
+		default:
+			return ParseResult{Reply: fmt.Sprintf("Unknown command `/agent %s`.\n\n%s", m[1], HelpText)}
+		}
+	}
+	return ParseResult{}
+}
+
+func retry(rest string, after []string) ParseResult {
+	text := strings.TrimSpace(rest + "\n" + strings.Join(after, "\n"))
+	if len(text) > MaxInstructions {
+		return ParseResult{Reply: fmt.Sprintf("The instructions after `/agent retry` are %d bytes long; the limit is %d. Please shorten them.", len(text), MaxInstructions)}
+	}
+	return ParseResult{Command: CommandRetry, Instructions: text}
+}

@@ -1,0 +1,59 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseComment(t *testing.T) {
+	tests := map[string]struct {
+		body         string
+		command      Command
+		instructions string
+		reply        bool
+	}{
+		"retry":                 {body: "/agent retry", command: CommandRetry},
+		"retry with text":       {body: "/agent retry please also update the docs", command: CommandRetry, instructions: "please also update the docs"},
+		"retry multi-line":      {body: "/agent retry\nUse errors.Join.\nKeep the API.", command: CommandRetry, instructions: "Use errors.Join.\nKeep the API."},
+		"retry crlf":            {body: "/agent retry fix it\r\n", command: CommandRetry, instructions: "fix it"},
+		"retry uppercase":       {body: "/Agent RETRY", command: CommandRetry},
+		"indented":              {body: "  /agent retry", command: CommandRetry},
+		"after other lines":     {body: "Thanks!\n\n/agent stop", command: CommandStop},
+		"stop":                  {body: "/agent stop", command: CommandStop},
+		"stop with text":        {body: "/agent stop now please", command: CommandStop},
+		"help":                  {body: "/agent help", command: CommandHelp},
+		"first command wins":    {body: "/agent stop\n/agent retry", command: CommandStop},
+		"quoted":                {body: "> /agent retry"},
+		"quoted indented":       {body: "  > /agent retry"},
+		"quoted then reply":     {body: "> /agent retry\nI disagree"},
+		"mid-line":              {body: "please /agent retry"},
+		"no space":              {body: "/agentretry"},
+		"other prefix":          {body: "/agents retry"},
+		"code fence":            {body: "```\n/agent retry\n```"},
+		"tilde fence":           {body: "~~~\n/agent stop\n~~~"},
+		"after fence":           {body: "```\nx\n```\n/agent stop", command: CommandStop},
+		"empty":                 {body: ""},
+		"plain text":            {body: "LGTM"},
+		"bare":                  {body: "/agent", reply: true},
+		"unknown":               {body: "/agent deploy prod", reply: true},
+		"too long instructions": {body: "/agent retry " + strings.Repeat("x", MaxInstructions+1), reply: true},
+		"max instructions":      {body: "/agent retry " + strings.Repeat("x", MaxInstructions), command: CommandRetry, instructions: strings.Repeat("x", MaxInstructions)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := ParseComment(tc.body)
+			if got.Command != tc.command {
+				t.Errorf("command = %v, want %v", got.Command, tc.command)
+			}
+			if got.Instructions != tc.instructions {
+				t.Errorf("instructions = %q, want %q", got.Instructions, tc.instructions)
+			}
+			if (got.Reply != "") != tc.reply {
+				t.Errorf("reply = %q, want a reply: %v", got.Reply, tc.reply)
+			}
+			if tc.command == NoCommand && !tc.reply && !got.Ignore() {
+				t.Errorf("Ignore() = false, want true")
+			}
+		})
+	}
+}

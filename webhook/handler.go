@@ -1,0 +1,226 @@
+// Package webhook receives GitHub's webhook deliveries at POST /webhook: it
+// caps the body, verifies the HMAC-SHA256 signature, dispatches on the event,
+// checks the trigger and the sender's permission, and enqueues a job. It
+// never does the work itself (DESIGN §4.7).
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// MaxBodyBytes is the largest body accepted: GitHub caps payloads at 25 MiB.
+const MaxBodyBytes = 25 << 20
+
+// DefaultTriggerLabel is the label that asks Patchwright to solve an issue.
+const DefaultTriggerLabel = "agent"
+
+// Queue is what the handler needs from jobs.Queue.
+type Queue interface {
+	EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
+	EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error)
+	EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error)
+	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
+	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
+}
+
+// GitHub is the part of the GitHub API the handler reads, acting as an
+// installation. *githubapi.App satisfies it through NewGitHub.
+type GitHub interface {
+	// CanWrite reports whether user has write, maintain or admin permission
+	// on owner/repo, and the role GitHub reported (for the refusal reply).
+	CanWrite(ctx context.Context, inst int64, owner, repo, user string) (ok bool, role string, err error)
+	// PullRequestHead returns a pull request's head branch and whether it is open.
+	PullRequestHead(ctx context.Context, inst int64, owner, repo string, number int) (branch string, open bool, err error)
+	// OpenPullRequest returns the open pull request from branch, or 0.
+	OpenPullRequest(ctx context.Context, inst int64, owner, repo, branch string) (int, error)
+}
+
+// Config configures a Handler.
+type Config struct {
+	// Secret is the webhook secret; required (New refuses an empty one).
+	Secret []byte
+	// BotLogin is the app's bot user, "<app-slug>[bot]"; required. Its pull
+	// requests are the ones `/agent retry` works on, and its own comments
+	// never trigger anything.
+	BotLogin string
+	// TriggerLabel is the label that starts a job; default DefaultTriggerLabel.
+	TriggerLabel string
+	// Logger is the base logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler is the webhook's http.Handler.
+type Handler struct {
+	cfg    Config
+	queue  Queue
+	github GitHub
+}
+
+// New returns the webhook handler. It fails without a secret (go-github's
+// ValidatePayload would accept unsigned bodies then) or a bot login.
+func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
+	if len(cfg.Secret) == 0 {
+		return nil, errors.New("webhook: no secret configured")
+	}
+	if cfg.BotLogin == "" {
+		return nil, errors.New("webhook: no bot login configured")
+	}
+	if cfg.TriggerLabel == "" {
+		cfg.TriggerLabel = DefaultTriggerLabel
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{cfg: cfg, queue: queue, github: gh}, nil
+}
+
+// delivery is one verified request.
+type delivery struct {
+	id    string
+	event string
+	body  []byte
+	log   *slog.Logger
+}
+
+// response is an HTTP status and a one-line message for the delivery log
+// on GitHub's side.
+type response struct {
+	status int
+	msg    string
+}
+
+func done(status int, format string, args ...any) response {
+	return response{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// deliveryIDPattern accepts GitHub's GUIDs and anything similar; the ID
+// becomes a task ID and part of Redis keys, so it is kept plain.
+var deliveryIDPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,100}$`)
+
+// ServeHTTP answers with the statuses of DESIGN §4.7:
+//
+//	202 a job was enqueued
+//	200 nothing to do: ping, an ignored event or action, a duplicate
+//	    delivery, or a trigger answered with a reply comment
+//	400 missing X-GitHub-Event or X-GitHub-Delivery, malformed JSON, or a
+//	    content type other than application/json (a form-encoded delivery,
+//	    application/x-www-form-urlencoded, is refused: configure the
+//	    webhook to send JSON, as GitHub Apps always do)
+//	401 missing, malformed or wrong X-Hub-Signature-256, or SHA-1 only
+//	405 a method other than POST
+//	413 body over MaxBodyBytes
+//	503 Redis or GitHub did not answer; the delivery shows as failed and is
+//	    redelivered
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	res := h.serve(r)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(res.status)
+	io.WriteString(w, res.msg+"\n")
+}
+
+func (h *Handler) serve(r *http.Request) response {
+	if r.Method != http.MethodPost {
+		return done(http.StatusMethodNotAllowed, "POST only")
+	}
+	event := r.Header.Get("X-GitHub-Event")
+	if event == "" {
+		return done(http.StatusBadRequest, "missing X-GitHub-Event")
+	}
+	id := r.Header.Get("X-GitHub-Delivery")
+	if !deliveryIDPattern.MatchString(id) {
+		return done(http.StatusBadRequest, "missing or malformed X-GitHub-Delivery")
+	}
+	log := h.cfg.Logger.With(jobs.LogEvent, event, jobs.LogDelivery, id)
+	if r.ContentLength > MaxBodyBytes {
+		return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
+		}
+		return done(http.StatusBadRequest, "read body: %v", err)
+	}
+	if err := verifySignature(h.cfg.Secret, body, r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature")); err != nil {
+		log.Warn("refused delivery", jobs.LogError, err)
+		return done(http.StatusUnauthorized, "%v", err)
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return done(http.StatusBadRequest, "content type must be application/json")
+	}
+	if !json.Valid(body) {
+		return done(http.StatusBadRequest, "body is not valid JSON")
+	}
+	d := delivery{id: id, event: event, body: body, log: log}
+	res, err := h.dispatch(r.Context(), d)
+	if err != nil {
+		log.Error("delivery failed", jobs.LogError, err)
+		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
+	}
+	log.Info("delivery handled", "status", res.status, "result", res.msg)
+	return res
+}
+
+// dispatch looks the event's handler up. Errors are dependency failures
+// (Redis, GitHub); bad input is a response.
+func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
+	switch d.event {
+	case "ping":
+		return done(http.StatusOK, "pong"), nil
+	case "issues":
+		return h.onIssues(ctx, d)
+	case "issue_comment":
+		return h.onIssueComment(ctx, d)
+	}
+	return done(http.StatusOK, "ignored event %q", d.event), nil
+}
+
+// decode unmarshals a verified body into v; a body of the wrong shape is 400.
+func decode(d delivery, v any) *response {
+	if err := json.Unmarshal(d.body, v); err != nil {
+		res := done(http.StatusBadRequest, "malformed %s payload: %v", d.event, err)
+		return &res
+	}
+	return nil
+}
+
+// isBot reports whether a sender is a bot: GitHub marks apps' users with
+// type Bot and a login ending in [bot].
+func isBot(login, typ string) bool {
+	return strings.EqualFold(typ, "Bot") || strings.HasSuffix(strings.ToLower(login), "[bot]")
+}
+
+// reply enqueues a comment answering the delivery; one per delivery however
+// often it is redelivered.
+func (h *Handler) reply(ctx context.Context, d delivery, issue jobs.Issue, body string) error {
+	_, err := h.queue.EnqueueReply(ctx, jobs.Reply{Issue: issue, DeliveryID: d.id, Body: body})
+	return err
+}
+
+// enqueued maps an enqueue result to the response, replying on replyTo
+// when another job is active.
+func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo jobs.Issue, res jobs.EnqueueResult, what string) (response, error) {
+	switch res.Outcome {
+	case jobs.Enqueued:
+		return done(http.StatusAccepted, "%s enqueued", what), nil
+	case jobs.Duplicate:
+		return done(http.StatusOK, "duplicate delivery"), nil
+	}
+	msg := "Patchwright is already working on this issue; this request was not started. Comment `/agent stop` to cancel the running attempt, then try again."
+	if err := h.reply(ctx, d, replyTo, msg); err != nil {
+		return response{}, err
+	}
+	return done(http.StatusOK, "busy: task %s is active; %s not started", res.ActiveTaskID, what), nil
+}

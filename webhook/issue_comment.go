@@ -1,0 +1,173 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// agentBranch is the branch of Patchwright's pull request for an issue
+// (DESIGN §4.8).
+var agentBranch = regexp.MustCompile(`^agent/issue-([0-9]+)$`)
+
+// onIssueComment handles issue_comment.created with a comment command, on a
+// pull request opened by the app or on an issue Patchwright worked on.
+func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, error) {
+	var ev github.IssueCommentEvent
+	if res := decode(d, &ev); res != nil {
+		return *res, nil
+	}
+	if ev.GetAction() != "created" {
+		return done(http.StatusOK, "ignored action %q", ev.GetAction()), nil
+	}
+	sender := ev.GetSender()
+	if isBot(sender.GetLogin(), sender.GetType()) || strings.EqualFold(sender.GetLogin(), h.cfg.BotLogin) {
+		return done(http.StatusOK, "ignored: sender %s is a bot", sender.GetLogin()), nil
+	}
+	cmd := ParseComment(ev.GetComment().GetBody())
+	if cmd.Ignore() {
+		return done(http.StatusOK, "no command"), nil
+	}
+	target, res := issueOf(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
+	if res != nil {
+		return *res, nil
+	}
+	c := commentCtx{d: d, target: target, sender: sender.GetLogin(), cmd: cmd}
+	c.d.log = d.log.With(jobs.LogInstallation, target.InstallationID, jobs.LogIssue, target.String(), jobs.LogSender, c.sender, "command", cmd.Command.String())
+	if ev.GetIssue().IsPullRequest() {
+		if !strings.EqualFold(ev.GetIssue().GetUser().GetLogin(), h.cfg.BotLogin) {
+			return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
+		}
+		c.isPR = true
+		c.prOpen = ev.GetIssue().GetState() == "open"
+	} else if ok, err := h.workedOn(ctx, ev.GetIssue(), target); err != nil {
+		return response{}, err
+	} else if !ok {
+		return done(http.StatusOK, "ignored: Patchwright has not worked on %s", target), nil
+	}
+	return h.command(ctx, c)
+}
+
+// commentCtx is one comment command with where it was made.
+type commentCtx struct {
+	d      delivery
+	target jobs.Issue // the issue or pull request commented on
+	sender string
+	cmd    ParseResult
+	isPR   bool
+	prOpen bool
+}
+
+// workedOn reports whether Patchwright was asked to work on an issue: it
+// carries the trigger label, or a job was enqueued for it recently.
+func (h *Handler) workedOn(ctx context.Context, gi *github.Issue, issue jobs.Issue) (bool, error) {
+	for _, l := range gi.Labels {
+		if strings.EqualFold(l.GetName(), h.cfg.TriggerLabel) {
+			return true, nil
+		}
+	}
+	return h.queue.Worked(ctx, issue)
+}
+
+func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
+	if c.cmd.Reply != "" {
+		return h.answer(ctx, c, c.cmd.Reply, "answered a malformed command")
+	}
+	if c.cmd.Command == CommandHelp {
+		return h.answer(ctx, c, HelpText, "answered help")
+	}
+	ok, role, err := h.github.CanWrite(ctx, c.target.InstallationID, c.target.Owner, c.target.Repo, c.sender)
+	if err != nil {
+		return response{}, err
+	}
+	if !ok {
+		c.d.log.Info("command refused: no write permission", "role", role)
+		msg := fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
+		return h.answer(ctx, c, msg, "refused: no write permission")
+	}
+	issue := c.target
+	if c.isPR {
+		n, res, err := h.prIssue(ctx, c)
+		if err != nil {
+			return response{}, err
+		}
+		if res != nil {
+			return *res, nil
+		}
+		issue.Number = n
+	}
+	if c.cmd.Command == CommandStop {
+		return h.stop(ctx, c, issue)
+	}
+	if c.isPR {
+		enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: c.target.Number, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions})
+		if err != nil {
+			return response{}, err
+		}
+		return h.enqueued(ctx, c.d, c.target, enq, "retry of "+issue.String())
+	}
+	pr, err := h.github.OpenPullRequest(ctx, issue.InstallationID, issue.Owner, issue.Repo, fmt.Sprintf("agent/issue-%d", issue.Number))
+	if err != nil {
+		return response{}, err
+	}
+	if pr != 0 {
+		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr), "pointed to the open pull request")
+	}
+	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions})
+	if err != nil {
+		return response{}, err
+	}
+	return h.enqueued(ctx, c.d, c.target, enq, "solve of "+issue.String())
+}
+
+// prIssue finds the issue a Patchwright pull request belongs to from its
+// head branch, agent/issue-N. A closed pull request or another branch gets
+// a reply response instead.
+func (h *Handler) prIssue(ctx context.Context, c commentCtx) (int, *response, error) {
+	branch, open, err := h.github.PullRequestHead(ctx, c.target.InstallationID, c.target.Owner, c.target.Repo, c.target.Number)
+	if err != nil {
+		return 0, nil, err
+	}
+	m := agentBranch.FindStringSubmatch(branch)
+	if m == nil {
+		res := done(http.StatusOK, "ignored: head branch %q is not a Patchwright branch", branch)
+		return 0, &res, nil
+	}
+	if !open && c.cmd.Command == CommandRetry {
+		res, err := h.answer(ctx, c, "This pull request is closed; comment `/agent retry` on the issue to start a new attempt.", "pull request closed")
+		return 0, &res, err
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n <= 0 {
+		res := done(http.StatusOK, "ignored: head branch %q has no issue number", branch)
+		return 0, &res, nil
+	}
+	return n, nil, nil
+}
+
+func (h *Handler) stop(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+	id, err := h.queue.Cancel(ctx, issue, c.sender)
+	if err != nil {
+		return response{}, err
+	}
+	if id == "" {
+		return h.answer(ctx, c, "Nothing is running for this issue.", "nothing to stop")
+	}
+	c.d.log.Info("job cancelled", jobs.LogTask, id)
+	return h.answer(ctx, c, fmt.Sprintf("Stopped the running attempt (requested by @%s).", c.sender), "stopped task "+id)
+}
+
+// answer posts msg where the comment was made and responds 200.
+func (h *Handler) answer(ctx context.Context, c commentCtx, msg, result string) (response, error) {
+	if err := h.reply(ctx, c.d, c.target, msg); err != nil {
+		return response{}, err
+	}
+	return done(http.StatusOK, "%s", result), nil
+}
