@@ -1,0 +1,41 @@
+package verify
+
+import (
+	"context"
+
+	"github.com/patchwright/patchwright/agent/tools"
+)
+
+// Loop is the phase of checks the model asks for with the verify tool. It
+// is not part of DESIGN §4.5: those runs are recorded as the tool's
+// commands, and only Baseline and Final decide the outcome.
+const Loop Phase = "loop"
+
+// ToolVerifier lets the model's verify tool run the checks. It satisfies
+// tools.Verifier. Checks run once (no re-runs) and are not sent to the
+// runner's Recorder: the tool call records its own commands.
+type ToolVerifier struct {
+	Runner *Runner
+}
+
+// Verify implements tools.Verifier.
+func (v ToolVerifier) Verify(ctx context.Context) ([]tools.Check, error) {
+	r := *v.Runner
+	r.Recorder = nil
+	r.Reruns = -1
+	results, err := r.Run(ctx, Loop)
+	out := make([]tools.Check, 0, len(results))
+	for _, res := range results {
+		rec := tools.CommandRecord{
+			Command: res.Command, ExitCode: res.ExitCode, Duration: res.Duration,
+			TimedOut: res.TimedOut, OOMKilled: res.OOMKilled, Output: res.Output,
+		}
+		if !res.Ran {
+			rec.Output = "not run: " + res.NotRunReason
+		}
+		out = append(out, tools.Check{Name: res.Name, Passed: res.Passed, CommandRecord: rec})
+	}
+	return out, err
+}
+
+var _ tools.Verifier = ToolVerifier{}
