@@ -49,11 +49,11 @@ func (t *tool[P]) Call(ctx context.Context, args json.RawMessage) (Result, error
 }
 
 // decodeStrict unmarshals one JSON object into v, refusing unknown fields,
-// trailing data and missing required fields. Empty arguments count as {}
-// because some providers send nothing for a tool without parameters.
+// trailing data and missing required fields. Empty or null arguments count
+// as {} because some providers send that for a tool without parameters.
 func decodeStrict(args json.RawMessage, v any) error {
 	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
+	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))

@@ -25,11 +25,8 @@ func (s *Set) listFiles(ctx context.Context, p ListFilesParams) (Result, error) 
 		return fail(InvalidArguments, fmt.Sprintf("pattern %q is not a valid glob", p.Pattern),
 			"use a doublestar glob such as **/*.go or cmd/*/main.go"), nil
 	}
-	if _, err := s.fs.Stat(start); err != nil {
-		if res, ok := fileFailure(start, err); ok {
-			return res, nil
-		}
-		return Result{}, fmt.Errorf("list %s: %w", start, err)
+	if res, err := s.checkStart(start); err != nil || res.Code != "" {
+		return res, err
 	}
 	var (
 		b     strings.Builder

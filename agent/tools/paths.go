@@ -145,3 +145,21 @@ func (s *Set) readRegular(rel string) ([]byte, Result, error) {
 	}
 	return data, Result{}, nil
 }
+
+// checkStart checks the path a listing or search starts from. A symlink is
+// refused rather than silently yielding nothing: the walk does not follow
+// it.
+func (s *Set) checkStart(start string) (Result, error) {
+	info, err := s.fs.Stat(start)
+	if err != nil {
+		if res, ok := fileFailure(start, err); ok {
+			return res, nil
+		}
+		return Result{}, fmt.Errorf("stat %s: %w", start, err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return fail(PathDenied, start+" is a symbolic link, which is not followed",
+			"name the directory or file it points to by its own path"), nil
+	}
+	return Result{}, nil
+}

@@ -53,11 +53,8 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 		return fail(InvalidArguments, fmt.Sprintf("glob %q is not a valid glob", p.Glob),
 			"use a doublestar glob such as **/*.go"), nil
 	}
-	if _, err := s.fs.Stat(start); err != nil {
-		if res, ok := fileFailure(start, err); ok {
-			return res, nil
-		}
-		return Result{}, fmt.Errorf("search %s: %w", start, err)
+	if res, err := s.checkStart(start); err != nil || res.Code != "" {
+		return res, err
 	}
 	found, stats, err := s.searchTree(ctx, re, start, glob)
 	if err != nil {
@@ -223,12 +220,12 @@ func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
 		}
 	}
 	if total == 0 {
-		b.WriteString("no matches")
+		b.WriteString("no matches\n")
 	} else if total > shown {
-		fmt.Fprintf(&b, "[%d more matching lines omitted (%d matches in %d files in all); narrow the search with path, glob or a more specific pattern]", total-shown, total, len(found))
+		fmt.Fprintf(&b, "[%d more matching lines omitted (%d matches in %d files in all); narrow the search with path, glob or a more specific pattern]\n", total-shown, total, len(found))
 	}
 	if stats.binary+stats.large > 0 {
-		fmt.Fprintf(&b, "\n[skipped %d binary and %d large files]", stats.binary, stats.large)
+		fmt.Fprintf(&b, "[skipped %d binary and %d large files]\n", stats.binary, stats.large)
 	}
-	return strings.TrimSuffix(b.String(), "\n") + "\n"
+	return b.String()
 }

@@ -1,0 +1,113 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestSearch(t *testing.T) {
+	files := map[string]string{
+		".gitignore":       "vendor/\n*.gen.go\n",
+		"a.go":             "package a\n\nfunc Handle() {}\nfunc handleLower() {}\n",
+		"b.go":             "package b\r\n\r\nfunc HandleB() {}\r\n",
+		"z.gen.go":         "func HandleGenerated() {}\n",
+		"vendor/v.go":      "func HandleVendor() {}\n",
+		"sub/c.txt":        "Handle here\nand Handle Handle twice on one line\n",
+		"sub/.gitignore":   "skip.txt\n",
+		"sub/skip.txt":     "Handle ignored\n",
+		"bin.dat":          "Handle\x00binary",
+		"long.txt":         strings.Repeat("x", 500) + "Handle" + strings.Repeat("y", 500) + "\n",
+		".env":             "Handle=secret\n",
+		"link.txt":         "->a.go",
+		"out":              "->/etc",
+		"utf8.txt":         strings.Repeat("é", 150) + " Handle\n",
+		"multi/m.txt":      "first\nsecond\n",
+		"nomatch/only.txt": "nothing\n",
+	}
+	tests := map[string]struct {
+		args any
+		code Code
+		want string // exact text
+		has  []string
+	}{
+		"literal across the tree": {
+			args: SearchParams{Pattern: "func Handle"},
+			want: "a.go:3: func Handle() {}\nb.go:3: func HandleB() {}\n[skipped 1 binary and 0 large files]\n",
+		},
+		"regexp, case-insensitive, glob by name": {
+			args: SearchParams{Pattern: `(?i)func handle\w*\(`, Glob: "*.go"},
+			want: "a.go:3: func Handle() {}\na.go:4: func handleLower() {}\nb.go:3: func HandleB() {}\n",
+		},
+		"one result per line, nested .gitignore": {
+			args: SearchParams{Pattern: "Handle", Path: "sub"},
+			want: "sub/c.txt:1: Handle here\nsub/c.txt:2: and Handle Handle twice on one line\n",
+		},
+		"anchors work per line": {
+			args: SearchParams{Pattern: "^second$"},
+			want: "multi/m.txt:2: second\n[skipped 1 binary and 0 large files]\n",
+		},
+		"a single file": {
+			args: SearchParams{Pattern: "package", Path: "b.go"},
+			want: "b.go:1: package b\n",
+		},
+		"long lines are cut": {
+			args: SearchParams{Pattern: "Handle", Glob: "long.txt"},
+			want: "long.txt:1: " + strings.Repeat("x", 200) + "… [806 more bytes]\n",
+		},
+		"cut at a rune boundary": {
+			args: SearchParams{Pattern: "Handle", Glob: "utf8.txt"},
+			want: "utf8.txt:1: " + strings.Repeat("é", 100) + "… [107 more bytes]\n",
+		},
+		"no matches":     {args: SearchParams{Pattern: "Nowhere", Path: "nomatch"}, want: "no matches\n"},
+		"bad regexp":     {args: SearchParams{Pattern: "func (a"}, code: InvalidArguments, has: []string{"missing closing )"}},
+		"lookahead":      {args: SearchParams{Pattern: "a(?=b)"}, code: InvalidArguments},
+		"empty pattern":  {args: SearchParams{}, code: InvalidArguments},
+		"bad glob":       {args: SearchParams{Pattern: "x", Glob: "[z-"}, code: InvalidArguments},
+		"outside":        {args: SearchParams{Pattern: "root", Path: "../.."}, code: PathDenied},
+		"through a link": {args: SearchParams{Pattern: "root", Path: "out"}, code: PathDenied},
+		"secret file":    {args: SearchParams{Pattern: "Handle", Path: ".env"}, code: PathDenied},
+		"missing":        {args: SearchParams{Pattern: "x", Path: "nope"}, code: NotFound},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := newEnv(t, files)
+			res := env.call(t, "search", tc.args)
+			wantCode(t, res, tc.code)
+			if tc.code == "" && res.Text != tc.want {
+				t.Errorf("got:\n%q\nwant:\n%q", res.Text, tc.want)
+			}
+			for _, h := range tc.has {
+				if !strings.Contains(res.Text, h) {
+					t.Errorf("text lacks %q:\n%s", h, res.Text)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchCapAndOrder(t *testing.T) {
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("d%d/f.txt", i)] = "hit 1\nmiss\nhit 2\n"
+	}
+	env := newEnv(t, files, func(o *Options) { o.Limits.MaxSearchResults = 5 })
+	res := env.call(t, "search", SearchParams{Pattern: "hit"})
+	wantCode(t, res, "")
+	// Walk order (d0, d1, d10, d11, ...) whatever order the workers finish in.
+	want := "d0/f.txt:1: hit 1\nd0/f.txt:3: hit 2\nd1/f.txt:1: hit 1\nd1/f.txt:3: hit 2\nd10/f.txt:1: hit 1\n" +
+		"[75 more matching lines omitted (80 matches in 40 files in all); narrow the search with path, glob or a more specific pattern]\n"
+	if res.Text != want {
+		t.Errorf("got:\n%s\nwant:\n%s", res.Text, want)
+	}
+}
+
+func TestSearchSkipsLargeFiles(t *testing.T) {
+	env := newEnv(t, map[string]string{"big.txt": strings.Repeat("needle\n", 200), "small.txt": "needle\n"},
+		func(o *Options) { o.Limits.MaxSearchFileBytes = 100 })
+	res := env.call(t, "search", SearchParams{Pattern: "needle"})
+	want := "small.txt:1: needle\n[skipped 0 binary and 1 large files]\n"
+	if res.Text != want {
+		t.Errorf("got %q, want %q", res.Text, want)
+	}
+}
