@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+// Size bounds of the parts of a body whose length the run controls. With
+// every check output left out, a body built within them fits MaxBody.
+const (
+	maxSummaryBytes = 8000
+	maxFileRows     = 200
+	maxRows         = 40
+	maxNotVerified  = 60
+)
+
+// outputBudgets are tried in turn, per output block, until the body fits.
+var outputBudgets = []int{6000, 2500, 800, 0}
+
+// bodyData is what the pr_body template sees.
+type bodyData struct {
+	Input
+	Summary        string
+	SummaryCut     bool
+	Files          []FileStat
+	MoreFiles      int
+	Rows           []row
+	Demonstrating  []verify.NewTestResult
+	TestsPassAfter bool
+	NotVerified    []string
+	Cost           string
+	OutputsOmitted bool
+}
+
+// PRBody renders the pull-request body of DESIGN §4.6. It is always under
+// MaxBody characters: long check output is shortened, then left out, with
+// a pointer to the run log.
+func PRBody(in Input) (string, error) {
+	d := bodyData{Input: in, Cost: cost(in.CostUSD)}
+	d.LogURL = safeURL(in.LogURL)
+	if d.Attempt < 1 {
+		d.Attempt = 1
+	}
+	summary, cut := truncate(strings.TrimSpace(in.Summary), maxSummaryBytes)
+	d.Summary, d.SummaryCut = prose(summary), cut
+	d.Files = in.Files
+	if len(d.Files) > maxFileRows {
+		d.Files, d.MoreFiles = d.Files[:maxFileRows], len(in.Files)-maxFileRows
+	}
+	d.NotVerified = notVerified(in)
+	if len(d.NotVerified) > maxNotVerified {
+		n := len(d.NotVerified) - maxNotVerified
+		d.NotVerified = append(d.NotVerified[:maxNotVerified], fmt.Sprintf("…and %d more items, listed in the run log.", n))
+	}
+	for _, t := range in.NewTests {
+		if t.Status == verify.FailsBefore {
+			d.Demonstrating = append(d.Demonstrating, t)
+		}
+	}
+	d.TestsPassAfter = finalTestsPassed(in.Final)
+	var body string
+	for _, budget := range outputBudgets {
+		d.Rows = rows(in, budget)
+		if len(d.Rows) > maxRows {
+			d.Rows = d.Rows[:maxRows]
+		}
+		d.OutputsOmitted = budget == 0 && hasFailure(in)
+		var err error
+		body, err = execute("pr_body", d)
+		if err != nil {
+			return "", err
+		}
+		if len(body) < MaxBody {
+			return body, nil
+		}
+	}
+	return "", fmt.Errorf("render pull-request body: %d bytes even without check output (limit %d)", len(body), MaxBody)
+}
+
+func hasFailure(in Input) bool {
+	for _, c := range append(append([]verify.CheckResult(nil), in.Baseline...), in.Final...) {
+		if c.Failed() && c.Output != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// finalTestsPassed reports whether a final test check ran and passed, the
+// condition for saying a new test passes with the change.
+func finalTestsPassed(final []verify.CheckResult) bool {
+	for _, c := range final {
+		if backs(c, claimTests) && c.Passed {
+			return true
+		}
+	}
+	return false
+}
+
+func cost(usd *float64) string {
+	switch {
+	case usd == nil:
+		return "cost unknown"
+	case *usd < 0.01:
+		return "under $0.01"
+	}
+	return fmt.Sprintf("about $%.2f", *usd)
+}

@@ -1,0 +1,151 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"code":      code,
+	"cell":      cell,
+	"fenced":    fenced,
+	"prose":     prose,
+	"plain":     plain,
+	"html":      html,
+	"duration":  duration,
+	"thousands": thousands,
+	"marker":    markerValue,
+	"result":    resultText,
+	"phase":     phaseText,
+}).ParseFS(templateFS, "templates/*.tmpl"))
+
+// failText describes a failed run: "exit 1", "timed out", and the failing
+// Go tests when known.
+func failText(c verify.CheckResult) string {
+	var s string
+	switch {
+	case c.TimedOut:
+		s = "timed out"
+	case c.OOMKilled:
+		s = "out of memory"
+	default:
+		s = fmt.Sprintf("exit %d", c.ExitCode)
+	}
+	if c.Tests != nil {
+		names := c.Tests.FailedTestNames()
+		if len(names) > 0 {
+			shown := names[:min(3, len(names))]
+			for i, n := range shown {
+				shown[i] = code(n)
+			}
+			s += ": " + strings.Join(shown, ", ")
+			if len(names) > 3 {
+				s += fmt.Sprintf(" and %d more", len(names)-3)
+			}
+		} else if len(c.Tests.PackagesBuildFailed) > 0 {
+			s += ": tests did not compile"
+		}
+	}
+	return s
+}
+
+// resultText is one cell of the verification table.
+func resultText(c *verify.CheckResult) string {
+	switch {
+	case c == nil:
+		return "—"
+	case !c.Ran:
+		return "⏭ not run (" + plain(c.NotRunReason) + ")"
+	case c.Flaky:
+		return "⚠️ flaky: " + c.RunsText()
+	case c.Passed:
+		if c.Tests != nil && len(c.Tests.PackagesOK) > 0 {
+			if n := len(c.Tests.PackagesOK); n == 1 {
+				return "✅ passed (1 package with tests)"
+			} else {
+				return fmt.Sprintf("✅ passed (%d packages with tests)", n)
+			}
+		}
+		return "✅ passed"
+	}
+	return "❌ failed (" + failText(*c) + ")"
+}
+
+// row is one check in the verification table.
+type row struct {
+	Name, Command    string
+	Before, After    *verify.CheckResult
+	Time, Reruns     string
+	BeforeOut        string
+	AfterOut         string
+	BeforeOutDropped bool
+	AfterOutDropped  bool
+}
+
+func rows(in Input, outputBudget int) []row {
+	var out []row
+	index := map[string]int{}
+	add := func(c verify.CheckResult) {
+		i, ok := index[c.Name]
+		if !ok {
+			i = len(out)
+			index[c.Name] = i
+			out = append(out, row{Name: c.Name, Command: c.Command})
+		}
+		c2 := c
+		r := &out[i]
+		text, dropped := "", false
+		if c.Failed() && outputBudget > 0 {
+			text, dropped = tail(c.Output, outputBudget)
+		}
+		if c.Phase == verify.Baseline {
+			r.Before, r.BeforeOut, r.BeforeOutDropped = &c2, text, dropped
+		} else {
+			r.After, r.AfterOut, r.AfterOutDropped = &c2, text, dropped
+			r.Command = c.Command
+		}
+	}
+	for _, c := range in.Baseline {
+		add(c)
+	}
+	for _, c := range in.Final {
+		add(c)
+	}
+	for i := range out {
+		r := &out[i]
+		last := r.After
+		if last == nil {
+			last = r.Before
+		}
+		r.Time = duration(last.Duration)
+		var runs []string
+		if r.Before != nil && r.Before.RunsText() != "" {
+			runs = append(runs, "before: "+r.Before.RunsText())
+		}
+		if r.After != nil && r.After.RunsText() != "" {
+			runs = append(runs, "after: "+r.After.RunsText())
+		}
+		r.Reruns = strings.Join(runs, "; ")
+		if r.Reruns == "" {
+			r.Reruns = "—"
+		}
+	}
+	return out
+}
+
+// execute renders one template.
+func execute(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("render %s: %w", name, err)
+	}
+	return b.String(), nil
+}

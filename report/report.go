@@ -1,0 +1,139 @@
+// Package report writes what people read about a run: the pull-request
+// body (DESIGN §4.6), check-run outputs, the issue's status comment and
+// the failure comment. Everything is rendered from embedded templates and
+// from an Input holding recorded facts only: the ledger's events, the
+// verification results, git's diff statistics and the outcome. The model's
+// words appear only as its quoted summary, and a claim in it that no
+// recorded command backs is listed as a claim.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+// MaxBody is GitHub's limit on the characters of an issue or pull-request
+// body or comment; rendered bodies stay under it.
+const MaxBody = 65536
+
+// MaxCheckRunSummary is GitHub's limit on a check run's output summary.
+const MaxCheckRunSummary = 65535
+
+// FileStat is one changed file as git counts it.
+type FileStat struct {
+	Path    string
+	Added   int
+	Deleted int
+	// Binary files have no line counts.
+	Binary bool
+}
+
+// Usage is the model's token count for the run.
+type Usage struct {
+	InputTokens       int64
+	OutputTokens      int64
+	CachedInputTokens int64
+}
+
+// Attempt is one earlier or current attempt on the same issue, for the
+// body's attempt history.
+type Attempt struct {
+	Number      int
+	Started     time.Time
+	TriggeredBy string // GitHub login, without "@"
+	Trigger     string // for example "label agent" or "/agent retry"
+	Outcome     verify.Outcome
+	Reason      string
+}
+
+// Input is every fact a report may state. Build it with FromLedger and
+// add what the ledger does not hold (git's line counts, links, the
+// outcome).
+type Input struct {
+	// RunID names the run in markers and links; Attempt counts from 1.
+	RunID   string
+	Attempt int
+	// LogURL links the full run log; empty when there is none.
+	LogURL string
+	// Issue is the issue number the pull request closes; 0 for none.
+	Issue int
+
+	Outcome verify.Outcome
+	Reason  string
+
+	// Summary is the model's own description from finish: a claim.
+	Summary string
+	// StopDetail explains a stop that was not the model finishing.
+	StopDetail string
+
+	Files    []FileStat
+	Baseline []verify.CheckResult
+	Final    []verify.CheckResult
+	NewTests []verify.NewTestResult
+	// Missing lists checks that were not configured or detected, one
+	// sentence each (verify.Detection.Missing).
+	Missing []string
+	// GoModule maps go test's packages to directories; "" when not Go.
+	GoModule string
+
+	Steps    int
+	MaxSteps int
+	Usage    Usage
+	// CostUSD is the estimated model cost; nil renders "cost unknown".
+	CostUSD  *float64
+	Duration time.Duration
+
+	// Attempts is the history, oldest first, including this attempt.
+	Attempts []Attempt
+}
+
+// FromLedger collects the recorded facts of one run: the model's summary,
+// steps and tokens from run_stop, the stop reason, and every check and
+// new-test event. A check recorded twice for one phase keeps the last.
+func FromLedger(log ledger.Log) (Input, error) {
+	var in Input
+	for _, rec := range log.Records {
+		p, err := rec.Payload()
+		if errors.Is(err, ledger.ErrUnknownType) {
+			continue
+		}
+		if err != nil {
+			return Input{}, fmt.Errorf("build report input: %w", err)
+		}
+		switch e := p.(type) {
+		case *ledger.RunStart:
+			in.MaxSteps = e.Limits.MaxSteps
+		case *ledger.RunStop:
+			in.Summary = e.Summary
+			in.Steps = e.Steps
+			in.Usage = Usage{e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.CachedInputTokens}
+			if e.Reason != "finished" {
+				in.StopDetail = e.Detail
+			}
+		case *verify.CheckEvent:
+			switch e.Phase {
+			case verify.Baseline:
+				in.Baseline = replaceCheck(in.Baseline, e.CheckResult)
+			case verify.Final:
+				in.Final = replaceCheck(in.Final, e.CheckResult)
+			}
+		case *verify.NewTestEvent:
+			in.NewTests = append(in.NewTests, e.NewTestResult)
+		}
+	}
+	return in, nil
+}
+
+func replaceCheck(list []verify.CheckResult, c verify.CheckResult) []verify.CheckResult {
+	for i := range list {
+		if list[i].Name == c.Name {
+			list[i] = c
+			return list
+		}
+	}
+	return append(list, c)
+}
