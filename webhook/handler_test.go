@@ -169,7 +169,17 @@ func TestRetryCommentOnPullRequest(t *testing.T) {
 		t.Fatalf("payload = %+v", p)
 	}
 	// A label on the issue while the retry is active is answered, not run.
-	expectStatus(t, e.deliver("issues", "d-2", labeled(t, 7, writerLogin)), http.StatusOK)
+	var pr map[string]any
+	if err := json.Unmarshal(fixture(t, fixtureHooks, "issue_comment.created.on-pull-request.json"), &pr); err != nil {
+		t.Fatal(err)
+	}
+	label := payload(t, "issues.labeled.json", func(m map[string]any) {
+		obj(m, "label")["name"] = "agent"
+		obj(m, "issue")["number"] = 7
+		obj(m, "sender")["login"] = writerLogin
+		m["repository"] = pr["repository"]
+	})
+	expectStatus(t, e.deliver("issues", "d-2", label), http.StatusOK)
 	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
 		t.Fatalf("%d agent tasks, want 1", n)
 	}
