@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+// Phase is where a run stands, for the issue's status comment.
+type Phase string
+
+// Phases of a run, in order; Done and Failed end it.
+const (
+	PhaseQueued    Phase = "queued"
+	PhaseWorking   Phase = "working"
+	PhaseVerifying Phase = "verifying"
+	PhaseDone      Phase = "done"
+	PhaseFailed    Phase = "failed"
+)
+
+var phaseOrder = map[Phase]int{PhaseQueued: 0, PhaseWorking: 1, PhaseVerifying: 2, PhaseDone: 3, PhaseFailed: 3}
+
+// Status is what the status comment shows. Zero fields are left out.
+type Status struct {
+	Issue       int
+	Phase       Phase
+	RunURL      string
+	TriggeredBy string
+	// BaseBranch and BaseCommit say what was cloned.
+	BaseBranch string
+	BaseCommit string
+	Image      string
+	Baseline   []verify.CheckResult
+	Step       int
+	MaxSteps   int
+	// LastAction is a short description of the last tool call, for
+	// example "ran go test ./slug/...".
+	LastAction string
+	// PullRequestURL is set once the pull request exists.
+	PullRequestURL string
+	Outcome        verify.Outcome
+	Reason         string
+}
+
+// StatusMarker is the hidden comment that finds the status comment of an
+// issue so it is edited in place, never posted twice.
+func StatusMarker(issue int) string {
+	return fmt.Sprintf("<!-- patchwright:status issue=%d -->", issue)
+}
+
+type statusData struct {
+	Status
+	Marker string
+	Order  int
+}
+
+// StatusComment renders the issue's status comment for s.Phase.
+func StatusComment(s Status) (string, error) {
+	s.RunURL = safeURL(s.RunURL)
+	s.PullRequestURL = safeURL(s.PullRequestURL)
+	if len(s.BaseCommit) > 7 {
+		s.BaseCommit = s.BaseCommit[:7]
+	}
+	if _, ok := phaseOrder[s.Phase]; !ok {
+		return "", fmt.Errorf("render status comment: unknown phase %q", s.Phase)
+	}
+	return fit(execute("status", statusData{Status: s, Marker: StatusMarker(s.Issue), Order: phaseOrder[s.Phase]}))
+}
+
+// failureData is what the failure template sees.
+type failureData struct {
+	Input
+	Marker string
+	Rows   []row
+	Cost   string
+	Advice []string
+}
+
+// FailureComment renders the comment posted on the issue, in place of the
+// status comment, when no pull request is opened: why, what was tried and
+// what the user can do.
+func FailureComment(in Input) (string, error) {
+	d := failureData{Input: in, Marker: StatusMarker(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
+	d.LogURL = safeURL(in.LogURL)
+	d.Advice = advice(in)
+	if s, cut := truncate(in.Summary, 500); cut {
+		d.Summary = s + " …"
+	}
+	return fit(execute("failure", d))
+}
+
+// advice says what the user can do next, by outcome.
+func advice(in Input) []string {
+	switch in.Outcome {
+	case verify.NoChange:
+		return []string{"If the issue still needs a change, add detail (what should happen, an example input and output) and comment `/agent retry`."}
+	case verify.Stopped:
+		return []string{"Add detail to the issue and comment `/agent retry`, or raise the limits in `.github/agent.yml` (`limits: {max_steps: …, max_minutes: …}`)."}
+	case verify.Error:
+		return []string{"This was a failure of Patchwright's own machinery, not of your repository: comment `/agent retry` to try again; if it keeps happening, tell the operator and include the run link."}
+	case verify.Failed:
+		return []string{"The best attempt broke a check that passes on the base branch. Add detail to the issue and comment `/agent retry`."}
+	}
+	return []string{"Comment `/agent retry` with more detail to try again."}
+}
+
+// fit refuses a comment over GitHub's limit; the templates bound their
+// inputs, so this is a guard, not a path users should see.
+func fit(s string, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	if len(s) >= MaxBody {
+		return "", fmt.Errorf("rendered comment is %d bytes (limit %d)", len(s), MaxBody)
+	}
+	return s, nil
+}

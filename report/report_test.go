@@ -1,0 +1,299 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+// headings returns the level-2 headings of a Markdown body outside code
+// fences, in order.
+func headings(body string) []string {
+	var out []string
+	for _, line := range strings.Split(outsideFences(body), "\n") {
+		if strings.HasPrefix(line, "## ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// outsideFences returns the lines of body that are not inside a fenced
+// code block, where GitHub renders everything literally.
+func outsideFences(body string) string {
+	var out []string
+	fence := ""
+	for _, line := range strings.Split(body, "\n") {
+		if m := regexp.MustCompile("^(`{3,})").FindString(line); m != "" {
+			switch {
+			case fence == "":
+				fence = m
+			case len(m) >= len(fence) && strings.TrimSpace(line) == m:
+				fence = ""
+			}
+			continue
+		}
+		if fence == "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var contractHeadings = []string{"## Summary", "## Changes", "## Verification", "## Not verified", "## Run"}
+
+func TestPRBodyStructure(t *testing.T) {
+	for name, in := range bodyCases() {
+		t.Run(name, func(t *testing.T) {
+			body, err := PRBody(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := headings(body); !reflect.DeepEqual(got, contractHeadings) {
+				t.Errorf("headings = %q, want exactly %q", got, contractHeadings)
+			}
+			if n := strings.Count(outsideFences(body), "<!-- patchwright:"); n != 1 {
+				t.Errorf("body has %d patchwright markers, want 1", n)
+			}
+			if open, closed := strings.Count(outsideFences(body), "<details>"), strings.Count(outsideFences(body), "</details>"); open != closed {
+				t.Errorf("%d <details> but %d </details> outside code fences", open, closed)
+			}
+			if strings.Contains(body, "@everyone") || strings.Contains(body, "#99") || strings.Contains(body, "<img") {
+				t.Errorf("hostile summary leaked through:\n%s", body)
+			}
+			if in.Issue > 0 && strings.Count(body, "Closes #") != 1 {
+				t.Errorf("want exactly one Closes line")
+			}
+		})
+	}
+}
+
+func TestPRBodyDoesNotRepeatClaims(t *testing.T) {
+	in := bodyCases()["unverified_no_tests_claim"]
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notVerified := body[strings.Index(body, "## Not verified"):strings.Index(body, "## Run")]
+	if !strings.Contains(notVerified, `The model's summary says "All tests pass": no test command ran and passed after the change`) {
+		t.Errorf("the unbacked claim is not listed as the model's claim:\n%s", notVerified)
+	}
+	if strings.Contains(notVerified, "Nothing") {
+		t.Error(`"Not verified" says Nothing although nothing was verified`)
+	}
+	// The claim appears only in the quoted summary and in Not verified.
+	if n := strings.Count(body, "All tests pass"); n != 2 {
+		t.Errorf("claim appears %d times, want 2 (summary and Not verified)", n)
+	}
+}
+
+func TestClaimBackedByPassingTest(t *testing.T) {
+	final := []verify.CheckResult{{Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, Passed: true}}
+	if got := unbackedClaims("All tests pass and it builds.", final, verify.Verified); len(got) != 0 {
+		t.Errorf("claims backed by a passing go test were flagged: %q", got)
+	}
+	flaky := []verify.CheckResult{{Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, Flaky: true}}
+	if got := unbackedClaims("All tests pass.", flaky, verify.Unverified); len(got) != 1 {
+		t.Errorf("a flaky test backed the claim: %q", got)
+	}
+	if got := unbackedClaims("Lint passes.", final, verify.Verified); len(got) != 1 {
+		t.Errorf("lint claim without a lint check not flagged: %q", got)
+	}
+}
+
+func TestNothingOnlyWhenNothing(t *testing.T) {
+	in := base()
+	in.Final = append(in.Final, verify.CheckResult{Name: "lint", Command: "golangci-lint run", Phase: verify.Final, Ran: true, Passed: true})
+	in.Files = in.Files[:2] // drop the untested cmd/slugkit file
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "## Not verified\n\nNothing") {
+		t.Errorf("a fully verified run should say Nothing:\n%s", body)
+	}
+}
+
+func TestPRBodyOverLimit(t *testing.T) {
+	in := base()
+	in.Outcome = verify.Failed
+	huge := strings.Repeat("very long failing output line with `ticks` and </details>\n", 5000)
+	for i := range 30 {
+		c := verify.CheckResult{Name: fmt.Sprintf("check%d", i), Command: "make check", Phase: verify.Final, Ran: true, ExitCode: 2, Output: huge}
+		in.Final = append(in.Final, c)
+		c.Phase = verify.Baseline
+		in.Baseline = append(in.Baseline, c)
+	}
+	for i := range 1000 {
+		in.Files = append(in.Files, FileStat{Path: fmt.Sprintf("gen/%04d_%s.go", i, strings.Repeat("x", 60)), Added: i})
+	}
+	in.Summary = strings.Repeat("The model wrote far too much. ", 2000)
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) >= MaxBody {
+		t.Fatalf("body is %d bytes, limit %d", len(body), MaxBody)
+	}
+	for _, want := range []string{"listed in the run log", "summary was cut", "## Run"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("over-limit body lacks %q", want)
+		}
+	}
+	if got := headings(body); !reflect.DeepEqual(got, contractHeadings) {
+		t.Errorf("headings = %q", got)
+	}
+	golden(t, "pr_body_over_limit", body)
+}
+
+func TestFromLedger(t *testing.T) {
+	// Built in memory from the same event types the runner writes.
+	bodies := []string{
+		`{"seq":1,"time":"2026-11-30T10:14:00Z","type":"run_start","model":"m","limits":{"max_steps":40},"tools":[],"prompt_sha256":"","prompt":""}`,
+		`{"seq":2,"time":"2026-11-30T10:14:01Z","type":"check","name":"test","command":"go test ./...","phase":"baseline","ran":true,"exit_code":1,"passed":false,"runs":3,"failures":3,"duration_ms":1500}`,
+		`{"seq":3,"time":"2026-11-30T10:14:02Z","type":"some_future_event","x":1}`,
+		`{"seq":4,"time":"2026-11-30T10:14:03Z","type":"run_stop","reason":"step_limit","detail":"40 steps","steps":40,"usage":{"input_tokens":10,"output_tokens":2,"cached_input_tokens":5},"summary":"done"}`,
+		`{"seq":5,"time":"2026-11-30T10:14:04Z","type":"check","name":"test","command":"go test ./...","phase":"final","ran":true,"exit_code":0,"passed":true,"runs":1,"failures":0,"duration_ms":1200}`,
+		`{"seq":6,"time":"2026-11-30T10:14:05Z","type":"new_test_before","dir":"slug","name":"TestNew","file":"slug/a_test.go","added":true,"status":"passes_before","command":"go test"}`,
+	}
+	log := readLog(t, strings.Join(bodies, "\n")+"\n")
+	in, err := FromLedger(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Steps != 40 || in.MaxSteps != 40 || in.Usage.CachedInputTokens != 5 || in.Summary != "done" || in.StopDetail != "40 steps" {
+		t.Errorf("run facts = %+v", in)
+	}
+	if len(in.Baseline) != 1 || in.Baseline[0].Passed || in.Baseline[0].Duration != 1500*time.Millisecond {
+		t.Errorf("baseline = %+v", in.Baseline)
+	}
+	if len(in.Final) != 1 || !in.Final[0].Passed {
+		t.Errorf("final = %+v", in.Final)
+	}
+	if len(in.NewTests) != 1 || in.NewTests[0].Status != verify.PassesBefore {
+		t.Errorf("new tests = %+v", in.NewTests)
+	}
+}
+
+func TestAnnotations(t *testing.T) {
+	out := "# example.com/m/slug\n./slug/slug.go:12:2: undefined: runes\n" +
+		"--- FAIL: TestParse (0.00s)\n    date_test.go:40: got 28, want 29\n" +
+		"FAIL\texample.com/m/date\t0.01s\n" +
+		"/usr/local/go/src/x.go:1:1: outside\n../escape.go:3: outside\n" +
+		"    orphan_test.go:3: from a package outside the module\nFAIL\tother.org/x\t0.1s\n"
+	got := Annotations(out, "example.com/m")
+	want := []Annotation{
+		{Path: "slug/slug.go", StartLine: 12, EndLine: 12, AnnotationLevel: "failure", Message: "undefined: runes"},
+		{Path: "date/date_test.go", StartLine: 40, EndLine: 40, AnnotationLevel: "failure", Message: "got 28, want 29"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Annotations =\n%+v\nwant\n%+v", got, want)
+	}
+	data, _ := json.Marshal(got[0])
+	if !strings.Contains(string(data), `"annotation_level":"failure"`) || !strings.Contains(string(data), `"start_line":12`) {
+		t.Errorf("annotation JSON %s lacks go-github field names", data)
+	}
+}
+
+func TestCheckRunBatchesAndLimit(t *testing.T) {
+	var out strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&out, "pkg/f.go:%d:1: error %d\n", i+1, i)
+	}
+	out.WriteString(strings.Repeat("x", 200000))
+	final := verify.CheckResult{Name: "build", Command: "go build ./...", Phase: verify.Final, Ran: true, ExitCode: 1, Output: out.String()}
+	b := verify.CheckResult{Name: "build", Phase: verify.Baseline, Ran: true, Passed: true}
+	cr, err := CheckRun(final, &b, "example.com/m", "https://log.example/run/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.Conclusion != "failure" || cr.Title != "failed (exit 1); passed before the change" {
+		t.Errorf("conclusion %q title %q", cr.Conclusion, cr.Title)
+	}
+	if len(cr.Summary) > MaxCheckRunSummary {
+		t.Errorf("summary is %d bytes", len(cr.Summary))
+	}
+	if !strings.Contains(cr.Summary, "full log") {
+		t.Error("cut output does not point to the full log")
+	}
+	sizes := []int{}
+	for _, b := range cr.Annotations {
+		sizes = append(sizes, len(b))
+	}
+	if !reflect.DeepEqual(sizes, []int{50, 50, 20}) {
+		t.Errorf("batch sizes = %v, want [50 50 20]", sizes)
+	}
+}
+
+func TestCheckRunGolden(t *testing.T) {
+	cases := map[string]verify.CheckResult{
+		"passed":  {Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, Passed: true, Runs: 1, Duration: 2 * time.Second},
+		"not_run": {Name: "test", Command: "go test ./...", Phase: verify.Final, ExitCode: -1, NotRunReason: "build failed"},
+		"flaky": {Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, ExitCode: 1, Flaky: true, Runs: 3, Failures: 1,
+			RerunCommand: "go test -count=1 -run '^(TestClock)$' example.com/m", Output: "--- FAIL: TestClock (0.00s)\nFAIL\texample.com/m\t0.01s\n"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr, err := CheckRun(c, nil, "example.com/m", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "check_run_"+name, cr.Conclusion+"\n"+cr.Title+"\n\n"+cr.Summary)
+		})
+	}
+}
+
+func TestStatusComment(t *testing.T) {
+	s := Status{Issue: 41, RunURL: "https://patchwright.example/runs/r1", TriggeredBy: "maria"}
+	for _, p := range []Phase{PhaseQueued, PhaseWorking, PhaseVerifying, PhaseDone, PhaseFailed} {
+		t.Run(string(p), func(t *testing.T) {
+			s := s
+			s.Phase = p
+			if p != PhaseQueued {
+				s.BaseBranch, s.BaseCommit, s.Image = "main", "4be1c02d9e", "golang:1.23"
+				s.Baseline = []verify.CheckResult{{Name: "build", Ran: true, Passed: true}, {Name: "test", Ran: true, ExitCode: 1}}
+				s.Step, s.MaxSteps, s.LastAction = 5, 40, "ran `go test ./slug/...`"
+			}
+			switch p {
+			case PhaseDone:
+				s.PullRequestURL, s.Outcome, s.Reason = "https://github.example/acme/slugkit/pull/42", verify.Verified, "all 3 checks ran and passed"
+			case PhaseFailed:
+				s.Outcome, s.Reason = verify.Error, "the sandbox container exited"
+			}
+			got, err := StatusComment(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(got, StatusMarker(41)+"\n") {
+				t.Errorf("status comment does not start with its marker:\n%s", got)
+			}
+			golden(t, "status_"+string(p), got)
+		})
+	}
+	if _, err := StatusComment(Status{Issue: 1, Phase: "dancing"}); err == nil {
+		t.Error("an unknown phase was rendered")
+	}
+}
+
+func TestFailureComment(t *testing.T) {
+	for _, name := range []string{"stopped", "no_change", "error", "failed"} {
+		t.Run(name, func(t *testing.T) {
+			in := bodyCases()[name]
+			in.Issue = 58
+			got, err := FailureComment(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(got, StatusMarker(58)) || !strings.Contains(got, "What you can do:") {
+				t.Errorf("failure comment lacks marker or advice:\n%s", got)
+			}
+			golden(t, "failure_"+name, got)
+		})
+	}
+}
