@@ -1,0 +1,199 @@
+// Package config reads a repository's .github/agent.yml (DESIGN §4.3).
+// It is strict: an unknown key, a value of the wrong type or an invalid
+// value is an error that names the key and its line, so the maintainer
+// learns about a typo instead of having it ignored.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Path is where the configuration lives in a repository.
+const Path = ".github/agent.yml"
+
+// Defaults of the keys of DESIGN §4.3.
+const (
+	DefaultSetupNetwork   = true
+	DefaultMaxSteps       = 40
+	DefaultMaxMinutes     = 30
+	DefaultMaxInputTokens = 2_000_000
+	DefaultDraft          = DraftAuto
+)
+
+// Draft says when the pull request is opened as a draft.
+type Draft string
+
+// Values of the draft key.
+const (
+	DraftAuto   Draft = "auto"   // draft unless the outcome is verified
+	DraftAlways Draft = "always" // always a draft
+	DraftNever  Draft = "never"  // never a draft
+)
+
+// Config is a parsed .github/agent.yml with defaults filled in.
+type Config struct {
+	// Image is the sandbox image; empty means the operator's default.
+	Image string `yaml:"image"`
+	// Setup commands run once before the baseline.
+	Setup []string `yaml:"setup"`
+	// SetupNetwork gives setup a network; default DefaultSetupNetwork.
+	// The agent phase never has one.
+	SetupNetwork *bool `yaml:"setup_network"`
+	// Verify lists the checks, cheapest first; empty means detect them.
+	Verify []Check `yaml:"verify"`
+	// ProtectedPaths are doublestar globs the agent may not edit.
+	ProtectedPaths []string `yaml:"protected_paths"`
+	Limits         Limits   `yaml:"limits"`
+	// Draft defaults to DefaultDraft.
+	Draft Draft `yaml:"draft"`
+}
+
+// Check is one entry of verify.
+type Check struct {
+	Name string `yaml:"name"`
+	Run  string `yaml:"run"`
+}
+
+// Limits bound a run. Zero fields take the defaults.
+type Limits struct {
+	MaxSteps       int   `yaml:"max_steps"`        // default DefaultMaxSteps
+	MaxMinutes     int   `yaml:"max_minutes"`      // default DefaultMaxMinutes
+	MaxInputTokens int64 `yaml:"max_input_tokens"` // default DefaultMaxInputTokens
+}
+
+// Network reports whether setup runs with a network.
+func (c Config) Network() bool {
+	if c.SetupNetwork == nil {
+		return DefaultSetupNetwork
+	}
+	return *c.SetupNetwork
+}
+
+// Default is the configuration of a repository without .github/agent.yml.
+func Default() Config {
+	c := Config{}
+	c.fill()
+	return c
+}
+
+func (c *Config) fill() {
+	if c.SetupNetwork == nil {
+		v := DefaultSetupNetwork
+		c.SetupNetwork = &v
+	}
+	if c.Limits.MaxSteps == 0 {
+		c.Limits.MaxSteps = DefaultMaxSteps
+	}
+	if c.Limits.MaxMinutes == 0 {
+		c.Limits.MaxMinutes = DefaultMaxMinutes
+	}
+	if c.Limits.MaxInputTokens == 0 {
+		c.Limits.MaxInputTokens = DefaultMaxInputTokens
+	}
+	if c.Draft == "" {
+		c.Draft = DefaultDraft
+	}
+}
+
+// Load reads Path from the workspace; a repository without it gets
+// Default(). Read it from the default branch's checkout, never from a
+// branch the issue author controls.
+func Load(ws *sandbox.Workspace) (Config, error) {
+	data, err := ws.ReadFile(Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read %s: %w", Path, err)
+	}
+	return Parse(data)
+}
+
+// yaml.v3 says "line 3: field colour not found in type config.Config".
+var unknownFieldRE = regexp.MustCompile(`line (\d+): field (.+) not found in type \S+`)
+
+// Parse decodes and validates a configuration file. Errors start with the
+// file name and name the offending key and line.
+func Parse(data []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, decodeError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%s: more than one YAML document; put everything in one", Path)
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	c.fill()
+	return c, nil
+}
+
+func decodeError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %w", Path, err)
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := unknownFieldRE.FindStringSubmatch(e); m != nil {
+			msgs = append(msgs, fmt.Sprintf("line %s: unknown key %q (known keys: %s)", m[1], m[2], knownKeys))
+			continue
+		}
+		msgs = append(msgs, e)
+	}
+	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
+}
+
+const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens"
+
+func (c Config) validate() error {
+	var errs []string
+	seen := map[string]bool{}
+	for i, v := range c.Verify {
+		switch {
+		case strings.TrimSpace(v.Name) == "":
+			errs = append(errs, fmt.Sprintf("verify[%d]: name is empty", i))
+		case strings.TrimSpace(v.Run) == "":
+			errs = append(errs, fmt.Sprintf("verify[%d] (%s): run is empty", i, v.Name))
+		case seen[v.Name]:
+			errs = append(errs, fmt.Sprintf("verify[%d]: the name %q is used twice", i, v.Name))
+		}
+		seen[v.Name] = true
+	}
+	for i, s := range c.Setup {
+		if strings.TrimSpace(s) == "" {
+			errs = append(errs, fmt.Sprintf("setup[%d]: empty command", i))
+		}
+	}
+	for i, p := range c.ProtectedPaths {
+		if strings.TrimSpace(p) == "" {
+			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
+		}
+	}
+	if c.Limits.MaxSteps < 0 || c.Limits.MaxMinutes < 0 || c.Limits.MaxInputTokens < 0 {
+		errs = append(errs, "limits: values must be positive")
+	}
+	switch c.Draft {
+	case "", DraftAuto, DraftAlways, DraftNever:
+	default:
+		errs = append(errs, fmt.Sprintf("draft: %q is not one of auto, always, never", c.Draft))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %s", Path, strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+const designExample = `image: golang:1.23            # sandbox image; default from the operator
+setup:                        # run once before the baseline, network per setup_network
+  - go mod download
+setup_network: true
+verify:
+  - name: build
+    run: go build ./...
+  - name: vet
+    run: go vet ./...
+  - name: test
+    run: go test ./...
+protected_paths: [".github/workflows/**"]
+limits: {max_steps: 40, max_minutes: 30, max_input_tokens: 2000000}
+draft: auto
+`
+
+func TestParseDesignExample(t *testing.T) {
+	c, err := Parse([]byte(designExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	want := Config{
+		Image: "golang:1.23", Setup: []string{"go mod download"}, SetupNetwork: &yes,
+		Verify:         []Check{{"build", "go build ./..."}, {"vet", "go vet ./..."}, {"test", "go test ./..."}},
+		ProtectedPaths: []string{".github/workflows/**"},
+		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000},
+		Draft:          DraftAuto,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	for name, src := range map[string]string{"empty": "", "comment only": "# nothing\n", "partial": "limits: {max_steps: 10}\n"} {
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse([]byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.Network() || c.Draft != DefaultDraft || c.Limits.MaxMinutes != DefaultMaxMinutes || c.Limits.MaxInputTokens != DefaultMaxInputTokens {
+				t.Errorf("defaults not filled: %+v", c)
+			}
+			if name != "partial" && c.Limits.MaxSteps != DefaultMaxSteps {
+				t.Errorf("MaxSteps = %d", c.Limits.MaxSteps)
+			}
+		})
+	}
+	off, err := Parse([]byte("setup_network: false\n"))
+	if err != nil || off.Network() {
+		t.Errorf("setup_network: false gave %v, %v", off.Network(), err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := map[string]struct{ src, want string }{
+		"unknown top-level key": {"image: x\ncolour: blue\n", `line 2: unknown key "colour"`},
+		"unknown key in verify": {"verify:\n  - name: t\n    run: x\n    timeout: 5\n", `line 4: unknown key "timeout"`},
+		"unknown key in limits": {"limits:\n  max_stepz: 3\n", `line 2: unknown key "max_stepz"`},
+		"wrong type":            {"limits: {max_steps: many}\n", "line 1: cannot unmarshal"},
+		"setup not a list":      {"setup: go mod download\n", "line 1: cannot unmarshal"},
+		"bad draft":             {"draft: sometimes\n", `draft: "sometimes" is not one of auto, always, never`},
+		"empty check name":      {"verify:\n  - run: make\n", "verify[0]: name is empty"},
+		"empty check command":   {"verify:\n  - name: test\n", "verify[0] (test): run is empty"},
+		"duplicate check":       {"verify:\n  - {name: t, run: a}\n  - {name: t, run: b}\n", `verify[1]: the name "t" is used twice`},
+		"negative limit":        {"limits: {max_minutes: -1}\n", "limits: values must be positive"},
+		"two documents":         {"image: a\n---\nimage: b\n", "more than one YAML document"},
+		"not a mapping":         {"- a\n- b\n", "cannot unmarshal"},
+		"malformed":             {"image: [unclosed\n", Path},
+		"empty setup command":   {"setup: ['']\n", "setup[0]: empty command"},
+		"empty protected path":  {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src))
+			if err == nil {
+				t.Fatalf("Parse(%q) succeeded", tc.src)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), Path) {
+				t.Errorf("error %q does not start with %s and contain %q", err, Path, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := sandbox.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	c, err := Load(ws)
+	if err != nil || !reflect.DeepEqual(c, Default()) {
+		t.Fatalf("no file: %+v, %v; want defaults", c, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, Path), []byte("draft: never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Load(ws); err != nil || c.Draft != DraftNever {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, Path), []byte("bogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ws); err == nil || !strings.Contains(err.Error(), `unknown key "bogus"`) {
+		t.Fatalf("Load of a bad file: %v", err)
+	}
+}
