@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -38,8 +37,7 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 	if p.Pattern == "" {
 		return fail(InvalidArguments, "pattern is empty", "give an RE2 regular expression, for example func \\w+Handler"), nil
 	}
-	// (?m) makes ^ and $ match at line boundaries, as in grep.
-	re, err := regexp.Compile("(?m)" + p.Pattern)
+	m, err := newLineMatcher(p.Pattern)
 	if err != nil {
 		return fail(InvalidArguments, fmt.Sprintf("pattern is not a valid RE2 expression: %v", err),
 			"fix the expression; RE2 has no lookaround or backreferences, and literal ( [ . need a backslash"), nil
@@ -56,7 +54,7 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 	if res, err := s.checkStart(start); err != nil || res.Code != "" {
 		return res, err
 	}
-	found, stats, err := s.searchTree(ctx, re, start, glob)
+	found, stats, err := s.searchTree(ctx, m, start, glob)
 	if err != nil {
 		return Result{}, fmt.Errorf("search %s for %q: %w", start, p.Pattern, err)
 	}
@@ -66,7 +64,7 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 // searchTree walks the tree in one goroutine and matches files in a
 // bounded pool of workers, one per CPU: reading and matching dominate, and
 // files are independent.
-func (s *Set) searchTree(ctx context.Context, re *regexp.Regexp, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
+func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
 	type job struct {
 		order int
 		rel   string
@@ -82,7 +80,7 @@ func (s *Set) searchTree(ctx context.Context, re *regexp.Regexp, start string, g
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for j := range jobs {
-				fm, skipped, err := s.searchFile(re, j.rel)
+				fm, skipped, err := s.searchFile(m, j.rel)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -149,7 +147,7 @@ const (
 // searchFile reports the lines of rel that re matches. Files that vanish
 // or turn out to be special between the walk and the read are skipped
 // quietly: a search is a snapshot, not a transaction.
-func (s *Set) searchFile(re *regexp.Regexp, rel string) (fileMatches, skipReason, error) {
+func (s *Set) searchFile(m *lineMatcher, rel string) (fileMatches, skipReason, error) {
 	data, err := s.fs.ReadFile(rel)
 	switch {
 	case errors.Is(err, sandbox.ErrTooLarge):
@@ -165,31 +163,13 @@ func (s *Set) searchFile(re *regexp.Regexp, rel string) (fileMatches, skipReason
 		return fileMatches{}, skipBinary, nil
 	}
 	var fm fileMatches
-	// line is the number of the line that holds data[counted]; newlines
-	// are counted only between matches, so a file is scanned about once.
-	line, counted := 1, 0
-	for pos := 0; pos < len(data); {
-		loc := re.FindIndex(data[pos:])
-		if loc == nil {
-			break
-		}
-		at := pos + loc[0]
-		line += bytes.Count(data[counted:at], []byte("\n"))
-		counted = at
-		lineStart := bytes.LastIndexByte(data[:at], '\n') + 1
-		lineEnd := len(data)
-		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
-			lineEnd = at + i
-		}
+	m.matchLines(data, func(lm lineMatch) {
 		fm.count++
 		if len(fm.lines) < s.limits.MaxSearchResults {
-			text := cutLine(bytes.TrimSuffix(data[lineStart:lineEnd], []byte("\r")), s.limits.MaxLineLength)
-			fm.lines = append(fm.lines, fmt.Sprintf("%s:%d: %s", rel, line, text))
+			text := cutLine(bytes.TrimSuffix(lm.text, []byte("\r")), s.limits.MaxLineLength)
+			fm.lines = append(fm.lines, fmt.Sprintf("%s:%d: %s", rel, lm.line, text))
 		}
-		// One result per line: go on at the next line. The slice then
-		// starts at a line start, so (?m)^ keeps its meaning.
-		pos = lineEnd + 1
-	}
+	})
 	return fm, notSkipped, nil
 }
 
