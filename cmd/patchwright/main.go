@@ -3,27 +3,42 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 const usage = `usage: patchwright COMMAND [flags]
 
 commands:
+  serve     webhook receiver at POST /webhook, /healthz, /readyz
+            (without PATCHWRIGHT_REDIS_URL also the worker, on an in-process queue)
+  worker    queue worker (needs PATCHWRIGHT_REDIS_URL)
   version   print the version
+
+Run "patchwright COMMAND -h" for a command's flags.
 `
 
 // run dispatches a subcommand and returns the process exit status:
 // 0 success, 1 bad usage or configuration, 2 infrastructure failure.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 1
@@ -32,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprintln(stdout, "patchwright", version)
 		return 0
+	case "serve", "worker":
+		return runService(ctx, args[0], args[1:], stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -39,4 +56,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "patchwright: unknown command %q\n%s", args[0], usage)
 		return 1
 	}
+}
+
+// runService runs serve or worker with the process's exit status.
+func runService(ctx context.Context, command string, args []string, stderr io.Writer) int {
+	cfg, err := parseConfig(command, args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright %s: %v\n", command, err)
+		return 1
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("command", command)
+	if command == "worker" {
+		err = work(ctx, cfg, log)
+	} else {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", cfg.listen); err != nil {
+			err = errInfra{fmt.Errorf("listen on %s: %w", cfg.listen, err)}
+		} else {
+			err = serve(ctx, cfg, log, ln)
+		}
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "patchwright %s: %v\n", command, err)
+	if errors.As(err, new(errInfra)) {
+		return 2
+	}
+	return 1
 }

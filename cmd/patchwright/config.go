@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/webhook"
+)
+
+// Configuration defaults (DESIGN §4.2).
+const (
+	defaultListen = ":8080"
+)
+
+// config is the configuration of serve and worker. Each field comes from
+// its PATCHWRIGHT_ variable, overridden by the flag of the same name in
+// kebab case.
+type config struct {
+	webhookSecret  string
+	appID          int64
+	privateKey     []byte
+	redisURL       string // "" = embedded queue (serve only)
+	listen         string
+	githubAPIURL   string
+	triggerLabel   string
+	dataDir        string
+	privateKeyFile string
+}
+
+// setting is one configuration name.
+type setting struct {
+	env, flag, def, usage string
+	dst                   *string
+}
+
+// parseConfig reads env, then flags, and checks what command needs. Every
+// error is one line naming exactly what is missing or wrong.
+func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
+	var raw struct{ secret, appID, key, keyFile, redis, listen, api, label, data string }
+	settings := []setting{
+		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
+		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
+		{"PATCHWRIGHT_PRIVATE_KEY", "private-key", "", "GitHub App private key, PEM (this or --private-key-file)", &raw.key},
+		{"PATCHWRIGHT_PRIVATE_KEY_FILE", "private-key-file", "", "file with the GitHub App private key", &raw.keyFile},
+		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis URL, redis://host:6379/0 (serve: unset runs an embedded queue; worker: required)", &raw.redis},
+		{"PATCHWRIGHT_LISTEN", "listen", defaultListen, "address serve listens on", &raw.listen},
+		{"PATCHWRIGHT_GITHUB_API_URL", "github-api-url", githubapi.DefaultBaseURL, "GitHub REST API root", &raw.api},
+		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
+		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs", &raw.data},
+	}
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, s := range settings {
+		def := s.def
+		if v, ok := os.LookupEnv(s.env); ok {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" ["+s.env+"]")
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("%s takes no arguments, got %q", command, fs.Args())
+	}
+	cfg := config{
+		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
+		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
+	}
+	var missing []string
+	if command == "serve" && raw.secret == "" {
+		missing = append(missing, "PATCHWRIGHT_WEBHOOK_SECRET (--webhook-secret)")
+	}
+	if raw.appID == "" {
+		missing = append(missing, "PATCHWRIGHT_APP_ID (--app-id)")
+	}
+	if raw.key == "" && raw.keyFile == "" {
+		missing = append(missing, "PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE (--private-key, --private-key-file)")
+	}
+	if command == "worker" && raw.redis == "" {
+		missing = append(missing, "PATCHWRIGHT_REDIS_URL (--redis-url; only serve has an embedded queue)")
+	}
+	if len(missing) > 0 {
+		return config{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	id, err := strconv.ParseInt(raw.appID, 10, 64)
+	if err != nil || id <= 0 {
+		return config{}, fmt.Errorf("PATCHWRIGHT_APP_ID: %q is not a positive number", raw.appID)
+	}
+	cfg.appID = id
+	switch {
+	case raw.key != "" && raw.keyFile != "":
+		return config{}, errors.New("set PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE, not both")
+	case raw.key != "":
+		cfg.privateKey = []byte(raw.key)
+	default:
+		b, err := os.ReadFile(raw.keyFile)
+		if err != nil {
+			return config{}, fmt.Errorf("PATCHWRIGHT_PRIVATE_KEY_FILE: %v", err)
+		}
+		cfg.privateKey = b
+	}
+	if cfg.triggerLabel == "" {
+		return config{}, errors.New("PATCHWRIGHT_TRIGGER_LABEL: empty")
+	}
+	return cfg, nil
+}
