@@ -98,7 +98,7 @@ func TestLabelRefusedOrIgnored(t *testing.T) {
 		replies int
 	}{
 		"reader (legacy response without role_name)": {body: func(t *testing.T) []byte { return labeled(t, 7, readerLogin) }, status: http.StatusOK, replies: 1},
-		"not a collaborator": {body: func(t *testing.T) []byte { return labeled(t, 7, "stranger") }, status: http.StatusOK, replies: 1},
+		"not a collaborator":                         {body: func(t *testing.T) []byte { return labeled(t, 7, "stranger") }, status: http.StatusOK, replies: 1},
 		"bot sender": {body: func(t *testing.T) []byte {
 			return payload(t, "issues.labeled.json", func(m map[string]any) {
 				obj(m, "label")["name"] = "agent"
@@ -293,11 +293,15 @@ func TestBadRequests(t *testing.T) {
 		method string
 		status int
 	}{
-		"unsigned":         {body: good, setup: func(r *http.Request, b []byte) {}, status: http.StatusUnauthorized},
-		"wrong signature":  {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature-256", Signature([]byte("other"), b)) }, status: http.StatusUnauthorized},
-		"sha1 only":        {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature", "sha1=7d38cdd689735b008b3c702edd92eea23791c5f6") }, status: http.StatusUnauthorized},
-		"signature no hex": {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("z", 64)) }, status: http.StatusUnauthorized},
-		"signature short":  {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature-256", "sha256=abcd") }, status: http.StatusUnauthorized},
+		"unsigned":        {body: good, setup: func(r *http.Request, b []byte) {}, status: http.StatusUnauthorized},
+		"wrong signature": {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature-256", Signature([]byte("other"), b)) }, status: http.StatusUnauthorized},
+		"sha1 only": {body: good, setup: func(r *http.Request, b []byte) {
+			r.Header.Set("X-Hub-Signature", "sha1=7d38cdd689735b008b3c702edd92eea23791c5f6")
+		}, status: http.StatusUnauthorized},
+		"signature no hex": {body: good, setup: func(r *http.Request, b []byte) {
+			r.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("z", 64))
+		}, status: http.StatusUnauthorized},
+		"signature short": {body: good, setup: func(r *http.Request, b []byte) { r.Header.Set("X-Hub-Signature-256", "sha256=abcd") }, status: http.StatusUnauthorized},
 		"signature of other body": {body: good, setup: func(r *http.Request, b []byte) {
 			r.Header.Set("X-Hub-Signature-256", Signature([]byte(testSecret), append(b, ' ')))
 		}, status: http.StatusUnauthorized},
@@ -334,7 +338,7 @@ func TestBadRequests(t *testing.T) {
 			sign(r, b)
 			r.Header.Set("X-GitHub-Event", "ping")
 		}, status: http.StatusOK},
-		"get":      {body: good, setup: sign, method: http.MethodGet, status: http.StatusMethodNotAllowed},
+		"get":       {body: good, setup: sign, method: http.MethodGet, status: http.StatusMethodNotAllowed},
 		"too large": {body: func(t *testing.T) []byte { return []byte(`{"pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}`) }, setup: sign, status: http.StatusRequestEntityTooLarge},
 	}
 	for name, tc := range tests {
