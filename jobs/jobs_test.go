@@ -160,7 +160,9 @@ func (r *recorder) Solve(ctx context.Context, _ SolveIssue, run Run) error {
 	return r.err
 }
 
-func (r *recorder) Retry(ctx context.Context, _ RetryPR, run Run) error { return r.Solve(ctx, SolveIssue{}, run) }
+func (r *recorder) Retry(ctx context.Context, _ RetryPR, run Run) error {
+	return r.Solve(ctx, SolveIssue{}, run)
+}
 
 type nopCommenter struct{}
 
