@@ -43,6 +43,9 @@ type RunStart struct {
 	// PromptSHA256 hashes the system prompt and first message, so two runs
 	// can be shown to have started from the same prompt.
 	PromptSHA256 string `json:"prompt_sha256"`
+	// Prompt is the opening user message: repository instructions, map
+	// and the sanitised issue. The system prompt is fixed per release.
+	Prompt string `json:"prompt"`
 }
 
 // EventType implements Payload.
@@ -89,6 +92,9 @@ type ToolCall struct {
 	Changed     []string      `json:"changed,omitempty"`
 	// Panic holds the recovered panic value of a tool that crashed.
 	Panic string `json:"panic,omitempty"`
+	// Failure is the infrastructure error that ended the run during this
+	// call; the model never saw a result.
+	Failure string `json:"failure,omitempty"`
 }
 
 // EventType implements Payload.
