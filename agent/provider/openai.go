@@ -1,0 +1,208 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// openAIProvider speaks Chat Completions, streamed, through the official
+// SDK. It also serves OpenAI-compatible servers (vLLM, Ollama, LiteLLM).
+type openAIProvider struct {
+	client openai.Client
+	model  string
+	retry  Retry
+	log    *slog.Logger
+}
+
+func newOpenAI(model, key, base string, opts Options) *openAIProvider {
+	ro := []option.RequestOption{option.WithAPIKey(key), option.WithMaxRetries(0)}
+	if base != "" {
+		ro = append(ro, option.WithBaseURL(base))
+	}
+	if opts.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	}
+	return &openAIProvider{
+		client: openai.NewClient(ro...),
+		model:  model,
+		retry:  opts.Retry,
+		log:    opts.logger(),
+	}
+}
+
+func (p *openAIProvider) Model() string { return NameOpenAI + ":" + p.model }
+
+func (p *openAIProvider) Complete(ctx context.Context, req Request) (*Response, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return nil, fmt.Errorf("openai: build request: %w", err)
+	}
+	return p.retry.do(ctx, p.log, func(ctx context.Context) (*Response, error) {
+		return p.stream(ctx, params)
+	})
+}
+
+// stream sends one request and assembles the streamed chunks. Streaming
+// keeps long generations from hitting idle timeouts between the client
+// and the server.
+func (p *openAIProvider) stream(ctx context.Context, params openai.ChatCompletionNewParams) (*Response, error) {
+	s := p.client.Chat.Completions.NewStreaming(ctx, params)
+	defer s.Close()
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		if !acc.AddChunk(s.Current()) {
+			return nil, &Error{Kind: KindTransient, Provider: NameOpenAI, Code: "bad_stream",
+				Reason: "the stream sent a chunk that does not fit the ones before it"}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, openAIError(ctx, err)
+	}
+	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
+		// A connection cut after the headers ends the stream without error.
+		return nil, &Error{Kind: KindTransient, Provider: NameOpenAI, Code: "stream_incomplete",
+			Reason: "the stream ended before the model finished"}
+	}
+	return openAIResponse(acc.ChatCompletion), nil
+}
+
+func openAIResponse(c openai.ChatCompletion) *Response {
+	choice := c.Choices[0]
+	msg := Message{Role: RoleAssistant, Text: choice.Message.Content}
+	if msg.Text == "" {
+		msg.Text = choice.Message.Refusal
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return &Response{
+		Message:    msg,
+		StopReason: openAIStopReason(choice.FinishReason),
+		Usage: Usage{
+			InputTokens:       c.Usage.PromptTokens,
+			OutputTokens:      c.Usage.CompletionTokens,
+			CachedInputTokens: c.Usage.PromptTokensDetails.CachedTokens,
+			CacheWriteTokens:  c.Usage.PromptTokensDetails.CacheWriteTokens,
+		},
+	}
+}
+
+func openAIStopReason(r string) string {
+	switch r {
+	case "stop":
+		return "end_turn"
+	case "tool_calls", "function_call":
+		return "tool_use"
+	case "length":
+		return "max_tokens"
+	}
+	return r
+}
+
+func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if req.MaxTokens > 0 {
+		params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+	}
+	for _, t := range req.Tools {
+		schema, err := schemaObject(t)
+		if err != nil {
+			return params, err
+		}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	}
+	for i, m := range req.Messages {
+		msgs, err := openAIMessages(m)
+		if err != nil {
+			return params, fmt.Errorf("message %d: %w", i, err)
+		}
+		params.Messages = append(params.Messages, msgs...)
+	}
+	return params, nil
+}
+
+// openAIMessages maps one message; a user message with tool results
+// becomes one "tool" message per result, followed by its text if any.
+func openAIMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case RoleUser:
+		if len(m.ToolCalls) > 0 {
+			return nil, errors.New("a user message cannot carry tool calls")
+		}
+		var out []openai.ChatCompletionMessageParamUnion
+		for _, r := range m.ToolResults {
+			out = append(out, openai.ToolMessage(r.Content, r.CallID))
+		}
+		if m.Text != "" || len(out) == 0 {
+			out = append(out, openai.UserMessage(m.Text))
+		}
+		return out, nil
+	case RoleAssistant:
+		if len(m.ToolResults) > 0 {
+			return nil, errors.New("an assistant message cannot carry tool results")
+		}
+		a := openai.ChatCompletionAssistantMessageParam{}
+		if m.Text != "" {
+			a.Content.OfString = openai.String(m.Text)
+		}
+		for _, c := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
+				},
+			})
+		}
+		return []openai.ChatCompletionMessageParamUnion{{OfAssistant: &a}}, nil
+	}
+	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// schemaObject decodes a tool's schema; an empty one means no parameters.
+func schemaObject(t ToolDef) (map[string]any, error) {
+	if t.Name == "" {
+		return nil, errors.New("a tool has no name")
+	}
+	if len(t.Schema) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(t.Schema, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("tool %q: schema is not a JSON object", t.Name)
+	}
+	return m, nil
+}
+
+// openAIError classifies an SDK error; a cancelled context stays itself.
+func openAIError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("openai: %w", ctx.Err())
+	}
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		f := apiFailure{provider: NameOpenAI, keyVar: EnvOpenAIKey, status: apiErr.StatusCode,
+			code: firstNonEmpty(apiErr.Code, apiErr.Type), message: apiErr.Message, err: err}
+		if apiErr.Response != nil {
+			f.header = apiErr.Response.Header
+		}
+		return classify(f)
+	}
+	return connectionError(NameOpenAI, err)
+}
