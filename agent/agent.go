@@ -1,0 +1,601 @@
+// Package agent runs the model loop: it builds the prompt, sends turns to a
+// provider, runs the tools the model asks for, enforces every budget
+// outside the model and records each fact in the ledger as it happens.
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/repomap"
+	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// StopReason says why a run ended.
+type StopReason string
+
+// Stop reasons. Finished is the model calling finish; ProviderError and
+// Infrastructure come with a non-nil error from Run; every other reason is
+// a limit the application enforced, which the pipeline reports as
+// "stopped".
+const (
+	Finished       StopReason = "finished"
+	StepLimit      StopReason = "step_limit"
+	TokenBudget    StopReason = "token_budget"
+	Deadline       StopReason = "deadline"
+	RepeatedCalls  StopReason = "repeated_calls"
+	NoToolUse      StopReason = "no_tool_use"
+	Cancelled      StopReason = "cancelled"
+	ProviderError  StopReason = "provider_error"
+	Infrastructure StopReason = "infrastructure"
+)
+
+// Limits bound a run. Each zero field takes the default in its comment.
+type Limits struct {
+	// MaxSteps caps model turns; default 40.
+	MaxSteps int
+	// MaxInputTokens caps the input tokens of all turns together, cached
+	// ones included; default 2,000,000.
+	MaxInputTokens int64
+	// ContextWindow is the model's window in tokens; default 128,000.
+	// Older tool output is replaced by placeholders when a request's
+	// estimate passes 80% of it.
+	ContextWindow int64
+	// MaxOutputTokens caps each reply; zero leaves the provider's default.
+	MaxOutputTokens int
+	// MaxToolOutput is the bytes of one tool result the model sees, head
+	// and tail kept; default 32 KiB.
+	MaxToolOutput int
+	// RepeatInARow stops the run when the same call (name and normalised
+	// arguments) comes this many times in a row; default 3.
+	RepeatInARow int
+	// RepeatInWindow stops the run when the same call with the same
+	// result comes this many times within the last RepeatWindow calls;
+	// defaults 4 and 12.
+	RepeatInWindow int
+	RepeatWindow   int
+	// MaxNudges is how many text-only replies are answered with a
+	// reminder to use the tools before the run stops; default 2, and a
+	// negative value means none.
+	MaxNudges int
+	// MaxInstructions is the bytes of repository instruction files shown;
+	// default 16 KiB.
+	MaxInstructions int
+	// MaxIssue is the bytes of the issue body (and of retry feedback)
+	// shown; default 32 KiB.
+	MaxIssue int
+	// RepoMapTokens is the repository map's budget; default 2,000, and a
+	// negative value leaves the map out.
+	RepoMapTokens int
+	// KeepRecent is how many of the latest messages compaction never
+	// touches; default 6.
+	KeepRecent int
+}
+
+// DefaultLimits fill the zero fields of Config.Limits.
+var DefaultLimits = Limits{
+	MaxSteps:        40,
+	MaxInputTokens:  2_000_000,
+	ContextWindow:   128_000,
+	MaxToolOutput:   32 << 10,
+	RepeatInARow:    3,
+	RepeatInWindow:  4,
+	RepeatWindow:    12,
+	MaxNudges:       2,
+	MaxInstructions: 16 << 10,
+	MaxIssue:        32 << 10,
+	RepoMapTokens:   2000,
+	KeepRecent:      6,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	set(&l.MaxSteps, d.MaxSteps)
+	set(&l.MaxToolOutput, d.MaxToolOutput)
+	set(&l.RepeatInARow, d.RepeatInARow)
+	set(&l.RepeatInWindow, d.RepeatInWindow)
+	set(&l.RepeatWindow, d.RepeatWindow)
+	set(&l.MaxNudges, d.MaxNudges)
+	set(&l.MaxInstructions, d.MaxInstructions)
+	set(&l.MaxIssue, d.MaxIssue)
+	set(&l.RepoMapTokens, d.RepoMapTokens)
+	set(&l.KeepRecent, d.KeepRecent)
+	if l.MaxInputTokens == 0 {
+		l.MaxInputTokens = d.MaxInputTokens
+	}
+	if l.ContextWindow == 0 {
+		l.ContextWindow = d.ContextWindow
+	}
+	l.MaxNudges = max(l.MaxNudges, 0)
+	return l
+}
+
+// Config is everything one run needs.
+type Config struct {
+	// Provider is the model; required.
+	Provider provider.Provider
+	// Tools are offered to the model in this order; required. Names must
+	// be unique.
+	Tools []tools.Tool
+	// Ledger receives every event; required.
+	Ledger *ledger.Writer
+	// Workspace is read for instruction files and the repository map; nil
+	// leaves both out.
+	Workspace *sandbox.Workspace
+	// Issue is the task.
+	Issue Issue
+	// Limits are the run's budgets; zero fields take DefaultLimits.
+	Limits Limits
+	// Now measures durations; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result is how a run ended.
+type Result struct {
+	Stop StopReason
+	// Detail says why, in one line for people.
+	Detail string
+	// Steps is the number of model turns.
+	Steps int
+	Usage provider.Usage
+	// Summary is the model's finish summary, empty unless it finished.
+	Summary string
+	// Changed lists every path a tool wrote or deleted, sorted.
+	Changed []string
+}
+
+// Run runs the loop until the model finishes or a limit stops it. The
+// error is non-nil only for ProviderError and Infrastructure (and a bad
+// Config); it wraps the cause, a *provider.Error for the former, so the
+// caller can tell a retryable failure from a permanent one.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	s := r.start(ctx)
+	if s == nil {
+		s = r.loop(ctx)
+	}
+	return r.finish(*s)
+}
+
+// stop is a decision to end the run.
+type stop struct {
+	reason StopReason
+	detail string
+	err    error
+}
+
+type runner struct {
+	cfg       Config
+	lim       Limits
+	now       func() time.Time
+	req       provider.Request
+	byName    map[string]tools.Tool
+	names     []string
+	callNames map[string]string // call ID → tool name, for placeholders
+	usage     provider.Usage
+	steps     int
+	nudges    int
+	changed   map[string]bool
+	summary   string
+	repeat    repeatDetector
+	// lastInput is the provider's count for the last request and
+	// lastBytes that request's size; together they calibrate the estimate.
+	lastInput int64
+	lastBytes int
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	switch {
+	case cfg.Provider == nil:
+		return nil, errors.New("agent: no provider")
+	case cfg.Ledger == nil:
+		return nil, errors.New("agent: no ledger")
+	case len(cfg.Tools) == 0:
+		return nil, errors.New("agent: no tools")
+	}
+	lim := cfg.Limits.withDefaults()
+	r := &runner{
+		cfg: cfg, lim: lim, now: cfg.Now,
+		byName:    map[string]tools.Tool{},
+		callNames: map[string]string{},
+		changed:   map[string]bool{},
+		repeat:    repeatDetector{inARow: lim.RepeatInARow, inWindow: lim.RepeatInWindow, window: lim.RepeatWindow},
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	for _, t := range cfg.Tools {
+		name := t.Name()
+		if name == "" {
+			return nil, errors.New("agent: a tool has no name")
+		}
+		if _, dup := r.byName[name]; dup {
+			return nil, fmt.Errorf("agent: two tools named %q", name)
+		}
+		r.byName[name] = t
+		r.names = append(r.names, name)
+		r.req.Tools = append(r.req.Tools, provider.ToolDef{Name: name, Description: t.Description(), Schema: t.Schema()})
+	}
+	r.req.System = systemPrompt
+	r.req.MaxTokens = lim.MaxOutputTokens
+	return r, nil
+}
+
+// start builds the opening message and records the run's start.
+func (r *runner) start(ctx context.Context) *stop {
+	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue}
+	if ws := r.cfg.Workspace; ws != nil {
+		var err error
+		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {
+			return r.failure(ctx, Infrastructure, fmt.Errorf("read repository instructions: %w", err))
+		}
+		if r.lim.RepoMapTokens > 0 {
+			parts.RepoMap, err = repomap.Build(ctx, ws, repomap.Options{TokenBudget: r.lim.RepoMapTokens})
+			if err != nil {
+				return r.failure(ctx, Infrastructure, fmt.Errorf("build repository map: %w", err))
+			}
+		}
+	}
+	first := firstMessage(parts)
+	r.req.Messages = []provider.Message{{Role: provider.RoleUser, Text: first}}
+	sum := sha256.Sum256([]byte(systemPrompt + "\x00" + first))
+	limits := ledger.Limits{MaxSteps: r.lim.MaxSteps, MaxInputTokens: r.lim.MaxInputTokens, ContextWindow: r.lim.ContextWindow}
+	if d, ok := ctx.Deadline(); ok {
+		limits.Deadline = &d
+	}
+	if _, err := r.cfg.Ledger.Append(&ledger.RunStart{
+		Model: r.cfg.Provider.Model(), Limits: limits, Tools: r.names,
+		PromptSHA256: hex.EncodeToString(sum[:]), Prompt: first,
+	}); err != nil {
+		return &stop{Infrastructure, "could not write the ledger: " + err.Error(), err}
+	}
+	return nil
+}
+
+// loop runs turns until a stopping rule fires.
+func (r *runner) loop(ctx context.Context) *stop {
+	for {
+		if s := r.beforeTurn(ctx); s != nil {
+			return s
+		}
+		r.steps++
+		resp, s := r.complete(ctx)
+		if s != nil {
+			return s
+		}
+		msg := resp.Message
+		msg.Role = provider.RoleAssistant
+		if len(msg.ToolCalls) == 0 {
+			if msg.Text == "" {
+				// Some services refuse an empty assistant message.
+				msg.Text = "(no reply)"
+			}
+			r.req.Messages = append(r.req.Messages, msg)
+			if r.nudges >= r.lim.MaxNudges {
+				return &stop{NoToolUse, fmt.Sprintf("the model replied %d times without calling a tool", r.nudges+1), nil}
+			}
+			r.nudges++
+			r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser, Text: nudgeText})
+		} else {
+			r.req.Messages = append(r.req.Messages, msg)
+			if s := r.runCalls(ctx, msg.ToolCalls); s != nil {
+				return s
+			}
+		}
+		if r.usage.InputTokens >= r.lim.MaxInputTokens {
+			return r.budgetStop()
+		}
+		if r.steps >= r.lim.MaxSteps {
+			return &stop{StepLimit, fmt.Sprintf("the step limit of %d model turns was reached", r.lim.MaxSteps), nil}
+		}
+	}
+}
+
+// beforeTurn checks the deadline and the budget against the coming
+// request, and shortens the conversation when it nears the window.
+func (r *runner) beforeTurn(ctx context.Context) *stop {
+	if err := ctx.Err(); err != nil {
+		return contextStop(ctx)
+	}
+	if r.estimate() > r.lim.ContextWindow*8/10 {
+		if s := r.compact(ctx, "near the context window", false); s != nil {
+			return s
+		}
+	}
+	if r.usage.InputTokens+r.estimate() > r.lim.MaxInputTokens {
+		return r.budgetStop()
+	}
+	return nil
+}
+
+func (r *runner) budgetStop() *stop {
+	return &stop{TokenBudget, fmt.Sprintf("the input-token budget of %d would be exceeded (%d used)", r.lim.MaxInputTokens, r.usage.InputTokens), nil}
+}
+
+// estimate is the coming request's size in tokens: the provider's count
+// for the last request plus the bytes added since, or bytes alone when
+// there is no count to start from.
+func (r *runner) estimate() int64 {
+	if r.lastInput == 0 {
+		return estimateTokens(r.req)
+	}
+	return r.lastInput + int64(r.messagesBytes()-r.lastBytes)/4
+}
+
+func (r *runner) messagesBytes() int {
+	n := 0
+	for _, m := range r.req.Messages {
+		n += messageBytes(m)
+	}
+	return n
+}
+
+// compact replaces old observations and records it. all drops every
+// observation outside the recent turns, after the provider said the
+// request was too long; otherwise it stops at 60% of the window.
+func (r *runner) compact(ctx context.Context, reason string, all bool) *stop {
+	before := r.estimate()
+	target := r.lim.ContextWindow * 6 / 10
+	if all {
+		target = 0
+	}
+	n := compact(&r.req, r.callNames, r.lim.KeepRecent, target)
+	if n == 0 {
+		return nil
+	}
+	r.lastInput = 0 // the provider's last count no longer applies
+	if _, err := r.cfg.Ledger.Append(&ledger.Compaction{
+		Step: r.steps, Reason: reason, Replaced: n, TokensBefore: before, TokensAfter: r.estimate(), AfterError: all,
+	}); err != nil {
+		return r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", err))
+	}
+	return nil
+}
+
+// complete sends the turn. A context-length error gets one compaction of
+// every older observation and one retry.
+func (r *runner) complete(ctx context.Context) (*provider.Response, *stop) {
+	resp, err := r.send(ctx)
+	var pe *provider.Error
+	if err != nil && errors.As(err, &pe) && pe.Kind == provider.KindContextLength {
+		replacedBefore := r.countPlaceholders()
+		if s := r.compact(ctx, "the model's service said the conversation is too long", true); s != nil {
+			return nil, s
+		}
+		if r.countPlaceholders() == replacedBefore {
+			return nil, r.failure(ctx, ProviderError, fmt.Errorf("model turn %d: nothing left to shorten: %w", r.steps, err))
+		}
+		resp, err = r.send(ctx)
+	}
+	if err != nil {
+		return nil, r.failure(ctx, ProviderError, fmt.Errorf("model turn %d: %w", r.steps, err))
+	}
+	return resp, nil
+}
+
+func (r *runner) countPlaceholders() int {
+	n := 0
+	for _, m := range r.req.Messages {
+		for _, tr := range m.ToolResults {
+			if strings.HasPrefix(tr.Content, placeholderPrefix) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// send makes one provider call and records it, failed or not.
+func (r *runner) send(ctx context.Context) (*provider.Response, error) {
+	bytes := r.messagesBytes()
+	start := r.now()
+	resp, err := r.cfg.Provider.Complete(ctx, r.req)
+	turn := &ledger.ModelTurn{Step: r.steps, Model: r.cfg.Provider.Model(), Duration: r.now().Sub(start)}
+	if err == nil && resp == nil {
+		err = errors.New("provider returned no response")
+	}
+	if err != nil {
+		turn.Error = err.Error()
+	} else {
+		u := resp.Usage
+		r.usage = r.usage.Add(u)
+		r.lastInput, r.lastBytes = u.InputTokens, bytes
+		turn.InputTokens, turn.OutputTokens = u.InputTokens, u.OutputTokens
+		turn.CachedInputTokens, turn.CacheWriteTokens = u.CachedInputTokens, u.CacheWriteTokens
+		turn.StopReason, turn.Text = resp.StopReason, resp.Message.Text
+		for _, c := range resp.Message.ToolCalls {
+			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+	}
+	if _, lerr := r.cfg.Ledger.Append(turn); lerr != nil {
+		return nil, &ledgerError{lerr}
+	}
+	return resp, err
+}
+
+// ledgerError marks a failure to record, which is always infrastructure.
+type ledgerError struct{ err error }
+
+func (e *ledgerError) Error() string { return "write ledger: " + e.err.Error() }
+func (e *ledgerError) Unwrap() error { return e.err }
+
+// failure turns an error into a stop: the context's end wins over
+// whatever failed because of it, and a ledger failure is infrastructure.
+func (r *runner) failure(ctx context.Context, reason StopReason, err error) *stop {
+	if ctx.Err() != nil {
+		return contextStop(ctx)
+	}
+	var le *ledgerError
+	if errors.As(err, &le) {
+		reason = Infrastructure
+	}
+	detail := err.Error()
+	var pe *provider.Error
+	if reason == ProviderError && errors.As(err, &pe) {
+		detail = "the model's service failed: " + pe.Reason
+	}
+	return &stop{reason, detail, err}
+}
+
+func contextStop(ctx context.Context) *stop {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &stop{Deadline, "the run's time limit was reached", nil}
+	}
+	return &stop{Cancelled, "the run was cancelled", nil}
+}
+
+// runCalls runs the turn's tool calls in order and appends their results.
+func (r *runner) runCalls(ctx context.Context, calls []provider.ToolCall) *stop {
+	results := make([]provider.ToolResult, 0, len(calls))
+	var end *stop
+	for _, c := range calls {
+		r.callNames[c.ID] = c.Name
+		if end != nil {
+			// The run is ending; the call is answered so the conversation
+			// stays well-formed, and recorded as not run.
+			text := "not run: the run ended before this call"
+			results = append(results, provider.ToolResult{CallID: c.ID, Content: text, IsError: true})
+			if _, err := r.cfg.Ledger.Append(&ledger.ToolCall{Step: r.steps, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Result: text}); err != nil {
+				return r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", err))
+			}
+			continue
+		}
+		out, s := r.callTool(ctx, c)
+		if s != nil {
+			return s
+		}
+		results = append(results, provider.ToolResult{CallID: c.ID, Content: out.text, IsError: out.isError})
+		switch {
+		case out.finish != nil:
+			r.summary = out.finish.Summary
+			end = &stop{Finished, "the model called finish", nil}
+		case r.repeat.observe(c.Name, c.Arguments, out.text):
+			end = &stop{RepeatedCalls, "the model kept repeating itself: " + r.repeat.description, nil}
+		}
+	}
+	r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser, ToolResults: results})
+	return end
+}
+
+// callOutcome is what the model sees of one call.
+type callOutcome struct {
+	text    string
+	isError bool
+	finish  *tools.FinishRecord
+}
+
+// callTool runs one call. Mistakes the model can fix, a tool that does
+// not exist and a tool that panics become error results; a tool's Go
+// error ends the run.
+func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome, *stop) {
+	if ctx.Err() != nil {
+		return callOutcome{}, contextStop(ctx)
+	}
+	rec := &ledger.ToolCall{Step: r.steps, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments}
+	start := r.now()
+	var res tools.Result
+	var err error
+	t, ok := r.byName[c.Name]
+	switch args, bad := checkArgs(c.Arguments); {
+	case !ok:
+		res = tools.Result{Code: tools.NotFound, Text: fmt.Sprintf("error: %s: there is no tool named %q; the tools are: %s", tools.NotFound, c.Name, strings.Join(r.names, ", "))}
+	case bad != "":
+		res = tools.Result{Code: tools.InvalidArguments, Text: fmt.Sprintf("error: %s: %s; send one JSON object that matches the %s tool's schema", tools.InvalidArguments, bad, c.Name)}
+	default:
+		res, rec.Panic, err = safeCall(ctx, t, args)
+		if rec.Panic != "" {
+			res = tools.Result{Text: fmt.Sprintf("error: internal: the %s tool crashed on this call (a bug in Patchwright, not in your call); try another way to reach your goal", c.Name)}
+		}
+	}
+	rec.Duration = r.now().Sub(start)
+	for _, cmd := range res.Commands {
+		if _, lerr := r.cfg.Ledger.Append(&ledger.Command{Step: r.steps, CallID: c.ID, Tool: c.Name, CommandRecord: cmd}); lerr != nil {
+			return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
+		}
+	}
+	if err != nil {
+		rec.Failure = err.Error()
+	}
+	out := callOutcome{text: cutMiddle(res.Text, r.lim.MaxToolOutput), finish: res.Finish}
+	out.isError = res.Code != "" || rec.Panic != "" || strings.HasPrefix(res.Text, "error:")
+	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, res.Changed
+	for _, p := range res.Changed {
+		r.changed[p] = true
+	}
+	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {
+		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
+	}
+	if err != nil {
+		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("tool %s (call %s): %w", c.Name, c.ID, err))
+	}
+	return out, nil
+}
+
+// checkArgs accepts one JSON object; an empty string counts as no
+// arguments, which some models send for tools without parameters.
+func checkArgs(raw string) (args []byte, problem string) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return []byte("{}"), ""
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, "the arguments are not valid JSON (" + err.Error() + ")"
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, "the arguments must be a JSON object"
+	}
+	return []byte(s), ""
+}
+
+// safeCall runs a tool and turns a panic into a value the ledger records,
+// so one broken tool cannot take the worker down.
+func safeCall(ctx context.Context, t tools.Tool, args []byte) (res tools.Result, panicked string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = capText(fmt.Sprintf("%v\n%s", p, debug.Stack()), 4096)
+			res, err = tools.Result{}, nil
+		}
+	}()
+	res, err = t.Call(ctx, args)
+	return res, "", err
+}
+
+// finish records the run's end and builds the Result.
+func (r *runner) finish(s stop) (Result, error) {
+	changed := make([]string, 0, len(r.changed))
+	for p := range r.changed {
+		changed = append(changed, p)
+	}
+	slices.Sort(changed)
+	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, Summary: r.summary, Changed: changed}
+	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
+		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: changed,
+		Usage: ledger.Usage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens,
+			CachedInputTokens: r.usage.CachedInputTokens, CacheWriteTokens: r.usage.CacheWriteTokens},
+	})
+	if err != nil && s.err == nil {
+		res.Stop, res.Detail = Infrastructure, "could not write the ledger: "+err.Error()
+		return res, fmt.Errorf("record run stop: %w", err)
+	}
+	return res, s.err
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/patchwright/patchwright/agent/provider"
+)
+
+// cutMiddle keeps the head and tail of s within max bytes, with a marker
+// where the middle was dropped: the start of an output says what ran, the
+// end says how it ended, and both matter more than the middle.
+func cutMiddle(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	head := max / 2
+	tail := max - head
+	for head > 0 && !utf8RuneStart(s[head]) {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && !utf8RuneStart(s[start]) {
+		start++
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut from the middle of this output …]\n%s", s[:head], start-head, s[start:])
+}
+
+// placeholderPrefix starts every observation the compactor replaced, so it
+// can tell which are already short.
+const placeholderPrefix = "[earlier output of "
+
+func placeholder(tool string, bytes int) string {
+	return fmt.Sprintf("%s%s removed to save context (%d bytes); call the tool again if you still need it]", placeholderPrefix, tool, bytes)
+}
+
+// estimateTokens guesses a request's size at four bytes a token, which is
+// close for code and English and errs large for neither by much.
+func estimateTokens(req provider.Request) int64 {
+	n := len(req.System)
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	for _, m := range req.Messages {
+		n += messageBytes(m)
+	}
+	return int64(n / 4)
+}
+
+func messageBytes(m provider.Message) int {
+	n := len(m.Text)
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for _, r := range m.ToolResults {
+		n += len(r.CallID) + len(r.Content)
+	}
+	return n
+}
+
+// compact replaces tool observations with placeholders, oldest first, until
+// the estimate is at most target tokens. The first message (instructions,
+// map and issue) and the last keep messages are never touched. It returns
+// how many observations it replaced.
+func compact(req *provider.Request, names map[string]string, keep int, target int64) int {
+	replaced := 0
+	last := len(req.Messages) - keep
+	for i := 1; i < last; i++ {
+		if estimateTokens(*req) <= target {
+			break
+		}
+		m := &req.Messages[i]
+		for j := range m.ToolResults {
+			r := &m.ToolResults[j]
+			if strings.HasPrefix(r.Content, placeholderPrefix) {
+				continue
+			}
+			short := placeholder(names[r.CallID], len(r.Content))
+			if len(short) >= len(r.Content) {
+				continue
+			}
+			r.Content = short
+			replaced++
+		}
+	}
+	return replaced
+}
