@@ -77,7 +77,7 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 		wg    sync.WaitGroup
 		ioErr error
 	)
-	for range runtime.GOMAXPROCS(0) {
+	for range searchWorkers() {
 		wg.Go(func() {
 			for j := range jobs {
 				fm, skipped, err := s.searchFile(m, j.rel)
@@ -209,3 +209,7 @@ func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
 	}
 	return b.String()
 }
+
+// searchWorkers is the size of the search pool. Reading a file is mostly
+// system calls, so a few more workers than CPUs keep the CPUs busy.
+func searchWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
