@@ -56,8 +56,15 @@ func (p *openAIProvider) stream(ctx context.Context, params openai.ChatCompletio
 	s := p.client.Chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc openai.ChatCompletionAccumulator
+	// The accumulator drops prompt_tokens_details.cache_write_tokens, so
+	// usage is read from the usage chunk itself.
+	var usage *openai.CompletionUsage
 	for s.Next() {
-		if !acc.AddChunk(s.Current()) {
+		chunk := s.Current()
+		if chunk.JSON.Usage.Valid() {
+			usage = &chunk.Usage
+		}
+		if !acc.AddChunk(chunk) {
 			return nil, &Error{Kind: KindTransient, Provider: NameOpenAI, Code: "bad_stream",
 				Reason: "the stream sent a chunk that does not fit the ones before it"}
 		}
@@ -69,6 +76,9 @@ func (p *openAIProvider) stream(ctx context.Context, params openai.ChatCompletio
 		// A connection cut after the headers ends the stream without error.
 		return nil, &Error{Kind: KindTransient, Provider: NameOpenAI, Code: "stream_incomplete",
 			Reason: "the stream ended before the model finished"}
+	}
+	if usage != nil {
+		acc.Usage = *usage
 	}
 	return openAIResponse(acc.ChatCompletion), nil
 }

@@ -13,16 +13,16 @@
 package providertest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
-
-	"context"
 
 	"github.com/patchwright/patchwright/agent/provider"
 )
@@ -170,6 +170,7 @@ func (s *Server) Options(wire string) provider.Options {
 		APIKey:  "test-key",
 		BaseURL: base,
 		Getenv:  func(string) string { return "" },
+		Logger:  slog.New(slog.DiscardHandler),
 		Retry: provider.Retry{Sleep: func(ctx context.Context, d time.Duration) error {
 			s.mu.Lock()
 			s.waits = append(s.waits, d)
