@@ -1,0 +1,283 @@
+package gitrepo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/utils/diff"
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// Kind is how a path changed.
+type Kind string
+
+// Kinds of change.
+const (
+	Added    Kind = "added"
+	Modified Kind = "modified"
+	Deleted  Kind = "deleted"
+)
+
+// Change is one changed path of the work tree against the base commit.
+type Change struct {
+	Path string `json:"path"`
+	Kind Kind   `json:"kind"`
+	// Added and Removed count lines; both are zero for binary files.
+	Added   int  `json:"added"`
+	Removed int  `json:"removed"`
+	Binary  bool `json:"binary,omitempty"`
+	// Symlink is set when the new version is a symbolic link.
+	Symlink bool `json:"symlink,omitempty"`
+}
+
+// Changes compares the work tree with the base commit and returns every
+// changed path in order. Files whose size and modification time match the
+// index are taken as unchanged without reading them, as git does, so a
+// large tree costs one stat per file. Untracked files that .gitignore
+// excludes, anything inside a .git directory, and special files (FIFOs,
+// sockets, devices) are not changes.
+func (r *Repo) Changes() ([]Change, error) {
+	idx, err := r.repo.Storer.Index()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	tracked := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		tracked[e.Name] = e
+	}
+	root, err := os.OpenRoot(r.worktree)
+	if err != nil {
+		return nil, fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	ignore, err := r.ignoreMatcher()
+	if err != nil {
+		return nil, err
+	}
+
+	var changes []Change
+	seen := make(map[string]bool, len(tracked))
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" && p != "." {
+			// Never content: git itself cannot track a path named .git.
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		entry := tracked[p]
+		if entry == nil {
+			if ignore.Match(strings.Split(p, "/"), false) {
+				return nil
+			}
+			c, err := r.describe(root, p, nil, d)
+			if err != nil {
+				return err
+			}
+			changes = append(changes, c)
+			return nil
+		}
+		seen[p] = true
+		c, changed, err := r.compare(root, p, entry, d)
+		if err != nil {
+			return err
+		}
+		if changed {
+			changes = append(changes, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan work tree: %w", err)
+	}
+	for name, e := range tracked {
+		if seen[name] {
+			continue
+		}
+		old, err := r.blob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		c := Change{Path: name, Kind: Deleted, Binary: isBinary(old)}
+		if !c.Binary {
+			c.Removed = countLines(old)
+		}
+		changes = append(changes, c)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return changes, nil
+}
+
+// compare reports whether a tracked file differs from its index entry.
+func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (Change, bool, error) {
+	info, err := d.Info()
+	if err != nil {
+		return Change{}, false, err
+	}
+	mode := modeOf(info)
+	if mode == e.Mode && info.Mode().IsRegular() && uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) {
+		return Change{}, false, nil
+	}
+	content, err := readEntry(root, p, info)
+	if err != nil {
+		return Change{}, false, err
+	}
+	if mode == e.Mode && plumbing.ComputeHash(plumbing.BlobObject, content) == e.Hash {
+		return Change{}, false, nil
+	}
+	old, err := r.blob(e.Hash)
+	if err != nil {
+		return Change{}, false, err
+	}
+	c, err := r.describe(root, p, old, d)
+	c.Kind = Modified
+	return c, true, err
+}
+
+// describe builds the Change for p, with line counts against old (nil for
+// an added file).
+func (r *Repo) describe(root *os.Root, p string, old []byte, d fs.DirEntry) (Change, error) {
+	info, err := d.Info()
+	if err != nil {
+		return Change{}, err
+	}
+	content, err := readEntry(root, p, info)
+	if err != nil {
+		return Change{}, err
+	}
+	c := Change{Path: p, Kind: Added, Symlink: info.Mode()&fs.ModeSymlink != 0}
+	if isBinary(content) || isBinary(old) {
+		c.Binary = true
+		return c, nil
+	}
+	c.Added, c.Removed = lineDelta(string(old), string(content))
+	return c, nil
+}
+
+// readEntry returns a regular file's bytes, or a symlink's target (what git
+// stores for a link). O_NONBLOCK keeps a FIFO swapped in after the walk
+// from hanging the worker.
+func readEntry(root *os.Root, p string, info fs.FileInfo) ([]byte, error) {
+	if info.Mode()&fs.ModeSymlink != 0 {
+		target, err := root.Readlink(p)
+		return []byte(target), err
+	}
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return io.ReadAll(f)
+}
+
+func modeOf(info fs.FileInfo) filemode.FileMode {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		return filemode.Symlink
+	case info.Mode()&0o111 != 0:
+		return filemode.Executable
+	}
+	return filemode.Regular
+}
+
+// BaseContent returns a file's content at the base commit; nil with no
+// error for a file that did not exist there.
+func (r *Repo) BaseContent(p string) ([]byte, error) {
+	commit, err := r.repo.CommitObject(r.base)
+	if err != nil {
+		return nil, fmt.Errorf("read base commit: %w", err)
+	}
+	f, err := commit.File(p)
+	if err != nil {
+		if errors.Is(err, plumbing.ErrObjectNotFound) || strings.Contains(err.Error(), "file not found") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read %s at base: %w", p, err)
+	}
+	s, err := f.Contents()
+	return []byte(s), err
+}
+
+func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
+	b, err := r.repo.BlobObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// ignoreMatcher reads every .gitignore of the work tree.
+func (r *Repo) ignoreMatcher() (gitignore.Matcher, error) {
+	wt, err := r.repo.Worktree()
+	if err != nil {
+		return nil, fmt.Errorf("open work tree: %w", err)
+	}
+	ps, err := gitignore.ReadPatterns(wt.Filesystem, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read .gitignore: %w", err)
+	}
+	return gitignore.NewMatcher(ps), nil
+}
+
+func isBinary(b []byte) bool {
+	if len(b) > 8000 {
+		b = b[:8000]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}
+
+func countLines(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	n := bytes.Count(b, []byte{'\n'})
+	if b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// lineDelta counts lines added and removed between two texts.
+func lineDelta(old, new string) (added, removed int) {
+	for _, d := range diff.Do(old, new) {
+		switch d.Type {
+		case diffmatchpatch.DiffInsert:
+			added += countLines([]byte(d.Text))
+		case diffmatchpatch.DiffDelete:
+			removed += countLines([]byte(d.Text))
+		}
+	}
+	return added, removed
+}

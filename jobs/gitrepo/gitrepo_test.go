@@ -1,0 +1,228 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// runGit runs the real git in dir and returns its trimmed output.
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// origin makes a repository with a few files and an uncommitted edit in
+// its working tree, as a user's checkout would have.
+func origin(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	write(t, filepath.Join(dir, "a.txt"), "one\ntwo\nthree\n")
+	write(t, filepath.Join(dir, "gone.txt"), "x\ny\n")
+	write(t, filepath.Join(dir, "pkg", "b.go"), "package pkg\n")
+	write(t, filepath.Join(dir, ".gitignore"), "*.log\nbuild/\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "initial")
+	write(t, filepath.Join(dir, "a.txt"), "user's uncommitted edit\n")
+	return dir
+}
+
+func clone(t *testing.T, url string) *Repo {
+	t.Helper()
+	tmp := t.TempDir()
+	r, err := Clone(context.Background(), CloneOptions{
+		URL: url, Depth: 1,
+		Worktree: filepath.Join(tmp, "work"), GitDir: filepath.Join(tmp, "git"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestCloneKeepsGitDirOutOfWorktree(t *testing.T) {
+	src := origin(t)
+	r := clone(t, src)
+	if _, err := os.Stat(filepath.Join(r.Worktree(), ".git")); !os.IsNotExist(err) {
+		t.Errorf(".git in the work tree: %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(r.Worktree(), "a.txt"))
+	if err != nil || string(got) != "one\ntwo\nthree\n" {
+		t.Errorf("a.txt = %q, %v; want the committed content, not the user's edit", got, err)
+	}
+	if r.BaseBranch() != "main" || r.Base().String() != runGit(t, src, "rev-parse", "HEAD") {
+		t.Errorf("base = %s %s", r.BaseBranch(), r.Base())
+	}
+}
+
+func TestChangesFindsExactlyWhatChanged(t *testing.T) {
+	r := clone(t, origin(t))
+	wt := r.Worktree()
+	write(t, filepath.Join(wt, "a.txt"), "one\nTWO\nthree\nfour\n")
+	write(t, filepath.Join(wt, "new", "c.go"), "package new\n\nfunc C() {}\n")
+	write(t, filepath.Join(wt, "debug.log"), "ignored\n")
+	write(t, filepath.Join(wt, "build", "out"), "ignored\n")
+	write(t, filepath.Join(wt, ".git", "config"), "[core]\n\tfsmonitor = evil\n")
+	if err := os.Remove(filepath.Join(wt, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(wt, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(wt, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Same content rewritten: a new mtime but no change.
+	write(t, filepath.Join(wt, "pkg", "b.go"), "package pkg\n")
+
+	got, err := r.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{
+		{Path: "a.txt", Kind: Modified, Added: 2, Removed: 1},
+		{Path: "gone.txt", Kind: Deleted, Removed: 2},
+		{Path: "link", Kind: Added, Added: 1, Symlink: true},
+		{Path: "new/c.go", Kind: Added, Added: 3},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Changes = %+v\nwant %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestCommitAndPushLeaveTheUsersTreeAlone(t *testing.T) {
+	src := origin(t)
+	before := snapshot(t, src)
+	r := clone(t, src)
+	write(t, filepath.Join(r.Worktree(), "a.txt"), "one\n2\nthree\n")
+	changes, err := r.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := r.Commit(changes, CommitOptions{
+		Branch: "agent/fix-two", Message: "Fix two",
+		Author: Signature{Name: "patchwright[bot]", Email: "bot@example.com"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(context.Background(), "agent/fix-two", plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, src, "rev-parse", "agent/fix-two"); got != hash.String() {
+		t.Errorf("branch at %s, want %s", got, hash)
+	}
+	if got := runGit(t, src, "show", "agent/fix-two:a.txt"); got != "one\n2\nthree" {
+		t.Errorf("a.txt on the branch = %q", got)
+	}
+	if got := runGit(t, src, "diff", "--name-only", "main", "agent/fix-two"); got != "a.txt" {
+		t.Errorf("branch changes %q, want only a.txt", got)
+	}
+	if after := snapshot(t, src); after != before {
+		t.Errorf("user's working tree or index changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func TestPushIsCompareAndSwap(t *testing.T) {
+	src := origin(t)
+	r := clone(t, src)
+	write(t, filepath.Join(r.Worktree(), "a.txt"), "first attempt\n")
+	changes, _ := r.Changes()
+	first, err := r.Commit(changes, CommitOptions{Branch: "agent/issue-1", Message: "attempt 1", Author: Signature{Name: "b", Email: "b@x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(context.Background(), "agent/issue-1", plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+
+	// A person pushes to the branch.
+	runGit(t, src, "branch", "-f", "human", "agent/issue-1")
+	human := filepath.Join(t.TempDir(), "human")
+	runGit(t, src, "worktree", "add", "-q", human, "agent/issue-1")
+	write(t, filepath.Join(human, "human.txt"), "mine\n")
+	runGit(t, human, "add", "human.txt")
+	runGit(t, human, "commit", "-q", "-m", "human commit")
+	humanHead := runGit(t, human, "rev-parse", "HEAD")
+	runGit(t, src, "worktree", "remove", "--force", human)
+
+	// Pushing as if the branch were new, or as if it were still at our
+	// first commit, must not overwrite the person's commit.
+	write(t, filepath.Join(r.Worktree(), "a.txt"), "second attempt\n")
+	changes, _ = r.Changes()
+	if _, err := r.Commit(changes, CommitOptions{Branch: "agent/issue-1", Message: "attempt 2", Author: Signature{Name: "b", Email: "b@x"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, expected := range []plumbing.Hash{plumbing.ZeroHash, first} {
+		err := r.Push(context.Background(), "agent/issue-1", expected)
+		if !errors.Is(err, ErrRemoteMoved) {
+			t.Errorf("push expecting %s: %v, want ErrRemoteMoved", expected, err)
+		}
+	}
+	if got := runGit(t, src, "rev-parse", "agent/issue-1"); got != humanHead {
+		t.Errorf("branch moved to %s; the human commit %s was overwritten", got, humanHead)
+	}
+	// Expecting the person's head, the force-update goes through.
+	if err := r.Push(context.Background(), "agent/issue-1", plumbing.NewHash(humanHead)); err != nil {
+		t.Errorf("push expecting the current head: %v", err)
+	}
+}
+
+func TestCommitRefusesEmptyChange(t *testing.T) {
+	r := clone(t, origin(t))
+	if _, err := r.Commit(nil, CommitOptions{Branch: "b", Message: "m"}); !errors.Is(err, ErrNothingToCommit) {
+		t.Errorf("Commit(nil) = %v", err)
+	}
+}
+
+func TestCloneErrors(t *testing.T) {
+	tmp := t.TempDir()
+	_, err := Clone(context.Background(), CloneOptions{URL: filepath.Join(tmp, "nope"), Worktree: filepath.Join(tmp, "w"), GitDir: filepath.Join(tmp, "g")})
+	if err == nil {
+		t.Error("clone of a missing repository succeeded")
+	}
+	if _, err := Clone(context.Background(), CloneOptions{URL: "x"}); err == nil {
+		t.Error("clone without directories succeeded")
+	}
+	if got := redactURL("https://x-access-token:ghs_secret@github.com/o/r.git"); strings.Contains(got, "ghs_secret") {
+		t.Errorf("redactURL kept the token: %s", got)
+	}
+}
+
+// snapshot is the user's visible state: status, index and file contents.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	a, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
+	return runGit(t, dir, "status", "--porcelain") + "|" + runGit(t, dir, "ls-files", "-s") + "|" + string(a)
+}
