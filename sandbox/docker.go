@@ -1,0 +1,362 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+)
+
+// Labels put on every sandbox container.
+const (
+	// LabelSandbox marks a container as a Patchwright sandbox; the reaper
+	// only ever touches containers carrying it.
+	LabelSandbox = "org.patchwright.sandbox"
+	// LabelJob holds Spec.JobID.
+	LabelJob = "org.patchwright.job"
+	// LabelExpires holds the time (RFC 3339, UTC) after which the reaper
+	// may remove the container.
+	LabelExpires = "org.patchwright.expires"
+)
+
+// Defaults of DockerOptions.
+const (
+	DefaultUser         = "1000:1000"
+	DefaultInitUser     = "65534:65534"
+	DefaultHome         = "/home/agent"
+	DefaultKillGrace    = 5 * time.Second
+	DefaultReapInterval = 5 * time.Minute
+)
+
+// closeTimeout bounds the calls made on a fresh context after the caller's
+// was cancelled: removing a container, killing a command.
+const closeTimeout = 30 * time.Second
+
+// DockerOptions configure a Docker runner. Zero fields take the defaults
+// named on each.
+type DockerOptions struct {
+	// User runs every command, as numeric "uid:gid" (it also owns the
+	// tmpfs mounts). Default DefaultUser. The workspace must be writable by
+	// it.
+	User string
+	// InitUser runs the container's PID 1 (docker-init and a sleep), as
+	// numeric "uid:gid". It differs from User so that a command's
+	// `kill -9 -1` cannot end the container. Default DefaultInitUser.
+	InitUser string
+	// Home is HOME inside the sandbox, a writable tmpfs that holds the
+	// caches (Go, npm, pip, XDG). Default DefaultHome.
+	Home string
+	// Policy is checked before every command. Nil means DefaultPolicy();
+	// use &Policy{} to allow everything.
+	Policy *Policy
+	// KillGrace is how long past a command's timeout the host waits for
+	// the in-container `timeout` to end it before killing the command's
+	// processes itself. Default DefaultKillGrace.
+	KillGrace time.Duration
+}
+
+// Docker is the Runner on a Docker engine. It is safe for concurrent use.
+type Docker struct {
+	cli      *client.Client
+	user     string
+	uid, gid int
+	initUser string
+	home     string
+	policy   *Policy
+	grace    time.Duration
+}
+
+// NewDocker connects to the engine named by the environment (DOCKER_HOST
+// and friends, default the local socket), negotiating the API version, and
+// checks that it answers.
+func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
+	d := &Docker{
+		user:     cmp(opts.User, DefaultUser),
+		initUser: cmp(opts.InitUser, DefaultInitUser),
+		home:     cmp(opts.Home, DefaultHome),
+		policy:   opts.Policy,
+		grace:    opts.KillGrace,
+	}
+	if d.policy == nil {
+		d.policy = DefaultPolicy()
+	}
+	if d.grace <= 0 {
+		d.grace = DefaultKillGrace
+	}
+	var err error
+	if d.uid, d.gid, err = parseUser(d.user); err != nil {
+		return nil, fmt.Errorf("sandbox user: %w", err)
+	}
+	if _, _, err = parseUser(d.initUser); err != nil {
+		return nil, fmt.Errorf("sandbox init user: %w", err)
+	}
+	if !filepath.IsAbs(d.home) || d.home == "/" || d.home == WorkspaceDir {
+		return nil, fmt.Errorf("sandbox home %q: must be an absolute path other than / and %s", d.home, WorkspaceDir)
+	}
+	d.cli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	if _, err := d.cli.Ping(ctx); err != nil {
+		d.cli.Close()
+		return nil, fmt.Errorf("docker engine does not answer (is dockerd running?): %w", err)
+	}
+	return d, nil
+}
+
+// Close releases the client's connections. Sandboxes must be closed first.
+func (d *Docker) Close() error { return d.cli.Close() }
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func parseUser(s string) (uid, gid int, err error) {
+	u, g, ok := strings.Cut(s, ":")
+	if ok {
+		uid, err = strconv.Atoi(u)
+		if err == nil {
+			gid, err = strconv.Atoi(g)
+		}
+	}
+	if !ok || err != nil || uid < 0 || gid < 0 {
+		return 0, 0, fmt.Errorf("%q is not a numeric uid:gid", s)
+	}
+	if uid == 0 {
+		return 0, 0, fmt.Errorf("%q: the sandbox never runs as root", s)
+	}
+	return uid, gid, nil
+}
+
+// Create starts a container for spec and returns once commands can run in
+// it. See Spec for the defaults.
+func (d *Docker) Create(ctx context.Context, spec Spec) (Sandbox, error) {
+	lim, err := d.check(ctx, &spec)
+	if err != nil {
+		return nil, err
+	}
+	ttl := spec.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	config := &container.Config{
+		Image:      spec.Image,
+		User:       d.initUser,
+		Env:        d.env(spec.Env),
+		Cmd:        []string{"sleep", "infinity"},
+		WorkingDir: WorkspaceDir,
+		Labels: map[string]string{
+			LabelSandbox: "1",
+			LabelJob:     spec.JobID,
+			LabelExpires: time.Now().Add(ttl).UTC().Format(time.RFC3339),
+		},
+	}
+	host := d.hostConfig(spec, lim)
+	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
+	}
+	c := &dockerSandbox{d: d, id: created.ID}
+	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		err = fmt.Errorf("start sandbox %.12s for job %s: %w", created.ID, spec.JobID, err)
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
+
+// check validates spec, fills its defaults and returns the limits to apply.
+func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
+	switch {
+	case spec.Image == "":
+		return Limits{}, errors.New("sandbox spec: Image is required")
+	case spec.JobID == "":
+		return Limits{}, errors.New("sandbox spec: JobID is required")
+	case !filepath.IsAbs(spec.Workspace):
+		return Limits{}, fmt.Errorf("sandbox spec: Workspace %q must be an absolute path", spec.Workspace)
+	}
+	if info, err := os.Stat(spec.Workspace); err != nil {
+		return Limits{}, fmt.Errorf("sandbox spec: workspace: %w", err)
+	} else if !info.IsDir() {
+		return Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
+	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return Limits{}, fmt.Errorf("sandbox spec: Env entry %q is not KEY=VALUE", kv)
+		}
+	}
+	lim := spec.Limits
+	def := DefaultLimits
+	if lim.MemoryBytes < 0 || lim.CPUs < 0 || lim.PIDs < 0 || lim.OpenFiles < 0 || lim.TmpfsBytes < 0 {
+		return Limits{}, fmt.Errorf("sandbox spec: negative limit in %+v", lim)
+	}
+	if lim.MemoryBytes == 0 {
+		lim.MemoryBytes = def.MemoryBytes
+	}
+	if lim.CPUs == 0 {
+		lim.CPUs = def.CPUs
+	}
+	if lim.PIDs == 0 {
+		lim.PIDs = def.PIDs
+	}
+	if lim.OpenFiles == 0 {
+		lim.OpenFiles = def.OpenFiles
+	}
+	if lim.TmpfsBytes == 0 {
+		lim.TmpfsBytes = def.TmpfsBytes
+	}
+	if spec.Runtime != "" {
+		info, err := d.cli.Info(ctx)
+		if err != nil {
+			return Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
+		}
+		if _, ok := info.Runtimes[spec.Runtime]; !ok {
+			have := make([]string, 0, len(info.Runtimes))
+			for name := range info.Runtimes {
+				have = append(have, name)
+			}
+			slices.Sort(have)
+			return Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
+		}
+	}
+	return lim, nil
+}
+
+// env is the complete container environment: the spec's, then HOME and
+// the cache variables, which always win. Nothing comes from the host.
+func (d *Docker) env(specEnv []string) []string {
+	ours := []string{
+		"HOME=" + d.home,
+		"USER=agent",
+		"TMPDIR=/tmp",
+		"XDG_CACHE_HOME=" + d.home + "/.cache",
+		"GOPATH=" + d.home + "/go",
+		"GOMODCACHE=" + d.home + "/go/pkg/mod",
+		"GOCACHE=" + d.home + "/.cache/go-build",
+		"npm_config_cache=" + d.home + "/.npm",
+		"PIP_CACHE_DIR=" + d.home + "/.cache/pip",
+	}
+	env := make([]string, 0, len(specEnv)+len(ours))
+	for _, kv := range specEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(ours, func(o string) bool { return strings.HasPrefix(o, k+"=") }) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, ours...)
+}
+
+func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
+	// Docker mounts tmpfs noexec by default; builds run test binaries from
+	// /tmp and tools from HOME, so both allow exec (but never setuid or
+	// devices). They belong to the command user, not root.
+	tmpfs := func(mode string) string {
+		return fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=%s,uid=%d,gid=%d", lim.TmpfsBytes, mode, d.uid, d.gid)
+	}
+	network := container.NetworkMode("none")
+	if spec.Network {
+		network = "bridge"
+	}
+	init := true
+	return &container.HostConfig{
+		Mounts: []mount.Mount{{
+			Type:   mount.TypeBind,
+			Source: spec.Workspace,
+			Target: WorkspaceDir,
+		}},
+		NetworkMode:    network,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Tmpfs: map[string]string{
+			"/tmp":     tmpfs("1777"),
+			d.home:     tmpfs("0755"),
+			"/run":     tmpfs("0755"),
+			"/var/tmp": tmpfs("1777"),
+		},
+		Init:    &init,
+		Runtime: spec.Runtime,
+		Resources: container.Resources{
+			Memory:     lim.MemoryBytes,
+			MemorySwap: lim.MemoryBytes, // equal to Memory: no swap
+			NanoCPUs:   int64(lim.CPUs * 1e9),
+			PidsLimit:  &lim.PIDs,
+			Ulimits: []*container.Ulimit{
+				{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
+			},
+		},
+	}
+}
+
+// Reap removes every sandbox container whose expiry has passed (or whose
+// expiry label cannot be read) and returns how many it removed. Run it at
+// start-up: containers of a crashed worker are left behind.
+func (d *Docker) Reap(ctx context.Context) (int, error) {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelSandbox)),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list sandbox containers: %w", err)
+	}
+	now := time.Now()
+	removed := 0
+	var errs []error
+	for _, c := range list {
+		expires, err := time.Parse(time.RFC3339, c.Labels[LabelExpires])
+		if err == nil && now.Before(expires) {
+			continue
+		}
+		err = d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case err == nil:
+			removed++
+		case client.IsErrNotFound(err):
+			// Closed by its owner meanwhile.
+		default:
+			errs = append(errs, fmt.Errorf("reap sandbox %.12s of job %s: %w", c.ID, c.Labels[LabelJob], err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// RunReaper calls Reap now and then every interval (DefaultReapInterval
+// when zero) until ctx ends, logging what it removed and what failed to
+// log (slog.Default() when nil).
+func (d *Docker) RunReaper(ctx context.Context, every time.Duration, log *slog.Logger) {
+	if every <= 0 {
+		every = DefaultReapInterval
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		n, err := d.Reap(ctx)
+		if n > 0 {
+			log.InfoContext(ctx, "reaped expired sandbox containers", "count", n)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.ErrorContext(ctx, "reap sandbox containers", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

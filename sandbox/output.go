@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+)
+
+// capture keeps the first and the last bytes of a stream, its length and
+// its SHA-256. Its memory is fixed at creation: the head and tail buffers
+// never grow, whatever is written.
+type capture struct {
+	head     []byte // first bytes, filled up to cap
+	tail     []byte // ring of the last bytes
+	tailNext int    // next write position in tail
+	tailLen  int    // bytes held in tail
+	total    int64
+	sum      hash.Hash
+}
+
+// newCapture keeps at most limit bytes: half for the head, the rest for
+// the tail.
+func newCapture(limit int) *capture {
+	headCap := (limit + 1) / 2
+	return &capture{
+		head: make([]byte, 0, headCap),
+		tail: make([]byte, limit-headCap),
+		sum:  sha256.New(),
+	}
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	c.sum.Write(p)
+	if room := cap(c.head) - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(c.tail) == 0 || len(p) == 0 {
+		return n, nil
+	}
+	// Only the last len(tail) bytes of p can survive.
+	if len(p) > len(c.tail) {
+		p = p[len(p)-len(c.tail):]
+	}
+	for len(p) > 0 {
+		k := copy(c.tail[c.tailNext:], p)
+		p = p[k:]
+		c.tailNext = (c.tailNext + k) % len(c.tail)
+		c.tailLen = min(c.tailLen+k, len(c.tail))
+	}
+	return n, nil
+}
+
+// output returns what was kept, with copies the caller owns.
+func (c *capture) output() Output {
+	o := Output{
+		Head:   append([]byte(nil), c.head...),
+		Total:  c.total,
+		SHA256: hex.EncodeToString(c.sum.Sum(nil)),
+	}
+	if c.tailLen > 0 {
+		start := (c.tailNext - c.tailLen + len(c.tail)) % len(c.tail)
+		o.Tail = make([]byte, 0, c.tailLen)
+		if start+c.tailLen <= len(c.tail) {
+			o.Tail = append(o.Tail, c.tail[start:start+c.tailLen]...)
+		} else {
+			o.Tail = append(o.Tail, c.tail[start:]...)
+			o.Tail = append(o.Tail, c.tail[:c.tailNext]...)
+		}
+	}
+	return o
+}

@@ -1,0 +1,131 @@
+// Package sandboxtest gives tests of any package real sandboxes: a Docker
+// runner, the offline test image and a workspace the sandbox user can
+// write. Tests using it skip under `go test -short` and fail, saying what
+// to start or build, when Docker or the image is missing.
+package sandboxtest
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/client"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// DefaultImage is the test image built by testdata/sandbox-image/build.sh;
+// the environment variable PATCHWRIGHT_TEST_IMAGE overrides it.
+const DefaultImage = "patchwright-sandbox-test:latest"
+
+// UID and GID are the sandbox user's (sandbox.DefaultUser).
+const (
+	UID = 1000
+	GID = 1000
+)
+
+// Image returns the test image's name after checking that the engine has
+// it. Under -short it skips the test.
+func Image(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Docker and the sandbox test image: run without -short after `bash testdata/sandbox-image/build.sh`")
+	}
+	image := os.Getenv("PATCHWRIGHT_TEST_IMAGE")
+	if image == "" {
+		image = DefaultImage
+	}
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(context.Background(), image); err != nil {
+		t.Fatalf("sandbox test image %s: %v\nbuild it with: bash testdata/sandbox-image/build.sh (needs a running Docker engine)", image, err)
+	}
+	return image
+}
+
+// NewDocker returns a runner with opts (see sandbox.DockerOptions), closed
+// when the test ends. Under -short it skips the test.
+func NewDocker(t testing.TB, opts sandbox.DockerOptions) *sandbox.Docker {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Docker: run without -short with a Docker engine running (dockerd)")
+	}
+	d, err := sandbox.NewDocker(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("%v\nstart the Docker engine (dockerd) or run with -short", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// Workspace returns an empty temporary directory that the sandbox user can
+// write.
+func Workspace(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	HandOver(t, dir)
+	return dir
+}
+
+// HandOver gives everything under dir to the sandbox user, so that commands
+// in the sandbox can change files the test created on the host. Running as
+// root it changes owners (never following symlinks); otherwise it makes
+// directories and files writable by all.
+func HandOver(t testing.TB, dir string) {
+	t.Helper()
+	root := os.Geteuid() == 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if root {
+			return os.Lchown(p, UID, GID)
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, 0o777)
+		}
+		return os.Chmod(p, info.Mode().Perm()|0o666)
+	})
+	if err != nil {
+		t.Fatalf("hand workspace %s to the sandbox user: %v", dir, err)
+	}
+}
+
+// New creates a sandbox on d from spec, filling an empty Image (Image(t)),
+// Workspace (Workspace(t)) and JobID (the test's name), and closes it when
+// the test ends.
+func New(t testing.TB, d *sandbox.Docker, spec sandbox.Spec) sandbox.Sandbox {
+	t.Helper()
+	if spec.Image == "" {
+		spec.Image = Image(t)
+	}
+	if spec.Workspace == "" {
+		spec.Workspace = Workspace(t)
+	}
+	if spec.JobID == "" {
+		spec.JobID = "test-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	}
+	sb, err := d.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("create sandbox: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Close(); err != nil {
+			t.Errorf("close sandbox: %v", err)
+		}
+	})
+	return sb
+}

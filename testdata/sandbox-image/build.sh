@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Builds the sandbox test image (default patchwright-sandbox-test:latest)
+# OFFLINE: no registry can be reached on CI machines, so the image is a small
+# root filesystem assembled from the host's own binaries (a shell, coreutils,
+# grep, sed, findutils, git and the Go toolchain, with the shared libraries
+# ldd names) and loaded with `docker import`.
+#
+# It is idempotent: the image carries a label with a hash of its inputs (this
+# script, the Debian package versions, the Go version) and nothing is rebuilt
+# while that hash matches.
+#
+# Usage: bash testdata/sandbox-image/build.sh [--force]
+# Env:   PATCHWRIGHT_TEST_IMAGE (image name), GOROOT_FOR_IMAGE (default /usr/local/go)
+set -euo pipefail
+[ -z "${BUILD_TRACE:-}" ] || set -x
+
+image=${PATCHWRIGHT_TEST_IMAGE:-patchwright-sandbox-test:latest}
+goroot=${GOROOT_FOR_IMAGE:-/usr/local/go}
+force=${1:-}
+label=org.patchwright.inputs
+
+packages=(bash dash coreutils grep sed findutils git ca-certificates libc6)
+commands=(sh bash dash grep egrep sed find xargs git)
+
+die() { echo "build.sh: $*" >&2; exit 1; }
+
+# A fresh Debian machine may lack git; install what is missing when we can.
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	[ "$(id -u)" = 0 ] || die "missing Debian packages: ${missing[*]} (run as root or install them)"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+[ -x "$goroot/bin/go" ] || die "no Go toolchain at $goroot (set GOROOT_FOR_IMAGE)"
+docker info >/dev/null 2>&1 || die "the Docker engine does not answer"
+
+hash=$(
+	{
+		cat "$0"
+		echo "$image"
+		dpkg-query -W -f '${Package} ${Version}\n' "${packages[@]}"
+		"$goroot/bin/go" version
+	} | sha256sum | cut -c1-32
+)
+current=$(docker image inspect -f "{{index .Config.Labels \"$label\"}}" "$image" 2>/dev/null || true)
+if [ "$current" = "$hash" ] && [ "$force" != --force ]; then
+	echo "$image is current ($hash)"
+	exit 0
+fi
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+# Debian 12 has merged /usr: keep the same layout so that the paths ldd
+# prints (/lib/..., /lib64/...) resolve inside the image as on the host.
+mkdir -p "$root"/usr/{bin,sbin,lib,lib64} "$root"/{etc,tmp,workspace,home/agent,root,proc,sys,dev}
+for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
+chmod 1777 "$root/tmp"
+
+# add copies a file to the same path in the root, as the symlink it may be
+# and as its final target, always through /usr so merged directories hold.
+add() {
+	local f=$1 dir real
+	dir=$(readlink -f "$(dirname "$f")")
+	f="$dir/$(basename "$f")"
+	[ -e "$root$f" ] || [ -L "$root$f" ] || cp -P --parents "$f" "$root"
+	real=$(readlink -f "$f")
+	[ "$real" = "$f" ] || [ -e "$root$real" ] || cp -P --parents "$real" "$root"
+}
+
+# add_with_libs adds an executable and every shared library it loads.
+add_with_libs() {
+	local lib
+	add "$1"
+	# ldd fails on scripts and static binaries: nothing to add then.
+	for lib in $(ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		add "$lib"
+	done
+}
+
+for c in "${commands[@]}"; do
+	add_with_libs "$(command -v "$c")"
+done
+for f in $(dpkg -L coreutils | grep -E '^(/usr)?/s?bin/'); do
+	[ -f "$f" ] && add_with_libs "$f"
+done
+for f in /usr/lib/git-core/*; do
+	[ -f "$f" ] && add_with_libs "$f"
+done
+if [ -d /usr/share/git-core ]; then tar -C / -cf - usr/share/git-core | tar -C "$root" -xf -; fi
+add /etc/ssl/certs/ca-certificates.crt
+
+# The Go toolchain without its own test suite and docs (about 30 MB less).
+mkdir -p "$root/usr/local"
+tar -C "$(dirname "$goroot")" \
+	--exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/doc" \
+	--exclude="$(basename "$goroot")/api" --exclude="$(basename "$goroot")/misc" \
+	-cf - "$(basename "$goroot")" | tar -C "$root/usr/local" -xf -
+[ "$(basename "$goroot")" = go ] || mv "$root/usr/local/$(basename "$goroot")" "$root/usr/local/go"
+
+cat >"$root/etc/passwd" <<'PASSWD'
+root:x:0:0:root:/root:/bin/sh
+agent:x:1000:1000:agent:/home/agent:/bin/bash
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+PASSWD
+cat >"$root/etc/group" <<'GROUP'
+root:x:0:
+agent:x:1000:
+nogroup:x:65534:
+GROUP
+# The workspace is owned by whoever cloned it on the host; git must not
+# refuse it as "dubious ownership".
+cat >"$root/etc/gitconfig" <<'GITCONFIG'
+[safe]
+	directory = *
+[init]
+	defaultBranch = main
+GITCONFIG
+
+tar -C "$root" --numeric-owner --owner=0 --group=0 -cf - . |
+	docker import \
+		--change "LABEL $label=$hash" \
+		--change 'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+		--change 'ENV CGO_ENABLED=0' \
+		--change 'ENV GOTOOLCHAIN=local' \
+		--change 'USER 1000:1000' \
+		--change 'WORKDIR /workspace' \
+		--change 'CMD ["sleep", "infinity"]' \
+		- "$image" >/dev/null
+echo "built $image ($hash)"
