@@ -2,9 +2,11 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -293,5 +295,35 @@ func TestDeleteFile(t *testing.T) {
 				t.Errorf("deleted = %v, want %v", deleted, tc.code == "")
 			}
 		})
+	}
+}
+
+// Tools are called concurrently when a model sends parallel calls: the
+// shared read-state and the write lock must hold up under -race.
+func TestConcurrentCalls(t *testing.T) {
+	files := map[string]string{}
+	for i := range 8 {
+		files[fmt.Sprintf("f%d.txt", i)] = fmt.Sprintf("value %d\n", i)
+	}
+	env := newEnv(t, files)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			p := fmt.Sprintf("f%d.txt", i)
+			if res := env.call(t, "read_file", ReadFileParams{Path: p}); res.Code != "" {
+				t.Error(res.Text)
+				return
+			}
+			if res := env.call(t, "edit", edits(Edit{Path: p, OldText: "value", NewText: "VALUE"})); res.Code != "" {
+				t.Error(res.Text)
+			}
+			env.call(t, "search", SearchParams{Pattern: "VALUE"})
+		})
+	}
+	wg.Wait()
+	for i := range 8 {
+		if got, want := env.read(t, fmt.Sprintf("f%d.txt", i)), fmt.Sprintf("VALUE %d\n", i); got != want {
+			t.Errorf("f%d.txt = %q, want %q", i, got, want)
+		}
 	}
 }
