@@ -170,16 +170,10 @@ func TestFinish(t *testing.T) {
 	}
 }
 
-// refusal is a policy error as the sandbox returns it.
-type refusal struct{ reason string }
-
-func (r *refusal) Error() string        { return "command denied: " + r.reason }
-func (r *refusal) DeniedReason() string { return r.reason }
-
 func TestRunDeniedCommand(t *testing.T) {
 	env := newEnv(t, nil)
 	env.sb.exec = func(context.Context, sandbox.Command) (sandbox.Result, error) {
-		return sandbox.Result{}, fmt.Errorf("exec: %w", &refusal{reason: "network tools are not available in the agent phase"})
+		return sandbox.Result{}, fmt.Errorf("exec: %w", &sandbox.DeniedError{Command: "curl", Reason: "network tools are not available in the agent phase"})
 	}
 	res := env.call(t, "run", RunParams{Command: "curl https://example.com"})
 	wantCode(t, res, CommandDenied)
