@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -144,7 +145,18 @@ type Config struct {
 	Limits Limits
 	// Now measures durations; nil means time.Now.
 	Now func() time.Time
+	// Logger receives a line per turn and tool call (debug) and the stop
+	// (info), with LogStep and LogTool attributes; nil discards them. The
+	// ledger, not the log, is the record.
+	Logger *slog.Logger
 }
+
+// Log attribute keys this package adds to the caller's logger.
+const (
+	LogStep = "step"
+	LogTool = "tool"
+	LogStop = "stop"
+)
 
 // Result is how a run ended.
 type Result struct {
@@ -187,6 +199,7 @@ type runner struct {
 	cfg       Config
 	lim       Limits
 	now       func() time.Time
+	log       *slog.Logger
 	req       provider.Request
 	byName    map[string]tools.Tool
 	names     []string
@@ -222,6 +235,10 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	r.log = cfg.Logger
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
 	}
 	for _, t := range cfg.Tools {
 		name := t.Name()
@@ -426,6 +443,7 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
+	r.log.Debug("model turn", LogStep, r.steps, "input_tokens", turn.InputTokens, "tool_calls", len(turn.ToolCalls), "error", turn.Error)
 	if _, lerr := r.cfg.Ledger.Append(turn); lerr != nil {
 		return nil, &ledgerError{lerr}
 	}
@@ -541,6 +559,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	for _, p := range res.Changed {
 		r.changed[p] = true
 	}
+	r.log.Debug("tool call", LogStep, r.steps, LogTool, c.Name, "code", rec.ErrorCode, "duration", rec.Duration)
 	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {
 		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
 	}
@@ -588,6 +607,7 @@ func (r *runner) finish(s stop) (Result, error) {
 	}
 	slices.Sort(changed)
 	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, Summary: r.summary, Changed: changed}
+	r.log.Info("agent stopped", LogStop, s.reason, LogStep, r.steps, "detail", s.detail)
 	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
 		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: changed,
 		Usage: ledger.Usage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -243,9 +244,7 @@ func TestUnknownTool(t *testing.T) {
 
 func TestPanickingTool(t *testing.T) {
 	boom := &fakeTool{name: "search", fn: func(context.Context, json.RawMessage) (tools.Result, error) {
-		var m map[string]int
-		m["x"]++ // nil map: panics
-		return tools.Result{}, nil
+		panic(errors.New("tool bug: nil map"))
 	}}
 	h := newHarness(t, []turn{
 		calls(100, "search", `{"pattern":"x"}`),
@@ -437,5 +436,57 @@ func TestLedgerFailureIsInfrastructure(t *testing.T) {
 	wantStop(t, res, err, Infrastructure)
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("err %v", err)
+	}
+}
+
+func TestCompactionNearWindow(t *testing.T) {
+	big := strings.Repeat("observation ", 1000) // 12,000 bytes, ~3,000 tokens
+	var script []turn
+	for i := range 6 {
+		script = append(script, calls(0, "read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	script = append(script, calls(0, "finish", `{"summary":"ok"}`))
+	h := newHarness(t, script, constTool("read_file", big), finishTool())
+	h.cfg.Limits.ContextWindow = 10_000 // compaction above 8,000, down to 6,000
+	h.cfg.Limits.KeepRecent = 2
+	res, err := h.run(context.Background())
+	wantStop(t, res, err, Finished)
+	reqs := h.model.requests()
+	for i, r := range reqs {
+		if est := estimateTokens(r); est > 8000 {
+			t.Errorf("request %d was sent at about %d tokens", i+1, est)
+		}
+		if r.Messages[0].Text != reqs[0].Messages[0].Text {
+			t.Errorf("request %d changed the opening message", i+1)
+		}
+		// The latest observation is always whole.
+		if n := len(r.Messages); n > 1 {
+			for _, tr := range r.Messages[n-1].ToolResults {
+				if tr.Content != big {
+					t.Errorf("request %d: latest observation was replaced", i+1)
+				}
+			}
+		}
+	}
+	last := reqs[len(reqs)-1]
+	if !strings.Contains(last.Messages[2].ToolResults[0].Content, "[earlier output of read_file removed") {
+		t.Errorf("oldest observation kept: %.60q", last.Messages[2].ToolResults[0].Content)
+	}
+	if !strings.Contains(h.types(), "compaction") {
+		t.Errorf("no compaction recorded: %s", h.types())
+	}
+}
+
+func TestLogsStepToolAndStop(t *testing.T) {
+	var buf strings.Builder
+	h := newHarness(t, []turn{calls(100, "read_file", `{}`), calls(100, "finish", `{"summary":"ok"}`)}, echoTool("read_file"), finishTool())
+	h.cfg.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if _, err := h.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`msg="tool call" step=1 tool=read_file`, `msg="agent stopped" stop=finished step=2`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
