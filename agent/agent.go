@@ -257,35 +257,43 @@ func newRunner(cfg Config) (*runner, error) {
 	return r, nil
 }
 
-// start builds the opening message and records the run's start.
+// start builds the opening message and records the run's start. The
+// ledger opens with run_start even when the prompt could not be built.
 func (r *runner) start(ctx context.Context) *stop {
-	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue}
-	if ws := r.cfg.Workspace; ws != nil {
-		var err error
-		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {
-			return r.failure(ctx, Infrastructure, fmt.Errorf("read repository instructions: %w", err))
-		}
-		if r.lim.RepoMapTokens > 0 {
-			parts.RepoMap, err = repomap.Build(ctx, ws, repomap.Options{TokenBudget: r.lim.RepoMapTokens})
-			if err != nil {
-				return r.failure(ctx, Infrastructure, fmt.Errorf("build repository map: %w", err))
-			}
-		}
-	}
-	first := firstMessage(parts)
+	first, err := r.buildFirst(ctx)
 	r.req.Messages = []provider.Message{{Role: provider.RoleUser, Text: first}}
 	sum := sha256.Sum256([]byte(systemPrompt + "\x00" + first))
 	limits := ledger.Limits{MaxSteps: r.lim.MaxSteps, MaxInputTokens: r.lim.MaxInputTokens, ContextWindow: r.lim.ContextWindow}
 	if d, ok := ctx.Deadline(); ok {
 		limits.Deadline = &d
 	}
-	if _, err := r.cfg.Ledger.Append(&ledger.RunStart{
+	if _, lerr := r.cfg.Ledger.Append(&ledger.RunStart{
 		Model: r.cfg.Provider.Model(), Limits: limits, Tools: r.names,
 		PromptSHA256: hex.EncodeToString(sum[:]), Prompt: first,
-	}); err != nil {
-		return &stop{Infrastructure, "could not write the ledger: " + err.Error(), err}
+	}); lerr != nil {
+		return &stop{Infrastructure, "could not write the ledger: " + lerr.Error(), lerr}
+	}
+	if err != nil {
+		return r.failure(ctx, Infrastructure, err)
 	}
 	return nil
+}
+
+// buildFirst reads the repository's guidance and map and frames the issue.
+func (r *runner) buildFirst(ctx context.Context) (string, error) {
+	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue}
+	if ws := r.cfg.Workspace; ws != nil {
+		var err error
+		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {
+			return "", fmt.Errorf("read repository instructions: %w", err)
+		}
+		if r.lim.RepoMapTokens > 0 {
+			if parts.RepoMap, err = repomap.Build(ctx, ws, repomap.Options{TokenBudget: r.lim.RepoMapTokens}); err != nil {
+				return "", fmt.Errorf("build repository map: %w", err)
+			}
+		}
+	}
+	return firstMessage(parts), nil
 }
 
 // loop runs turns until a stopping rule fires.

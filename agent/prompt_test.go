@@ -180,3 +180,21 @@ func TestNormaliseArgs(t *testing.T) {
 		t.Error("invalid JSON is not compared as trimmed text")
 	}
 }
+
+func TestUnreadableWorkspaceIsInfrastructure(t *testing.T) {
+	ws, err := sandbox.OpenWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.Close() // every read now fails with a non-path error
+	h := newHarness(t, nil, finishTool())
+	h.cfg.Workspace = ws
+	res, err := h.run(context.Background())
+	wantStop(t, res, err, Infrastructure)
+	if err == nil || !strings.Contains(err.Error(), "read repository instructions") {
+		t.Errorf("err %v", err)
+	}
+	if got := h.types(); got != "run_start run_stop" {
+		t.Errorf("ledger %s", got)
+	}
+}
