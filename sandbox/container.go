@@ -28,6 +28,18 @@ var ErrDead = errors.New("sandbox: container is not running")
 // even after they left its process group (setsid, double fork).
 const execTokenVar = "PATCHWRIGHT_EXEC"
 
+// wrapScript runs the command $2 under GNU timeout with the limit $1.
+// timeout puts itself in a new process group and, at the limit, SIGKILLs
+// that whole group. Once the command ends, whatever it left in the group
+// (background jobs, a fork bomb's children) is killed too, so that it can
+// neither hold the output open nor use the sandbox's pids: one kill of a
+// process group needs no new process and reaches every member. Processes
+// that left the group (setsid) are the host's to kill: see killScript.
+const wrapScript = `timeout -s KILL "$1" /bin/sh -c "$2" & p=$!
+wait $p; rc=$?
+kill -9 -$p 2>/dev/null
+exit $rc`
+
 // killScript kills, as the command user, every process whose environment
 // holds the token $1, repeating while it finds some (a fork loop creates
 // new ones while the first are being killed). It exits 1 if processes
@@ -117,10 +129,11 @@ func (c *dockerSandbox) DisableNetwork(ctx context.Context) error {
 // Exec runs cmd. See Sandbox.Exec.
 //
 // The time limit is enforced inside the container by `timeout -s KILL`,
-// which kills the command's whole process group. Processes that left the
+// which kills the command's whole process group (see wrapScript);
+// background processes of the command end with it. Processes that left the
 // group and still hold the output open are killed from the host KillGrace
-// later, by the token in their environment; a cancelled ctx does the same
-// at once. Only when that cannot run either (no process can be started in
+// after the limit, by the token in their environment; a cancelled ctx does
+// the same at once. Only when that cannot run either (no process can be started in
 // the container) is the container killed, and the sandbox is then dead.
 func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
 	if err := c.d.policy.Check(cmd.Script); err != nil {
@@ -195,7 +208,7 @@ func (c *dockerSandbox) start(ctx context.Context, cmd Command, token string) (s
 		User:         c.d.user,
 		WorkingDir:   WorkspaceDir,
 		Env:          []string{execTokenVar + "=" + token},
-		Cmd:          []string{"timeout", "-s", "KILL", seconds, "/bin/sh", "-c", cmd.Script},
+		Cmd:          []string{"/bin/sh", "-c", wrapScript, "sh", seconds, cmd.Script},
 		AttachStdout: true,
 		AttachStderr: true,
 	})
