@@ -245,6 +245,8 @@ func (f *fakeGitHub) permissionHits() int {
 	return f.permHits
 }
 
+var discardLogger = slog.New(slog.DiscardHandler)
+
 // testLogger writes to the test's output, shown only when it fails.
 func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))

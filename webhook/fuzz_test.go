@@ -1,0 +1,103 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// countingQueue is a Queue that counts calls: the seam the fuzzer needs,
+// where a real Redis round-trip per input would make it crawl.
+type countingQueue struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (q *countingQueue) add() {
+	q.mu.Lock()
+	q.calls++
+	q.mu.Unlock()
+}
+
+func (q *countingQueue) EnqueueSolve(context.Context, jobs.SolveIssue) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
+func (q *countingQueue) EnqueueRetry(context.Context, jobs.RetryPR) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
+func (q *countingQueue) EnqueueReply(context.Context, jobs.Reply) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
+func (q *countingQueue) Cancel(context.Context, jobs.Issue, string) (string, error) {
+	q.add()
+	return "", nil
+}
+
+func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { return true, nil }
+
+// writerGitHub says everyone can write and every pull request is Patchwright's.
+type writerGitHub struct{}
+
+func (writerGitHub) CanWrite(context.Context, int64, string, string, string) (bool, string, error) {
+	return true, "write", nil
+}
+
+func (writerGitHub) PullRequestHead(context.Context, int64, string, string, int) (string, bool, error) {
+	return "agent/issue-1", true, nil
+}
+
+func (writerGitHub) OpenPullRequest(context.Context, int64, string, string, string) (int, error) {
+	return 0, nil
+}
+
+// FuzzHandler feeds arbitrary bodies, events and signatures to the handler:
+// it must not panic, must answer a documented status, and must never touch
+// the queue unless the body carries its valid signature.
+func FuzzHandler(f *testing.F) {
+	for _, name := range []string{"issues.labeled.json", "issue_comment.created.json", "issue_comment.created.on-pull-request.json", "ping.json"} {
+		f.Add(fixture(f, fixtureHooks, name), "issues", true, "")
+	}
+	f.Add([]byte(`{"action":"labeled","label":{"name":"agent"},"issue":{"number":1},"repository":{"name":"r","owner":{"login":"o"}},"sender":{"login":"u"},"installation":{"id":1}}`), "issues", true, "")
+	f.Add([]byte(`{"action":"created","comment":{"body":"/agent retry x"},"issue":{"number":1,"pull_request":{},"user":{"login":"`+testBot+`"}},"repository":{"name":"r","owner":{"login":"o"}},"sender":{"login":"u"},"installation":{"id":1}}`), "issue_comment", true, "")
+	f.Add([]byte(`{"action":"labeled"}`), "issues", false, "sha256=00")
+	f.Add([]byte(`null`), "issue_comment", true, "")
+	f.Add([]byte(`[]`), "issues", false, "")
+	f.Fuzz(func(t *testing.T, body []byte, event string, signed bool, forged string) {
+		q := &countingQueue{}
+		h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: discardLogger}, q, writerGitHub{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/webhook", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", "fuzz-1")
+		valid := Signature([]byte(testSecret), body)
+		sig := forged
+		if signed {
+			sig = valid
+		}
+		req.Header.Set("X-Hub-Signature-256", sig)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK, http.StatusAccepted, http.StatusBadRequest, http.StatusUnauthorized:
+		default:
+			t.Fatalf("status %d not documented for this input", rec.Code)
+		}
+		if sig != valid && (q.calls != 0 || rec.Code == http.StatusOK || rec.Code == http.StatusAccepted) {
+			t.Fatalf("unsigned body got %d and %d queue calls", rec.Code, q.calls)
+		}
+	})
+}
