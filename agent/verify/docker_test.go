@@ -40,9 +40,20 @@ func startSandbox(t *testing.T, dir string) *cliSandbox {
 	if err := exec.Command("docker", "image", "inspect", testImage()).Run(); err != nil {
 		t.Fatalf("sandbox test image %s is missing: build it with bash testdata/sandbox-image/build.sh (or run .ci/run)", testImage())
 	}
+	// One Go build cache for every container of the run: compiling the
+	// standard library afresh in each would take minutes on a small CI
+	// machine. It lives in the system temp dir so later runs reuse it.
+	cache := filepath.Join(os.TempDir(), "patchwright-verify-test-gocache")
+	if err := os.MkdirAll(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command("docker", "run", "-d", "--rm", "--network", "none",
 		"--label", "org.patchwright.test=agent-verify",
 		"-v", dir+":"+sandbox.WorkspaceDir, "-w", sandbox.WorkspaceDir,
+		"-v", cache+":/tmp/gocache",
 		"-e", "HOME=/tmp", "-e", "GOCACHE=/tmp/gocache", "-e", "GOPATH=/tmp/gopath", "-e", "GOFLAGS=-buildvcs=false",
 		testImage(), "sleep", "3600").CombinedOutput()
 	if err != nil {
