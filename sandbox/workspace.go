@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -92,7 +93,7 @@ func (w *Workspace) Clean(name string) (string, error) {
 	if rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", fmt.Errorf("%s: %w: outside the repository", name, ErrPathDenied)
 	}
-	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+	if rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/") || strings.HasSuffix(rel, "/.git") {
 		return "", fmt.Errorf("%s: %w: inside .git", name, ErrPathDenied)
 	}
 	if IsSecretPath(rel) {
@@ -128,14 +129,32 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s is %d bytes: %w (limit %d)", rel, info.Size(), ErrTooLarge, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Size the buffer from the stat so a file takes one read, not the
+	// doubling reads of io.ReadAll; the file may still grow meanwhile, so
+	// read through a limit rather than trust the size.
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+1))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}
-	if int64(len(data)) > limit {
+	if int64(buf.Len()) > limit {
 		return nil, fmt.Errorf("%s: %w (limit %d)", rel, ErrTooLarge, limit)
 	}
-	return data, nil
+	return buf.Bytes(), nil
+}
+
+// OpenDir returns the workspace below a directory, for reading many files
+// of one directory: each path is then resolved from the directory, not from
+// the root component by component. The caller closes it.
+func (w *Workspace) OpenDir(name string) (*Workspace, error) {
+	rel, err := w.Clean(name)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := w.root.OpenRoot(rel)
+	if err != nil {
+		return nil, w.classify(rel, err)
+	}
+	return &Workspace{root: sub, dir: filepath.Join(w.dir, filepath.FromSlash(rel)), MaxRead: w.MaxRead}, nil
 }
 
 // WriteFile writes data to a file, creating missing parent directories.

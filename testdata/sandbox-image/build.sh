@@ -19,8 +19,8 @@ goroot=${GOROOT_FOR_IMAGE:-/usr/local/go}
 force=${1:-}
 label=org.patchwright.inputs
 
-packages=(bash dash coreutils grep sed findutils git ca-certificates libc6)
-commands=(sh bash dash grep egrep sed find xargs git)
+packages=(bash dash coreutils grep sed findutils git util-linux ca-certificates libc6)
+commands=(sh bash dash grep egrep sed find xargs git setsid)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 
@@ -60,38 +60,33 @@ mkdir -p "$root"/usr/{bin,sbin,lib,lib64} "$root"/{etc,tmp,workspace,home/agent,
 for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
 chmod 1777 "$root/tmp"
 
-# add copies a file to the same path in the root, as the symlink it may be
-# and as its final target, always through /usr so merged directories hold.
-add() {
-	local f=$1 dir real
-	dir=$(readlink -f "$(dirname "$f")")
-	f="$dir/$(basename "$f")"
-	[ -e "$root$f" ] || [ -L "$root$f" ] || cp -P --parents "$f" "$root"
-	real=$(readlink -f "$f")
-	[ "$real" = "$f" ] || [ -e "$root$real" ] || cp -P --parents "$real" "$root"
-}
-
-# add_with_libs adds an executable and every shared library it loads.
-add_with_libs() {
-	local lib
-	add "$1"
-	# ldd fails on scripts and static binaries: nothing to add then.
-	for lib in $(ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-		add "$lib"
-	done
-}
-
+# Every file to copy, collected first and copied in one tar pass: a fork per
+# file is what made this slow. The paths go through /usr (merged /usr), and
+# symlinks are copied both as links and as their targets.
+executables=()
 for c in "${commands[@]}"; do
-	add_with_libs "$(command -v "$c")"
+	executables+=("$(command -v "$c")")
 done
-for f in $(dpkg -L coreutils | grep -E '^(/usr)?/s?bin/'); do
-	[ -f "$f" ] && add_with_libs "$f"
-done
+while read -r f; do
+	[ -f "$f" ] && executables+=("$f")
+done < <(dpkg -L coreutils | grep -E '^(/usr)?/s?bin/')
 for f in /usr/lib/git-core/*; do
-	[ -f "$f" ] && add_with_libs "$f"
+	[ -f "$f" ] && executables+=("$f")
 done
-if [ -d /usr/share/git-core ]; then tar -C / -cf - usr/share/git-core | tar -C "$root" -xf -; fi
-add /etc/ssl/certs/ca-certificates.crt
+# ldd fails on scripts and static binaries: they have no libraries to add.
+libraries=$({ ldd "${executables[@]}" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
+list=$(
+	printf '%s\n' "${executables[@]}" $libraries /etc/ssl/certs/ca-certificates.crt | sort -u |
+		sed -E 's#^/(bin|sbin|lib|lib64)/#/usr/\1/#'
+)
+{
+	echo "$list"
+	# shellcheck disable=SC2086 # one path per line, no spaces in them
+	readlink -f $list
+} | sort -u | sed 's#^/##' >"$root.list"
+[ -d /usr/share/git-core ] && echo usr/share/git-core >>"$root.list"
+tar -C / -cf - --files-from "$root.list" | tar -C "$root" -xf -
+rm -f "$root.list"
 
 # The Go toolchain without its own test suite and docs (about 30 MB less).
 mkdir -p "$root/usr/local"
