@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -65,11 +67,7 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 // bounded pool of workers, one per CPU: reading and matching dominate, and
 // files are independent.
 func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
-	type job struct {
-		order int
-		rel   string
-	}
-	jobs := make(chan job, 256)
+	jobs := make(chan dirJob, 64)
 	var (
 		mu    sync.Mutex
 		found []fileMatches
@@ -80,32 +78,48 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	for range searchWorkers() {
 		wg.Go(func() {
 			for j := range jobs {
-				fm, skipped, err := s.searchFile(m, j.rel)
-				mu.Lock()
-				switch {
-				case err != nil:
-					ioErr = cmpErr(ioErr, err)
-				case skipped == skipBinary:
-					stats.binary++
-				case skipped == skipLarge:
-					stats.large++
-				case fm.count > 0:
-					fm.order = j.order
-					found = append(found, fm)
-				}
-				mu.Unlock()
+				s.searchDir(m, j, func(fm fileMatches, skipped skipReason, err error) {
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err != nil:
+						ioErr = cmpErr(ioErr, err)
+					case skipped == skipBinary:
+						stats.binary++
+					case skipped == skipLarge:
+						stats.large++
+					case fm.count > 0:
+						found = append(found, fm)
+					}
+				})
 			}
 		})
 	}
-	n := 0
+	// Consecutive files of one directory travel as one job, so a worker
+	// opens the directory once instead of resolving every path from the
+	// root: that resolution was most of the cost of a search.
+	var (
+		batch dirJob
+		n     int
+	)
 	walkErr := walkFiles(ctx, s.fs, start, glob, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() {
 			return nil // symlinks and special files are not searched
 		}
-		jobs <- job{order: n, rel: rel}
+		dir, name := path.Split(rel)
+		if dir != batch.dir || len(batch.names) == maxBatch {
+			if len(batch.names) > 0 {
+				jobs <- batch
+			}
+			batch = dirJob{order: n, dir: dir}
+		}
+		batch.names = append(batch.names, name)
 		n++
 		return nil
 	})
+	if len(batch.names) > 0 {
+		jobs <- batch
+	}
 	close(jobs)
 	wg.Wait()
 	if walkErr != nil {
@@ -114,8 +128,41 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	if ioErr != nil {
 		return nil, stats, ioErr
 	}
-	sortByOrder(found)
+	sort.Slice(found, func(i, j int) bool { return found[i].order < found[j].order })
 	return found, stats, nil
+}
+
+// dirJob is a run of files of one directory, in walk order from order.
+type dirJob struct {
+	order int
+	dir   string // with a trailing slash, or empty for the root
+	names []string
+}
+
+const maxBatch = 64
+
+// dirOpener is what sandbox.Workspace offers for reading many files of one
+// directory; test fakes of files need not have it.
+type dirOpener interface {
+	OpenDir(name string) (*sandbox.Workspace, error)
+}
+
+// searchDir searches the files of one job, reporting each to report. If
+// the directory cannot be opened on its own, each file is read from the
+// root, which classifies the failure per file.
+func (s *Set) searchDir(m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
+	read := func(name string) ([]byte, error) { return s.fs.ReadFile(j.dir + name) }
+	if o, ok := s.fs.(dirOpener); ok && j.dir != "" {
+		if sub, err := o.OpenDir(j.dir); err == nil {
+			defer sub.Close()
+			read = sub.ReadFile
+		}
+	}
+	for i, name := range j.names {
+		fm, skipped, err := s.searchFile(m, j.dir+name, func() ([]byte, error) { return read(name) })
+		fm.order = j.order + i
+		report(fm, skipped, err)
+	}
 }
 
 // cmpErr keeps the first error.
@@ -124,16 +171,6 @@ func cmpErr(first, next error) error {
 		return first
 	}
 	return next
-}
-
-func sortByOrder(found []fileMatches) {
-	// Insertion into place is cheap: the pool finishes files roughly in
-	// walk order.
-	for i := 1; i < len(found); i++ {
-		for j := i; j > 0 && found[j-1].order > found[j].order; j-- {
-			found[j-1], found[j] = found[j], found[j-1]
-		}
-	}
 }
 
 type skipReason int
@@ -147,8 +184,8 @@ const (
 // searchFile reports the lines of rel that re matches. Files that vanish
 // or turn out to be special between the walk and the read are skipped
 // quietly: a search is a snapshot, not a transaction.
-func (s *Set) searchFile(m *lineMatcher, rel string) (fileMatches, skipReason, error) {
-	data, err := s.fs.ReadFile(rel)
+func (s *Set) searchFile(m *lineMatcher, rel string, read func() ([]byte, error)) (fileMatches, skipReason, error) {
+	data, err := read()
 	switch {
 	case errors.Is(err, sandbox.ErrTooLarge):
 		return fileMatches{}, skipLarge, nil
