@@ -290,6 +290,11 @@ func TestForkBomb(t *testing.T) {
 		t.Fatalf("fork bomb: %v", err)
 	}
 	t.Logf("fork bomb: exit %d, timed out %v, stderr %q", res.ExitCode, res.TimedOut, res.Stderr.Tail)
+	// The pids limit is what held it: 100 processes do not fit in 64.
+	res = run(t, sb, "i=0; while [ $i -lt 100 ]; do sleep 30 & i=$((i+1)); done")
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr.Head), "fork") {
+		t.Fatalf("100 processes under a limit of 64: exit %d, stderr %q", res.ExitCode, res.Stderr.Head)
+	}
 	// Every process of the bomb is gone: commands can start processes
 	// again, and only PID 1, its sleep and this command's few remain.
 	ok(t, sb, "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true & done; wait")
