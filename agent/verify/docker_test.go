@@ -1,12 +1,7 @@
 package verify
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,108 +10,54 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
-// cliSandbox is this package's test double at the sandbox.Sandbox seam: a
-// real container driven with the docker CLI, so the checks run real Go in
-// real Docker. It exists only until sandbox.Docker lands; it has none of
-// the production hardening.
-type cliSandbox struct{ id string }
-
-func testImage() string {
-	if img := os.Getenv("PATCHWRIGHT_TEST_IMAGE"); img != "" {
-		return img
-	}
-	return "patchwright-sandbox-test:latest"
+// dockerEnv is one real sandbox (sandbox.Docker on the offline test image)
+// over one workspace directory, shared by the scenarios of
+// TestDockerRunner in turn: the Go build cache lives in the sandbox's
+// HOME, so the standard library is compiled once, not once per scenario.
+type dockerEnv struct {
+	dir string
+	sb  sandbox.Sandbox
 }
 
-// startSandbox starts a container with dir mounted at /workspace and no
-// network.
-func startSandbox(t *testing.T, dir string) *cliSandbox {
+func newDockerEnv(t *testing.T) *dockerEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Docker and the sandbox test image; skipped under -short")
-	}
-	if err := exec.Command("docker", "image", "inspect", testImage()).Run(); err != nil {
-		t.Fatalf("sandbox test image %s is missing: build it with bash testdata/sandbox-image/build.sh (or run .ci/run)", testImage())
-	}
-	// One Go build cache for every container of the run: compiling the
-	// standard library afresh in each would take minutes on a small CI
-	// machine. It lives in the system temp dir so later runs reuse it.
-	cache := filepath.Join(os.TempDir(), "patchwright-verify-test-gocache")
-	if err := os.MkdirAll(cache, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(cache, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("docker", "run", "-d", "--rm", "--network", "none",
-		"--label", "org.patchwright.test=agent-verify",
-		"-v", dir+":"+sandbox.WorkspaceDir, "-w", sandbox.WorkspaceDir,
-		"-v", cache+":/tmp/gocache",
-		"-e", "HOME=/tmp", "-e", "GOCACHE=/tmp/gocache", "-e", "GOPATH=/tmp/gopath", "-e", "GOFLAGS=-buildvcs=false",
-		testImage(), "sleep", "3600").CombinedOutput()
-	if err != nil {
-		t.Fatalf("start container: %v: %s", err, out)
-	}
-	sb := &cliSandbox{id: strings.TrimSpace(string(out))}
-	t.Cleanup(func() { sb.Close() })
-	return sb
-}
-
-func (s *cliSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
-	secs := int(cmd.Timeout.Seconds())
-	if secs <= 0 {
-		secs = int(sandbox.DefaultTimeout.Seconds())
-	}
-	c := exec.CommandContext(ctx, "docker", "exec", s.id, "timeout", "-s", "KILL", fmt.Sprint(secs), "/bin/sh", "-c", cmd.Script)
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := c.Run()
-	res := sandbox.Result{Duration: time.Since(start), Stdout: output(stdout.Bytes()), Stderr: output(stderr.Bytes())}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && ctx.Err() == nil:
-		res.ExitCode = exit.ExitCode()
-		res.TimedOut = res.ExitCode == 137
-	default:
-		return sandbox.Result{}, fmt.Errorf("docker exec: %w: %s", err, stderr.Bytes())
-	}
-	return res, nil
-}
-
-func output(b []byte) sandbox.Output {
-	sum := sha256.Sum256(b)
-	return sandbox.Output{Head: b, Total: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}
-}
-
-func (s *cliSandbox) DisableNetwork(context.Context) error { return nil }
-func (s *cliSandbox) ID() string                           { return s.id }
-func (s *cliSandbox) Close() error {
-	return exec.Command("docker", "rm", "-f", s.id).Run()
+	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	dir := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: dir})
+	return &dockerEnv{dir: dir, sb: sb}
 }
 
 // fixture is a small git repository created for one test.
 type fixture struct {
 	t    *testing.T
 	dir  string
+	sb   sandbox.Sandbox
 	base string // the commit the change starts from
 }
 
-func newFixture(t *testing.T, files map[string]string) *fixture {
+// newFixture empties the shared workspace and makes it a fresh git
+// repository holding files, committed as the base.
+func newFixture(t *testing.T, env *dockerEnv, files map[string]string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir()}
+	entries, err := os.ReadDir(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(env.dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &fixture{t: t, dir: env.dir, sb: env.sb}
 	f.write(files)
 	f.git("init", "-q")
 	f.git("add", "-A")
 	f.git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
 	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
-	// The container's user may differ from ours.
-	if err := os.Chmod(f.dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	sandboxtest.HandOver(t, f.dir)
 	return f
 }
 
@@ -135,7 +76,7 @@ func (f *fixture) write(files map[string]string) {
 
 func (f *fixture) git(args ...string) string {
 	f.t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", f.dir}, args...)...).CombinedOutput()
+	out, err := exec.Command("git", append([]string{"-c", "safe.directory=*", "-C", f.dir}, args...)...).CombinedOutput()
 	if err != nil {
 		f.t.Fatalf("git %v: %v: %s", args, err, out)
 	}
@@ -160,7 +101,7 @@ func (f *fixture) runner(rec *memRecorder) *Runner {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return &Runner{Sandbox: startSandbox(f.t, f.dir), Checks: d.Checks, Recorder: rec, Timeout: 5 * time.Minute}
+	return &Runner{Sandbox: f.sb, Checks: d.Checks, Recorder: rec, Timeout: 5 * time.Minute}
 }
 
 type memRecorder struct{ results []CheckResult }
@@ -196,8 +137,8 @@ const calcBuggy = "package calc\n\nfunc Add(a, b int) int { return a - b }\n\nfu
 
 const addTest = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n"
 
-func TestDockerPreexistingFailure(t *testing.T) {
-	f := newFixture(t, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
+func scenarioPreexistingFailure(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
 	r := f.runner(&memRecorder{})
 	baseline := f.run(r, Baseline)
 	bt := byName(baseline, "test")
@@ -218,8 +159,8 @@ func TestDockerPreexistingFailure(t *testing.T) {
 	}
 }
 
-func TestDockerBuildBreak(t *testing.T) {
-	f := newFixture(t, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
+func scenarioBuildBreak(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
 	rec := &memRecorder{}
 	r := f.runner(rec)
 	baseline := f.run(r, Baseline)
@@ -247,8 +188,8 @@ func TestDockerBuildBreak(t *testing.T) {
 	}
 }
 
-func TestDockerFixVerified(t *testing.T) {
-	f := newFixture(t, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
+func scenarioFixVerified(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
 	r := f.runner(&memRecorder{})
 	baseline := f.run(r, Baseline)
 	if byName(baseline, "test").Passed {
@@ -266,7 +207,7 @@ func TestDockerFixVerified(t *testing.T) {
 }
 
 // flakyTest fails on every other run, counting runs in a file under /tmp,
-// which lives as long as the container.
+// which lives as long as the container (no other scenario uses the name).
 const flakyTest = `package calc
 
 import (
@@ -288,8 +229,8 @@ func TestFlaky(t *testing.T) {
 }
 `
 
-func TestDockerFlaky(t *testing.T) {
-	f := newFixture(t, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
+func scenarioFlaky(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
 	r := f.runner(&memRecorder{})
 	f.write(map[string]string{"flaky_test.go": flakyTest})
 	final := f.run(r, Final)
@@ -309,8 +250,8 @@ func TestDockerFlaky(t *testing.T) {
 	}
 }
 
-func TestDockerNewTests(t *testing.T) {
-	f := newFixture(t, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
+func scenarioNewTests(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcBuggy, "calc_test.go": addTest})
 	ws := f.workspace()
 	r := f.runner(&memRecorder{})
 	// The change fixes Sub and adds two tests: TestSub fails on the old
@@ -360,13 +301,13 @@ func TestAddZero(t *testing.T) {
 	}
 }
 
-func TestDockerNoChecks(t *testing.T) {
-	f := newFixture(t, map[string]string{"README.md": "just words\n"})
+func scenarioNoChecks(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"README.md": "just words\n"})
 	d, err := Detect(f.workspace(), DetectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Sandbox: startSandbox(t, f.dir), Checks: d.Checks}
+	r := &Runner{Sandbox: f.sb, Checks: d.Checks}
 	final := f.run(r, Final)
 	got, reason := Decide(OutcomeInput{FilesChanged: 1, Final: final})
 	if got != Unverified || !strings.Contains(reason, "no verification check") {
@@ -374,5 +315,25 @@ func TestDockerNoChecks(t *testing.T) {
 	}
 	if len(d.Missing) == 0 || !strings.Contains(d.Missing[0], "No build or test command") {
 		t.Errorf("Missing = %q", d.Missing)
+	}
+}
+
+// TestDockerRunner runs the verification runner in a real sandbox against
+// fixture repositories, one scenario after another in one container.
+func TestDockerRunner(t *testing.T) {
+	env := newDockerEnv(t)
+	scenarios := []struct {
+		name string
+		run  func(*testing.T, *dockerEnv)
+	}{
+		{"PreexistingFailure", scenarioPreexistingFailure},
+		{"BuildBreak", scenarioBuildBreak},
+		{"FixVerified", scenarioFixVerified},
+		{"Flaky", scenarioFlaky},
+		{"NewTests", scenarioNewTests},
+		{"NoChecks", scenarioNoChecks},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) { sc.run(t, env) })
 	}
 }
