@@ -193,33 +193,27 @@ func anthropicTool(t ToolDef) (*anthropic.ToolParam, error) {
 }
 
 func anthropicMessage(m Message) (anthropic.MessageParam, error) {
+	if err := checkMessage(m); err != nil {
+		return anthropic.MessageParam{}, err
+	}
 	var blocks []anthropic.ContentBlockParamUnion
 	switch m.Role {
 	case RoleUser:
-		if len(m.ToolCalls) > 0 {
-			return anthropic.MessageParam{}, errors.New("a user message cannot carry tool calls")
-		}
 		// Tool results come first: the API wants them right after the
 		// assistant's tool_use blocks.
 		for _, r := range m.ToolResults {
 			blocks = append(blocks, anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError))
 		}
-		if m.Text != "" || len(blocks) == 0 {
+		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 		}
 		return anthropic.NewUserMessage(blocks...), nil
 	case RoleAssistant:
-		if len(m.ToolResults) > 0 {
-			return anthropic.MessageParam{}, errors.New("an assistant message cannot carry tool results")
-		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 		}
 		for _, c := range m.ToolCalls {
 			blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, toolInput(c.Arguments), c.Name))
-		}
-		if len(blocks) == 0 {
-			blocks = append(blocks, anthropic.NewTextBlock(""))
 		}
 		return anthropic.NewAssistantMessage(blocks...), nil
 	}

@@ -111,6 +111,13 @@ func (s *wireServer) requests() int {
 	return len(s.bodies)
 }
 
+// header returns the headers of request i (0-based).
+func (s *wireServer) header(i int) http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers[i]
+}
+
 // body decodes request i (0-based) as generic JSON.
 func (s *wireServer) body(i int) map[string]any {
 	s.t.Helper()

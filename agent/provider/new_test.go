@@ -72,11 +72,28 @@ func TestNewLocalServerWithoutKey(t *testing.T) {
 	if _, err := p.Complete(context.Background(), userTurn("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if auth := srv.headers[0].Get("Authorization"); auth != "" {
+	if auth := srv.header(0).Get("Authorization"); auth != "" {
 		t.Errorf("Authorization = %q, want none", auth)
 	}
 	if m := srv.body(0)["model"]; m != "qwen2.5-coder:7b" {
 		t.Errorf("model sent = %v", m)
+	}
+}
+
+func TestNewAnthropicCompatibleServerWithoutKey(t *testing.T) {
+	srv := newWireServer(t, sseReply(sseFixture(t, "anthropic.messages.stream.tool_use.sse")))
+	p, err := provider.New("anthropic:local-model", provider.Options{
+		Getenv: env("ANTHROPIC_BASE_URL", srv.URL),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Complete(context.Background(), userTurn("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if h := srv.header(0); h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" {
+		t.Errorf("credentials sent without a key: %v", h)
 	}
 }
 
@@ -93,7 +110,7 @@ func TestKeysAreSent(t *testing.T) {
 			if _, err := newProvider(t, spec, srv, &sleeps{}).Complete(context.Background(), userTurn("hi")); err != nil {
 				t.Fatal(err)
 			}
-			h := srv.headers[0]
+			h := srv.header(0)
 			if h.Get("Authorization") != "Bearer sk-test" && h.Get("X-Api-Key") != "sk-test" {
 				t.Errorf("no key sent: %v", h)
 			}
@@ -117,6 +134,8 @@ func TestBadRequests(t *testing.T) {
 			wantErr: `message 0: unknown role "system"`},
 		"user with tool calls": {req: provider.Request{Messages: []provider.Message{{Role: provider.RoleUser,
 			ToolCalls: []provider.ToolCall{{ID: "1", Name: "x"}}}}}, wantErr: "a user message cannot carry tool calls"},
+		"empty message": {req: provider.Request{Messages: []provider.Message{{Role: provider.RoleUser}}},
+			wantErr: "message 0: the message is empty"},
 		"assistant with tool results": {req: provider.Request{Messages: []provider.Message{{Role: provider.RoleAssistant,
 			ToolResults: []provider.ToolResult{{CallID: "1"}}}}}, wantErr: "an assistant message cannot carry tool results"},
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -151,23 +154,20 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 // openAIMessages maps one message; a user message with tool results
 // becomes one "tool" message per result, followed by its text if any.
 func openAIMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	if err := checkMessage(m); err != nil {
+		return nil, err
+	}
 	switch m.Role {
 	case RoleUser:
-		if len(m.ToolCalls) > 0 {
-			return nil, errors.New("a user message cannot carry tool calls")
-		}
 		var out []openai.ChatCompletionMessageParamUnion
 		for _, r := range m.ToolResults {
 			out = append(out, openai.ToolMessage(r.Content, r.CallID))
 		}
-		if m.Text != "" || len(out) == 0 {
+		if m.Text != "" {
 			out = append(out, openai.UserMessage(m.Text))
 		}
 		return out, nil
 	case RoleAssistant:
-		if len(m.ToolResults) > 0 {
-			return nil, errors.New("an assistant message cannot carry tool results")
-		}
 		a := openai.ChatCompletionAssistantMessageParam{}
 		if m.Text != "" {
 			a.Content.OfString = openai.String(m.Text)
@@ -183,6 +183,20 @@ func openAIMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error)
 		return []openai.ChatCompletionMessageParamUnion{{OfAssistant: &a}}, nil
 	}
 	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// checkMessage rejects what neither API accepts: empty messages and
+// tool traffic on the wrong side.
+func checkMessage(m Message) error {
+	switch {
+	case m.Role == RoleUser && len(m.ToolCalls) > 0:
+		return errors.New("a user message cannot carry tool calls")
+	case m.Role == RoleAssistant && len(m.ToolResults) > 0:
+		return errors.New("an assistant message cannot carry tool results")
+	case m.Text == "" && len(m.ToolCalls) == 0 && len(m.ToolResults) == 0:
+		return errors.New("the message is empty")
+	}
+	return nil
 }
 
 // schemaObject decodes a tool's schema; an empty one means no parameters.
@@ -214,5 +228,29 @@ func openAIError(ctx context.Context, err error) error {
 		}
 		return classify(f)
 	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		return classify(openAIStreamFailure(streamErr))
+	}
 	return connectionError(NameOpenAI, err)
+}
+
+// openAIStreamFailure reads an error event sent inside a 200 stream:
+// {"error": {"message", "type", "code"}}. Compatible servers (vLLM) send
+// a numeric code, so code is read as raw JSON.
+func openAIStreamFailure(se *ssestream.StreamError) apiFailure {
+	var ev struct {
+		Error struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(se.Event.Data, &ev) // unreadable: classified as a broken stream
+	code := strings.Trim(string(ev.Error.Code), `"`)
+	if code == "null" {
+		code = ""
+	}
+	return apiFailure{provider: NameOpenAI, keyVar: EnvOpenAIKey, status: http.StatusOK,
+		code: firstNonEmpty(code, ev.Error.Type), message: ev.Error.Message, err: se}
 }

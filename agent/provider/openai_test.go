@@ -236,6 +236,20 @@ func TestOpenAIErrors(t *testing.T) {
 			replies:   func(t *testing.T) []reply { return []reply{cut(t), ok(t)} },
 			wantCalls: 2, nWaits: 1,
 		},
+		"error event inside a 200 stream then success": {
+			replies: func(t *testing.T) []reply {
+				return []reply{sseReply(`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}` + "\n\n"), ok(t)}
+			},
+			wantCalls: 2, nWaits: 1,
+		},
+		"context length error event from a compatible server": {
+			replies: func(t *testing.T) []reply {
+				body := mustJSON(t, fixture(t, "openai.error.400.context_length_exceeded.json"))
+				b, _ := json.Marshal(body)
+				return []reply{sseReply("data: " + string(b) + "\n\n")}
+			},
+			wantKind: provider.KindContextLength, wantCode: "context_length_exceeded", wantCalls: 1,
+		},
 		"retries used up": {
 			replies: func(t *testing.T) []reply {
 				r := jsonReply(503, `{"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}`)
