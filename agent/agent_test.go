@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,11 +339,11 @@ func TestDeadlineAndCancel(t *testing.T) {
 		}
 	})
 	t.Run("deadline during a model call", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
-		wait := turn{fn: func(ctx context.Context, _ provider.Request) (*provider.Response, error) {
-			<-ctx.Done() // the call hangs until the deadline
-			return nil, fmt.Errorf("post: %w", ctx.Err())
+		ctx := newManualDeadline()
+		wait := turn{fn: func(c context.Context, _ provider.Request) (*provider.Response, error) {
+			ctx.expire() // the time limit passes while the model thinks
+			<-c.Done()
+			return nil, fmt.Errorf("post: %w", c.Err())
 		}}
 		h := newHarness(t, []turn{calls(100, "read_file", `{}`), wait}, echoTool("read_file"))
 		res, err := h.run(ctx)
@@ -488,5 +489,34 @@ func TestLogsStepToolAndStop(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// manualDeadline is a context whose deadline passes when the test says
+// so, so deadline tests never race a clock.
+type manualDeadline struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newManualDeadline() *manualDeadline {
+	return &manualDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (m *manualDeadline) expire() { m.once.Do(func() { close(m.done) }) }
+
+func (m *manualDeadline) Deadline() (time.Time, bool) {
+	return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), true
+}
+
+func (m *manualDeadline) Done() <-chan struct{} { return m.done }
+
+func (m *manualDeadline) Err() error {
+	select {
+	case <-m.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
