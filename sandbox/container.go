@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
@@ -84,7 +84,7 @@ func (c *dockerSandbox) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := c.d.cli.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove sandbox %.12s: %w", c.id, err)
 	}
 	return nil
@@ -198,6 +198,11 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
 	// GNU timeout kills its own process group, itself included, so a
 	// command killed at its limit ends with 128+SIGKILL.
 	res.TimedOut = res.ExitCode == 137 && !res.OOMKilled && res.Duration >= cmd.Timeout
+	if res.TimedOut {
+		// Processes that left the process group and closed their output
+		// outlive timeout's kill: find them by their token.
+		return res, c.kill(token)
+	}
 	return res, nil
 }
 
@@ -230,7 +235,7 @@ func (c *dockerSandbox) execError(ctx context.Context, what string, err error) e
 		return err
 	}
 	info, ierr := c.d.cli.ContainerInspect(ctx, c.id)
-	if client.IsErrNotFound(ierr) || (ierr == nil && info.State != nil && !info.State.Running) {
+	if cerrdefs.IsNotFound(ierr) || (ierr == nil && info.State != nil && !info.State.Running) {
 		c.mu.Lock()
 		c.dead = true
 		c.mu.Unlock()
@@ -302,7 +307,7 @@ func (c *dockerSandbox) kill(token string) error {
 	c.mu.Lock()
 	c.dead = true
 	c.mu.Unlock()
-	if kerr := c.d.cli.ContainerKill(ctx, c.id, "KILL"); kerr != nil && !client.IsErrNotFound(kerr) {
+	if kerr := c.d.cli.ContainerKill(ctx, c.id, "KILL"); kerr != nil && !cerrdefs.IsNotFound(kerr) {
 		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w", c.id, cause, kerr)
 	}
 	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w", c.id, cause, ErrDead)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
@@ -324,7 +325,7 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 		switch {
 		case err == nil:
 			removed++
-		case client.IsErrNotFound(err):
+		case cerrdefs.IsNotFound(err):
 			// Closed by its owner meanwhile.
 		default:
 			errs = append(errs, fmt.Errorf("reap sandbox %.12s of job %s: %w", c.ID, c.Labels[LabelJob], err))

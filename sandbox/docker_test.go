@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -365,6 +366,23 @@ func TestTimeoutKillsEscapedProcesses(t *testing.T) {
 	ok(t, sb, "true")
 }
 
+func TestTimeoutKillsEscapedSilentProcesses(t *testing.T) {
+	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{KillGrace: time.Second})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	// Escaped and holding no output: the exec ends at the limit, the
+	// process would live on.
+	res, err := sb.Exec(context.Background(), sandbox.Command{Script: "setsid sleep 1001 >/dev/null 2>&1 </dev/null", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Fatalf("want TimedOut: %+v", res)
+	}
+	if ps := processes(t, sb); strings.Contains(ps, "sleep 1001") {
+		t.Fatalf("escaped sleep survived:\n%s", ps)
+	}
+}
+
 func TestBackgroundJobsEndWithCommand(t *testing.T) {
 	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
@@ -497,7 +515,7 @@ func TestCloseAfterCancelAndTwice(t *testing.T) {
 	if err := sb.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID()); !client.IsErrNotFound(err) {
+	if _, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID()); !cerrdefs.IsNotFound(err) {
 		t.Fatalf("container still there after Close: %v", err)
 	}
 	if _, err := sb.Exec(context.Background(), sandbox.Command{Script: "true"}); !errors.Is(err, sandbox.ErrClosed) {
@@ -550,7 +568,7 @@ func TestReapRemovesLeakedContainers(t *testing.T) {
 	}
 	for id, wantGone := range map[string]bool{expired: true, broken: true, alive: false, foreign: false} {
 		_, err := cli.ContainerInspect(ctx, id)
-		if gone := client.IsErrNotFound(err); gone != wantGone {
+		if gone := cerrdefs.IsNotFound(err); gone != wantGone {
 			t.Errorf("container %.12s gone=%v, want %v (%v)", id, gone, wantGone, err)
 		}
 	}
