@@ -28,6 +28,7 @@ import (
 type Repo struct {
 	repo       *git.Repository
 	worktree   string
+	gitDir     string
 	base       plumbing.Hash
 	baseBranch string
 	auth       transport.AuthMethod
@@ -86,6 +87,7 @@ func Clone(ctx context.Context, opts CloneOptions) (*Repo, error) {
 	return &Repo{
 		repo:       repo,
 		worktree:   opts.Worktree,
+		gitDir:     opts.GitDir,
 		base:       head.Hash(),
 		baseBranch: head.Name().Short(),
 		auth:       opts.Auth,
@@ -97,6 +99,10 @@ func (r *Repo) Base() plumbing.Hash { return r.base }
 
 // BaseBranch is the branch the clone checked out.
 func (r *Repo) BaseBranch() string { return r.baseBranch }
+
+// GitDir is the repository's git directory, outside the work tree; it can
+// be opened with git.PlainOpen.
+func (r *Repo) GitDir() string { return r.gitDir }
 
 // Worktree is the work tree's directory.
 func (r *Repo) Worktree() string { return r.worktree }
