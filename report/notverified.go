@@ -201,3 +201,8 @@ func uncoveredGo(in Input) []string {
 	}
 	return out
 }
+
+// NotVerified lists what the run did not establish, as the body's "Not
+// verified" section does, for result.json's not_verified. It is empty only
+// when truly nothing is missing.
+func NotVerified(in Input) []string { return notVerified(in) }

@@ -31,6 +31,8 @@ commands:
   serve     webhook receiver at POST /webhook, /healthz, /readyz
             (without PATCHWRIGHT_REDIS_URL also the worker, on an in-process queue)
   worker    queue worker (needs PATCHWRIGHT_REDIS_URL)
+  run       one issue against a local git repository, no GitHub and no Redis:
+            patchwright run --repo PATH --issue-file ISSUE.md --model openai:gpt-4.1
   version   print the version
 
 Run "patchwright COMMAND -h" for a command's flags.
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "serve", "worker":
 		return runService(ctx, args[0], args[1:], stderr)
+	case "run":
+		return runLocal(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+	"github.com/go-git/go-git/v5"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// defaultOut is where `patchwright run` writes its files without --out.
+const defaultOut = "./patchwright-out"
+
+// runOptions are the flags of `patchwright run` (DESIGN §4.1).
+type runOptions struct {
+	repo, issueFile, title, body string
+	model, image, out            string
+	maxSteps                     int
+	json, commitStopped          bool
+}
+
+// runLocal is `patchwright run`: one issue against a local repository,
+// with no GitHub and no Redis. Exit status: 0 when the run completed
+// (whatever its outcome, a Ctrl-C included: the files say "stopped"), 1 on
+// bad usage or configuration with one line saying what, 2 on an
+// infrastructure failure.
+func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
+		return 1
+	}
+	exec, job, err := prepareRun(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
+		return 1
+	}
+	docker, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
+		return 2
+	}
+	defer docker.Close()
+	images, err := newDockerImages()
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
+		return 2
+	}
+	defer images.Close()
+	exec.Sandboxes, exec.Images = docker, images
+	if !opts.json {
+		exec.Progress = newProgressPrinter(stderr).print
+	}
+	res, err := exec.Execute(ctx, job)
+	switch {
+	case errors.Is(err, jobs.ErrConfig):
+		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
+		return 1
+	case res == nil:
+		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
+		return 2
+	}
+	printResult(stdout, opts, res)
+	if err != nil {
+		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
+		return 2
+	}
+	return 0
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.repo, "repo", "", "local git repository (required); its working tree is never modified")
+	fs.StringVar(&o.issueFile, "issue-file", "", "Markdown issue: first line \"# Title\", the rest is the body")
+	fs.StringVar(&o.title, "title", "", "issue title (instead of --issue-file)")
+	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
+	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5 [PATCHWRIGHT_MODEL]")
+	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else "+jobs.DefaultImage+")")
+	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json and ledger.jsonl")
+	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
+	fs.BoolVar(&o.json, "json", false, "no progress; print result.json on stdout")
+	fs.BoolVar(&o.commitStopped, "commit-stopped", false, "also commit the change of a run a budget stopped (never a cancelled one)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, nil
+}
+
+// prepareRun checks every flag that can be checked without Docker and
+// builds the executor and job.
+func prepareRun(o runOptions) (*jobs.Executor, jobs.Job, error) {
+	var job jobs.Job
+	repo, err := checkRepo(o.repo)
+	if err != nil {
+		return nil, job, err
+	}
+	issue, err := readIssue(o)
+	if err != nil {
+		return nil, job, err
+	}
+	if o.maxSteps < 0 {
+		return nil, job, fmt.Errorf("--max-steps %d: must be positive", o.maxSteps)
+	}
+	if strings.TrimSpace(o.model) == "" {
+		return nil, job, errors.New("no model: pass --model PROVIDER:NAME or set PATCHWRIGHT_MODEL (e.g. openai:gpt-4.1)")
+	}
+	p, err := provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, job, err
+	}
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return nil, job, fmt.Errorf("--out %s: %w", o.out, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, job, fmt.Errorf("--out: %w", err)
+	}
+	exec := &jobs.Executor{
+		Provider:      p,
+		Publisher:     jobs.LocalPublisher{},
+		Image:         o.image,
+		MaxSteps:      o.maxSteps,
+		CommitStopped: o.commitStopped,
+	}
+	job = jobs.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out}
+	return exec, job, nil
+}
+
+// checkRepo requires the root of a git repository with at least one
+// commit and returns its absolute path.
+func checkRepo(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("--repo is required: the path of a local git repository")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("--repo %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("--repo %s: %w", path, err)
+	}
+	r, err := git.PlainOpen(abs)
+	if err != nil {
+		return "", fmt.Errorf("--repo %s: not a git repository (give the directory that holds .git)", path)
+	}
+	if _, err := r.Head(); err != nil {
+		return "", fmt.Errorf("--repo %s: the repository has no commit to start from", path)
+	}
+	return abs, nil
+}
+
+func readIssue(o runOptions) (agent.Issue, error) {
+	switch {
+	case o.issueFile != "" && (o.title != "" || o.body != ""):
+		return agent.Issue{}, errors.New("give either --issue-file or --title/--body, not both")
+	case o.issueFile != "":
+		data, err := os.ReadFile(o.issueFile)
+		if err != nil {
+			return agent.Issue{}, fmt.Errorf("--issue-file: %w", err)
+		}
+		issue, err := jobs.ParseIssue(string(data))
+		if err != nil {
+			return agent.Issue{}, fmt.Errorf("--issue-file %s: %w", o.issueFile, err)
+		}
+		return issue, nil
+	case strings.TrimSpace(o.title) == "":
+		return agent.Issue{}, errors.New("no issue: pass --issue-file PATH or --title T (and --body B)")
+	}
+	return agent.Issue{Title: strings.TrimSpace(o.title), Body: o.body}, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return "local-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// printResult prints result.json (with --json) or a short summary.
+func printResult(w io.Writer, o runOptions, res *jobs.Result) {
+	if o.json {
+		data, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(w, "%s\n", data)
+		return
+	}
+	fmt.Fprintf(w, "outcome: %s: %s\n", res.Outcome, res.Reason)
+	if res.Branch != "" {
+		fmt.Fprintf(w, "branch:  %s (commit %.12s) in %s\n", res.Branch, res.HeadCommit, o.repo)
+	} else {
+		fmt.Fprintln(w, "branch:  none (nothing was committed)")
+	}
+	fmt.Fprintf(w, "files:   %s\n", filepath.Join(o.out, jobs.FileBody)+", "+jobs.FileResult+", "+jobs.FileLedger)
+}
+
+// dockerImages answers jobs.ImageChecker with the engine's image inspect.
+type dockerImages struct{ cli *client.Client }
+
+func newDockerImages() (*dockerImages, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &dockerImages{cli: cli}, nil
+}
+
+func (d *dockerImages) ImageExists(ctx context.Context, image string) (bool, error) {
+	_, err := d.cli.ImageInspect(ctx, image)
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+func (d *dockerImages) Close() error { return d.cli.Close() }
+
+// progressPrinter writes one line per change of phase, step or tool.
+type progressPrinter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last jobs.Progress
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w} }
+
+func (p *progressPrinter) print(pr jobs.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr.Phase == p.last.Phase && pr.Step == p.last.Step && pr.Tool == p.last.Tool {
+		return
+	}
+	p.last = pr
+	line := fmt.Sprintf("[%s] %s", pr.Elapsed.Round(time.Second), pr.Phase)
+	if pr.Step > 0 {
+		line += fmt.Sprintf(" · step %d", pr.Step)
+	}
+	if pr.Tool != "" && pr.Phase == jobs.PhaseAgent {
+		line += " · " + pr.Tool
+	}
+	if pr.InputTokens > 0 {
+		line += fmt.Sprintf(" · %d input / %d output tokens", pr.InputTokens, pr.OutputTokens)
+	}
+	fmt.Fprintln(p.w, line)
+}

@@ -1,0 +1,280 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Defaults of Executor.
+const (
+	// DefaultImage is the sandbox image when neither the operator, the
+	// job nor .github/agent.yml names one: the production image built
+	// from deploy/sandbox/Dockerfile
+	// (`docker build -t patchwright-sandbox:bookworm deploy/sandbox`).
+	DefaultImage = "patchwright-sandbox:bookworm"
+	// DefaultSetupTimeout bounds each setup command.
+	DefaultSetupTimeout = 10 * time.Minute
+	// DefaultSandboxUID and DefaultSandboxGID own the work tree so that
+	// commands in the sandbox (sandbox.DefaultUser) can change it.
+	DefaultSandboxUID = 1000
+	DefaultSandboxGID = 1000
+)
+
+// DefaultAuthor signs the commits when Executor.Author is empty.
+var DefaultAuthor = gitrepo.Signature{Name: "Patchwright", Email: "patchwright@users.noreply.github.com"}
+
+// Output files a run writes into Job.OutDir (DESIGN §4.1).
+const (
+	FileLedger = "ledger.jsonl"
+	FileResult = "result.json"
+	FileBody   = "pr.md"
+)
+
+// ErrConfig marks a failure the user or the repository's maintainer must
+// fix (a malformed .github/agent.yml, a sandbox image that does not
+// exist), as opposed to an infrastructure failure. `patchwright run` exits
+// 1 for it; the GitHub worker reports it on the issue and does not retry.
+var ErrConfig = errors.New("configuration error")
+
+// Job is one attempt at one issue, as the pipeline sees it. Nothing in it
+// says where the result goes: that is the Publisher's business.
+type Job struct {
+	// ID names the run: the sandbox container's label, the marker in the
+	// body and the temporary directory. Letters, digits, '.', '_' and '-'
+	// only. Required.
+	ID string
+	// RepoURL is what to clone: a local path or an https URL. Required.
+	RepoURL string
+	// Auth authenticates the clone and the push; nil for none.
+	Auth transport.AuthMethod
+	// Branch is the base branch; empty means the remote's HEAD.
+	Branch string
+	// Issue is the task. Number 0 means there is no issue to close.
+	Issue agent.Issue
+	// OutDir receives ledger.jsonl, result.json and pr.md; it is created
+	// if missing. Required.
+	OutDir string
+	// LogURL links the full run log from the body; empty for none.
+	LogURL string
+}
+
+var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+func (j Job) validate() error {
+	switch {
+	case !jobIDRE.MatchString(j.ID):
+		return fmt.Errorf("job ID %q: want 1-100 letters, digits, '.', '_' or '-'", j.ID)
+	case j.RepoURL == "":
+		return errors.New("job has no repository")
+	case j.OutDir == "":
+		return errors.New("job has no output directory")
+	}
+	return nil
+}
+
+// ImageChecker reports whether the Docker engine has an image, so a
+// missing one is a clear configuration error before anything starts.
+type ImageChecker interface {
+	ImageExists(ctx context.Context, image string) (bool, error)
+}
+
+// Progress is one update for a person watching a run.
+type Progress struct {
+	// Phase is one of the Phase constants.
+	Phase string
+	// Step is the model turn in progress; 0 before the loop.
+	Step int
+	// Tool is the last tool the model called.
+	Tool         string
+	InputTokens  int64
+	OutputTokens int64
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+}
+
+// Phases reported in Progress, in order.
+const (
+	PhaseClone    = "clone"
+	PhaseSandbox  = "sandbox"
+	PhaseSetup    = "setup"
+	PhaseBaseline = "baseline"
+	PhaseAgent    = "agent"
+	PhaseFinal    = "final"
+	PhaseScan     = "secret scan"
+	PhaseCommit   = "commit"
+	PhasePublish  = "publish"
+	PhaseDone     = "done"
+)
+
+// Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,
+// repository config, sandbox and setup, baseline, model loop, final
+// verification, secret scan, commit, report, publish. `patchwright run`
+// and the GitHub worker share it; only the Publisher differs. Zero
+// optional fields take the defaults named on each.
+type Executor struct {
+	// Sandboxes creates the job's container. Required.
+	Sandboxes sandbox.Runner
+	// Provider is the model. Required.
+	Provider provider.Provider
+	// Publisher names the branch and sends the commit. Required.
+	Publisher Publisher
+	// Images, when set, is asked whether the chosen image exists before
+	// the sandbox is created.
+	Images ImageChecker
+	// Image, when set, overrides the repository's `image:` (the --image
+	// flag).
+	Image string
+	// DefaultImage is used when neither Image nor the repository names
+	// one; default DefaultImage.
+	DefaultImage string
+	// MaxSteps, when positive, overrides the repository's
+	// limits.max_steps (the --max-steps flag).
+	MaxSteps int
+	// CommitStopped commits the change of a run that a budget, a loop
+	// detector or a timeout stopped. Default false: a stopped run's change
+	// is reported, not committed. A cancelled run is never committed.
+	CommitStopped bool
+	// WorkDir holds each job's temporary clone; default os.TempDir().
+	WorkDir string
+	// SandboxLimits bound the container; zero fields take
+	// sandbox.DefaultLimits.
+	SandboxLimits sandbox.Limits
+	// SandboxUID and SandboxGID must match the sandbox's command user;
+	// defaults DefaultSandboxUID and DefaultSandboxGID.
+	SandboxUID, SandboxGID int
+	// CheckTimeout bounds each verification check; default
+	// verify.DefaultCheckTimeout.
+	CheckTimeout time.Duration
+	// Author signs commits; default DefaultAuthor.
+	Author gitrepo.Signature
+	// Progress, when set, is called at each phase and each tool call.
+	// It must return quickly.
+	Progress func(Progress)
+	// Logger receives the agent's log lines; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Execute runs one job and writes its report files into job.OutDir. It
+// returns the Result whenever the run got as far as reading the
+// repository's configuration, even with an error. The error wraps
+// ErrConfig for a problem the user must fix (no files are written
+// then); any other error is an infrastructure failure, and the Result's
+// outcome is then "error". A cancelled context ends the run as
+// "stopped" with no error: the container is removed and nothing is
+// committed.
+func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
+	if err := e.check(job); err != nil {
+		return nil, err
+	}
+	r := &run{e: e, job: job, start: e.now()}
+	defer r.cleanup()
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	if err := r.openLedger(filepath.Join(job.OutDir, FileLedger)); err != nil {
+		return nil, err
+	}
+	defer r.closeLedger()
+	r.work(ctx)
+	return r.finish(ctx)
+}
+
+func (e *Executor) check(job Job) error {
+	switch {
+	case e.Sandboxes == nil:
+		return errors.New("executor: no sandbox runner")
+	case e.Provider == nil:
+		return errors.New("executor: no model provider")
+	case e.Publisher == nil:
+		return errors.New("executor: no publisher")
+	}
+	if err := job.validate(); err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	return nil
+}
+
+func (e *Executor) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Executor) defaultImage() string {
+	if e.DefaultImage != "" {
+		return e.DefaultImage
+	}
+	return DefaultImage
+}
+
+func (e *Executor) author() gitrepo.Signature {
+	if e.Author.Name != "" {
+		return e.Author
+	}
+	return DefaultAuthor
+}
+
+func (e *Executor) sandboxOwner() (int, int) {
+	uid, gid := e.SandboxUID, e.SandboxGID
+	if uid <= 0 {
+		uid = DefaultSandboxUID
+	}
+	if gid <= 0 {
+		gid = DefaultSandboxGID
+	}
+	return uid, gid
+}
+
+// Target is where a change is committed and pushed.
+type Target struct {
+	// Branch receives the commit, for example "agent/issue-41".
+	Branch string
+	// Expected is where the branch is on the remote now; zero means it
+	// must not exist yet (see gitrepo.Repo.Push).
+	Expected plumbing.Hash
+	// Trailers are appended to the commit message, one per line, for
+	// example "Co-authored-by: …".
+	Trailers []string
+}
+
+// Publisher is the one part of the pipeline that differs between
+// `patchwright run` (a new branch in the local repository) and the GitHub
+// worker (a branch and a pull request on GitHub).
+type Publisher interface {
+	// Target is called before a change is committed and names where it
+	// goes.
+	Target(ctx context.Context, repo *gitrepo.Repo, job Job) (Target, error)
+	// Publish is called once at the end of every run that got a sandbox,
+	// whatever its outcome, with the finished Result (res.HeadCommit is
+	// empty when nothing was committed) and its body. An error is an
+	// infrastructure failure.
+	Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) error
+}
+
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,333 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/secrets"
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Result is a run's result. Its JSON form is result.json, DESIGN §4.5
+// exactly; the fields without a JSON name are for the publisher.
+type Result struct {
+	Outcome      verify.Outcome `json:"outcome"`
+	Reason       string         `json:"reason"`
+	Branch       string         `json:"branch"`
+	BaseCommit   string         `json:"base_commit"`
+	HeadCommit   string         `json:"head_commit"`
+	FilesChanged []string       `json:"files_changed"`
+	Checks       []CheckSummary `json:"checks"`
+	NotVerified  []string       `json:"not_verified"`
+	Steps        int            `json:"steps"`
+	Usage        Usage          `json:"usage"`
+
+	// Body is the pull-request body, as written to pr.md.
+	Body string `json:"-"`
+	// Changes are the exact changes against the base commit, committed or
+	// not.
+	Changes []gitrepo.Change `json:"-"`
+	// Secrets found in the change; when there are any, nothing was
+	// committed.
+	Secrets []secrets.Finding `json:"-"`
+	// Summary is the model's finish summary (a claim, not a fact).
+	Summary string `json:"-"`
+}
+
+// CheckSummary is one entry of result.json's "checks".
+type CheckSummary struct {
+	Name       string       `json:"name"`
+	Command    string       `json:"command"`
+	Phase      verify.Phase `json:"phase"`
+	Ran        bool         `json:"ran"`
+	ExitCode   int          `json:"exit_code"`
+	Passed     bool         `json:"passed"`
+	DurationMS int64        `json:"duration_ms"`
+}
+
+// Usage is result.json's "usage".
+type Usage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+}
+
+// finish decides the outcome from what the phases recorded, commits when
+// the outcome allows it, writes the report files and publishes.
+func (r *run) finish(ctx context.Context) (*Result, error) {
+	if r.infra == nil && r.cancelled == "" {
+		r.phase(PhaseScan)
+	}
+	if err := r.readChanges(); err != nil && r.infra == nil {
+		r.infra = fmt.Errorf("%s: %w", PhaseScan, err)
+	}
+	if err := r.scan(); err != nil && r.infra == nil {
+		r.infra = fmt.Errorf("%s: %w", PhaseScan, err)
+	}
+	res := r.result()
+	if r.mayCommit(res.Outcome) {
+		r.phase(PhaseCommit)
+		if err := r.commit(ctx, res); err != nil {
+			r.infra = fmt.Errorf("%s: %w", PhaseCommit, err)
+			res = r.result()
+		}
+	}
+	if err := r.render(res); err != nil {
+		return res, err
+	}
+	if ctx.Err() == nil {
+		r.phase(PhasePublish)
+	}
+	if err := r.e.Publisher.Publish(ctx, r.repo, res); err != nil {
+		// The commit never left the clone: the result says "error" and
+		// names no branch.
+		r.infra = fmt.Errorf("%s: %w", PhasePublish, err)
+		res = r.result()
+		if rerr := r.render(res); rerr != nil {
+			return res, rerr
+		}
+	}
+	r.phase(PhaseDone)
+	return res, r.infra
+}
+
+// result builds the Result from the facts so far; Branch and HeadCommit
+// are filled in by commit.
+func (r *run) result() *Result {
+	outcome, reason := r.decide()
+	res := &Result{
+		Outcome:      outcome,
+		Reason:       reason,
+		BaseCommit:   r.repo.Base().String(),
+		FilesChanged: r.changedPaths(),
+		Checks:       []CheckSummary{},
+		Steps:        r.agentRes.Steps,
+		Usage: Usage{
+			InputTokens:       r.agentRes.Usage.InputTokens,
+			OutputTokens:      r.agentRes.Usage.OutputTokens,
+			CachedInputTokens: r.agentRes.Usage.CachedInputTokens,
+		},
+		Changes: r.changes,
+		Secrets: r.findings,
+		Summary: r.agentRes.Summary,
+	}
+	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
+		res.Checks = append(res.Checks, CheckSummary{
+			Name: c.Name, Command: c.Command, Phase: c.Phase, Ran: c.Ran,
+			ExitCode: c.ExitCode, Passed: c.Passed, DurationMS: c.Duration.Milliseconds(),
+		})
+	}
+	return res
+}
+
+// decide applies DESIGN §4.5, then the secret scan: a change that adds a
+// secret cannot be published, so its outcome is "failed" (a check the
+// application runs failed) with the file and rule named, and a stopped run
+// says so in its reason.
+func (r *run) decide() (verify.Outcome, string) {
+	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
+	switch {
+	case r.infra != nil:
+		in.InfraError = r.infra.Error()
+	case r.cancelled != "":
+		in.StopReason = "the run was cancelled during the " + r.cancelled + " phase"
+	case r.agentRan && r.agentRes.Stop != agent.Finished:
+		in.StopReason = r.agentRes.Detail
+	}
+	outcome, reason := verify.Decide(in)
+	if len(r.findings) == 0 {
+		return outcome, reason
+	}
+	secret := "the change adds what looks like a secret (" + describeFindings(r.findings) + "), so nothing was committed"
+	switch outcome {
+	case verify.Error:
+		return outcome, reason
+	case verify.Stopped:
+		return outcome, reason + "; " + secret
+	}
+	return verify.Failed, secret
+}
+
+func describeFindings(fs []secrets.Finding) string {
+	parts := make([]string, 0, 3)
+	for i, f := range fs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// scan looks for secrets the change adds. A file at a secret-bearing path
+// (.env, *.pem, id_rsa, …) counts as one whatever its content: the tools
+// refuse those paths, so only a command could have written it.
+func (r *run) scan() error {
+	var changed []gitrepo.Change
+	for _, c := range r.changes {
+		if c.Kind != gitrepo.Deleted && !c.Binary && !c.Symlink {
+			changed = append(changed, c)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	scanner, err := secrets.Default()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(r.ws.Dir())
+	if err != nil {
+		return fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	for _, c := range changed {
+		if sandbox.IsSecretPath(c.Path) {
+			r.findings = append(r.findings, secrets.Finding{File: c.Path, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
+			continue
+		}
+		after, err := root.ReadFile(c.Path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", c.Path, err)
+		}
+		before, err := r.repo.BaseContent(c.Path)
+		if err != nil {
+			return err
+		}
+		r.findings = append(r.findings, scanner.ScanChange(c.Path, string(before), string(after))...)
+	}
+	return nil
+}
+
+// mayCommit: a change with no secret whose run ended normally, or that a
+// budget stopped when CommitStopped is set. An infrastructure failure or
+// a cancel commits nothing.
+func (r *run) mayCommit(o verify.Outcome) bool {
+	if len(r.changes) == 0 || len(r.findings) > 0 {
+		return false
+	}
+	switch o {
+	case verify.Verified, verify.Unverified, verify.Failed:
+		return true
+	case verify.Stopped:
+		return r.e.CommitStopped && r.cancelled == ""
+	}
+	return false
+}
+
+func (r *run) commit(ctx context.Context, res *Result) error {
+	target, err := r.e.Publisher.Target(ctx, r.repo, r.job)
+	if err != nil {
+		return fmt.Errorf("choose branch: %w", err)
+	}
+	hash, err := r.repo.Commit(r.changes, gitrepo.CommitOptions{
+		Branch:  target.Branch,
+		Message: commitMessage(r.job.Issue, res, target.Trailers),
+		Author:  r.e.author(),
+		Time:    r.e.now(),
+	})
+	if err != nil {
+		return err
+	}
+	res.Branch, res.HeadCommit = target.Branch, hash.String()
+	return nil
+}
+
+// commitMessage names the issue in the subject and the outcome in the
+// body.
+func commitMessage(issue agent.Issue, res *Result, trailers []string) string {
+	title := strings.Join(strings.Fields(issue.Title), " ")
+	if title == "" {
+		title = "Change by Patchwright"
+	}
+	if utf8.RuneCountInString(title) > 72 {
+		title = string([]rune(title)[:71]) + "…"
+	}
+	var b strings.Builder
+	b.WriteString(title)
+	b.WriteString("\n\n")
+	if issue.Number > 0 {
+		fmt.Fprintf(&b, "For issue #%d. ", issue.Number)
+	}
+	fmt.Fprintf(&b, "Patchwright's outcome: %s: %s\n", res.Outcome, res.Reason)
+	if len(trailers) > 0 {
+		b.WriteString("\n" + strings.Join(trailers, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// render builds the body from the ledger and writes pr.md and
+// result.json.
+func (r *run) render(res *Result) error {
+	in, err := report.FromLedger(ledger.Log{Records: r.ledger.Records()})
+	if err != nil {
+		return err
+	}
+	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, 1, r.job.Issue.Number, r.job.LogURL
+	in.Outcome, in.Reason = res.Outcome, res.Reason
+	in.Missing = append(append([]string(nil), r.missing...), r.notCommitted(res)...)
+	in.GoModule = r.goModule
+	in.Duration = r.e.now().Sub(r.start)
+	for _, c := range r.changes {
+		in.Files = append(in.Files, report.FileStat{Path: c.Path, Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
+	}
+	u := provider.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedInputTokens: res.Usage.CachedInputTokens}
+	if cost, ok := provider.Cost(r.e.Provider.Model(), u); ok {
+		in.CostUSD = &cost
+	}
+	if res.Body, err = report.PRBody(in); err != nil {
+		return err
+	}
+	res.NotVerified = report.NotVerified(in)
+	if res.NotVerified == nil {
+		res.NotVerified = []string{}
+	}
+	if res.FilesChanged == nil {
+		res.FilesChanged = []string{}
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if err := writeFile(filepath.Join(r.job.OutDir, FileResult), append(data, '\n')); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(r.job.OutDir, FileBody), []byte(res.Body))
+}
+
+// notCommitted explains, for "Not verified", a change that exists but was
+// not committed.
+func (r *run) notCommitted(res *Result) []string {
+	if len(r.changes) == 0 || res.HeadCommit != "" {
+		return nil
+	}
+	switch {
+	case len(r.findings) > 0:
+		return []string{"The change was not committed: it adds what looks like a secret (" + describeFindings(r.findings) + ")."}
+	case res.Outcome == verify.Stopped:
+		return []string{"The run was stopped before the model finished, so its change is unfinished and was not committed."}
+	case res.Outcome == verify.Error:
+		return []string{"The run failed before it could finish, so its change was not committed."}
+	}
+	return nil
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, fs.FileMode(0o644)); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/secrets"
+	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// run is the state of one Execute call: what each phase established, in
+// the order the phases ran.
+type run struct {
+	e     *Executor
+	job   Job
+	start time.Time
+
+	tmp       string
+	repo      *gitrepo.Repo
+	ws        *sandbox.Workspace
+	cfg       config.Config
+	checks    []verify.Check
+	missing   []string
+	goModule  string
+	image     string
+	ledger    *ledger.Writer
+	ledgerOut *os.File
+	sb        sandbox.Sandbox
+	verifier  *verify.Runner
+
+	baseline, final []verify.CheckResult
+	agentRes        agent.Result
+	agentRan        bool
+	changes         []gitrepo.Change
+	changesRead     bool
+	newTests        []verify.NewTestResult
+	findings        []secrets.Finding
+	// infra is the first infrastructure failure, with its phase.
+	infra error
+	// cancelled names the phase during which the context ended.
+	cancelled string
+
+	mu       sync.Mutex
+	progress Progress
+}
+
+// prepare clones the repository and reads what the run needs from it:
+// the configuration, the checks and the image. Nothing is written to the
+// job's output directory before it succeeds.
+func (r *run) prepare(ctx context.Context) error {
+	r.phase(PhaseClone)
+	tmp, err := os.MkdirTemp(r.e.WorkDir, "patchwright-"+r.job.ID+"-")
+	if err != nil {
+		return fmt.Errorf("create work directory: %w", err)
+	}
+	r.tmp = tmp
+	worktree := filepath.Join(tmp, "work")
+	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
+		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
+		Worktree: worktree, GitDir: filepath.Join(tmp, "git"),
+	})
+	if err != nil {
+		return err
+	}
+	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
+		return fmt.Errorf("open workspace: %w", err)
+	}
+	if r.cfg, err = config.Load(r.ws); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := r.chooseChecks(); err != nil {
+		return err
+	}
+	return r.chooseImage(ctx)
+}
+
+// chooseChecks takes the configured checks, or detects them.
+func (r *run) chooseChecks() error {
+	if len(r.cfg.Verify) > 0 {
+		for _, c := range r.cfg.Verify {
+			r.checks = append(r.checks, verify.Configured(c.Name, c.Run))
+		}
+		// The report maps go test's packages to files for any Go module.
+		d, err := verify.Detect(r.ws, verify.DetectOptions{})
+		if err != nil {
+			return fmt.Errorf("read repository: %w", err)
+		}
+		r.goModule = d.GoModule
+		return nil
+	}
+	d, err := verify.Detect(r.ws, verify.DetectOptions{})
+	if err != nil {
+		return fmt.Errorf("detect verification checks: %w", err)
+	}
+	r.checks, r.missing, r.goModule = d.Checks, d.Missing, d.GoModule
+	return nil
+}
+
+// chooseImage picks the operator's override, the repository's image or
+// the default, and checks that the engine has it.
+func (r *run) chooseImage(ctx context.Context) error {
+	switch {
+	case r.e.Image != "":
+		r.image = r.e.Image
+	case r.cfg.Image != "":
+		r.image = r.cfg.Image
+	default:
+		r.image = r.e.defaultImage()
+	}
+	if r.e.Images == nil {
+		return nil
+	}
+	ok, err := r.e.Images.ImageExists(ctx, r.image)
+	if err != nil {
+		return fmt.Errorf("look up sandbox image %s: %w", r.image, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", ErrConfig, r.image, config.Path)
+	}
+	return nil
+}
+
+// work runs the phases that need the sandbox. It stops at the first
+// infrastructure failure or when the context ends, and records which.
+func (r *run) work(ctx context.Context) {
+	phases := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{PhaseSandbox, r.createSandbox},
+		{PhaseSetup, r.setup},
+		{PhaseBaseline, r.runBaseline},
+		{PhaseAgent, r.runAgent},
+		{PhaseFinal, r.runFinal},
+	}
+	for _, p := range phases {
+		r.phase(p.name)
+		err := p.fn(ctx)
+		if ctx.Err() != nil {
+			r.cancelled = p.name
+			return
+		}
+		if err != nil {
+			r.infra = fmt.Errorf("%s: %w", p.name, err)
+			return
+		}
+	}
+}
+
+func (r *run) createSandbox(ctx context.Context) error {
+	uid, gid := r.e.sandboxOwner()
+	if err := handOver(r.ws.Dir(), uid, gid); err != nil {
+		return err
+	}
+	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
+		Image:     r.image,
+		Workspace: r.ws.Dir(),
+		JobID:     r.job.ID,
+		Network:   len(r.cfg.Setup) > 0 && r.cfg.Network(),
+		Limits:    r.e.SandboxLimits,
+	})
+	if err != nil {
+		return err
+	}
+	r.sb = sb
+	r.verifier = &verify.Runner{
+		Sandbox:  sb,
+		Checks:   r.checks,
+		Recorder: verify.LedgerRecorder{W: r.ledger},
+		Timeout:  r.e.CheckTimeout,
+	}
+	return nil
+}
+
+// setup runs the repository's setup commands, with a network when the
+// configuration allows it, then cuts the network for good.
+func (r *run) setup(ctx context.Context) error {
+	for _, script := range r.cfg.Setup {
+		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+		if err != nil {
+			return fmt.Errorf("run setup command %q: %w", script, err)
+		}
+		rec := tools.CommandRecord{
+			Command: script, ExitCode: res.ExitCode, Duration: res.Duration,
+			TimedOut: res.TimedOut, OOMKilled: res.OOMKilled,
+			Output:      tail(string(res.Stdout.Tail)+string(res.Stderr.Tail), 8<<10),
+			OutputBytes: res.Stdout.Total + res.Stderr.Total,
+		}
+		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
+			return err
+		}
+		if res.ExitCode != 0 || res.TimedOut {
+			return fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
+		}
+	}
+	if len(r.cfg.Setup) > 0 && r.cfg.Network() {
+		return r.sb.DisableNetwork(ctx)
+	}
+	return nil
+}
+
+func (r *run) runBaseline(ctx context.Context) error {
+	var err error
+	r.baseline, err = r.verifier.Run(ctx, verify.Baseline)
+	return err
+}
+
+// runAgent runs the model loop under the repository's budgets. A budget
+// or loop detector ending the loop is not an error; the outcome says
+// "stopped".
+func (r *run) runAgent(ctx context.Context) error {
+	set, err := tools.New(tools.Options{
+		Workspace: r.ws,
+		Sandbox:   r.sb,
+		Verifier:  verify.ToolVerifier{Runner: r.verifier},
+		Protected: r.cfg.ProtectedPaths,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	maxSteps := r.cfg.Limits.MaxSteps
+	if r.e.MaxSteps > 0 {
+		maxSteps = r.e.MaxSteps
+	}
+	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
+	defer cancel()
+	r.agentRan = true
+	r.agentRes, err = agent.Run(loopCtx, agent.Config{
+		Provider:  r.e.Provider,
+		Tools:     set.Tools(),
+		Ledger:    r.ledger,
+		Workspace: r.ws,
+		Issue:     r.job.Issue,
+		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
+		Now:       r.e.Now,
+		Logger:    r.e.Logger,
+	})
+	return err
+}
+
+// runFinal verifies the change whatever the model said, then runs the
+// tests the change added against the original code.
+func (r *run) runFinal(ctx context.Context) error {
+	var err error
+	if r.final, err = r.verifier.Run(ctx, verify.Final); err != nil {
+		return err
+	}
+	if err := r.readChanges(); err != nil {
+		return err
+	}
+	return r.runNewTests(ctx)
+}
+
+func (r *run) readChanges() error {
+	if r.changesRead || r.repo == nil {
+		return nil
+	}
+	changes, err := r.repo.Changes()
+	if err != nil {
+		return fmt.Errorf("list changes: %w", err)
+	}
+	r.changes, r.changesRead = changes, true
+	return nil
+}
+
+func (r *run) runNewTests(ctx context.Context) error {
+	changed := r.changedPaths()
+	base, err := verify.OpenBase(filepath.Join(r.tmp, "git"), r.repo.Base().String())
+	if err != nil {
+		return err
+	}
+	tests, err := verify.FindNewGoTests(r.ws, base, changed)
+	if err != nil || len(tests) == 0 {
+		return err
+	}
+	if r.newTests, err = r.verifier.RunNewTestsOnBase(ctx, r.ws, base, tests, changed); err != nil {
+		return err
+	}
+	return verify.LedgerRecorder{W: r.ledger}.RecordNewTests(ctx, r.newTests)
+}
+
+func (r *run) changedPaths() []string {
+	out := make([]string, len(r.changes))
+	for i, c := range r.changes {
+		out[i] = c.Path
+	}
+	return out
+}
+
+// cleanup removes the container and the clone. The container goes first:
+// it may still be writing to the work tree.
+func (r *run) cleanup() {
+	if r.sb != nil {
+		if err := r.sb.Close(); err != nil {
+			r.e.logger().Warn("remove sandbox", LogError, err)
+		}
+	}
+	if r.ws != nil {
+		r.ws.Close()
+	}
+	if r.tmp != "" {
+		if err := os.RemoveAll(r.tmp); err != nil {
+			r.e.logger().Warn("remove work directory", "dir", r.tmp, LogError, err)
+		}
+	}
+}
+
+// handOver makes the work tree writable by the sandbox's command user:
+// as root by giving it the files (never following symlinks), otherwise,
+// unless we are that user, by opening the permissions.
+func handOver(dir string, uid, gid int) error {
+	euid := os.Geteuid()
+	if euid == uid {
+		return nil
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if euid == 0 {
+			return os.Lchown(p, uid, gid)
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, 0o777)
+		}
+		return os.Chmod(p, info.Mode().Perm()|0o666)
+	})
+	if err != nil {
+		return fmt.Errorf("hand the work tree to the sandbox user: %w", err)
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
