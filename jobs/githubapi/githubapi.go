@@ -35,7 +35,9 @@ type App struct {
 // NewApp returns a client for the app appID with its PEM private key.
 // baseURL is the REST API root (DefaultBaseURL when empty; for GitHub
 // Enterprise, https://HOST/api/v3/). base is the HTTP transport underneath
-// (http.DefaultTransport when nil).
+// (http.DefaultTransport when nil). Unless base is a *RetryTransport
+// already, it is wrapped in one with its defaults, so every call (token
+// minting included) rides out rate limits and 5xx answers.
 func NewApp(appID int64, privateKeyPEM []byte, baseURL string, base http.RoundTripper) (*App, error) {
 	if baseURL == "" {
 		baseURL = DefaultBaseURL
@@ -43,8 +45,8 @@ func NewApp(appID int64, privateKeyPEM []byte, baseURL string, base http.RoundTr
 	if !strings.HasSuffix(baseURL, "/") {
 		baseURL += "/"
 	}
-	if base == nil {
-		base = http.DefaultTransport
+	if _, ok := base.(*RetryTransport); !ok {
+		base = &RetryTransport{Base: base}
 	}
 	atr, err := ghinstallation.NewAppsTransport(base, appID, privateKeyPEM)
 	if err != nil {

@@ -1,0 +1,329 @@
+package githubapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// The methods in this file make *App satisfy jobs.GitHub: the calls of the
+// GitHub pipeline, as an installation.
+
+var _ jobs.GitHub = (*App)(nil)
+
+// BotUser returns the app's bot user: GET /app for the slug, then GET
+// /users/<slug>[bot] for its ID (the commit e-mail needs it), as the
+// installation of repo (an app JWT is good for /app endpoints only).
+func (a *App) BotUser(ctx context.Context, repo jobs.Issue) (jobs.BotUser, error) {
+	login, err := a.BotLogin(ctx)
+	if err != nil {
+		return jobs.BotUser{}, err
+	}
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return jobs.BotUser{}, err
+	}
+	u, _, err := c.Users.Get(ctx, login)
+	if err != nil {
+		return jobs.BotUser{}, fmt.Errorf("get bot user %s: %w", login, err)
+	}
+	return jobs.BotUser{Login: login, ID: u.GetID()}, nil
+}
+
+// RepoToken mints a token for repo.Repo only, with contents: write (clone
+// and push) and nothing else. It is never cached or written anywhere.
+func (a *App) RepoToken(ctx context.Context, repo jobs.Issue) (string, error) {
+	tok, _, err := a.app.Apps.CreateInstallationToken(ctx, repo.InstallationID, &github.InstallationTokenOptions{
+		Repositories: []string{repo.Repo},
+		Permissions:  &github.InstallationPermissions{Contents: github.String("write")},
+	})
+	if err != nil {
+		return "", fmt.Errorf("mint token for %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	if tok.GetToken() == "" {
+		return "", fmt.Errorf("mint token for %s/%s: empty token", repo.Owner, repo.Repo)
+	}
+	return tok.GetToken(), nil
+}
+
+// Repository reads the default branch and clone URL.
+func (a *App) Repository(ctx context.Context, repo jobs.Issue) (jobs.Repository, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return jobs.Repository{}, err
+	}
+	r, _, err := c.Repositories.Get(ctx, repo.Owner, repo.Repo)
+	if err != nil {
+		return jobs.Repository{}, fmt.Errorf("get repository %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	return jobs.Repository{DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), Private: r.GetPrivate()}, nil
+}
+
+// GetIssue reads an issue's title, body, state and author.
+func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (jobs.IssueText, error) {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return jobs.IssueText{}, err
+	}
+	i, _, err := c.Issues.Get(ctx, issue.Owner, issue.Repo, issue.Number)
+	if err != nil {
+		return jobs.IssueText{}, fmt.Errorf("get issue %s: %w", issue, err)
+	}
+	return jobs.IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin()}, nil
+}
+
+// AddReaction adds a reaction (for example "eyes") to the issue.
+func (a *App) AddReaction(ctx context.Context, issue jobs.Issue, content string) error {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.Reactions.CreateIssueReaction(ctx, issue.Owner, issue.Repo, issue.Number, content); err != nil {
+		return fmt.Errorf("react %s on %s: %w", content, issue, err)
+	}
+	return nil
+}
+
+// Comments lists every comment of the issue, 100 a page.
+func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]jobs.Comment, error) {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var out []jobs.Comment
+	for {
+		cs, resp, err := c.Issues.ListComments(ctx, issue.Owner, issue.Repo, issue.Number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list comments of %s: %w", issue, err)
+		}
+		for _, x := range cs {
+			out = append(out, jobs.Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// PostComment creates a comment and returns its ID.
+func (a *App) PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error) {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return 0, err
+	}
+	cm, _, err := c.Issues.CreateComment(ctx, issue.Owner, issue.Repo, issue.Number, &github.IssueComment{Body: github.String(body)})
+	if err != nil {
+		return 0, fmt.Errorf("comment on %s: %w", issue, err)
+	}
+	return cm.GetID(), nil
+}
+
+// EditComment replaces the body of comment id.
+func (a *App) EditComment(ctx context.Context, issue jobs.Issue, id int64, body string) error {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.Issues.EditComment(ctx, issue.Owner, issue.Repo, id, &github.IssueComment{Body: github.String(body)}); err != nil {
+		return fmt.Errorf("edit comment %d on %s: %w", id, issue, err)
+	}
+	return nil
+}
+
+// FindPullRequest looks up the open pull request from owner:branch.
+func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (jobs.PullRequest, bool, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return jobs.PullRequest{}, false, err
+	}
+	prs, _, err := c.PullRequests.List(ctx, repo.Owner, repo.Repo, &github.PullRequestListOptions{
+		State: "open", Head: repo.Owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 10},
+	})
+	if err != nil {
+		return jobs.PullRequest{}, false, fmt.Errorf("list pull requests of %s/%s from %s: %w", repo.Owner, repo.Repo, branch, err)
+	}
+	for _, pr := range prs {
+		// The head filter is the API's; checking it again costs nothing
+		// and keeps a misbehaving proxy from pointing us at another PR.
+		if pr.GetHead().GetRef() == branch {
+			return pullRequest(pr), true, nil
+		}
+	}
+	return jobs.PullRequest{}, false, nil
+}
+
+// GetPullRequest reads pull request pr.Number.
+func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (jobs.PullRequest, error) {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return jobs.PullRequest{}, err
+	}
+	p, _, err := c.PullRequests.Get(ctx, pr.Owner, pr.Repo, pr.Number)
+	if err != nil {
+		return jobs.PullRequest{}, fmt.Errorf("get pull request %s: %w", pr, err)
+	}
+	return pullRequest(p), nil
+}
+
+// ErrPullRequestExists is returned by CreatePullRequest when GitHub answers
+// 422 because a pull request from that head already exists (a race with
+// another run, or a lookup that missed it).
+var ErrPullRequestExists = errors.New("a pull request for this branch already exists")
+
+// CreatePullRequest opens a pull request.
+func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np jobs.NewPullRequest) (jobs.PullRequest, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return jobs.PullRequest{}, err
+	}
+	p, _, err := c.PullRequests.Create(ctx, repo.Owner, repo.Repo, &github.NewPullRequest{
+		Title: github.String(np.Title), Head: github.String(np.Head), Base: github.String(np.Base),
+		Body: github.String(np.Body), Draft: github.Bool(np.Draft),
+	})
+	if err != nil {
+		var er *github.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity && alreadyExists(er) {
+			return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
+		}
+		return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, err)
+	}
+	return pullRequest(p), nil
+}
+
+func alreadyExists(er *github.ErrorResponse) bool {
+	for _, e := range er.Errors {
+		if strings.Contains(strings.ToLower(e.Message), "already exists") {
+			return true
+		}
+	}
+	return false
+}
+
+// EditPullRequest sets a pull request's title and body. The draft state
+// is left as it is: the REST API cannot change it.
+func (a *App) EditPullRequest(ctx context.Context, pr jobs.Issue, title, body string) error {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.PullRequests.Edit(ctx, pr.Owner, pr.Repo, pr.Number, &github.PullRequest{Title: github.String(title), Body: github.String(body)}); err != nil {
+		return fmt.Errorf("edit pull request %s: %w", pr, err)
+	}
+	return nil
+}
+
+// ReviewComments lists review comments still placed on the diff: GitHub
+// sets position to null on outdated ones. (Whether a thread is resolved is
+// only in the GraphQL API.)
+func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment, error) {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var out []jobs.Comment
+	for {
+		cs, resp, err := c.PullRequests.ListComments(ctx, pr.Owner, pr.Repo, pr.Number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list review comments of %s: %w", pr, err)
+		}
+		for _, x := range cs {
+			if x.Position == nil {
+				continue
+			}
+			out = append(out, jobs.Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(),
+				Path: x.GetPath(), Line: x.GetLine(), Created: x.GetCreatedAt().Time})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// CheckRunIDs lists check runs named name on sha.
+func (a *App) CheckRunIDs(ctx context.Context, repo jobs.Issue, sha, name string) ([]int64, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Repo, sha, &github.ListCheckRunsOptions{
+		CheckName: github.String(name), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list check runs %q on %s: %w", name, sha, err)
+	}
+	var ids []int64
+	for _, r := range res.CheckRuns {
+		if r.GetName() == name {
+			ids = append(ids, r.GetID())
+		}
+	}
+	return ids, nil
+}
+
+// PutCheckRun creates (id 0) or updates a completed check run. GitHub takes
+// at most 50 annotations per request and appends those of each update, so
+// the first batch goes with the create or first update and the rest follow
+// as updates.
+func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jobs.CheckRun) (int64, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return 0, err
+	}
+	batches := run.Output.Annotations
+	output := func(i int) *github.CheckRunOutput {
+		o := &github.CheckRunOutput{Title: github.String(run.Output.Title), Summary: github.String(run.Output.Summary)}
+		if i < len(batches) {
+			for _, an := range batches[i] {
+				o.Annotations = append(o.Annotations, &github.CheckRunAnnotation{
+					Path: github.String(an.Path), StartLine: github.Int(an.StartLine), EndLine: github.Int(an.EndLine),
+					AnnotationLevel: github.String(an.AnnotationLevel), Message: github.String(an.Message),
+				})
+			}
+		}
+		return o
+	}
+	var details *string
+	if run.DetailsURL != "" {
+		details = github.String(run.DetailsURL)
+	}
+	now := github.Timestamp{Time: time.Now()}
+	first := 0
+	if id == 0 {
+		cr, _, err := c.Checks.CreateCheckRun(ctx, repo.Owner, repo.Repo, github.CreateCheckRunOptions{
+			Name: run.Name, HeadSHA: run.HeadSHA, DetailsURL: details, Status: github.String("completed"),
+			Conclusion: github.String(run.Output.Conclusion), CompletedAt: &now, Output: output(0),
+		})
+		if err != nil {
+			return 0, fmt.Errorf("create check run %q on %s: %w", run.Name, run.HeadSHA, err)
+		}
+		id, first = cr.GetID(), 1
+	}
+	for i := first; i < max(len(batches), 1); i++ {
+		_, _, err := c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Repo, id, github.UpdateCheckRunOptions{
+			Name: run.Name, DetailsURL: details, Status: github.String("completed"),
+			Conclusion: github.String(run.Output.Conclusion), CompletedAt: &now, Output: output(i),
+		})
+		if err != nil {
+			return id, fmt.Errorf("update check run %q (%d): %w", run.Name, id, err)
+		}
+	}
+	return id, nil
+}
+
+func pullRequest(p *github.PullRequest) jobs.PullRequest {
+	return jobs.PullRequest{
+		Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(),
+		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
+	}
+}

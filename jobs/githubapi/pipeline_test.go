@@ -1,0 +1,330 @@
+package githubapi_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/report"
+)
+
+// fixtures is ../shared/fixtures beside the module root.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "github-api", name))
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return string(b)
+}
+
+// sleeps records the waits of a RetryTransport instead of sleeping.
+type sleeps struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
+}
+
+type env struct {
+	fake   *githubtest.Server
+	app    *githubapi.App
+	sleeps *sleeps
+	repo   jobs.Issue
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	fake := githubtest.New(t, &key.PublicKey)
+	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", CloneURL: "https://git.example/acme/widgets.git"})
+	fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 7, Title: "Fix it", Body: "It is broken.", Author: "maria"})
+	s := &sleeps{}
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{fake: fake, app: app, sleeps: s, repo: jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}}
+}
+
+func TestBotUser(t *testing.T) {
+	e := newEnv(t)
+	u, err := e.app.BotUser(context.Background(), e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Login != githubtest.BotLogin || u.ID != githubtest.BotUserID {
+		t.Fatalf("bot user = %+v", u)
+	}
+	if want := fmt.Sprintf("%d+%s@users.noreply.github.com", githubtest.BotUserID, githubtest.BotLogin); u.Email() != want {
+		t.Fatalf("email = %q, want %q", u.Email(), want)
+	}
+}
+
+func TestRepoTokenIsScopedToTheRepository(t *testing.T) {
+	e := newEnv(t)
+	tok, err := e.app.RepoToken(context.Background(), e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range e.fake.Tokens() {
+		if m.Value != tok {
+			continue
+		}
+		if len(m.Repositories) != 1 || m.Repositories[0] != "widgets" {
+			t.Errorf("token repositories = %v, want [widgets]", m.Repositories)
+		}
+		if len(m.Permissions) != 1 || m.Permissions["contents"] != "write" {
+			t.Errorf("token permissions = %v, want contents: write only", m.Permissions)
+		}
+		if m.InstallationID != 11 {
+			t.Errorf("installation = %d", m.InstallationID)
+		}
+		if !e.fake.ValidToken(tok, "acme", "widgets") || e.fake.ValidToken(tok, "acme", "other") {
+			t.Error("token scope not enforced by the fake")
+		}
+		return
+	}
+	t.Fatalf("token %q was not minted by the fake", tok)
+}
+
+func TestCommentsPagesAndEdits(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for i := range 130 {
+		e.fake.AddComment("acme", "widgets", 7, "someone", fmt.Sprintf("comment %d", i))
+	}
+	id, err := e.app.PostComment(ctx, e.repo, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.app.Comments(ctx, e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 131 || cs[130].ID != id || cs[130].Author != githubtest.BotLogin {
+		t.Fatalf("got %d comments, last %+v", len(cs), cs[len(cs)-1])
+	}
+	if err := e.app.EditComment(ctx, e.repo, id, "edited"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.fake.Comments("acme", "widgets", 7)
+	if last := got[len(got)-1]; last.Body != "edited" || last.Edits != 1 {
+		t.Fatalf("after edit: %+v", last)
+	}
+	// Someone else's comment cannot be edited by the app.
+	if err := e.app.EditComment(ctx, e.repo, cs[0].ID, "x"); err == nil {
+		t.Fatal("editing another user's comment succeeded")
+	}
+}
+
+func TestReactionIsIdempotent(t *testing.T) {
+	e := newEnv(t)
+	for range 2 {
+		if err := e.app.AddReaction(context.Background(), e.repo, "eyes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := e.fake.Reactions("acme", "widgets", 7); len(r) != 1 || r[0].Content != "eyes" {
+		t.Fatalf("reactions = %+v", r)
+	}
+	if err := e.app.AddReaction(context.Background(), e.repo, "nonsense"); err == nil {
+		t.Fatal("invalid reaction accepted")
+	}
+}
+
+func TestPullRequests(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, ok, err := e.app.FindPullRequest(ctx, e.repo, "agent/issue-7"); err != nil || ok {
+		t.Fatalf("find before create: ok=%v err=%v", ok, err)
+	}
+	np := jobs.NewPullRequest{Title: "Fix it", Head: "agent/issue-7", Base: "main", Body: "body", Draft: true}
+	pr, err := e.app.CreatePullRequest(ctx, e.repo, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pr.Draft || pr.HeadRef != "agent/issue-7" || pr.URL == "" {
+		t.Fatalf("created %+v", pr)
+	}
+	_, err = e.app.CreatePullRequest(ctx, e.repo, np)
+	if !errors.Is(err, githubapi.ErrPullRequestExists) {
+		t.Fatalf("second create: %v, want ErrPullRequestExists", err)
+	}
+	found, ok, err := e.app.FindPullRequest(ctx, e.repo, "agent/issue-7")
+	if err != nil || !ok || found.Number != pr.Number {
+		t.Fatalf("find = %+v %v %v", found, ok, err)
+	}
+	prIssue := e.repo
+	prIssue.Number = pr.Number
+	if err := e.app.EditPullRequest(ctx, prIssue, "Fix it (2)", "body 2"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.app.GetPullRequest(ctx, prIssue)
+	if err != nil || got.Body != "body 2" || got.Title != "Fix it (2)" {
+		t.Fatalf("get after edit = %+v, %v", got, err)
+	}
+	if n := len(e.fake.Pulls("acme", "widgets")); n != 1 {
+		t.Fatalf("%d pull requests", n)
+	}
+}
+
+func TestReviewCommentsSkipOutdated(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "a.go", 3, "rename this", false)
+	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "b.go", 9, "old remark", true)
+	pr := e.repo
+	pr.Number = 8
+	cs, err := e.app.ReviewComments(context.Background(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Path != "a.go" || cs[0].Line != 3 || cs[0].Body != "rename this" {
+		t.Fatalf("review comments = %+v", cs)
+	}
+}
+
+func TestPutCheckRunBatchesAnnotations(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	sha := strings.Repeat("ab", 20)
+	var anns []report.Annotation
+	for i := range 120 {
+		anns = append(anns, report.Annotation{Path: "a.go", StartLine: i + 1, EndLine: i + 1, AnnotationLevel: "failure", Message: "bad"})
+	}
+	run := jobs.CheckRun{Name: "Patchwright / test", HeadSHA: sha, Output: report.CheckRunOutput{
+		Conclusion: "failure", Title: "1 failed", Summary: "s",
+		Annotations: [][]report.Annotation{anns[:50], anns[50:100], anns[100:]},
+	}}
+	id, err := e.app.PutCheckRun(ctx, e.repo, 0, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := e.app.CheckRunIDs(ctx, e.repo, sha, run.Name)
+	if err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("ids = %v, %v", ids, err)
+	}
+	got := e.fake.CheckRuns("acme", "widgets", sha)
+	if len(got) != 1 || got[0].Annotations != 120 || got[0].Writes != 3 || got[0].Conclusion != "failure" || got[0].Status != "completed" {
+		t.Fatalf("check runs = %+v", got)
+	}
+	// An update of the same run keeps one run.
+	run.Output = report.CheckRunOutput{Conclusion: "success", Title: "passed", Summary: "s"}
+	if _, err := e.app.PutCheckRun(ctx, e.repo, id, run); err != nil {
+		t.Fatal(err)
+	}
+	got = e.fake.CheckRuns("acme", "widgets", sha)
+	if len(got) != 1 || got[0].Conclusion != "success" {
+		t.Fatalf("after update = %+v", got)
+	}
+	if ids, _ := e.app.CheckRunIDs(ctx, e.repo, sha, "other"); len(ids) != 0 {
+		t.Fatalf("other name found %v", ids)
+	}
+}
+
+func TestSecondaryRateLimitIsRetried(t *testing.T) {
+	e := newEnv(t)
+	body := fixture(t, "secondary-rate-limit.403.body.json")
+	// Without Retry-After (as in the recorded headers): a minute's wait.
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 403, Body: body})
+	// With Retry-After: its value.
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 429, Body: body,
+		Header: http.Header{"Retry-After": {"7"}}})
+	if _, err := e.app.PostComment(context.Background(), e.repo, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fake.Comments("acme", "widgets", 7); len(got) != 1 || got[0].Body != "hello" {
+		t.Fatalf("comments = %+v (the retried POST must carry its body)", got)
+	}
+	if w := e.sleeps.all(); len(w) != 2 || w[0] != githubapi.SecondaryLimitWait || w[1] != 7*time.Second {
+		t.Fatalf("waits = %v", w)
+	}
+}
+
+func TestServerErrorsBackOffThenGiveUp(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.Fault{Path: "/repos/acme/widgets/issues/7", Status: 502, Times: 100})
+	_, err := e.app.GetIssue(context.Background(), e.repo)
+	if err == nil || !strings.Contains(err.Error(), "502") {
+		t.Fatalf("err = %v, want the 502 after the retries", err)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("waits = %v, want %v", w, want)
+	}
+}
+
+func TestForbiddenWithoutRateLimitIsNotRetried(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.Fault{Path: "/repos/acme/widgets/issues/7", Status: 403, Body: `{"message":"Resource not accessible by integration"}`})
+	if _, err := e.app.GetIssue(context.Background(), e.repo); err == nil {
+		t.Fatal("403 denial did not fail")
+	}
+	if w := e.sleeps.all(); len(w) != 0 {
+		t.Fatalf("waits = %v, want none", w)
+	}
+}
+
+func TestPrimaryRateLimitWaitsForReset(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := &sleeps{}
+	rt := &githubapi.RetryTransport{Sleep: s.sleep, Now: func() time.Time { return now },
+		Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if len(s.all()) == 0 {
+				h := http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {fmt.Sprint(now.Unix() + 30)}}
+				return &http.Response{StatusCode: 403, Header: h, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+	req, _ := http.NewRequest(http.MethodGet, "http://x/", nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resp %v err %v", resp, err)
+	}
+	if w := s.all(); len(w) != 1 || w[0] != 31*time.Second {
+		t.Fatalf("waits = %v, want [31s]", w)
+	}
+}
+
+func TestRetryStopsWhenContextEnds(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.Fault{Path: "/repos/acme/widgets/issues/7", Status: 503, Times: 100})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.app.GetIssue(ctx, e.repo); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

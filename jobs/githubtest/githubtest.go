@@ -1,0 +1,379 @@
+// Package githubtest is a fake of the GitHub REST endpoints Patchwright
+// uses, for tests: an httptest server that keeps state (tokens, issues,
+// comments, reactions, pull requests, check runs, hook deliveries) so a
+// test asserts outcomes ("one pull request, one status comment"), not
+// calls. The real go-github and ghinstallation code talks to it: app
+// endpoints check the app JWT's RS256 signature against the app's key,
+// installation endpoints check a token the fake minted, and a token minted
+// for some repositories is refused on others. Faults (a secondary rate
+// limit, a 5xx) are injected per route.
+//
+// GitRemote, beside it, serves real git repositories over smart HTTP.
+package githubtest
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Defaults of a new Server.
+const (
+	AppID     = 4242
+	AppSlug   = "patchwright-test"
+	BotLogin  = AppSlug + "[bot]"
+	BotUserID = 9000001
+)
+
+// Server is the fake. Its exported methods are safe for concurrent use.
+type Server struct {
+	URL string
+
+	key *rsa.PublicKey
+
+	mu         sync.Mutex
+	nextID     int64
+	repos      map[string]*Repo
+	perms      map[string]string // "owner/repo/user" → permission
+	tokens     map[string]Token
+	issues     map[string]*Issue // "owner/repo#n"
+	comments   []*Comment
+	reactions  []Reaction
+	pulls      []*Pull
+	reviews    []*Comment // review comments, Issue = pull number
+	checkRuns  []*CheckRun
+	deliveries []Delivery
+	redeliver  []int64
+	faults     []*fault
+	requests   []Request
+	now        func() time.Time
+}
+
+// Repo is a repository the fake knows.
+type Repo struct {
+	Owner, Name, DefaultBranch, CloneURL string
+	// Heads answers the head SHA of a branch for pull requests; nil means
+	// pull requests carry no head SHA.
+	Heads func(branch string) string
+}
+
+// Token is an installation token the fake minted.
+type Token struct {
+	Value          string
+	InstallationID int64
+	Repositories   []string
+	Permissions    map[string]string
+}
+
+// Issue is an issue or pull request number with its text.
+type Issue struct {
+	Owner, Repo   string
+	Number        int
+	Title, Body   string
+	Author, State string
+}
+
+// Comment is an issue comment (or a review comment).
+type Comment struct {
+	ID          int64
+	Owner, Repo string
+	Issue       int
+	Author      string
+	Body        string
+	Edits       int
+	Path        string
+	Line        int
+	Outdated    bool
+}
+
+// Reaction is one reaction on an issue.
+type Reaction struct {
+	Owner, Repo string
+	Issue       int
+	Content     string
+	Author      string
+}
+
+// Pull is a pull request.
+type Pull struct {
+	Number              int
+	Owner, Repo         string
+	Title, Body         string
+	Head, Base, HeadSHA string
+	Draft               bool
+	State               string
+	Author              string
+	Edits               int
+}
+
+// CheckRun is a check run as last written.
+type CheckRun struct {
+	ID          int64
+	Owner, Repo string
+	Name        string
+	HeadSHA     string
+	Status      string
+	Conclusion  string
+	Title       string
+	Summary     string
+	Annotations int
+	Writes      int
+}
+
+// Delivery is a hook delivery listed by GET /app/hook/deliveries.
+type Delivery struct {
+	ID          int64  `json:"id"`
+	GUID        string `json:"guid"`
+	StatusCode  int    `json:"status_code"`
+	Event       string `json:"event"`
+	Redelivery  bool   `json:"redelivery"`
+	DeliveredAt string `json:"delivered_at"`
+}
+
+// Request is one request the fake received.
+type Request struct {
+	Method, Path string
+	Status       int
+}
+
+// New starts a fake that checks app JWTs against key (the public half of
+// the app's private key). It closes when the test ends.
+func New(t testing.TB, key *rsa.PublicKey) *Server {
+	t.Helper()
+	s := &Server{
+		key: key, nextID: 1000, repos: map[string]*Repo{}, perms: map[string]string{},
+		tokens: map[string]Token{}, issues: map[string]*Issue{}, now: time.Now,
+	}
+	hs := httptest.NewServer(s.handler())
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL + "/"
+	return s
+}
+
+// AddRepo registers a repository.
+func (s *Server) AddRepo(r Repo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[strings.ToLower(r.Owner+"/"+r.Name)] = &r
+}
+
+// AddIssue registers an issue; State defaults to "open".
+func (s *Server) AddIssue(i Issue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i.State == "" {
+		i.State = "open"
+	}
+	s.issues[issueKey(i.Owner, i.Repo, i.Number)] = &i
+}
+
+// SetPermission sets user's permission (admin, write, read, none) on a
+// repository; unknown users get a 404 like GitHub's for non-collaborators.
+func (s *Server) SetPermission(owner, repo, user, perm string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.perms[strings.ToLower(owner+"/"+repo+"/"+user)] = perm
+}
+
+// AddReviewComment adds a review comment on pull request pr.
+func (s *Server) AddReviewComment(owner, repo string, pr int, author, path string, line int, body string, outdated bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	s.reviews = append(s.reviews, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: pr, Author: author, Body: body, Path: path, Line: line, Outdated: outdated})
+}
+
+// AddComment adds an issue comment by author, as a person would.
+func (s *Server) AddComment(owner, repo string, issue int, author, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	s.comments = append(s.comments, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: issue, Author: author, Body: body})
+	return s.nextID
+}
+
+// AddDelivery lists a hook delivery.
+func (s *Server) AddDelivery(d Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deliveries = append(s.deliveries, d)
+}
+
+// Fault is an injected answer.
+type Fault struct {
+	// Method and Path select requests: Path is matched as a prefix of the
+	// URL path ("/repos/o/r/pulls"); empty Method matches every method.
+	Method, Path string
+	// Times is how many matching requests get the fault; at least 1.
+	Times  int
+	Status int
+	Body   string
+	Header http.Header
+}
+
+type fault struct {
+	Fault
+	left int
+}
+
+// Fail injects f.
+func (s *Server) Fail(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &fault{Fault: f, left: max(f.Times, 1)})
+}
+
+// Comments returns copies of an issue's comments, oldest first.
+func (s *Server) Comments(owner, repo string, issue int) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Comment
+	for _, c := range s.comments {
+		if sameRepo(c.Owner, c.Repo, owner, repo) && c.Issue == issue {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Reactions returns the reactions on an issue.
+func (s *Server) Reactions(owner, repo string, issue int) []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Reaction
+	for _, r := range s.reactions {
+		if sameRepo(r.Owner, r.Repo, owner, repo) && r.Issue == issue {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Pulls returns copies of a repository's pull requests.
+func (s *Server) Pulls(owner, repo string) []Pull {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Pull
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) {
+			out = append(out, *p)
+		}
+	}
+	return out
+}
+
+// CheckRuns returns copies of the check runs on a commit.
+func (s *Server) CheckRuns(owner, repo, sha string) []CheckRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []CheckRun
+	for _, c := range s.checkRuns {
+		if sameRepo(c.Owner, c.Repo, owner, repo) && c.HeadSHA == sha {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Tokens returns the tokens minted so far.
+func (s *Server) Tokens() []Token {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Token
+	for _, t := range s.tokens {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Redelivered returns the delivery IDs redelivery was asked for.
+func (s *Server) Redelivered() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.redeliver...)
+}
+
+// Requests returns every request so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// ValidToken reports whether token was minted by the fake and may reach
+// owner/repo: what a git remote's basic auth checks.
+func (s *Server) ValidToken(token, owner, repo string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[token]
+	return ok && t.allows(repo)
+}
+
+func (t Token) allows(repo string) bool {
+	if len(t.Repositories) == 0 {
+		return true
+	}
+	for _, r := range t.Repositories {
+		if strings.EqualFold(r, repo) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameRepo(o1, r1, o2, r2 string) bool {
+	return strings.EqualFold(o1, o2) && strings.EqualFold(r1, r2)
+}
+
+func issueKey(owner, repo string, n int) string {
+	return strings.ToLower(owner+"/"+repo) + "#" + strconv.Itoa(n)
+}
+
+// verifyJWT checks an RS256 app JWT: signature by the app's key, issuer
+// the app ID, not expired.
+func (s *Server) verifyJWT(auth string) error {
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return fmt.Errorf("app endpoint wants a Bearer JWT")
+	}
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return fmt.Errorf("malformed JWT")
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return fmt.Errorf("JWT signature: %v", err)
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPKCS1v15(s.key, crypto.SHA256, sum[:], sig); err != nil {
+		return fmt.Errorf("JWT signature: %v", err)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return fmt.Errorf("JWT payload: %v", err)
+	}
+	var claims struct {
+		Iss json.RawMessage `json:"iss"`
+		Exp int64           `json:"exp"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return fmt.Errorf("JWT payload: %v", err)
+	}
+	if strings.Trim(string(claims.Iss), `"`) != strconv.Itoa(AppID) {
+		return fmt.Errorf("JWT issuer %s is not app %d", claims.Iss, AppID)
+	}
+	if time.Unix(claims.Exp, 0).Before(s.now()) {
+		return fmt.Errorf("JWT expired")
+	}
+	return nil
+}

@@ -1,0 +1,664 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// handler routes the endpoints; every request is recorded, then checked
+// against the injected faults, then authenticated.
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	app := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.appAuth(h)) }
+	inst := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.tokenAuth(h)) }
+
+	app("GET /app", s.getApp)
+	app("POST /app/installations/{id}/access_tokens", s.mintToken)
+	app("GET /app/hook/deliveries", s.listDeliveries)
+	app("POST /app/hook/deliveries/{id}/attempts", s.redeliverOne)
+	inst("GET /users/{login}", s.getUser)
+	inst("GET /repos/{owner}/{repo}", s.getRepo)
+	inst("GET /repos/{owner}/{repo}/collaborators/{user}/permission", s.getPermission)
+	inst("GET /repos/{owner}/{repo}/issues/{n}", s.getIssue)
+	inst("GET /repos/{owner}/{repo}/issues/{n}/comments", s.listComments)
+	inst("POST /repos/{owner}/{repo}/issues/{n}/comments", s.createComment)
+	inst("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+	inst("POST /repos/{owner}/{repo}/issues/{n}/reactions", s.createReaction)
+	inst("GET /repos/{owner}/{repo}/pulls", s.listPulls)
+	inst("POST /repos/{owner}/{repo}/pulls", s.createPull)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}", s.getPull)
+	inst("PATCH /repos/{owner}/{repo}/pulls/{n}", s.editPull)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", s.listReviewComments)
+	inst("POST /repos/{owner}/{repo}/check-runs", s.createCheckRun)
+	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", s.updateCheckRun)
+	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", s.listCheckRuns)
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			s.mu.Lock()
+			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status})
+			s.mu.Unlock()
+		}()
+		if f := s.takeFault(r); f != nil {
+			for k, vs := range f.Header {
+				for _, v := range vs {
+					rec.Header().Add(k, v)
+				}
+			}
+			rec.Header().Set("Content-Type", "application/json; charset=utf-8")
+			rec.WriteHeader(f.Status)
+			io.WriteString(rec, f.Body)
+			return
+		}
+		mux.ServeHTTP(rec, r)
+	})
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) takeFault(r *http.Request) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.faults {
+		if f.left > 0 && (f.Method == "" || f.Method == r.Method) && strings.HasPrefix(r.URL.Path, f.Path) {
+			f.left--
+			ff := f.Fault
+			return &ff
+		}
+	}
+	return nil
+}
+
+func (s *Server) appAuth(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.verifyJWT(r.Header.Get("Authorization")); err != nil {
+			fail(w, http.StatusUnauthorized, err.Error())
+			return
+		}
+		h(w, r)
+	})
+}
+
+func (s *Server) tokenAuth(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
+		s.mu.Lock()
+		t, known := s.tokens[v]
+		s.mu.Unlock()
+		if !ok || !known {
+			fail(w, http.StatusUnauthorized, "Bad credentials")
+			return
+		}
+		if repo := r.PathValue("repo"); repo != "" && !t.allows(repo) {
+			fail(w, http.StatusForbidden, "Resource not accessible by integration")
+			return
+		}
+		h(w, r)
+	})
+}
+
+func fail(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		fail(w, http.StatusBadRequest, "Problems parsing JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func number(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
+	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || n <= 0 {
+		fail(w, http.StatusNotFound, "Not Found")
+		return 0, false
+	}
+	return n, true
+}
+
+func user(login string) map[string]any {
+	typ := "User"
+	if strings.HasSuffix(login, "[bot]") {
+		typ = "Bot"
+	}
+	return map[string]any{"login": login, "type": typ}
+}
+
+func (s *Server) getApp(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"id": AppID, "slug": AppSlug, "name": "Patchwright test"})
+}
+
+func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	var req struct {
+		Repositories []string          `json:"repositories"`
+		Permissions  map[string]string `json:"permissions"`
+	}
+	if r.ContentLength != 0 && !readJSON(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	s.nextID++
+	t := Token{Value: fmt.Sprintf("ghs_fake%d", s.nextID), InstallationID: id, Repositories: req.Repositories, Permissions: req.Permissions}
+	s.tokens[t.Value] = t
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"token": t.Value, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		"permissions": req.Permissions, "repository_selection": "selected",
+	})
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ds := append([]Delivery{}, s.deliveries...)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, ds)
+}
+
+func (s *Server) redeliverOne(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.redeliver = append(s.redeliver, id)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusAccepted, map[string]any{})
+}
+
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
+	login := r.PathValue("login")
+	if login != BotLogin {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	u := user(login)
+	u["id"] = BotUserID
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) repo(w http.ResponseWriter, r *http.Request) (*Repo, bool) {
+	s.mu.Lock()
+	rp, ok := s.repos[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo"))]
+	s.mu.Unlock()
+	if !ok {
+		fail(w, http.StatusNotFound, "Not Found")
+	}
+	return rp, ok
+}
+
+func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) {
+	rp, ok := s.repo(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name": rp.Name, "full_name": rp.Owner + "/" + rp.Name, "owner": user(rp.Owner),
+		"default_branch": rp.DefaultBranch, "clone_url": rp.CloneURL, "private": true,
+	})
+}
+
+func (s *Server) getPermission(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	p, ok := s.perms[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo")+"/"+r.PathValue("user"))]
+	s.mu.Unlock()
+	if !ok {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"permission": p, "role_name": p, "user": user(r.PathValue("user"))})
+}
+
+func (s *Server) getIssue(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	i, found := s.issues[issueKey(r.PathValue("owner"), r.PathValue("repo"), int(n))]
+	var cp Issue
+	if found {
+		cp = *i
+	}
+	s.mu.Unlock()
+	if !found {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"number": cp.Number, "title": cp.Title, "body": cp.Body, "state": cp.State, "user": user(cp.Author)})
+}
+
+func (s *Server) commentJSON(c *Comment) map[string]any {
+	return map[string]any{
+		"id": c.ID, "body": c.Body, "user": user(c.Author),
+		"html_url":   fmt.Sprintf("https://github.com/%s/%s/issues/%d#issuecomment-%d", c.Owner, c.Repo, c.Issue, c.ID),
+		"created_at": "2026-01-01T00:00:00Z",
+	}
+}
+
+// listComments pages like GitHub: per_page (default 30) and page, with a
+// Link header to the next page.
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	var all []map[string]any
+	s.mu.Lock()
+	for _, c := range s.comments {
+		if sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) && c.Issue == int(n) {
+			all = append(all, s.commentJSON(c))
+		}
+	}
+	s.mu.Unlock()
+	writePage(w, r, all)
+}
+
+func writePage(w http.ResponseWriter, r *http.Request, all []map[string]any) {
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 || per > 100 {
+		per = 30
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	page = max(page, 1)
+	lo, hi := min((page-1)*per, len(all)), min(page*per, len(all))
+	if hi < len(all) {
+		u := *r.URL
+		q := u.Query()
+		q.Set("page", strconv.Itoa(page+1))
+		u.RawQuery = q.Encode()
+		w.Header().Set("Link", fmt.Sprintf(`<http://%s%s>; rel="next"`, r.Host, u.RequestURI()))
+	}
+	out := all[lo:hi]
+	if out == nil {
+		out = []map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) tokenLogin(r *http.Request) string {
+	return BotLogin
+}
+
+func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	var req struct {
+		Body string `json:"body"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Body == "" {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is missing")
+		return
+	}
+	if len(req.Body) > 65536 {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+		return
+	}
+	s.mu.Lock()
+	s.nextID++
+	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: req.Body}
+	s.comments = append(s.comments, c)
+	out := s.commentJSON(c)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	var req struct {
+		Body string `json:"body"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.comments {
+		if c.ID == id && sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) {
+			if c.Author != s.tokenLogin(r) {
+				fail(w, http.StatusForbidden, "Resource not accessible by integration")
+				return
+			}
+			c.Body, c.Edits = req.Body, c.Edits+1
+			writeJSON(w, http.StatusOK, s.commentJSON(c))
+			return
+		}
+	}
+	fail(w, http.StatusNotFound, "Not Found")
+}
+
+// createReaction answers 201 for a new reaction and 200 for one the same
+// user already left, like GitHub.
+func (s *Server) createReaction(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	var req struct {
+		Content string `json:"content"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	switch req.Content {
+	case "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes":
+	default:
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: content")
+		return
+	}
+	re := Reaction{Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Content: req.Content, Author: s.tokenLogin(r)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range s.reactions {
+		if sameRepo(x.Owner, x.Repo, re.Owner, re.Repo) && x.Issue == re.Issue && x.Content == re.Content && x.Author == re.Author {
+			writeJSON(w, http.StatusOK, map[string]any{"content": re.Content, "user": user(re.Author)})
+			return
+		}
+	}
+	s.reactions = append(s.reactions, re)
+	writeJSON(w, http.StatusCreated, map[string]any{"content": re.Content, "user": user(re.Author)})
+}
+
+func (s *Server) pullJSON(p *Pull) map[string]any {
+	return map[string]any{
+		"number": p.Number, "title": p.Title, "body": p.Body, "draft": p.Draft, "state": p.State,
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", p.Owner, p.Repo, p.Number),
+		"user":     user(p.Author),
+		"head":     map[string]any{"ref": p.Head, "sha": p.HeadSHA, "label": p.Owner + ":" + p.Head},
+		"base":     map[string]any{"ref": p.Base},
+	}
+}
+
+func (s *Server) headSHA(owner, repo, branch string) string {
+	rp := s.repos[strings.ToLower(owner+"/"+repo)]
+	if rp == nil || rp.Heads == nil {
+		return ""
+	}
+	return rp.Heads(branch)
+}
+
+// listPulls honours state and head ("owner:branch"), as Patchwright uses
+// them.
+func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	var all []map[string]any
+	s.mu.Lock()
+	for _, p := range s.pulls {
+		if !sameRepo(p.Owner, p.Repo, r.PathValue("owner"), r.PathValue("repo")) || (state != "all" && p.State != state) {
+			continue
+		}
+		if h := q.Get("head"); h != "" && !strings.EqualFold(h, p.Owner+":"+p.Head) {
+			continue
+		}
+		p.HeadSHA = s.headSHA(p.Owner, p.Repo, p.Head)
+		all = append(all, s.pullJSON(p))
+	}
+	s.mu.Unlock()
+	writePage(w, r, all)
+}
+
+// createPull refuses a second open pull request from the same head with
+// GitHub's 422 "A pull request already exists".
+func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Title string `json:"title"`
+		Head  string `json:"head"`
+		Base  string `json:"base"`
+		Body  string `json:"body"`
+		Draft bool   `json:"draft"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	owner, repo := r.PathValue("owner"), r.PathValue("repo")
+	if req.Title == "" || req.Head == "" || req.Base == "" {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: title, head and base are required")
+		return
+	}
+	if len(req.Body) > 65536 {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Head == req.Head && p.State == "open" {
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+				"message": "Validation Failed",
+				"errors":  []map[string]string{{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for " + owner + ":" + req.Head + "."}},
+			})
+			return
+		}
+	}
+	n := 1
+	for _, i := range s.issues {
+		if sameRepo(i.Owner, i.Repo, owner, repo) {
+			n = max(n, i.Number+1)
+		}
+	}
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) {
+			n = max(n, p.Number+1)
+		}
+	}
+	p := &Pull{Number: n, Owner: owner, Repo: repo, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base,
+		Draft: req.Draft, State: "open", Author: s.tokenLogin(r), HeadSHA: s.headSHA(owner, repo, req.Head)}
+	s.pulls = append(s.pulls, p)
+	writeJSON(w, http.StatusCreated, s.pullJSON(p))
+}
+
+func (s *Server) pull(w http.ResponseWriter, r *http.Request) *Pull {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return nil
+	}
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, r.PathValue("owner"), r.PathValue("repo")) && p.Number == int(n) {
+			return p
+		}
+	}
+	fail(w, http.StatusNotFound, "Not Found")
+	return nil
+}
+
+func (s *Server) getPull(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pull(w, r); p != nil {
+		p.HeadSHA = s.headSHA(p.Owner, p.Repo, p.Head)
+		writeJSON(w, http.StatusOK, s.pullJSON(p))
+	}
+}
+
+func (s *Server) editPull(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Title *string `json:"title"`
+		Body  *string `json:"body"`
+		State *string `json:"state"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(w, r)
+	if p == nil {
+		return
+	}
+	if req.Body != nil && len(*req.Body) > 65536 {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+		return
+	}
+	if req.Title != nil {
+		p.Title = *req.Title
+	}
+	if req.Body != nil {
+		p.Body = *req.Body
+	}
+	if req.State != nil {
+		p.State = *req.State
+	}
+	p.Edits++
+	writeJSON(w, http.StatusOK, s.pullJSON(p))
+}
+
+func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	var all []map[string]any
+	s.mu.Lock()
+	for _, c := range s.reviews {
+		if sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) && c.Issue == int(n) {
+			m := s.commentJSON(c)
+			m["path"], m["line"], m["position"] = c.Path, c.Line, c.Line
+			if c.Outdated {
+				m["position"], m["line"] = nil, nil
+			}
+			all = append(all, m)
+		}
+	}
+	s.mu.Unlock()
+	writePage(w, r, all)
+}
+
+type checkRunReq struct {
+	Name       string  `json:"name"`
+	HeadSHA    string  `json:"head_sha"`
+	Status     *string `json:"status"`
+	Conclusion *string `json:"conclusion"`
+	Output     *struct {
+		Title       string            `json:"title"`
+		Summary     string            `json:"summary"`
+		Annotations []json.RawMessage `json:"annotations"`
+	} `json:"output"`
+}
+
+func (c *CheckRun) apply(req checkRunReq) error {
+	if req.Name != "" {
+		c.Name = req.Name
+	}
+	if req.Status != nil {
+		c.Status = *req.Status
+	}
+	if req.Conclusion != nil {
+		c.Conclusion = *req.Conclusion
+		c.Status = "completed"
+	}
+	if o := req.Output; o != nil {
+		if len(o.Annotations) > 50 {
+			return fmt.Errorf("at most 50 annotations per request, got %d", len(o.Annotations))
+		}
+		if len(o.Summary) > 65535 {
+			return fmt.Errorf("output summary over 65535 characters")
+		}
+		c.Title, c.Summary = o.Title, o.Summary
+		c.Annotations += len(o.Annotations)
+	}
+	c.Writes++
+	return nil
+}
+
+func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
+	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": c.Conclusion,
+		"output": map[string]any{"title": c.Title, "summary": c.Summary, "annotations_count": c.Annotations}}
+}
+
+func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
+	var req checkRunReq
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Name == "" || len(req.HeadSHA) != 40 {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: name and a 40-character head_sha are required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	c := &CheckRun{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), HeadSHA: req.HeadSHA, Status: "queued"}
+	if err := c.apply(req); err != nil {
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: "+err.Error())
+		return
+	}
+	s.checkRuns = append(s.checkRuns, c)
+	writeJSON(w, http.StatusCreated, s.checkRunJSON(c))
+}
+
+func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	var req checkRunReq
+	if !readJSON(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.checkRuns {
+		if c.ID == id && sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) {
+			if err := c.apply(req); err != nil {
+				fail(w, http.StatusUnprocessableEntity, "Validation Failed: "+err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, s.checkRunJSON(c))
+			return
+		}
+	}
+	fail(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) listCheckRuns(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("check_name")
+	var runs []map[string]any
+	s.mu.Lock()
+	for _, c := range s.checkRuns {
+		if sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) && c.HeadSHA == r.PathValue("sha") && (name == "" || c.Name == name) {
+			runs = append(runs, s.checkRunJSON(c))
+		}
+	}
+	s.mu.Unlock()
+	if runs == nil {
+		runs = []map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs})
+}
