@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 // an Issue and ignore its Number; pull-request calls take the pull
 // request's number as Number.
 type GitHub interface {
-	// BotUser is the app's bot user: login "<slug>[bot]" and user ID.
-	BotUser(ctx context.Context, repo Issue) (BotUser, error)
+	// Bot is the app's bot user: login "<slug>[bot]" and user ID.
+	Bot(ctx context.Context, repo Issue) (User, error)
+	// User looks a user up by login (for the Co-authored-by address).
+	User(ctx context.Context, repo Issue, login string) (User, error)
 	// RepoToken mints an installation token for the one repository with
 	// contents: write only, for git over HTTP.
 	RepoToken(ctx context.Context, repo Issue) (string, error)
@@ -44,15 +47,20 @@ type GitHub interface {
 	PutCheckRun(ctx context.Context, repo Issue, id int64, run CheckRun) (int64, error)
 }
 
-// BotUser is the app's bot account.
-type BotUser struct {
-	Login string // "<slug>[bot]"
+// User is a GitHub account.
+type User struct {
+	Login string // for the app's bot, "<slug>[bot]"
 	ID    int64
 }
 
+// ErrPullRequestExists is what GitHub.CreatePullRequest wraps when GitHub
+// answers that an open pull request from that head exists (a race with
+// another run, or a lookup that missed it).
+var ErrPullRequestExists = errors.New("a pull request for this branch already exists")
+
 // Email is the no-reply address GitHub links to the bot account, so
 // commits made with it show as the app's.
-func (b BotUser) Email() string {
+func (b User) Email() string {
 	return fmt.Sprintf("%d+%s@users.noreply.github.com", b.ID, b.Login)
 }
 

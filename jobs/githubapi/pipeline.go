@@ -18,23 +18,28 @@ import (
 
 var _ jobs.GitHub = (*App)(nil)
 
-// BotUser returns the app's bot user: GET /app for the slug, then GET
-// /users/<slug>[bot] for its ID (the commit e-mail needs it), as the
-// installation of repo (an app JWT is good for /app endpoints only).
-func (a *App) BotUser(ctx context.Context, repo jobs.Issue) (jobs.BotUser, error) {
+// Bot returns the app's bot user: GET /app for the slug, then the user
+// "<slug>[bot]" for its ID (the commit e-mail needs it).
+func (a *App) Bot(ctx context.Context, repo jobs.Issue) (jobs.User, error) {
 	login, err := a.BotLogin(ctx)
 	if err != nil {
-		return jobs.BotUser{}, err
+		return jobs.User{}, err
 	}
+	return a.User(ctx, repo, login)
+}
+
+// User reads GET /users/{login} as the installation of repo (an app JWT
+// is good for /app endpoints only).
+func (a *App) User(ctx context.Context, repo jobs.Issue, login string) (jobs.User, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
-		return jobs.BotUser{}, err
+		return jobs.User{}, err
 	}
 	u, _, err := c.Users.Get(ctx, login)
 	if err != nil {
-		return jobs.BotUser{}, fmt.Errorf("get bot user %s: %w", login, err)
+		return jobs.User{}, fmt.Errorf("get user %s: %w", login, err)
 	}
-	return jobs.BotUser{Login: login, ID: u.GetID()}, nil
+	return jobs.User{Login: u.GetLogin(), ID: u.GetID()}, nil
 }
 
 // RepoToken mints a token for repo.Repo only, with contents: write (clone
@@ -174,12 +179,8 @@ func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (jobs.PullReque
 	return pullRequest(p), nil
 }
 
-// ErrPullRequestExists is returned by CreatePullRequest when GitHub answers
-// 422 because a pull request from that head already exists (a race with
-// another run, or a lookup that missed it).
-var ErrPullRequestExists = errors.New("a pull request for this branch already exists")
-
-// CreatePullRequest opens a pull request.
+// CreatePullRequest opens a pull request; GitHub's 422 "already exists"
+// becomes jobs.ErrPullRequestExists.
 func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np jobs.NewPullRequest) (jobs.PullRequest, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
@@ -192,7 +193,7 @@ func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np jobs.Ne
 	if err != nil {
 		var er *github.ErrorResponse
 		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity && alreadyExists(er) {
-			return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
+			return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, jobs.ErrPullRequestExists)
 		}
 		return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, err)
 	}

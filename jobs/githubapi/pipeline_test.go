@@ -78,7 +78,7 @@ func newEnv(t *testing.T) *env {
 
 func TestBotUser(t *testing.T) {
 	e := newEnv(t)
-	u, err := e.app.BotUser(context.Background(), e.repo)
+	u, err := e.app.Bot(context.Background(), e.repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPullRequests(t *testing.T) {
 		t.Fatalf("created %+v", pr)
 	}
 	_, err = e.app.CreatePullRequest(ctx, e.repo, np)
-	if !errors.Is(err, githubapi.ErrPullRequestExists) {
+	if !errors.Is(err, jobs.ErrPullRequestExists) {
 		t.Fatalf("second create: %v, want ErrPullRequestExists", err)
 	}
 	found, ok, err := e.app.FindPullRequest(ctx, e.repo, "agent/issue-7")

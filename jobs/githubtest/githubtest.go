@@ -35,6 +35,19 @@ const (
 	BotUserID = 9000001
 )
 
+// UserID is the ID the fake gives a login: BotUserID for the bot, a
+// number derived from the login otherwise.
+func UserID(login string) int64 {
+	if login == BotLogin {
+		return BotUserID
+	}
+	var h int64 = 7
+	for _, c := range login {
+		h = (h*31 + int64(c)) % 1_000_000
+	}
+	return 1_000_000 + h
+}
+
 // Server is the fake. Its exported methods are safe for concurrent use.
 type Server struct {
 	URL string

@@ -193,12 +193,8 @@ func (s *Server) redeliverOne(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
 	login := r.PathValue("login")
-	if login != BotLogin {
-		fail(w, http.StatusNotFound, "Not Found")
-		return
-	}
 	u := user(login)
-	u["id"] = BotUserID
+	u["id"] = UserID(login)
 	writeJSON(w, http.StatusOK, u)
 }
 

@@ -1,0 +1,148 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/patchwright/patchwright/report"
+)
+
+// statusComment is the issue's one status comment, found by its hidden
+// marker (so a re-run edits the comment an earlier run posted) and edited
+// in place. While a run goes, progress edits are coalesced and sent at
+// most once per interval from a goroutine of their own, so the Executor's
+// Progress callback never waits on GitHub.
+type statusComment struct {
+	gh       GitHub
+	issue    Issue
+	bot      string
+	interval time.Duration
+	log      *slog.Logger
+
+	mu     sync.Mutex // guards status
+	status report.Status
+
+	wmu sync.Mutex // serialises writes; guards id
+	id  int64
+
+	dirty chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+// find looks for the status comment among the bot's comments; only the
+// bot's count, so a person quoting the marker cannot redirect the edits.
+func (s *statusComment) find(ctx context.Context) error {
+	cs, err := s.gh.Comments(ctx, s.issue)
+	if err != nil {
+		return err
+	}
+	marker := report.StatusMarker(s.issue.Number)
+	for _, c := range cs {
+		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, marker) {
+			s.wmu.Lock()
+			s.id = c.ID
+			s.wmu.Unlock()
+			return nil
+		}
+	}
+	return nil
+}
+
+// write renders the current status and sends it.
+func (s *statusComment) write(ctx context.Context) error {
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
+	body, err := report.StatusComment(st)
+	if err != nil {
+		return err
+	}
+	return s.writeBody(ctx, body)
+}
+
+// writeBody creates the comment the first time and edits it afterwards.
+func (s *statusComment) writeBody(ctx context.Context, body string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.id != 0 {
+		return s.gh.EditComment(ctx, s.issue, s.id, body)
+	}
+	id, err := s.gh.PostComment(ctx, s.issue, body)
+	if err != nil {
+		return err
+	}
+	s.id = id
+	return nil
+}
+
+// progress maps the Executor's progress onto the status comment's phases.
+func (s *statusComment) progress(p Progress) {
+	s.mu.Lock()
+	switch p.Phase {
+	case PhaseClone, PhaseSandbox, PhaseSetup, PhaseBaseline, PhaseAgent:
+		s.status.Phase = report.PhaseWorking
+	case PhaseFinal, PhaseScan, PhaseCommit, PhasePublish:
+		s.status.Phase = report.PhaseVerifying
+	default:
+		s.mu.Unlock()
+		return
+	}
+	s.status.Step = p.Step
+	if p.Tool != "" {
+		s.status.LastAction = "called " + p.Tool
+	}
+	s.mu.Unlock()
+	if s.dirty != nil {
+		select {
+		case s.dirty <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// start begins sending progress edits until stop.
+func (s *statusComment) start(ctx context.Context) {
+	interval := s.interval
+	if interval <= 0 {
+		interval = DefaultStatusInterval
+	}
+	s.dirty, s.quit, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-s.dirty:
+			}
+			if err := s.write(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("could not update the status comment", "err", err)
+			}
+			t := time.NewTimer(interval)
+			select {
+			case <-s.quit:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// stop ends the progress edits and waits for one in flight.
+func (s *statusComment) stop() {
+	if s.quit == nil {
+		return
+	}
+	close(s.quit)
+	<-s.done
+}
