@@ -271,7 +271,6 @@ type Publisher interface {
 	Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) error
 }
 
-
 func (e *Executor) logger() *slog.Logger {
 	if e.Logger != nil {
 		return e.Logger
