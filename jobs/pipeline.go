@@ -50,6 +50,14 @@ const (
 // 1 for it; the GitHub worker reports it on the issue and does not retry.
 var ErrConfig = errors.New("configuration error")
 
+// configError is an error the user must fix; it matches ErrConfig without
+// adding words to its message.
+type configError struct{ err error }
+
+func (e configError) Error() string        { return e.err.Error() }
+func (e configError) Unwrap() error        { return e.err }
+func (e configError) Is(target error) bool { return target == ErrConfig }
+
 // Job is one attempt at one issue, as the pipeline sees it. Nothing in it
 // says where the result goes: that is the Publisher's business.
 type Job struct {

@@ -77,7 +77,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return fmt.Errorf("open workspace: %w", err)
 	}
 	if r.cfg, err = config.Load(r.ws); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return configError{err}
 	}
 	if err := r.chooseChecks(); err != nil {
 		return err
@@ -126,7 +126,7 @@ func (r *run) chooseImage(ctx context.Context) error {
 		return fmt.Errorf("look up sandbox image %s: %w", r.image, err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", ErrConfig, r.image, config.Path)
+		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.image, config.Path)}
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Protected: r.cfg.ProtectedPaths,
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return configError{err}
 	}
 	maxSteps := r.cfg.Limits.MaxSteps
 	if r.e.MaxSteps > 0 {

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/patchwright/patchwright/agent"
@@ -386,5 +389,62 @@ func TestParseIssue(t *testing.T) {
 		if _, err := ParseIssue(bad); err == nil {
 			t.Errorf("ParseIssue(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestPipelineCancel: a cancel (Ctrl-C) during the loop stops the run:
+// outcome stopped, nothing committed, the container removed.
+func TestPipelineCancel(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	delete(files, "calc_test.go")
+	repo := gitRepo(t, files)
+	image := sandboxtest.Image(t)
+	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	srv := pt.New(t,
+		call("read_file", `{"path":"calc.go"}`),
+		call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+	)
+	p, err := provider.New("openai:"+pt.OpenAIModel, srv.Options(provider.NameOpenAI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &Executor{
+		Sandboxes: docker, Provider: p, Publisher: LocalPublisher{}, Image: image,
+		// The edit's tool call is the moment a person presses Ctrl-C.
+		Progress: func(pr Progress) {
+			if pr.Tool == "edit" {
+				cancel()
+			}
+		},
+	}
+	jobID := "test-cancel"
+	out := t.TempDir()
+	res, err := e.Execute(ctx, Job{ID: jobID, RepoURL: repo, Issue: agent.Issue{Title: "Add is wrong"}, OutDir: out})
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if res.Outcome != verify.Stopped || !strings.Contains(res.Reason, "cancelled") {
+		t.Fatalf("outcome %s (%s), want stopped by the cancel", res.Outcome, res.Reason)
+	}
+	if res.HeadCommit != "" || len(agentBranches(t, repo)) != 0 {
+		t.Errorf("a cancelled run was committed")
+	}
+	if !slices.Equal(res.FilesChanged, []string{"calc.go"}) {
+		t.Errorf("files_changed %v, want the edit reported", res.FilesChanged)
+	}
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"="+jobID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Errorf("%d containers of the cancelled job remain", len(list))
 	}
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Try Patchwright on a small Go repository with a bug (docs/examples/wordcount)
+# and an issue describing it (docs/examples/issue.md).
+#
+# The example is copied into a temporary git repository, so nothing here
+# changes. Patchwright clones it, works in a Docker sandbox and commits its
+# change on a new branch agent/<slug> in that temporary repository; the
+# pull-request body, result.json and the ledger go to ./patchwright-out.
+#
+# Needs: Docker, git, Go, the sandbox image, and a model:
+#   docker build -t patchwright-sandbox:bookworm deploy/sandbox
+#   export PATCHWRIGHT_MODEL=openai:gpt-4.1 OPENAI_API_KEY=...
+#   (or anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, or a local
+#    OpenAI-compatible server: OPENAI_BASE_URL=http://localhost:11434/v1
+#    PATCHWRIGHT_MODEL=openai:qwen2.5-coder:7b, no key needed)
+#
+# Usage, from the repository root: bash docs/examples/try.sh [patchwright run flags]
+# e.g. bash docs/examples/try.sh --image patchwright-sandbox-test:latest --max-steps 20
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+: "${PATCHWRIGHT_MODEL:?set PATCHWRIGHT_MODEL, e.g. openai:gpt-4.1 (and OPENAI_API_KEY)}"
+
+repo=$(mktemp -d "${TMPDIR:-/tmp}/patchwright-example-XXXXXX")
+cp -R "$here/wordcount/." "$repo/"
+git -C "$repo" init -q -b main
+git -C "$repo" add -A
+git -C "$repo" -c user.name=example -c user.email=example@example.com commit -qm "wordcount: first version"
+echo "example repository: $repo" >&2
+
+cd "$root"
+status=0
+go run ./cmd/patchwright run --repo "$repo" --issue-file "$here/issue.md" --out ./patchwright-out "$@" || status=$?
+if [ "$status" = 0 ]; then
+	echo >&2
+	echo "see ./patchwright-out/pr.md; the change, if committed: git -C $repo log -p agent/count-is-wrong-for-text-with-extra-spaces" >&2
+fi
+exit "$status"
