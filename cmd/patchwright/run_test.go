@@ -254,3 +254,18 @@ func TestRunUsageErrors(t *testing.T) {
 		t.Error("a failed invocation wrote result.json")
 	}
 }
+
+// TestPrintResultJSON: --json prints result.json's object and nothing
+// else on stdout.
+func TestPrintResultJSON(t *testing.T) {
+	var out bytes.Buffer
+	res := &jobs.Result{Outcome: "no_change", Reason: "the run ended without changing any file", FilesChanged: []string{}, Checks: []jobs.CheckSummary{}, NotVerified: []string{}}
+	printResult(&out, runOptions{json: true}, res)
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out.String())
+	}
+	if m["outcome"] != "no_change" || len(m) != 10 {
+		t.Errorf("result: %v", m)
+	}
+}
