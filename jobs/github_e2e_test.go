@@ -1,0 +1,511 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/webhook"
+)
+
+const (
+	e2eRedisDB = 5
+	e2eSecret  = "e2e-webhook-secret"
+	e2eInst    = 11
+	owner      = "Codertocat"
+	repoName   = "Hello-World"
+)
+
+// gate sits in front of the scripted model server. When armed, it holds
+// the next request until the caller's context ends (the worker was shut
+// down or the job cancelled) and reports that it holds one: a run stopped
+// exactly "while the model is mid-conversation", with no clock involved.
+type gate struct {
+	armed   atomic.Bool
+	holding chan struct{}
+	proxy   *httputil.ReverseProxy
+}
+
+func newGate(t *testing.T, target string) (*gate, string) {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{holding: make(chan struct{}, 1), proxy: httputil.NewSingleHostReverseProxy(u)}
+	hs := httptest.NewServer(g)
+	t.Cleanup(hs.Close)
+	return g, hs.URL
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.armed.CompareAndSwap(true, false) {
+		// The server notices a client that went away only once the body
+		// is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		g.holding <- struct{}{}
+		<-r.Context().Done()
+		return
+	}
+	g.proxy.ServeHTTP(w, r)
+}
+
+// e2e is every part of the GitHub path for real but GitHub's API.
+type e2e struct {
+	t      *testing.T
+	fake   *githubtest.Server
+	remote *githubtest.GitRemote
+	rdb    *redis.Client
+	queue  *jobs.Queue
+	hook   http.Handler
+	model  *pt.Server
+	gate   *gate
+	pipe   *jobs.GitHubPipeline
+	app    *githubapi.App
+	waits  *waitLog
+	insp   *asynq.Inspector
+	log    *slog.Logger
+}
+
+type waitLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waitLog) sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.d = append(w.d, d)
+	w.mu.Unlock()
+	return ctx.Err()
+}
+
+func (w *waitLog) all() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.d...)
+}
+
+func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: needs Redis, Docker and the sandbox test image; run without -short (bash .ci/run starts them)")
+	}
+	image := sandboxtest.Image(t)
+	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	addr := os.Getenv("PATCHWRIGHT_TEST_REDIS_ADDR")
+	if addr == "" {
+		t.Fatal("PATCHWRIGHT_TEST_REDIS_ADDR is not set: start redis-server and export its host:port (bash .ci/run does both), or use -short")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: e2eRedisDB})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatalf("flush redis db %d: %v", e2eRedisDB, err)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	e := &e2e{t: t, rdb: rdb, waits: &waitLog{}, log: log}
+	e.fake = githubtest.New(t, &key.PublicKey)
+	e.remote = githubtest.NewGitRemote(t, e.fake.ValidToken)
+	e.remote.Create(t, owner, repoName, "master", map[string]string{
+		"greeting.txt":      "helo\n",
+		".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n",
+		"README.md":         "A greeting.\n",
+	})
+	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
+		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) }})
+	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 1, Title: "Greeting is misspelled", Body: "greeting.txt says helo; it should say hello.", Author: owner})
+	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 2, Title: "Another one", Body: "Something else.", Author: owner})
+	e.fake.SetPermission(owner, repoName, owner, "admin")
+
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, e.fake.URL, &githubapi.RetryTransport{Sleep: e.waits.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.app = app
+	e.queue = jobs.NewQueue(rdb)
+	t.Cleanup(func() { e.queue.Close() })
+	e.insp = asynq.NewInspectorFromRedisClient(rdb)
+	hook, err := webhook.New(webhook.Config{Secret: []byte(e2eSecret), BotLogin: githubtest.BotLogin, Logger: log}, e.queue, webhook.NewGitHub(app, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hook = hook
+
+	e.model = pt.New(t, turns...)
+	var gateURL string
+	e.gate, gateURL = newGate(t, e.model.URL)
+	opts := e.model.Options(provider.NameOpenAI)
+	opts.BaseURL = gateURL + "/v1"
+	prov, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.pipe = &jobs.GitHubPipeline{
+		GitHub:  app,
+		Cancels: e.queue,
+		Executor: jobs.Executor{
+			Sandboxes: docker, Provider: prov, Image: image, SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
+		},
+		DataDir: t.TempDir(),
+		RunURL:  "https://patchwright.example/runs",
+		Logger:  log,
+	}
+	return e
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// startWorker starts a real asynq server with the real handlers; the
+// returned function shuts it down (a short shutdown timeout, so a held
+// job is handed back to the queue as a killed worker's would be).
+func (e *e2e) startWorker() func() {
+	h := &jobs.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Logger: e.log}
+	srv := jobs.NewServer(e.rdb, jobs.WorkerConfig{Concurrency: 1, ShutdownTimeout: 500 * time.Millisecond, Logger: e.log})
+	if err := srv.Start(h.Mux()); err != nil {
+		e.t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(srv.Shutdown) }
+	e.t.Cleanup(stop)
+	return stop
+}
+
+// deliver sends a fixture payload, changed by edit, signed, through the
+// real webhook handler, and returns the status code.
+func (e *e2e) deliver(event, fixture, delivery string, edit func(m map[string]any)) int {
+	e.t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", "github-webhooks", fixture))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		e.t.Fatal(err)
+	}
+	m["installation"] = map[string]any{"id": e2eInst}
+	edit(m)
+	body, _ := json.Marshal(m)
+	req := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", delivery)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Hub-Signature-256", webhook.Signature([]byte(e2eSecret), body))
+	rec := httptest.NewRecorder()
+	e.hook.ServeHTTP(rec, req)
+	e.t.Logf("delivery %s (%s): %d %s", delivery, event, rec.Code, strings.TrimSpace(rec.Body.String()))
+	return rec.Code
+}
+
+func (e *e2e) label(issue int, delivery string) int {
+	return e.deliver("issues", "issues.labeled.json", delivery, func(m map[string]any) {
+		m["label"].(map[string]any)["name"] = "agent"
+		m["issue"].(map[string]any)["number"] = issue
+	})
+}
+
+func (e *e2e) comment(issue int, onPR bool, body, delivery string) int {
+	return e.deliver("issue_comment", "issue_comment.created.with-installation.json", delivery, func(m map[string]any) {
+		is := m["issue"].(map[string]any)
+		is["number"] = issue
+		is["state"] = "open"
+		is["labels"] = []any{map[string]any{"name": "agent"}}
+		if onPR {
+			is["pull_request"] = map[string]any{"url": fmt.Sprintf("%srepos/%s/%s/pulls/%d", e.fake.URL, owner, repoName, issue)}
+			is["user"] = map[string]any{"login": githubtest.BotLogin, "type": "Bot"}
+		}
+		m["comment"].(map[string]any)["body"] = body
+	})
+}
+
+// waitTask polls the task until it reaches one of states; the bound is
+// only there so a hung run fails instead of hanging the suite.
+func (e *e2e) waitTask(id string, states ...asynq.TaskState) *asynq.TaskInfo {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		info, err := e.insp.GetTaskInfo(jobs.QueueAgent, id)
+		if err == nil {
+			for _, s := range states {
+				if info.State == s {
+					return info
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("task %s never reached %v (last: %+v, %v)", id, states, info, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *e2e) waitHeld() {
+	e.t.Helper()
+	select {
+	case <-e.gate.holding:
+	case <-time.After(5 * time.Minute):
+		e.t.Fatal("the run never reached the model")
+	}
+}
+
+// waitComment waits until the issue's status comment contains text (the
+// handler of a cancelled run writes it after asynq has let go of the task).
+func (e *e2e) waitComment(issue int, text string) []githubtest.Comment {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := e.statusComments(issue)
+		for _, c := range st {
+			if strings.Contains(c.Body, text) {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("status comment of #%d never said %q: %+v", issue, text, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *e2e) statusComments(issue int) []githubtest.Comment {
+	var out []githubtest.Comment
+	for _, c := range e.fake.Comments(owner, repoName, issue) {
+		if strings.Contains(c.Body, report.StatusMarker(issue)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func call(name, args string) pt.Turn { return pt.Calls(pt.Call(name, args)) }
+
+// TestGitHubEndToEnd walks one repository through the GitHub path: a
+// label (delivered twice) whose first run is cut off by a worker shutdown
+// mid-conversation and re-run by a new worker; a secondary rate limit on
+// the way; a `/agent retry` with instructions on top of a person's
+// commit; and a second issue stopped with `/agent stop`.
+func TestGitHubEndToEnd(t *testing.T) {
+	e := newE2E(t,
+		// Attempt 1 (the run after the restart).
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the spelling in greeting.txt."}`),
+		// Attempt 2 (/agent retry).
+		call("write_file", `{"path":"NOTES.md","content":"Spelling fixed as asked.\n"}`),
+		call("finish", `{"summary":"Added NOTES.md as the reviewer asked."}`),
+	)
+	// The first status comment meets a secondary rate limit (the recorded
+	// body, no Retry-After), then a 429 with Retry-After.
+	limit, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", "github-api", "secondary-rate-limit.403.body.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commentsPath := fmt.Sprintf("/repos/%s/%s/issues/1/comments", owner, repoName)
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 403, Body: string(limit)})
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 429, Body: string(limit), Header: http.Header{"Retry-After": {"3"}}})
+
+	// Label → one job, even when GitHub delivers twice.
+	e.gate.armed.Store(true)
+	if code := e.label(1, "delivery-label-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if code := e.label(1, "delivery-label-1"); code != http.StatusOK {
+		t.Fatalf("same delivery again: %d, want 200", code)
+	}
+	stop1 := e.startWorker()
+	e.waitHeld()
+	// The worker dies mid-conversation; a new one takes the job over.
+	stop1()
+	e.startWorker()
+	info := e.waitTask("delivery-label-1", asynq.TaskStateCompleted, asynq.TaskStateArchived)
+	if info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve task ended %s: %s", info.State, info.LastErr)
+	}
+
+	pulls := e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 {
+		t.Fatalf("%d pull requests, want 1: %+v", len(pulls), pulls)
+	}
+	pr := pulls[0]
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	switch {
+	case pr.Head != "agent/issue-1" || pr.Base != "master":
+		t.Errorf("pull request %s → %s", pr.Head, pr.Base)
+	case pr.Draft:
+		t.Error("a verified change was opened as a draft (draft: auto)")
+	case pr.Author != githubtest.BotLogin:
+		t.Errorf("pull request by %s", pr.Author)
+	case pr.Title != "Greeting is misspelled":
+		t.Errorf("title %q", pr.Title)
+	}
+	for _, want := range []string{"Closes #1", "## Summary", "## Verification", "**Outcome: verified**", "## Not verified", "Attempt history", "triggered by @Codertocat", "attempt=1 -->", "https://patchwright.example/runs/"} {
+		if !strings.Contains(pr.Body, want) {
+			t.Errorf("pull request body lacks %q:\n%s", want, pr.Body)
+		}
+	}
+	if got := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "show", "agent/issue-1:greeting.txt")); got != "hello" {
+		t.Errorf("greeting.txt on the branch = %q", got)
+	}
+	commit := githubtest.Git(t, e.remote.Dir(owner, repoName), "log", "-1", "--format=%an <%ae>%n%B", "agent/issue-1")
+	wantAuthor := fmt.Sprintf("%s <%d+%s@users.noreply.github.com>", githubtest.BotLogin, githubtest.BotUserID, githubtest.BotLogin)
+	wantCo := fmt.Sprintf("Co-authored-by: %s <%d+%s@users.noreply.github.com>", owner, githubtest.UserID(owner), owner)
+	if !strings.HasPrefix(commit, wantAuthor) || !strings.Contains(commit, wantCo) {
+		t.Errorf("commit:\n%s\nwant author %s and %s", commit, wantAuthor, wantCo)
+	}
+	runs := e.fake.CheckRuns(owner, repoName, head)
+	if len(runs) != 1 || runs[0].Name != jobs.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
+		t.Errorf("check runs on %s: %+v", head, runs)
+	}
+	st := e.statusComments(1)
+	if len(st) != 1 {
+		t.Fatalf("%d status comments, want 1", len(st))
+	}
+	if !strings.Contains(st[0].Body, "finished") || !strings.Contains(st[0].Body, fmt.Sprintf("/pull/%d", pr.Number)) || st[0].Author != githubtest.BotLogin {
+		t.Errorf("status comment:\n%s", st[0].Body)
+	}
+	if r := e.fake.Reactions(owner, repoName, 1); len(r) != 1 || r[0].Content != "eyes" {
+		t.Errorf("reactions %+v", r)
+	}
+	if w := e.waits.all(); len(w) < 2 || w[0] != githubapi.SecondaryLimitWait || w[1] != 3*time.Second {
+		t.Errorf("rate-limit waits %v, want [1m0s 3s ...]", w)
+	}
+	for _, tok := range e.fake.Tokens() {
+		if len(tok.Repositories) > 0 && (len(tok.Repositories) != 1 || tok.Repositories[0] != repoName || tok.Permissions["contents"] != "write") {
+			t.Errorf("clone token scope %+v", tok)
+		}
+	}
+	if n := e.remote.Denied.Load(); n != 0 {
+		t.Logf("git remote refused %d unauthenticated probes (go-git asks without credentials first)", n)
+	}
+
+	// A person adds a commit to the branch; a reviewer asks for a retry
+	// with instructions and leaves a review comment.
+	work := t.TempDir()
+	githubtest.Git(t, "", "clone", "-q", "-b", "agent/issue-1", e.remote.Dir(owner, repoName), work)
+	if err := os.WriteFile(filepath.Join(work, "HUMAN.md"), []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	githubtest.Git(t, work, "add", "HUMAN.md")
+	githubtest.Git(t, work, "commit", "-qm", "human commit")
+	githubtest.Git(t, work, "push", "-q", "origin", "agent/issue-1")
+	human := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	e.fake.AddReviewComment(owner, repoName, pr.Number, "reviewer", "greeting.txt", 1, "Please explain the change in a NOTES.md.", false)
+
+	if code := e.comment(pr.Number, true, "/agent retry add a NOTES.md file", "delivery-retry-1"); code != http.StatusAccepted {
+		t.Fatalf("/agent retry: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-retry-1", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("retry task ended %s: %s", info.State, info.LastErr)
+	}
+	pulls = e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 {
+		t.Fatalf("%d pull requests after the retry, want 1", len(pulls))
+	}
+	body := pulls[0].Body
+	for _, want := range []string{"attempt=2 -->", "1. ", "2. ", "(/agent retry)", "Closes #1"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body after retry lacks %q:\n%s", want, body)
+		}
+	}
+	head2 := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	if head2 == human {
+		t.Fatal("the retry pushed nothing")
+	}
+	if parent := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "rev-parse", head2+"^")); parent != human {
+		t.Errorf("the retry's commit has parent %s, want the person's commit %s", parent, human)
+	}
+	if got := githubtest.Git(t, e.remote.Dir(owner, repoName), "show", head2+":HUMAN.md"); got != "by hand\n" {
+		t.Errorf("the person's file is gone: %q", got)
+	}
+	if runs := e.fake.CheckRuns(owner, repoName, head2); len(runs) != 1 {
+		t.Errorf("check runs on the retry's commit: %+v", runs)
+	}
+	if n := len(e.statusComments(1)); n != 1 {
+		t.Errorf("%d status comments after the retry, want 1", n)
+	}
+	var sawFeedback bool
+	for _, r := range e.model.Requests() {
+		for _, m := range r.Messages {
+			if s := fmt.Sprint(m); strings.Contains(s, "add a NOTES.md file") && strings.Contains(s, "Please explain the change") {
+				sawFeedback = true
+			}
+		}
+	}
+	if !sawFeedback {
+		t.Error("the model never saw the reviewer's instructions and review comment")
+	}
+
+	// A second issue, stopped while the model is at work.
+	e.gate.armed.Store(true)
+	if code := e.label(2, "delivery-label-2"); code != http.StatusAccepted {
+		t.Fatalf("label issue 2: %d", code)
+	}
+	e.waitHeld()
+	if code := e.comment(2, false, "/agent stop", "delivery-stop-2"); code != http.StatusOK {
+		t.Fatalf("/agent stop: %d, want 200", code)
+	}
+	// asynq hands a cancelled task back for a retry at once (without
+	// waiting for the handler); the retry must see the recorded cancel and
+	// end without running the pipeline again. Run it now rather than wait
+	// for its backoff.
+	info = e.waitTask("delivery-label-2", asynq.TaskStateArchived, asynq.TaskStateRetry)
+	if info.State == asynq.TaskStateRetry {
+		if err := e.insp.RunTask(jobs.QueueAgent, "delivery-label-2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info = e.waitTask("delivery-label-2", asynq.TaskStateArchived, asynq.TaskStateCompleted)
+	if info.State != asynq.TaskStateArchived || !strings.Contains(info.LastErr, "cancelled by Codertocat") {
+		t.Errorf("stopped task is %s (%s), want archived as cancelled", info.State, info.LastErr)
+	}
+	st2 := e.waitComment(2, `stopped by \@Codertocat`)
+	if len(st2) != 1 {
+		t.Errorf("%d status comments on the stopped issue", len(st2))
+	}
+	if b := e.remote.Head(t, owner, repoName, "agent/issue-2"); b != "" {
+		t.Errorf("the stopped run pushed agent/issue-2 at %s", b)
+	}
+	if n := len(e.fake.Pulls(owner, repoName)); n != 1 {
+		t.Errorf("%d pull requests after the stop, want 1", n)
+	}
+	if e.model.Remaining() != 0 {
+		t.Errorf("%d scripted model turns unused", e.model.Remaining())
+	}
+}
