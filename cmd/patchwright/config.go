@@ -31,6 +31,8 @@ type config struct {
 	triggerLabel   string
 	dataDir        string
 	privateKeyFile string
+	model          string // PROVIDER:NAME; required by a worker
+	runURL         string // base of run links; "" = comments say where the log lies
 }
 
 // setting is one configuration name.
@@ -42,7 +44,7 @@ type setting struct {
 // parseConfig reads env, then flags, and checks what command needs. Every
 // error is one line naming exactly what is missing or wrong.
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
-	var raw struct{ secret, appID, key, keyFile, redis, listen, api, label, data string }
+	var raw struct{ secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string }
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
 		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
@@ -52,7 +54,9 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_LISTEN", "listen", defaultListen, "address serve listens on", &raw.listen},
 		{"PATCHWRIGHT_GITHUB_API_URL", "github-api-url", githubapi.DefaultBaseURL, "GitHub REST API root", &raw.api},
 		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
-		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs", &raw.data},
+		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs (default: the system temporary directory)", &raw.data},
+		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
+		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
 	}
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,6 +76,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	cfg := config{
 		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
+		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
 	}
 	var missing []string
 	if command == "serve" && raw.secret == "" {
@@ -85,6 +90,9 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	}
 	if command == "worker" && raw.redis == "" {
 		missing = append(missing, "PATCHWRIGHT_REDIS_URL (--redis-url; only serve has an embedded queue)")
+	}
+	if command == "worker" && strings.TrimSpace(raw.model) == "" {
+		missing = append(missing, "PATCHWRIGHT_MODEL (--model, e.g. openai:gpt-4.1)")
 	}
 	if len(missing) > 0 {
 		return config{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))

@@ -33,6 +33,7 @@ func TestConfigErrors(t *testing.T) {
 		"serve without anything": {command: "serve", want: "missing PATCHWRIGHT_WEBHOOK_SECRET (--webhook-secret), PATCHWRIGHT_APP_ID (--app-id), PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE"},
 		"serve without secret":   {command: "serve", env: map[string]string{"PATCHWRIGHT_APP_ID": "1", "PATCHWRIGHT_PRIVATE_KEY": "k"}, want: "missing PATCHWRIGHT_WEBHOOK_SECRET (--webhook-secret)\n"},
 		"worker without redis":   {command: "worker", env: map[string]string{"PATCHWRIGHT_APP_ID": "1", "PATCHWRIGHT_PRIVATE_KEY": "k"}, want: "missing PATCHWRIGHT_REDIS_URL"},
+		"worker without model":   {command: "worker", env: map[string]string{"PATCHWRIGHT_APP_ID": "1", "PATCHWRIGHT_PRIVATE_KEY": "k", "PATCHWRIGHT_REDIS_URL": "redis://127.0.0.1:1/0"}, want: "missing PATCHWRIGHT_MODEL (--model"},
 		"bad app id":             {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "x", "--private-key", "k"}, want: `PATCHWRIGHT_APP_ID: "x" is not a positive number`},
 		"both keys":              {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key", "k", "--private-key-file", keyFile}, want: "not both"},
 		"key file missing":       {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key-file", "/nonexistent/key"}, want: "PATCHWRIGHT_PRIVATE_KEY_FILE: open /nonexistent/key"},

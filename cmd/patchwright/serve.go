@@ -13,8 +13,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/webhook"
 )
 
@@ -34,11 +36,37 @@ type errInfra struct{ err error }
 func (e errInfra) Error() string { return e.err.Error() }
 func (e errInfra) Unwrap() error { return e.err }
 
-// newPipeline is the pipeline the worker runs. The real one is a later
-// issue; until then every agent job fails with "not implemented".
-func newPipeline(log *slog.Logger) jobs.Pipeline {
-	log.Warn("the agent pipeline is not implemented yet: solve and retry jobs fail permanently with that message; reply comments are posted")
-	return jobs.NotImplementedPipeline{}
+// newPipeline is the pipeline the worker runs: the GitHub pipeline over
+// the Docker sandbox and the configured model. serve's embedded worker
+// without PATCHWRIGHT_MODEL gets NotImplementedPipeline (every agent job
+// fails permanently, saying so), with a warning; `worker` requires a model.
+func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue) (jobs.Pipeline, func(), error) {
+	if cfg.model == "" {
+		log.Warn("PATCHWRIGHT_MODEL is not set: solve and retry jobs fail permanently; reply comments are posted")
+		return jobs.NotImplementedPipeline{}, func() {}, nil
+	}
+	prov, err := provider.New(cfg.model, provider.Options{Logger: log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
+	}
+	docker, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{})
+	if err != nil {
+		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
+	}
+	images, err := newDockerImages()
+	if err != nil {
+		docker.Close()
+		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
+	}
+	p := &jobs.GitHubPipeline{
+		GitHub:   app,
+		Executor: jobs.Executor{Sandboxes: docker, Images: images, Provider: prov, Logger: log},
+		Cancels:  queue,
+		DataDir:  cfg.dataDir,
+		RunURL:   cfg.runURL,
+		Logger:   log,
+	}
+	return p, func() { images.Close(); docker.Close() }, nil
 }
 
 // openRedis connects to cfg.redisURL or, when it is empty, starts an
@@ -89,10 +117,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 
 	var worker *asynq.Server
 	if cfg.redisURL == "" {
-		if worker, err = startWorker(rdb, queue, app, log); err != nil {
+		var closeWorker func()
+		if worker, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log); err != nil {
 			return err
 		}
-		defer worker.Shutdown()
+		defer closeWorker()
 	}
 	go (&webhook.Redeliverer{Source: app, Logger: log}).Run(ctx, 0)
 
@@ -137,14 +166,20 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 	return mux
 }
 
-// startWorker starts the asynq server with the catalogue's handlers.
-func startWorker(rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger) (*asynq.Server, error) {
-	h := &jobs.Handlers{Queue: queue, Pipeline: newPipeline(log), Commenter: app, Logger: log}
+// startWorker starts the asynq server with the catalogue's handlers; the
+// returned function shuts it down and releases the pipeline's clients.
+func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger) (*asynq.Server, func(), error) {
+	pipeline, closePipeline, err := newPipeline(ctx, cfg, log, app, queue)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &jobs.Handlers{Queue: queue, Pipeline: pipeline, Commenter: app, Logger: log}
 	srv := jobs.NewServer(rdb, jobs.WorkerConfig{Logger: log})
 	if err := srv.Start(h.Mux()); err != nil {
-		return nil, errInfra{fmt.Errorf("start worker: %w", err)}
+		closePipeline()
+		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
-	return srv, nil
+	return srv, func() { srv.Shutdown(); closePipeline() }, nil
 }
 
 // work runs the worker until ctx ends.
@@ -160,13 +195,13 @@ func work(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
 	defer queue.Close()
-	srv, err := startWorker(rdb, queue, app, log)
+	_, closeWorker, err := startWorker(ctx, cfg, rdb, queue, app, log)
 	if err != nil {
 		return err
 	}
-	log.Info("worker running")
+	log.Info("worker running", "model", cfg.model)
 	<-ctx.Done()
 	log.Info("shutting down: waiting for running jobs")
-	srv.Shutdown()
+	closeWorker()
 	return nil
 }
