@@ -277,6 +277,14 @@ func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
 			Type:   mount.TypeBind,
 			Source: spec.Workspace,
 			Target: WorkspaceDir,
+		}, {
+			// Build caches live on a volume of their own, not in HOME's
+			// tmpfs: they do not count against the memory limit, and Docker
+			// fills a new volume from the image, so an image can ship warm
+			// caches (the test image ships Go's standard library). The
+			// volume is anonymous and removed with the container.
+			Type:   mount.TypeVolume,
+			Target: d.home + "/.cache",
 		}},
 		NetworkMode:    network,
 		CapDrop:        []string{"ALL"},
