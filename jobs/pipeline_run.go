@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -160,7 +159,7 @@ func (r *run) work(ctx context.Context) {
 
 func (r *run) createSandbox(ctx context.Context) error {
 	uid, gid := r.e.sandboxOwner()
-	if err := handOver(r.ws.Dir(), uid, gid); err != nil {
+	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
 		return err
 	}
 	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
@@ -314,39 +313,6 @@ func (r *run) cleanup() {
 			r.e.logger().Warn("remove work directory", "dir", r.tmp, LogError, err)
 		}
 	}
-}
-
-// handOver makes the work tree writable by the sandbox's command user:
-// as root by giving it the files (never following symlinks), otherwise,
-// unless we are that user, by opening the permissions.
-func handOver(dir string, uid, gid int) error {
-	euid := os.Geteuid()
-	if euid == uid {
-		return nil
-	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if euid == 0 {
-			return os.Lchown(p, uid, gid)
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chmod(p, 0o777)
-		}
-		return os.Chmod(p, info.Mode().Perm()|0o666)
-	})
-	if err != nil {
-		return fmt.Errorf("hand the work tree to the sandbox user: %w", err)
-	}
-	return nil
 }
 
 func tail(s string, n int) string {

@@ -6,9 +6,7 @@ package sandboxtest
 
 import (
 	"context"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,28 +77,8 @@ func Workspace(t testing.TB) string {
 // directories and files writable by all.
 func HandOver(t testing.TB, dir string) {
 	t.Helper()
-	root := os.Geteuid() == 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if root {
-			return os.Lchown(p, UID, GID)
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chmod(p, 0o777)
-		}
-		return os.Chmod(p, info.Mode().Perm()|0o666)
-	})
-	if err != nil {
-		t.Fatalf("hand workspace %s to the sandbox user: %v", dir, err)
+	if err := sandbox.HandOver(dir, UID, GID); err != nil {
+		t.Fatal(err)
 	}
 }
 
