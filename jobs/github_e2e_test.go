@@ -178,6 +178,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 		Cancels: e.queue,
 		Executor: jobs.Executor{
 			Sandboxes: docker, Provider: prov, Image: image, SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
+			CacheVolume: func(string) string { return sandboxtest.CacheVolume },
 		},
 		DataDir: t.TempDir(),
 		RunURL:  "https://patchwright.example/runs",

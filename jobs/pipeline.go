@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -161,6 +163,10 @@ type Executor struct {
 	// SandboxLimits bound the container; zero fields take
 	// sandbox.DefaultLimits.
 	SandboxLimits sandbox.Limits
+	// CacheVolume, when set, names the sandbox's cache volume for a
+	// repository URL (see sandbox.Spec.CacheVolume); RepoCacheVolume gives
+	// each repository its own. Nil: caches start empty in every run.
+	CacheVolume func(repoURL string) string
 	// SandboxUID and SandboxGID must match the sandbox's command user;
 	// defaults DefaultSandboxUID and DefaultSandboxGID.
 	SandboxUID, SandboxGID int
@@ -284,4 +290,12 @@ func (e *Executor) logger() *slog.Logger {
 		return e.Logger
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// RepoCacheVolume names a repository's cache volume after a hash of its
+// URL, so runs of one repository share warm caches and no repository reads
+// another's.
+func RepoCacheVolume(repoURL string) string {
+	sum := sha256.Sum256([]byte(repoURL))
+	return "patchwright-cache-" + hex.EncodeToString(sum[:8])
 }

@@ -163,11 +163,12 @@ func (r *run) createSandbox(ctx context.Context) error {
 		return err
 	}
 	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
-		Image:     r.image,
-		Workspace: r.ws.Dir(),
-		JobID:     r.job.ID,
-		Network:   len(r.cfg.Setup) > 0 && r.cfg.Network(),
-		Limits:    r.e.SandboxLimits,
+		Image:       r.image,
+		Workspace:   r.ws.Dir(),
+		JobID:       r.job.ID,
+		Network:     len(r.cfg.Setup) > 0 && r.cfg.Network(),
+		Limits:      r.e.SandboxLimits,
+		CacheVolume: r.cacheVolume(),
 	})
 	if err != nil {
 		return err
@@ -320,4 +321,11 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+func (r *run) cacheVolume() string {
+	if r.e.CacheVolume == nil {
+		return ""
+	}
+	return r.e.CacheVolume(r.job.RepoURL)
 }

@@ -112,6 +112,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		Image:         image,
 		MaxSteps:      s.maxSteps,
 		SandboxLimits: sandbox.Limits{CPUs: 2},
+		CacheVolume:   func(string) string { return sandboxtest.CacheVolume },
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,6 +180,9 @@ func (d *Docker) Create(ctx context.Context, spec Spec) (Sandbox, error) {
 	return c, nil
 }
 
+// volumeNameRE is Docker's rule for volume names.
+var volumeNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+
 // check validates spec, fills its defaults and returns the limits to apply.
 func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
 	switch {
@@ -193,6 +197,9 @@ func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
 		return Limits{}, fmt.Errorf("sandbox spec: workspace: %w", err)
 	} else if !info.IsDir() {
 		return Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
+	}
+	if spec.CacheVolume != "" && !volumeNameRE.MatchString(spec.CacheVolume) {
+		return Limits{}, fmt.Errorf("sandbox spec: CacheVolume %q is not a volume name", spec.CacheVolume)
 	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -272,19 +279,11 @@ func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
 		network = "bridge"
 	}
 	init := true
-	return &container.HostConfig{
+	hc := &container.HostConfig{
 		Mounts: []mount.Mount{{
 			Type:   mount.TypeBind,
 			Source: spec.Workspace,
 			Target: WorkspaceDir,
-		}, {
-			// Build caches live on a volume of their own, not in HOME's
-			// tmpfs: they do not count against the memory limit, and Docker
-			// fills a new volume from the image, so an image can ship warm
-			// caches (the test image ships Go's standard library). The
-			// volume is anonymous and removed with the container.
-			Type:   mount.TypeVolume,
-			Target: d.home + "/.cache",
 		}},
 		NetworkMode:    network,
 		CapDrop:        []string{"ALL"},
@@ -308,6 +307,16 @@ func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
 			},
 		},
 	}
+	if spec.CacheVolume != "" {
+		// On a volume the caches do not count against the memory limit,
+		// and they outlive the container.
+		hc.Mounts = append(hc.Mounts, mount.Mount{
+			Type:   mount.TypeVolume,
+			Source: spec.CacheVolume,
+			Target: d.home + "/.cache",
+		})
+	}
+	return hc
 }
 
 // Reap removes every sandbox container whose expiry has passed (or whose

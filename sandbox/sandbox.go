@@ -67,6 +67,13 @@ type Spec struct {
 	// Env is the complete environment of every command; nothing of the
 	// host's is passed. HOME and cache variables are set by the sandbox.
 	Env []string
+	// CacheVolume names a Docker volume mounted at HOME/.cache (the Go,
+	// pip and XDG caches), shared by every sandbox that names it and kept
+	// after Close: the pipeline names one per repository, so the cache's
+	// trust boundary is the repository whose commands filled it. Docker
+	// fills a new volume from the image, so an image can ship warm caches.
+	// Empty: the caches live in HOME's tmpfs, empty at every start.
+	CacheVolume string
 }
 
 // Limits bound a sandbox's resources.

@@ -147,6 +147,7 @@ func prepareRun(o runOptions) (*jobs.Executor, jobs.Job, error) {
 		Image:         o.image,
 		MaxSteps:      o.maxSteps,
 		CommitStopped: o.commitStopped,
+		CacheVolume:   jobs.RepoCacheVolume,
 	}
 	job = jobs.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out}
 	return exec, job, nil

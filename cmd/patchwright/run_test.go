@@ -108,11 +108,18 @@ func TestRunVerified(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	out := filepath.Join(t.TempDir(), "out")
+	// The run keeps the repository's cache volume for later runs; this
+	// test's repository is gone afterwards, so its volume goes too.
+	volume := jobs.RepoCacheVolume(repo)
+	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", volume).Run() })
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"run", "--repo", repo, "--issue-file", issueFile,
 		"--model", "openai:" + pt.OpenAIModel, "--image", image, "--out", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+	if err := exec.Command("docker", "volume", "inspect", volume).Run(); err != nil {
+		t.Errorf("the run left no cache volume %s for its repository: %v", volume, err)
 	}
 	for _, want := range []string{"baseline", "agent · step 5 · verify", "final"} {
 		if !strings.Contains(stderr.String(), want) {

@@ -60,7 +60,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	}
 	p := &jobs.GitHubPipeline{
 		GitHub:   app,
-		Executor: jobs.Executor{Sandboxes: docker, Images: images, Provider: prov, Logger: log},
+		Executor: jobs.Executor{Sandboxes: docker, Images: images, Provider: prov, Logger: log, CacheVolume: jobs.RepoCacheVolume},
 		Cancels:  queue,
 		DataDir:  cfg.dataDir,
 		RunURL:   cfg.runURL,

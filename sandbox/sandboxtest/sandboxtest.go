@@ -82,9 +82,14 @@ func HandOver(t testing.TB, dir string) {
 	}
 }
 
+// CacheVolume is the cache volume the tests' sandboxes share, filled once
+// from the test image's warm Go standard-library cache; it stays between
+// runs, so its size is bounded by what the tests build.
+const CacheVolume = "patchwright-test-cache"
+
 // New creates a sandbox on d from spec, filling an empty Image (Image(t)),
-// Workspace (Workspace(t)) and JobID (the test's name), and closes it when
-// the test ends.
+// Workspace (Workspace(t)), JobID (the test's name) and CacheVolume
+// (CacheVolume), and closes it when the test ends.
 func New(t testing.TB, d *sandbox.Docker, spec sandbox.Spec) sandbox.Sandbox {
 	t.Helper()
 	if spec.Image == "" {
@@ -95,6 +100,9 @@ func New(t testing.TB, d *sandbox.Docker, spec sandbox.Spec) sandbox.Sandbox {
 	}
 	if spec.JobID == "" {
 		spec.JobID = "test-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	}
+	if spec.CacheVolume == "" {
+		spec.CacheVolume = CacheVolume
 	}
 	sb, err := d.Create(context.Background(), spec)
 	if err != nil {
