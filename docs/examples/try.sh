@@ -7,8 +7,9 @@
 # change on a new branch agent/<slug> in that temporary repository; the
 # pull-request body, result.json and the ledger go to ./patchwright-out.
 #
-# Needs: Docker, git, Go, the sandbox image, and a model:
-#   docker build -t patchwright-sandbox:bookworm deploy/sandbox
+# Needs: Docker, git, Go and a model. The sandbox image is built from
+# deploy/sandbox/Dockerfile the first time (that needs a registry), unless
+# --image names another one.
 #   export PATCHWRIGHT_MODEL=openai:gpt-4.1 OPENAI_API_KEY=...
 #   (or anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, or a local
 #    OpenAI-compatible server: OPENAI_BASE_URL=http://localhost:11434/v1
@@ -30,6 +31,16 @@ git -C "$repo" -c user.name=example -c user.email=example@example.com commit -qm
 echo "example repository: $repo" >&2
 
 cd "$root"
+# Build the default sandbox image once, unless another image was asked for.
+case " $* " in
+*" --image"*) ;;
+*)
+	if ! docker image inspect patchwright-sandbox:bookworm >/dev/null 2>&1; then
+		echo "building the sandbox image patchwright-sandbox:bookworm (once)" >&2
+		docker build -q -t patchwright-sandbox:bookworm deploy/sandbox >&2
+	fi
+	;;
+esac
 status=0
 go run ./cmd/patchwright run --repo "$repo" --issue-file "$here/issue.md" --out ./patchwright-out "$@" || status=$?
 if [ "$status" = 0 ]; then
