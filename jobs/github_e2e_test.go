@@ -60,7 +60,12 @@ func newGate(t *testing.T, target string) (*gate, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gate{holding: make(chan struct{}, 1), proxy: httputil.NewSingleHostReverseProxy(u)}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	// A fresh backend connection per request: a reused keep-alive
+	// connection torn down under a streaming reply once cost a scripted
+	// turn (the SDK retried the cut stream and took the next one).
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
+	g := &gate{holding: make(chan struct{}, 1), proxy: proxy}
 	hs := httptest.NewServer(g)
 	t.Cleanup(hs.Close)
 	return g, hs.URL
@@ -165,6 +170,11 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	e.hook = hook
 
 	e.model = pt.New(t, turns...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model calls retried after a transient failure, with these waits: %v", e.model.Waits())
+		}
+	})
 	var gateURL string
 	e.gate, gateURL = newGate(t, e.model.URL)
 	opts := e.model.Options(provider.NameOpenAI)
