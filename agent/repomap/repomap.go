@@ -8,11 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-
+	"github.com/patchwright/patchwright/agent/ignore"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -106,7 +104,7 @@ func indent(lines []string) string {
 // without ignored, vendored or secret ones (the workspace's walk already
 // leaves out .git, secrets and symlink targets).
 func listFiles(ctx context.Context, ws *sandbox.Workspace) ([]string, error) {
-	ig := &ignorer{ws: ws, byDir: map[string][]gitignore.Pattern{}}
+	ig := ignore.New(ws.ReadFile)
 	var files []string
 	err := ws.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -124,12 +122,12 @@ func listFiles(ctx context.Context, ws *sandbox.Workspace) ([]string, error) {
 			return nil
 		}
 		if d.IsDir() {
-			if skipDirs[d.Name()] || ig.ignored(p, true) {
+			if skipDirs[d.Name()] || ig.Ignored(p, true) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && !ig.ignored(p, false) {
+		if d.Type().IsRegular() && !ig.Ignored(p, false) {
 			files = append(files, p)
 		}
 		return nil
@@ -138,42 +136,4 @@ func listFiles(ctx context.Context, ws *sandbox.Workspace) ([]string, error) {
 		return nil, fmt.Errorf("walk workspace: %w", err)
 	}
 	return files, nil
-}
-
-// ignorer applies the .gitignore files on the way down to a path, each
-// scoped to its own directory, deeper rules winning as in git.
-type ignorer struct {
-	ws    *sandbox.Workspace
-	byDir map[string][]gitignore.Pattern
-}
-
-func (ig *ignorer) patterns(dir string) []gitignore.Pattern {
-	if ps, ok := ig.byDir[dir]; ok {
-		return ps
-	}
-	var ps []gitignore.Pattern
-	var domain []string
-	if dir != "." {
-		ps = ig.patterns(path.Dir(dir))
-		domain = strings.Split(dir, "/")
-	}
-	// A missing or unreadable .gitignore adds no rules.
-	if data, err := ig.ws.ReadFile(path.Join(dir, ".gitignore")); err == nil {
-		own := ps[:len(ps):len(ps)]
-		for _, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSuffix(line, "\r")
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			own = append(own, gitignore.ParsePattern(line, domain))
-		}
-		ps = own
-	}
-	ig.byDir[dir] = ps
-	return ps
-}
-
-func (ig *ignorer) ignored(rel string, isDir bool) bool {
-	ps := ig.patterns(path.Dir(rel))
-	return len(ps) > 0 && gitignore.NewMatcher(ps).Match(strings.Split(rel, "/"), isDir)
 }
