@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchwright/patchwright/sandbox"
@@ -180,8 +181,11 @@ func (c Config) validate() error {
 		}
 	}
 	for i, p := range c.ProtectedPaths {
-		if strings.TrimSpace(p) == "" {
+		switch {
+		case strings.TrimSpace(p) == "":
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
+		case !doublestar.ValidatePattern(p):
+			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
 		}
 	}
 	if c.Limits.MaxSteps < 0 || c.Limits.MaxMinutes < 0 || c.Limits.MaxInputTokens < 0 {

@@ -82,6 +82,7 @@ func TestParseErrors(t *testing.T) {
 		"malformed":             {"image: [unclosed\n", Path},
 		"empty setup command":   {"setup: ['']\n", "setup[0]: empty command"},
 		"empty protected path":  {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
+		"bad protected glob":    {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
