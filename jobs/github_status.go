@@ -92,6 +92,9 @@ func (s *statusComment) progress(p Progress) {
 		return
 	}
 	s.status.Step = p.Step
+	if p.Baseline != nil {
+		s.status.Baseline = p.Baseline
+	}
 	if p.Tool != "" {
 		s.status.LastAction = "called " + p.Tool
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -114,6 +115,9 @@ type Progress struct {
 	OutputTokens int64
 	// Elapsed is the time since the run started.
 	Elapsed time.Duration
+	// Baseline holds the checks' results on the untouched code once the
+	// baseline has run; nil before.
+	Baseline []verify.CheckResult
 }
 
 // Phases reported in Progress, in order.

@@ -213,6 +213,9 @@ func (r *run) setup(ctx context.Context) error {
 func (r *run) runBaseline(ctx context.Context) error {
 	var err error
 	r.baseline, err = r.verifier.Run(ctx, verify.Baseline)
+	r.mu.Lock()
+	r.progress.Baseline = r.baseline
+	r.mu.Unlock()
 	return err
 }
 
