@@ -31,6 +31,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -125,15 +126,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	}
 	image := sandboxtest.Image(t)
 	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
-	addr := os.Getenv("PATCHWRIGHT_TEST_REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("PATCHWRIGHT_TEST_REDIS_ADDR is not set: start redis-server and export its host:port (bash .ci/run does both), or use -short")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: e2eRedisDB})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		t.Fatalf("flush redis db %d: %v", e2eRedisDB, err)
-	}
+	rdb := redistest.Client(t, e2eRedisDB)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -4,32 +4,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
 const testRedisDB = 1 // each package its own DB: packages' tests run in parallel
 
-func testRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Redis: start redis-server and set PATCHWRIGHT_TEST_REDIS_ADDR (bash .ci/run does both)")
-	}
-	addr := os.Getenv("PATCHWRIGHT_TEST_REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("PATCHWRIGHT_TEST_REDIS_ADDR is not set: start redis-server and export its host:port (bash .ci/run does both), or use -short")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: testRedisDB})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rdb
-}
+func testRedis(t *testing.T) *redis.Client { return redistest.Client(t, testRedisDB) }
 
 var issue = Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
 

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
 const (
@@ -77,24 +77,8 @@ func payload(t testing.TB, name string, edit func(m map[string]any)) []byte {
 
 func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
 
-// testRedis returns a client on the test Redis's DB for this package,
-// flushed. PATCHWRIGHT_TEST_REDIS_ADDR names the server (.ci/run starts one).
-func testRedis(t testing.TB) *redis.Client {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Redis: start redis-server and set PATCHWRIGHT_TEST_REDIS_ADDR (bash .ci/run does both)")
-	}
-	addr := os.Getenv("PATCHWRIGHT_TEST_REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("PATCHWRIGHT_TEST_REDIS_ADDR is not set: start redis-server and export its host:port (bash .ci/run does both), or use -short")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: testRedisDB})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		t.Fatalf("flush redis %s db %d: %v", addr, testRedisDB, err)
-	}
-	return rdb
-}
+// testRedis returns a flushed client on this package's test Redis DB.
+func testRedis(t testing.TB) *redis.Client { return redistest.Client(t, testRedisDB) }
 
 var (
 	keyOnce sync.Once
