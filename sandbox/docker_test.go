@@ -99,6 +99,8 @@ func TestCreateRejectsBadSpecs(t *testing.T) {
 		"negative limit":    {sandbox.Spec{Image: image, Workspace: ws, JobID: "j", Limits: sandbox.Limits{PIDs: -1}}, "negative limit"},
 		"unknown runtime":   {sandbox.Spec{Image: image, Workspace: ws, JobID: "j", Runtime: "runsc-missing"}, `runtime "runsc-missing" is not configured`},
 		"missing image":     {sandbox.Spec{Image: "patchwright-no-such-image:0", Workspace: ws, JobID: "j"}, "No such image"},
+		"host path volume":  {sandbox.Spec{Image: image, Workspace: ws, JobID: "j", CacheVolume: "/etc"}, "not a volume name"},
+		"climbing volume":   {sandbox.Spec{Image: image, Workspace: ws, JobID: "j", CacheVolume: "../x"}, "not a volume name"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -606,5 +608,29 @@ func TestSandboxLabels(t *testing.T) {
 	if !h.ReadonlyRootfs || len(h.CapDrop) != 1 || h.CapDrop[0] != "ALL" || h.MemorySwap != h.Memory || h.Memory != sandbox.DefaultLimits.MemoryBytes ||
 		*h.PidsLimit != sandbox.DefaultLimits.PIDs || h.NanoCPUs != 1e9 || h.NetworkMode != "none" || h.Privileged {
 		t.Fatalf("host config: %+v", h)
+	}
+}
+
+// TestCacheVolume: caches on a named volume outlive the sandbox and are
+// seen by the next sandbox that names it, and by no sandbox naming another.
+func TestCacheVolume(t *testing.T) {
+	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	volume := fmt.Sprintf("patchwright-test-cachevol-%d", time.Now().UnixNano())
+	cli := dockerClient(t)
+	t.Cleanup(func() { cli.VolumeRemove(context.Background(), volume, true) })
+
+	first := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume})
+	ok(t, first, `echo warm > "$XDG_CACHE_HOME/marker"`)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume})
+	if got := ok(t, second, `cat "$XDG_CACHE_HOME/marker"`); got != "warm\n" {
+		t.Errorf("second sandbox reads %q from the shared cache, want %q", got, "warm\n")
+	}
+	other := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume + "-other"})
+	t.Cleanup(func() { cli.VolumeRemove(context.Background(), volume+"-other", true) })
+	if res := run(t, other, `cat "$XDG_CACHE_HOME/marker"`); res.ExitCode == 0 {
+		t.Error("a sandbox with another cache volume reads the first volume's cache")
 	}
 }
