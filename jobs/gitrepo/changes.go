@@ -29,7 +29,7 @@ const (
 	Deleted  Kind = "deleted"
 )
 
-// Change is one changed path of the work tree against the base commit.
+// Change is one changed path of the work tree against the last commit.
 type Change struct {
 	Path string `json:"path"`
 	Kind Kind   `json:"kind"`
@@ -41,7 +41,7 @@ type Change struct {
 	Symlink bool `json:"symlink,omitempty"`
 }
 
-// Changes compares the work tree with the base commit and returns every
+// Changes compares the work tree with the last commit (the base, until Commit) and returns every
 // changed path in order. Files whose size and modification time match the
 // index are taken as unchanged without reading them, as git does, so a
 // large tree costs one stat per file. Untracked files that .gitignore
