@@ -41,8 +41,8 @@ type Change struct {
 	Symlink bool `json:"symlink,omitempty"`
 }
 
-// Changes compares the work tree with the last commit (the base, until Commit) and returns every
-// changed path in order. Files whose size and modification time match the
+// Changes compares the work tree with the last commit (the base, until
+// Commit) and returns every changed path in order. Files whose size and modification time match the
 // index are taken as unchanged without reading them, as git does, so a
 // large tree costs one stat per file. Untracked files that .gitignore
 // excludes, anything inside a .git directory, and special files (FIFOs,
