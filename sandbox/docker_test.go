@@ -628,8 +628,9 @@ func TestCacheVolume(t *testing.T) {
 	if got := ok(t, second, `cat "$XDG_CACHE_HOME/marker"`); got != "warm\n" {
 		t.Errorf("second sandbox reads %q from the shared cache, want %q", got, "warm\n")
 	}
-	other := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume + "-other"})
+	// Cleanups run last first: remove the volume after its sandbox.
 	t.Cleanup(func() { cli.VolumeRemove(context.Background(), volume+"-other", true) })
+	other := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume + "-other"})
 	if res := run(t, other, `cat "$XDG_CACHE_HOME/marker"`); res.ExitCode == 0 {
 		t.Error("a sandbox with another cache volume reads the first volume's cache")
 	}
