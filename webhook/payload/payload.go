@@ -1,0 +1,214 @@
+// Package payload decodes the few fields Patchwright reads from GitHub's
+// issues and issue_comment webhook payloads. It validates the whole body as
+// JSON in the same single pass, but decodes only the picked fields: a
+// payload is 10-30 KiB of repository and user objects that the receiver
+// never reads, and decoding all of it into go-github's event structs was
+// the largest cost of a delivery.
+//
+// A field that is absent or null decodes to its zero value, as it would in
+// go-github's structs; a field of the wrong JSON type is an error.
+package payload
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Issues is an issues event.
+type Issues struct {
+	Action       string
+	Label        string // label.name: the label added or removed
+	Issue        Issue
+	Repo         Repo
+	Sender       User
+	Installation int64 // installation.id; 0 for a repository webhook
+}
+
+// IssueComment is an issue_comment event, on an issue or a pull request.
+type IssueComment struct {
+	Action       string
+	Body         string // comment.body
+	Issue        Issue
+	Repo         Repo
+	Sender       User
+	Installation int64
+}
+
+// Issue is the issue or pull request an event is about. Labels and
+// PullRequest are read for issue_comment events only.
+type Issue struct {
+	Number      int
+	Author      string // user.login
+	PullRequest bool   // the "issue" is a pull request
+	Labels      []string
+}
+
+// Repo names a repository.
+type Repo struct {
+	Owner string // owner.login
+	Name  string
+}
+
+// User is an event's sender.
+type User struct {
+	Login string
+	Type  string // "User", "Bot" or "Organization"
+}
+
+var issuesPaths = newPaths(
+	"action", "label.name", "issue.number",
+	"repository.owner.login", "repository.name",
+	"sender.login", "sender.type", "installation.id",
+)
+
+// ParseIssues decodes an issues event.
+func ParseIssues(body []byte) (Issues, error) {
+	v, err := issuesPaths.pick(body)
+	if err != nil {
+		return Issues{}, err
+	}
+	var e Issues
+	d := decoder{raw: v}
+	d.str(&e.Action, "action")
+	d.str(&e.Label, "label.name")
+	d.integer(&e.Issue.Number, "issue.number")
+	d.str(&e.Repo.Owner, "repository.owner.login")
+	d.str(&e.Repo.Name, "repository.name")
+	d.str(&e.Sender.Login, "sender.login")
+	d.str(&e.Sender.Type, "sender.type")
+	d.int64(&e.Installation, "installation.id")
+	return e, d.err
+}
+
+var commentPaths = newPaths(
+	"action", "comment.body",
+	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels",
+	"repository.owner.login", "repository.name",
+	"sender.login", "sender.type", "installation.id",
+)
+
+// ParseIssueComment decodes an issue_comment event.
+func ParseIssueComment(body []byte) (IssueComment, error) {
+	v, err := commentPaths.pick(body)
+	if err != nil {
+		return IssueComment{}, err
+	}
+	var e IssueComment
+	d := decoder{raw: v}
+	d.str(&e.Action, "action")
+	d.str(&e.Body, "comment.body")
+	d.integer(&e.Issue.Number, "issue.number")
+	d.str(&e.Issue.Author, "issue.user.login")
+	e.Issue.PullRequest = d.object("issue.pull_request")
+	d.labels(&e.Issue.Labels, "issue.labels")
+	d.str(&e.Repo.Owner, "repository.owner.login")
+	d.str(&e.Repo.Name, "repository.name")
+	d.str(&e.Sender.Login, "sender.login")
+	d.str(&e.Sender.Type, "sender.type")
+	d.int64(&e.Installation, "installation.id")
+	return e, d.err
+}
+
+// decoder turns picked raw values into Go values in path order, keeping
+// the first error.
+type decoder struct {
+	raw [][]byte
+	i   int
+	err error
+}
+
+// next returns the next raw value, or nil for an absent or null one.
+func (d *decoder) next() []byte {
+	r := d.raw[d.i]
+	d.i++
+	if string(r) == "null" {
+		return nil
+	}
+	return r
+}
+
+func (d *decoder) fail(path, want string, raw []byte) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s is %.20s, not %s", path, raw, want)
+	}
+}
+
+func (d *decoder) str(dst *string, path string) {
+	r := d.next()
+	if r == nil {
+		return
+	}
+	if r[0] != '"' {
+		d.fail(path, "a string", r)
+		return
+	}
+	*dst = unquote(r)
+}
+
+// unquote decodes a scanned string; plain ones, the usual kind, without
+// encoding/json.
+func unquote(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	plain := utf8.Valid(inner)
+	for _, b := range inner {
+		plain = plain && b != '\\'
+	}
+	if plain {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // raw was scanned as a valid string
+	return s
+}
+
+func (d *decoder) int64(dst *int64, path string) {
+	r := d.next()
+	if r == nil {
+		return
+	}
+	n, err := strconv.ParseInt(string(r), 10, 64)
+	if err != nil {
+		d.fail(path, "an integer", r)
+		return
+	}
+	*dst = n
+}
+
+func (d *decoder) integer(dst *int, path string) {
+	var n int64
+	d.int64(&n, path)
+	*dst = int(n)
+}
+
+// object reports whether the value is present, not null, and an object.
+func (d *decoder) object(path string) bool {
+	r := d.next()
+	if r == nil {
+		return false
+	}
+	if r[0] != '{' {
+		d.fail(path, "an object", r)
+		return false
+	}
+	return true
+}
+
+// labels decodes an array of label objects into their names.
+func (d *decoder) labels(dst *[]string, path string) {
+	r := d.next()
+	if r == nil {
+		return
+	}
+	var ls []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(r, &ls); err != nil {
+		d.fail(path, "an array of labels", r)
+		return
+	}
+	for _, l := range ls {
+		*dst = append(*dst, l.Name)
+	}
+}

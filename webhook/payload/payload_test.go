@@ -1,0 +1,165 @@
+package payload
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// fixture reads a webhook payload of ../shared/fixtures beside the module.
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "github-webhooks", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// withInstallation adds the installation the app's deliveries carry.
+func withInstallation(t testing.TB, body []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["installation"] = map[string]any{"id": 4242}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The fields must read as go-github reads them from real payloads.
+func TestParseIssuesMatchesGoGitHub(t *testing.T) {
+	for _, name := range []string{"issues.labeled.json", "issues.unlabeled.json", "issues.opened.json"} {
+		body := withInstallation(t, fixture(t, name))
+		got, err := ParseIssues(body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var ev github.IssuesEvent
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		want := Issues{
+			Action: ev.GetAction(),
+			Label:  ev.GetLabel().GetName(),
+			Issue:  Issue{Number: ev.GetIssue().GetNumber()},
+			Repo:   Repo{Owner: ev.GetRepo().GetOwner().GetLogin(), Name: ev.GetRepo().GetName()},
+			Sender: User{Login: ev.GetSender().GetLogin(), Type: ev.GetSender().GetType()},
+
+			Installation: ev.GetInstallation().GetID(),
+		}
+		if !equal(got, want) || got.Installation != 4242 || got.Issue.Number == 0 || got.Repo.Owner == "" {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
+func TestParseIssueCommentMatchesGoGitHub(t *testing.T) {
+	for _, name := range []string{"issue_comment.created.json", "issue_comment.created.on-pull-request.json", "issue_comment.created.with-installation.json", "issue_comment.edited.json"} {
+		body := withInstallation(t, fixture(t, name))
+		got, err := ParseIssueComment(body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var ev github.IssueCommentEvent
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		gi := ev.GetIssue()
+		want := IssueComment{
+			Action: ev.GetAction(),
+			Body:   ev.GetComment().GetBody(),
+			Issue: Issue{
+				Number:      gi.GetNumber(),
+				Author:      gi.GetUser().GetLogin(),
+				PullRequest: gi.IsPullRequest(),
+			},
+			Repo:         Repo{Owner: ev.GetRepo().GetOwner().GetLogin(), Name: ev.GetRepo().GetName()},
+			Sender:       User{Login: ev.GetSender().GetLogin(), Type: ev.GetSender().GetType()},
+			Installation: ev.GetInstallation().GetID(),
+		}
+		for _, l := range gi.Labels {
+			want.Issue.Labels = append(want.Issue.Labels, l.GetName())
+		}
+		if !equal(got, want) || got.Body == "" {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
+func equal(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func TestParseRefusesWrongShapes(t *testing.T) {
+	for name, body := range map[string]string{
+		"not JSON":              `{"action":"labeled"`,
+		"action a number":       `{"action":5}`,
+		"issue a string":        `{"action":"labeled","issue":"7"}`,
+		"number a string":       `{"issue":{"number":"7"}}`,
+		"number a fraction":     `{"issue":{"number":7.5}}`,
+		"installation too big":  `{"installation":{"id":99999999999999999999}}`,
+		"label an array":        `{"label":["agent"]}`,
+		"top level an array":    `[{"action":"labeled"}]`,
+		"labels not an array":   `{"issue":{"labels":"agent"}}`,
+		"pull_request a string": `{"issue":{"pull_request":"yes"}}`,
+	} {
+		_, ierr := ParseIssues([]byte(body))
+		_, cerr := ParseIssueComment([]byte(body))
+		if ierr == nil && cerr == nil {
+			t.Errorf("%s: both parsers accepted %s", name, body)
+		}
+	}
+}
+
+func TestParseDecodesEscapesAndNulls(t *testing.T) {
+	e, err := ParseIssueComment([]byte(`{"action":"created","comment":{"body":"/agent retry\r\n> \"q\" \u00e9"},` +
+		`"issue":{"number":3,"pull_request":null,"labels":[{"name":"agent"},{"name":"bug"}],"user":null},"sender":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Body != "/agent retry\r\n> \"q\" é" || e.Issue.PullRequest || e.Issue.Author != "" || e.Sender.Login != "" ||
+		strings.Join(e.Issue.Labels, ",") != "agent,bug" || e.Issue.Number != 3 {
+		t.Errorf("got %+v", e)
+	}
+	// Invalid UTF-8 reads as encoding/json reads it: replaced, not kept.
+	e, err = ParseIssueComment([]byte("{\"comment\":{\"body\":\"a\xffb\"}}"))
+	if err != nil || e.Body != "a\uFFFDb" {
+		t.Errorf("invalid UTF-8: %q, %v", e.Body, err)
+	}
+}
+
+// BenchmarkParseIssues compares decoding a real issues.labeled delivery
+// into go-github's event with picking the fields Patchwright reads.
+//
+//	go test -run '^$' -bench ParseIssues ./webhook/payload/
+func BenchmarkParseIssues(b *testing.B) {
+	body := withInstallation(b, fixture(b, "issues.labeled.json"))
+	b.Run("go-github", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var ev github.IssuesEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("payload", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := ParseIssues(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
