@@ -57,8 +57,8 @@ func fixture(t testing.TB, dir, name string) []byte {
 	}
 }
 
-// payload loads a webhook fixture as a map and applies edits to a copy.
-func payload(t testing.TB, name string, edit func(m map[string]any)) []byte {
+// fixturePayload loads a webhook fixture as a map and applies edits to a copy.
+func fixturePayload(t testing.TB, name string, edit func(m map[string]any)) []byte {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(fixture(t, fixtureHooks, name), &m); err != nil {
@@ -302,7 +302,7 @@ func expectStatus(t testing.TB, rec *httptest.ResponseRecorder, want int) {
 
 // labeled is issues.labeled with the trigger label on issue n by sender.
 func labeled(t testing.TB, n int, sender string) []byte {
-	return payload(t, "issues.labeled.json", func(m map[string]any) {
+	return fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
 		obj(m, "label")["name"] = "agent"
 		obj(m, "issue")["number"] = n
 		obj(m, "sender")["login"] = sender

@@ -5,6 +5,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/patchwright/patchwright/jobs"
 )
@@ -145,14 +147,16 @@ func (h *Handler) serve(r *http.Request) response {
 	if r.ContentLength > MaxBodyBytes {
 		return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
-	if err != nil {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer recycle(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, MaxBodyBytes)); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
 		}
 		return done(http.StatusBadRequest, "read body: %v", err)
 	}
+	body := buf.Bytes()
 	if err := verifySignature(h.cfg.Secret, body, r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature")); err != nil {
 		log.Warn("refused delivery", jobs.LogError, err)
 		return done(http.StatusUnauthorized, "%v", err)
@@ -170,6 +174,22 @@ func (h *Handler) serve(r *http.Request) response {
 	return res
 }
 
+// bodies recycles body buffers. Every delivery is read whole, for its
+// signature, and most are 10-30 KiB; reading each into fresh memory was most
+// of what the receiver allocated. Nothing may keep a body, or a slice of it,
+// past its response: the payload package copies what it returns.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxRecycled keeps the pool from holding on to a rare huge body.
+const maxRecycled = 1 << 20
+
+func recycle(buf *bytes.Buffer) {
+	if buf.Cap() <= maxRecycled {
+		buf.Reset()
+		bodies.Put(buf)
+	}
+}
+
 // dispatch looks the event's handler up. Errors are dependency failures
 // (Redis, GitHub); bad input is a response.
 func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
@@ -179,8 +199,8 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 	case "issue_comment":
 		return h.onIssueComment(ctx, d)
 	}
-	// Events with a handler are validated by decoding them; the rest here,
-	// so a malformed body is 400 whatever its event.
+	// Events with a handler are validated as they are parsed; the rest
+	// here, so a malformed body is 400 whatever its event.
 	if !json.Valid(d.body) {
 		return done(http.StatusBadRequest, "body is not valid JSON"), nil
 	}
@@ -190,13 +210,10 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 	return done(http.StatusOK, "ignored event %q", d.event), nil
 }
 
-// decode unmarshals a verified body into v; a body of the wrong shape is 400.
-func decode(d delivery, v any) *response {
-	if err := json.Unmarshal(d.body, v); err != nil {
-		res := done(http.StatusBadRequest, "malformed %s payload: %v", d.event, err)
-		return &res
-	}
-	return nil
+// malformed is the response to a verified body that is not JSON, or not
+// the shape of its event.
+func malformed(d delivery, err error) response {
+	return done(http.StatusBadRequest, "malformed %s payload: %v", d.event, err)
 }
 
 // isBot reports whether a sender is a bot: GitHub marks apps' users with

@@ -100,26 +100,26 @@ func TestLabelRefusedOrIgnored(t *testing.T) {
 		"reader (legacy response without role_name)": {body: func(t *testing.T) []byte { return labeled(t, 7, readerLogin) }, status: http.StatusOK, replies: 1},
 		"not a collaborator":                         {body: func(t *testing.T) []byte { return labeled(t, 7, "stranger") }, status: http.StatusOK, replies: 1},
 		"bot sender": {body: func(t *testing.T) []byte {
-			return payload(t, "issues.labeled.json", func(m map[string]any) {
+			return fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
 				obj(m, "label")["name"] = "agent"
 				obj(m, "sender")["login"] = "dependabot[bot]"
 				obj(m, "sender")["type"] = "Bot"
 			})
 		}, status: http.StatusOK},
-		"other label": {body: func(t *testing.T) []byte { return payload(t, "issues.labeled.json", nil) }, status: http.StatusOK},
-		"unlabeled":   {body: func(t *testing.T) []byte { return payload(t, "issues.unlabeled.json", nil) }, status: http.StatusOK},
-		"opened":      {body: func(t *testing.T) []byte { return payload(t, "issues.opened.json", nil) }, status: http.StatusOK},
+		"other label": {body: func(t *testing.T) []byte { return fixturePayload(t, "issues.labeled.json", nil) }, status: http.StatusOK},
+		"unlabeled":   {body: func(t *testing.T) []byte { return fixturePayload(t, "issues.unlabeled.json", nil) }, status: http.StatusOK},
+		"opened":      {body: func(t *testing.T) []byte { return fixturePayload(t, "issues.opened.json", nil) }, status: http.StatusOK},
 		"no installation": {body: func(t *testing.T) []byte {
-			return payload(t, "issues.labeled.json", func(m map[string]any) {
+			return fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
 				obj(m, "label")["name"] = "agent"
 				delete(m, "installation")
 			})
 		}, status: http.StatusOK},
 		"label is a string": {body: func(t *testing.T) []byte {
-			return payload(t, "issues.labeled.json", func(m map[string]any) { m["label"] = "agent" })
+			return fixturePayload(t, "issues.labeled.json", func(m map[string]any) { m["label"] = "agent" })
 		}, status: http.StatusBadRequest},
 		"no issue number": {body: func(t *testing.T) []byte {
-			return payload(t, "issues.labeled.json", func(m map[string]any) {
+			return fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
 				obj(m, "label")["name"] = "agent"
 				delete(obj(m, "issue"), "number")
 			})
@@ -145,7 +145,7 @@ func prComment(t testing.TB, e *env, sender, body string) []byte {
 	e.gh.mu.Lock()
 	e.gh.heads[12] = "agent/issue-7"
 	e.gh.mu.Unlock()
-	return payload(t, "issue_comment.created.on-pull-request.json", func(m map[string]any) {
+	return fixturePayload(t, "issue_comment.created.on-pull-request.json", func(m map[string]any) {
 		obj(m, "issue")["number"] = 12
 		obj(obj(m, "issue"), "user")["login"] = testBot
 		obj(m, "comment")["body"] = body
@@ -173,7 +173,7 @@ func TestRetryCommentOnPullRequest(t *testing.T) {
 	if err := json.Unmarshal(fixture(t, fixtureHooks, "issue_comment.created.on-pull-request.json"), &pr); err != nil {
 		t.Fatal(err)
 	}
-	label := payload(t, "issues.labeled.json", func(m map[string]any) {
+	label := fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
 		obj(m, "label")["name"] = "agent"
 		obj(m, "issue")["number"] = 7
 		obj(m, "sender")["login"] = writerLogin
@@ -200,7 +200,7 @@ func TestCommentsThatDoNothing(t *testing.T) {
 		"app itself":   {body: func(t *testing.T, e *env) []byte { return prComment(t, e, testBot, "/agent retry") }},
 		"stop nothing": {body: func(t *testing.T, e *env) []byte { return prComment(t, e, writerLogin, "/agent stop") }, replies: 1},
 		"not the app's pull request": {body: func(t *testing.T, e *env) []byte {
-			return payload(t, "issue_comment.created.on-pull-request.json", func(m map[string]any) {
+			return fixturePayload(t, "issue_comment.created.on-pull-request.json", func(m map[string]any) {
 				obj(m, "comment")["body"] = "/agent retry"
 				obj(m, "sender")["login"] = writerLogin
 			})
@@ -216,13 +216,13 @@ func TestCommentsThatDoNothing(t *testing.T) {
 			return b
 		}, replies: 1},
 		"edited": {body: func(t *testing.T, e *env) []byte {
-			return payload(t, "issue_comment.edited.json", func(m map[string]any) {
+			return fixturePayload(t, "issue_comment.edited.json", func(m map[string]any) {
 				obj(m, "comment")["body"] = "/agent retry"
 				obj(m, "sender")["login"] = writerLogin
 			})
 		}},
 		"issue Patchwright never worked on": {body: func(t *testing.T, e *env) []byte {
-			return payload(t, "issue_comment.created.json", func(m map[string]any) {
+			return fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
 				obj(m, "comment")["body"] = "/agent retry"
 				obj(m, "sender")["login"] = writerLogin
 			})
@@ -245,7 +245,7 @@ func TestCommentsThatDoNothing(t *testing.T) {
 
 // issueComment is a comment on issue 7, which carries the trigger label.
 func issueComment(t testing.TB, sender, body string) []byte {
-	return payload(t, "issue_comment.created.json", func(m map[string]any) {
+	return fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
 		obj(m, "issue")["number"] = 7
 		obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
 		obj(m, "comment")["body"] = body

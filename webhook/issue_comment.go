@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/go-github/v62/github"
-
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/webhook/payload"
 )
 
 // agentBranch is the branch of Patchwright's pull request for an issue
@@ -20,34 +19,33 @@ var agentBranch = regexp.MustCompile(`^agent/issue-([0-9]+)$`)
 // onIssueComment handles issue_comment.created with a comment command, on a
 // pull request opened by the app or on an issue Patchwright worked on.
 func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, error) {
-	var ev github.IssueCommentEvent
-	if res := decode(d, &ev); res != nil {
-		return *res, nil
+	ev, err := payload.ParseIssueComment(d.body)
+	if err != nil {
+		return malformed(d, err), nil
 	}
-	if ev.GetAction() != "created" {
-		return done(http.StatusOK, "ignored action %q", ev.GetAction()), nil
+	if ev.Action != "created" {
+		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
-	sender := ev.GetSender()
-	if isBot(sender.GetLogin(), sender.GetType()) || strings.EqualFold(sender.GetLogin(), h.cfg.BotLogin) {
-		return done(http.StatusOK, "ignored: sender %s is a bot", sender.GetLogin()), nil
+	sender := ev.Sender
+	if isBot(sender.Login, sender.Type) || strings.EqualFold(sender.Login, h.cfg.BotLogin) {
+		return done(http.StatusOK, "ignored: sender %s is a bot", sender.Login), nil
 	}
-	cmd := ParseComment(ev.GetComment().GetBody())
+	cmd := ParseComment(ev.Body)
 	if cmd.Ignore() {
 		return done(http.StatusOK, "no command"), nil
 	}
-	target, res := issueOf(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
+	target, res := issueOf(ev.Installation, ev.Repo, ev.Issue.Number)
 	if res != nil {
 		return *res, nil
 	}
-	c := commentCtx{d: d, target: target, sender: sender.GetLogin(), cmd: cmd}
+	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd}
 	c.d.log = d.log.With(jobs.LogInstallation, target.InstallationID, jobs.LogIssue, target.String(), jobs.LogSender, c.sender, "command", cmd.Command.String())
-	if ev.GetIssue().IsPullRequest() {
-		if !strings.EqualFold(ev.GetIssue().GetUser().GetLogin(), h.cfg.BotLogin) {
+	if ev.Issue.PullRequest {
+		if !strings.EqualFold(ev.Issue.Author, h.cfg.BotLogin) {
 			return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
 		}
 		c.isPR = true
-		c.prOpen = ev.GetIssue().GetState() == "open"
-	} else if ok, err := h.workedOn(ctx, ev.GetIssue(), target); err != nil {
+	} else if ok, err := h.workedOn(ctx, ev.Issue.Labels, target); err != nil {
 		return response{}, err
 	} else if !ok {
 		return done(http.StatusOK, "ignored: Patchwright has not worked on %s", target), nil
@@ -62,14 +60,13 @@ type commentCtx struct {
 	sender string
 	cmd    ParseResult
 	isPR   bool
-	prOpen bool
 }
 
 // workedOn reports whether Patchwright was asked to work on an issue: it
 // carries the trigger label, or a job was enqueued for it recently.
-func (h *Handler) workedOn(ctx context.Context, gi *github.Issue, issue jobs.Issue) (bool, error) {
-	for _, l := range gi.Labels {
-		if strings.EqualFold(l.GetName(), h.cfg.TriggerLabel) {
+func (h *Handler) workedOn(ctx context.Context, labels []string, issue jobs.Issue) (bool, error) {
+	for _, l := range labels {
+		if strings.EqualFold(l, h.cfg.TriggerLabel) {
 			return true, nil
 		}
 	}

@@ -6,47 +6,46 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/go-github/v62/github"
-
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/webhook/payload"
 )
 
 // onIssues handles issues events: issues.labeled with the trigger label, by
 // a non-bot sender with write access, enqueues a solve job.
 func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
-	var ev github.IssuesEvent
-	if res := decode(d, &ev); res != nil {
-		return *res, nil
+	ev, err := payload.ParseIssues(d.body)
+	if err != nil {
+		return malformed(d, err), nil
 	}
-	if ev.GetAction() != "labeled" {
-		return done(http.StatusOK, "ignored action %q", ev.GetAction()), nil
+	if ev.Action != "labeled" {
+		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
-	if !strings.EqualFold(ev.GetLabel().GetName(), h.cfg.TriggerLabel) {
-		return done(http.StatusOK, "label %q is not the trigger", ev.GetLabel().GetName()), nil
+	if !strings.EqualFold(ev.Label, h.cfg.TriggerLabel) {
+		return done(http.StatusOK, "label %q is not the trigger", ev.Label), nil
 	}
-	sender := ev.GetSender()
-	if isBot(sender.GetLogin(), sender.GetType()) {
-		return done(http.StatusOK, "ignored: sender %s is a bot", sender.GetLogin()), nil
+	sender := ev.Sender
+	if isBot(sender.Login, sender.Type) {
+		return done(http.StatusOK, "ignored: sender %s is a bot", sender.Login), nil
 	}
-	issue, res := issueOf(ev.GetInstallation(), ev.GetRepo(), ev.GetIssue().GetNumber())
+	issue, res := issueOf(ev.Installation, ev.Repo, ev.Issue.Number)
 	if res != nil {
 		return *res, nil
 	}
-	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String(), jobs.LogSender, sender.GetLogin())
-	ok, role, err := h.github.CanWrite(ctx, issue.InstallationID, issue.Owner, issue.Repo, sender.GetLogin())
+	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String(), jobs.LogSender, sender.Login)
+	ok, role, err := h.github.CanWrite(ctx, issue.InstallationID, issue.Owner, issue.Repo, sender.Login)
 	if err != nil {
 		return response{}, err
 	}
 	if !ok {
 		log.Info("trigger refused: no write permission", "role", role)
 		msg := fmt.Sprintf("@%s, the `%s` label starts Patchwright only when added by someone with write, maintain or admin permission on this repository (yours: %s).",
-			sender.GetLogin(), h.cfg.TriggerLabel, role)
+			sender.Login, h.cfg.TriggerLabel, role)
 		if err := h.reply(ctx, d, issue, msg); err != nil {
 			return response{}, err
 		}
-		return done(http.StatusOK, "refused: %s has %s permission", sender.GetLogin(), role), nil
+		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.GetLogin()})
+	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login})
 	if err != nil {
 		return response{}, err
 	}
@@ -55,11 +54,11 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 
 // issueOf builds the job's issue from a payload, or a 200 response saying
 // why the delivery cannot be acted on.
-func issueOf(inst *github.Installation, repo *github.Repository, number int) (jobs.Issue, *response) {
+func issueOf(inst int64, repo payload.Repo, number int) (jobs.Issue, *response) {
 	issue := jobs.Issue{
-		InstallationID: inst.GetID(),
-		Owner:          repo.GetOwner().GetLogin(),
-		Repo:           repo.GetName(),
+		InstallationID: inst,
+		Owner:          repo.Owner,
+		Repo:           repo.Name,
 		Number:         number,
 	}
 	var res response
