@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -98,5 +99,18 @@ func TestFailedEnqueueLeavesNoLock(t *testing.T) {
 	}
 	if len(keys) != 0 {
 		t.Fatalf("keys left behind after a failed enqueue: %v", keys)
+	}
+
+	// An earlier job's worked record survives a failed enqueue unchanged.
+	worked := jobs.KeyPrefix + "worked:codertocat/hello-world#7"
+	if err := admin.Set(ctx, worked, "earlier-task", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, e.deliver("issues", "d-2", labeled(t, 7, writerLogin)), http.StatusServiceUnavailable)
+	if v, err := admin.Get(ctx, worked).Result(); err != nil || v != "earlier-task" {
+		t.Fatalf("worked record after a failed enqueue: %q, %v; want earlier-task", v, err)
+	}
+	if keys, _ := admin.Keys(ctx, "patchwright:*").Result(); len(keys) != 1 {
+		t.Fatalf("keys after a failed enqueue: %v; want only the worked record", keys)
 	}
 }
