@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,9 +289,7 @@ func (s *scanner) str() ([]byte, error) {
 	start := s.pos
 	s.pos++ // '"'
 	for {
-		for s.pos < len(s.doc) && plain[s.doc[s.pos]] {
-			s.pos++
-		}
+		s.skipPlain()
 		if s.pos >= len(s.doc) {
 			return nil, s.errorf("in a string")
 		}
@@ -306,6 +305,32 @@ func (s *scanner) str() ([]byte, error) {
 			return nil, s.errorf("in a string (control character)")
 		}
 	}
+}
+
+// skipPlain moves past plain string bytes, eight at a time while a whole
+// word is plain: strings are most of a payload's bytes.
+func (s *scanner) skipPlain() {
+	for s.pos+8 <= len(s.doc) && !special(binary.LittleEndian.Uint64(s.doc[s.pos:])) {
+		s.pos += 8
+	}
+	for s.pos < len(s.doc) && plain[s.doc[s.pos]] {
+		s.pos++
+	}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special reports whether any byte of w is a quote, a backslash or a
+// control character, with the zero-byte test of "Bit Twiddling Hacks":
+// (v - ones) &^ v & highs is non-zero exactly when a byte of v is zero.
+func special(w uint64) bool {
+	quote := w ^ ('"' * ones)
+	backslash := w ^ ('\\' * ones)
+	control := (w - 0x20*ones) &^ w // high bit set where a byte is below 0x20
+	return ((quote-ones)&^quote|(backslash-ones)&^backslash|control)&highs != 0
 }
 
 func (s *scanner) escape() error {

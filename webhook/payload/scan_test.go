@@ -170,3 +170,19 @@ func TestNewPathsRefusesOverlap(t *testing.T) {
 		}()
 	}
 }
+
+func TestSpecialMatchesPlain(t *testing.T) {
+	for b := range 256 {
+		for pos := range 8 {
+			word := []byte("aaaaaaaa")
+			word[pos] = byte(b)
+			w := uint64(0)
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(word[i])
+			}
+			if special(w) == plain[b] {
+				t.Fatalf("special(%q) = %v; byte %#x plain = %v", word, special(w), b, plain[b])
+			}
+		}
+	}
+}
