@@ -57,66 +57,75 @@ type User struct {
 	Type  string // "User", "Bot" or "Organization"
 }
 
-var issuesPaths = newPaths(
-	"action", "label.name", "issue.number",
+// whereWho are the paths every event here ends with: its repository, its
+// sender and the app installation it was sent to. decoder.whereWho reads
+// them.
+var whereWho = []string{
 	"repository.owner.login", "repository.name",
 	"sender.login", "sender.type", "installation.id",
-)
+}
+
+var issuesPaths = newPaths(append([]string{"action", "label.name", "issue.number"}, whereWho...)...)
 
 // ParseIssues decodes an issues event.
 func ParseIssues(body []byte) (Issues, error) {
-	v, err := issuesPaths.pick(body)
-	if err != nil {
-		return Issues{}, err
-	}
 	var e Issues
-	d := decoder{raw: v}
-	d.str(&e.Action, "action")
-	d.str(&e.Label, "label.name")
-	d.integer(&e.Issue.Number, "issue.number")
-	d.str(&e.Repo.Owner, "repository.owner.login")
-	d.str(&e.Repo.Name, "repository.name")
-	d.str(&e.Sender.Login, "sender.login")
-	d.str(&e.Sender.Type, "sender.type")
-	d.int64(&e.Installation, "installation.id")
+	d, err := newDecoder(issuesPaths, body)
+	if err != nil {
+		return e, err
+	}
+	d.str(&e.Action)
+	d.str(&e.Label)
+	d.integer(&e.Issue.Number)
+	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
 	return e, d.err
 }
 
-var commentPaths = newPaths(
+var commentPaths = newPaths(append([]string{
 	"action", "comment.body",
 	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels",
-	"repository.owner.login", "repository.name",
-	"sender.login", "sender.type", "installation.id",
-)
+}, whereWho...)...)
 
 // ParseIssueComment decodes an issue_comment event.
 func ParseIssueComment(body []byte) (IssueComment, error) {
-	v, err := commentPaths.pick(body)
-	if err != nil {
-		return IssueComment{}, err
-	}
 	var e IssueComment
-	d := decoder{raw: v}
-	d.str(&e.Action, "action")
-	d.str(&e.Body, "comment.body")
-	d.integer(&e.Issue.Number, "issue.number")
-	d.str(&e.Issue.Author, "issue.user.login")
-	e.Issue.PullRequest = d.object("issue.pull_request")
-	d.labels(&e.Issue.Labels, "issue.labels")
-	d.str(&e.Repo.Owner, "repository.owner.login")
-	d.str(&e.Repo.Name, "repository.name")
-	d.str(&e.Sender.Login, "sender.login")
-	d.str(&e.Sender.Type, "sender.type")
-	d.int64(&e.Installation, "installation.id")
+	d, err := newDecoder(commentPaths, body)
+	if err != nil {
+		return e, err
+	}
+	d.str(&e.Action)
+	d.str(&e.Body)
+	d.integer(&e.Issue.Number)
+	d.str(&e.Issue.Author)
+	e.Issue.PullRequest = d.object()
+	d.labels(&e.Issue.Labels)
+	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
 	return e, d.err
 }
 
-// decoder turns picked raw values into Go values in path order, keeping
-// the first error.
+// decoder turns picked raw values into Go values, one a call in the order
+// of the paths, keeping the first error.
 type decoder struct {
-	raw [][]byte
-	i   int
-	err error
+	names []string
+	raw   [][]byte
+	i     int
+	err   error
+}
+
+func newDecoder(p *paths, body []byte) (*decoder, error) {
+	raw, err := p.pick(body)
+	if err != nil {
+		return nil, err
+	}
+	return &decoder{names: p.names, raw: raw}, nil
+}
+
+func (d *decoder) whereWho(r *Repo, u *User, inst *int64) {
+	d.str(&r.Owner)
+	d.str(&r.Name)
+	d.str(&u.Login)
+	d.str(&u.Type)
+	d.int64(inst)
 }
 
 // next returns the next raw value, or nil for an absent or null one.
@@ -129,19 +138,20 @@ func (d *decoder) next() []byte {
 	return r
 }
 
-func (d *decoder) fail(path, want string, raw []byte) {
+// fail records that the value just read is not what was wanted.
+func (d *decoder) fail(want string, raw []byte) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%s is %.20s, not %s", path, raw, want)
+		d.err = fmt.Errorf("%s is %.20s, not %s", d.names[d.i-1], raw, want)
 	}
 }
 
-func (d *decoder) str(dst *string, path string) {
+func (d *decoder) str(dst *string) {
 	r := d.next()
 	if r == nil {
 		return
 	}
 	if r[0] != '"' {
-		d.fail(path, "a string", r)
+		d.fail("a string", r)
 		return
 	}
 	*dst = unquote(r)
@@ -163,40 +173,40 @@ func unquote(raw []byte) string {
 	return s
 }
 
-func (d *decoder) int64(dst *int64, path string) {
+func (d *decoder) int64(dst *int64) {
 	r := d.next()
 	if r == nil {
 		return
 	}
 	n, err := strconv.ParseInt(string(r), 10, 64)
 	if err != nil {
-		d.fail(path, "an integer", r)
+		d.fail("an integer", r)
 		return
 	}
 	*dst = n
 }
 
-func (d *decoder) integer(dst *int, path string) {
+func (d *decoder) integer(dst *int) {
 	var n int64
-	d.int64(&n, path)
+	d.int64(&n)
 	*dst = int(n)
 }
 
 // object reports whether the value is present, not null, and an object.
-func (d *decoder) object(path string) bool {
+func (d *decoder) object() bool {
 	r := d.next()
 	if r == nil {
 		return false
 	}
 	if r[0] != '{' {
-		d.fail(path, "an object", r)
+		d.fail("an object", r)
 		return false
 	}
 	return true
 }
 
 // labels decodes an array of label objects into their names.
-func (d *decoder) labels(dst *[]string, path string) {
+func (d *decoder) labels(dst *[]string) {
 	r := d.next()
 	if r == nil {
 		return
@@ -205,7 +215,7 @@ func (d *decoder) labels(dst *[]string, path string) {
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal(r, &ls); err != nil {
-		d.fail(path, "an array of labels", r)
+		d.fail("an array of labels", r)
 		return
 	}
 	for _, l := range ls {

@@ -122,6 +122,17 @@ func TestParseRefusesWrongShapes(t *testing.T) {
 	}
 }
 
+func TestParseErrorNamesTheField(t *testing.T) {
+	_, err := ParseIssueComment([]byte(`{"action":"created","issue":{"number":"7"},"sender":{"login":"x"}}`))
+	if err == nil || !strings.Contains(err.Error(), "issue.number") {
+		t.Errorf("error %v; want one naming issue.number", err)
+	}
+	_, err = ParseIssues([]byte(`{"installation":{"id":"4242"}}`))
+	if err == nil || !strings.Contains(err.Error(), "installation.id") {
+		t.Errorf("error %v; want one naming installation.id", err)
+	}
+}
+
 func TestParseDecodesEscapesAndNulls(t *testing.T) {
 	e, err := ParseIssueComment([]byte(`{"action":"created","comment":{"body":"/agent retry\r\n> \"q\" \u00e9"},` +
 		`"issue":{"number":3,"pull_request":null,"labels":[{"name":"agent"},{"name":"bug"}],"user":null},"sender":null}`))

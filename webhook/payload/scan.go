@@ -17,8 +17,8 @@ const maxDepth = 10000
 // paths is a set of dotted paths to pick out of a document, as a trie of
 // object keys. The root is the document itself.
 type paths struct {
-	root *node
-	n    int // number of leaves
+	root  *node
+	names []string // the dotted paths, leaf i being names[i]
 }
 
 type node struct {
@@ -31,7 +31,7 @@ type node struct {
 // newPaths builds the trie; leaf i is names[i]. A path may not lead through
 // another: "a" and "a.b" together are a programming error.
 func newPaths(names ...string) *paths {
-	p := &paths{root: &node{leaf: -1}, n: len(names)}
+	p := &paths{root: &node{leaf: -1}, names: names}
 	for i, name := range names {
 		n := p.root
 		n.leaves = append(n.leaves, i)
@@ -70,7 +70,7 @@ func (n *node) child(key string) *node {
 // a path that is neither an object nor null is an error, as decoding into a
 // struct would be.
 func (p *paths) pick(doc []byte) ([][]byte, error) {
-	out := make([][]byte, p.n)
+	out := make([][]byte, len(p.names))
 	if err := scan(doc, p.root, out); err != nil {
 		return nil, err
 	}
