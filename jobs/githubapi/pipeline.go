@@ -274,14 +274,20 @@ func (a *App) CheckRunIDs(ctx context.Context, repo jobs.Issue, sha, name string
 
 // PutCheckRun creates (id 0) or updates a completed check run. GitHub takes
 // at most 50 annotations per request and appends those of each update, so
-// the first batch goes with the create or first update and the rest follow
-// as updates.
+// a create sends the first batch and the rest follow as updates; an update
+// of an existing run sends none, keeping the annotations it has.
 func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jobs.CheckRun) (int64, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return 0, err
 	}
 	batches := run.Output.Annotations
+	if id != 0 {
+		// GitHub appends the annotations of every update to the run's, so
+		// the run already has those posted with it; sending them again
+		// would list each twice.
+		batches = nil
+	}
 	output := func(i int) *github.CheckRunOutput {
 		o := &github.CheckRunOutput{Title: github.String(run.Output.Title), Summary: github.String(run.Output.Summary)}
 		if i < len(batches) {

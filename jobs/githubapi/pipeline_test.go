@@ -237,7 +237,16 @@ func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 	if len(got) != 1 || got[0].Annotations != 120 || got[0].Writes != 3 || got[0].Conclusion != "failure" || got[0].Status != "completed" {
 		t.Fatalf("check runs = %+v", got)
 	}
-	// An update of the same run keeps one run.
+	// An update of the same run (a publish done again) keeps one run and
+	// does not append the annotations a second time.
+	run.Output.Title = "1 failed, again"
+	if _, err := e.app.PutCheckRun(ctx, e.repo, id, run); err != nil {
+		t.Fatal(err)
+	}
+	got = e.fake.CheckRuns("acme", "widgets", sha)
+	if len(got) != 1 || got[0].Annotations != 120 || got[0].Title != "1 failed, again" {
+		t.Fatalf("after an update with the same annotations = %+v", got)
+	}
 	run.Output = report.CheckRunOutput{Conclusion: "success", Title: "passed", Summary: "s"}
 	if _, err := e.app.PutCheckRun(ctx, e.repo, id, run); err != nil {
 		t.Fatal(err)
