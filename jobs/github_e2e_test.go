@@ -154,7 +154,6 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	}
 	e.app = app
 	e.queue = jobs.NewQueue(rdb)
-	t.Cleanup(func() { e.queue.Close() })
 	e.insp = asynq.NewInspectorFromRedisClient(rdb)
 	hook, err := webhook.New(webhook.Config{Secret: []byte(e2eSecret), BotLogin: githubtest.BotLogin, Logger: log}, e.queue, webhook.NewGitHub(app, 0))
 	if err != nil {

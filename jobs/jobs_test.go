@@ -46,7 +46,6 @@ func TestBadPayloadsSkipRetry(t *testing.T) {
 func TestOneActiveJobPerIssue(t *testing.T) {
 	ctx := context.Background()
 	q := NewQueue(testRedis(t))
-	defer q.Close()
 	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)
 	mustOutcome(t, q.EnqueueSolve, solve("a"), Duplicate)
 	res := mustOutcome(t, q.EnqueueSolve, solve("b"), Busy)
@@ -72,7 +71,6 @@ func TestStaleLockIsCleared(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	defer q.Close()
 	// A lock whose task does not exist (its worker died and it was deleted).
 	if err := rdb.Set(ctx, lockKey(issue), "ghost", LockTTL).Err(); err != nil {
 		t.Fatal(err)
@@ -97,7 +95,6 @@ func TestCancelQueuedJob(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	defer q.Close()
 	if id, err := q.Cancel(ctx, issue, "u"); err != nil || id != "" {
 		t.Fatalf("cancel with nothing active = %q, %v", id, err)
 	}
@@ -175,7 +172,6 @@ func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	defer q.Close()
 	rec := &recorder{calls: make(chan Run, 1)}
 	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
@@ -198,7 +194,6 @@ func TestCancelActiveJob(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	defer q.Close()
 	rec := &recorder{calls: make(chan Run, 1), block: true}
 	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
@@ -218,7 +213,6 @@ func TestAgentJobChecksCancelFirst(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	defer q.Close()
 	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
 	if err := rdb.Set(ctx, cancelKey("d-1"), "boss", time.Hour).Err(); err != nil {
 		t.Fatal(err)
@@ -237,7 +231,6 @@ func TestAgentJobChecksCancelFirst(t *testing.T) {
 func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
 	ctx := context.Background()
 	q := NewQueue(testRedis(t))
-	defer q.Close()
 	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
 	h := testHandlers(t, q, nil)
 	boom := errors.New("github 502")

@@ -73,8 +73,9 @@ type Queue struct {
 	insp   *asynq.Inspector
 }
 
-// NewQueue returns a Queue on rdb. Close releases what it opened; rdb stays
-// open (the caller owns it).
+// NewQueue returns a Queue on rdb, which the caller owns and closes; the
+// Queue opens nothing of its own to close (asynq's client and inspector
+// share rdb, and asynq refuses to close a shared connection).
 //
 // Concurrent callers share round trips: the Queue sends its commands through
 // go-redis's automatic pipelining where rdb has it (not on a Ring). Every
@@ -90,11 +91,6 @@ func NewQueue(rdb redis.UniversalClient) *Queue {
 		client: asynq.NewClientFromRedisClient(rdb),
 		insp:   asynq.NewInspectorFromRedisClient(rdb),
 	}
-}
-
-// Close closes the asynq client and inspector (not the Redis client).
-func (q *Queue) Close() error {
-	return errors.Join(q.client.Close(), q.insp.Close())
 }
 
 // Ping reports whether Redis answers.

@@ -107,7 +107,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 	}
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
-	defer queue.Close()
 	hook, err := webhook.New(webhook.Config{
 		Secret: []byte(cfg.webhookSecret), BotLogin: bot, TriggerLabel: cfg.triggerLabel, Logger: log,
 	}, queue, webhook.NewGitHub(app, 0))
@@ -194,7 +193,6 @@ func work(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
-	defer queue.Close()
 	_, closeWorker, err := startWorker(ctx, cfg, rdb, queue, app, log)
 	if err != nil {
 		return err
