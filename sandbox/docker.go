@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 )
 
@@ -30,6 +31,9 @@ const (
 	// LabelExpires holds the time (RFC 3339, UTC) after which the reaper
 	// may remove the container.
 	LabelExpires = "org.patchwright.expires"
+	// LabelCache marks a cache volume (Spec.CacheVolume) that Create made;
+	// PruneCaches only ever touches volumes carrying it.
+	LabelCache = "org.patchwright.cache"
 )
 
 // Defaults of DockerOptions.
@@ -39,6 +43,7 @@ const (
 	DefaultHome         = "/home/agent"
 	DefaultKillGrace    = 5 * time.Second
 	DefaultReapInterval = 5 * time.Minute
+	DefaultCacheMaxAge  = 7 * 24 * time.Hour
 )
 
 // closeTimeout bounds the calls made on a fresh context after the caller's
@@ -66,6 +71,13 @@ type DockerOptions struct {
 	// the in-container `timeout` to end it before killing the command's
 	// processes itself. Default DefaultKillGrace.
 	KillGrace time.Duration
+	// CacheMaxAge is how long a cache volume lives after its creation:
+	// RunReaper removes older ones that no sandbox is using, and the next
+	// sandbox naming one starts again from the image's caches. Docker does
+	// not record when a volume was last used, so age is the bound that
+	// keeps caches of repositories no longer worked on from filling the
+	// disk. Default DefaultCacheMaxAge.
+	CacheMaxAge time.Duration
 }
 
 // Docker is the Runner on a Docker engine. It is safe for concurrent use.
@@ -77,6 +89,7 @@ type Docker struct {
 	home     string
 	policy   *Policy
 	grace    time.Duration
+	cacheAge time.Duration
 }
 
 // NewDocker connects to the engine named by the environment (DOCKER_HOST
@@ -89,6 +102,10 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		home:     cmp(opts.Home, DefaultHome),
 		policy:   opts.Policy,
 		grace:    opts.KillGrace,
+		cacheAge: opts.CacheMaxAge,
+	}
+	if d.cacheAge <= 0 {
+		d.cacheAge = DefaultCacheMaxAge
 	}
 	if d.policy == nil {
 		d.policy = DefaultPolicy()
@@ -166,6 +183,14 @@ func (d *Docker) Create(ctx context.Context, spec Spec) (Sandbox, error) {
 			LabelJob:     spec.JobID,
 			LabelExpires: time.Now().Add(ttl).UTC().Format(time.RFC3339),
 		},
+	}
+	if spec.CacheVolume != "" {
+		// Created here, not on mount, to carry the label PruneCaches
+		// looks for. An existing volume is returned as it is.
+		_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.CacheVolume, Labels: map[string]string{LabelCache: "1"}})
+		if err != nil {
+			return nil, fmt.Errorf("create cache volume %s: %w", spec.CacheVolume, err)
+		}
 	}
 	host := d.hostConfig(spec, lim)
 	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
@@ -351,9 +376,36 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 	return removed, errors.Join(errs...)
 }
 
-// RunReaper calls Reap now and then every interval (DefaultReapInterval
-// when zero) until ctx ends, logging what it removed and what failed to
-// log (slog.Default() when nil).
+// PruneCaches removes the cache volumes Create made that are older than
+// maxAge and that no container uses, and returns how many it removed.
+func (d *Docker) PruneCaches(ctx context.Context, maxAge time.Duration) (int, error) {
+	list, err := d.cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelCache))})
+	if err != nil {
+		return 0, fmt.Errorf("list cache volumes: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, v := range list.Volumes {
+		created, err := time.Parse(time.RFC3339, v.CreatedAt)
+		if err == nil && time.Since(created) < maxAge {
+			continue
+		}
+		err = d.cli.VolumeRemove(ctx, v.Name, false)
+		switch {
+		case err == nil:
+			removed++
+		case cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err):
+			// Removed meanwhile, or in use: a later round takes it.
+		default:
+			errs = append(errs, fmt.Errorf("remove cache volume %s: %w", v.Name, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// RunReaper calls Reap and PruneCaches (with DockerOptions.CacheMaxAge) now
+// and then every interval (DefaultReapInterval when zero) until ctx ends,
+// logging what it removed and what failed to log (slog.Default() when nil).
 func (d *Docker) RunReaper(ctx context.Context, every time.Duration, log *slog.Logger) {
 	if every <= 0 {
 		every = DefaultReapInterval
@@ -370,6 +422,13 @@ func (d *Docker) RunReaper(ctx context.Context, every time.Duration, log *slog.L
 		}
 		if err != nil && ctx.Err() == nil {
 			log.ErrorContext(ctx, "reap sandbox containers", "error", err)
+		}
+		n, err = d.PruneCaches(ctx, d.cacheAge)
+		if n > 0 {
+			log.InfoContext(ctx, "removed old cache volumes", "count", n, "max_age", d.cacheAge)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.ErrorContext(ctx, "remove old cache volumes", "error", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -17,6 +17,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
 	"github.com/patchwright/patchwright/sandbox"
@@ -633,5 +634,55 @@ func TestCacheVolume(t *testing.T) {
 	other := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume + "-other"})
 	if res := run(t, other, `cat "$XDG_CACHE_HOME/marker"`); res.ExitCode == 0 {
 		t.Error("a sandbox with another cache volume reads the first volume's cache")
+	}
+}
+
+// TestPruneCaches: old cache volumes go unless a container uses them;
+// volumes that are not Patchwright's caches are never touched.
+func TestPruneCaches(t *testing.T) {
+	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	cli := dockerClient(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("patchwright-test-prune-%d", time.Now().UnixNano())
+	exists := func(v string) bool {
+		_, err := cli.VolumeInspect(ctx, v)
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	for _, v := range []string{name + "-idle", name + "-busy", name + "-foreign"} {
+		t.Cleanup(func() { cli.VolumeRemove(context.Background(), v, true) })
+	}
+	if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: name + "-foreign"}); err != nil {
+		t.Fatal(err)
+	}
+	idle := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: name + "-idle"})
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	busy := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: name + "-busy"})
+
+	// Age zero: every cache volume is old enough.
+	if _, err := d.PruneCaches(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if exists(name + "-idle") {
+		t.Error("an old cache volume no container uses was kept")
+	}
+	if !exists(name+"-busy") || !exists(name+"-foreign") {
+		t.Fatal("a cache volume in use, or a volume that is not a cache, was removed")
+	}
+	ok(t, busy, `echo still > "$XDG_CACHE_HOME/marker"`)
+
+	// A young cache is kept.
+	if err := busy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PruneCaches(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(name + "-busy") {
+		t.Error("a cache volume younger than the age limit was removed")
 	}
 }

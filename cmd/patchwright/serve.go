@@ -58,6 +58,8 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		docker.Close()
 		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
 	}
+	// Sandboxes a crashed worker left behind, and old cache volumes.
+	go docker.RunReaper(ctx, 0, log)
 	p := &jobs.GitHubPipeline{
 		GitHub:   app,
 		Executor: jobs.Executor{Sandboxes: docker, Images: images, Provider: prov, Logger: log, CacheVolume: jobs.RepoCacheVolume},
