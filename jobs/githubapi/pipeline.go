@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -230,6 +231,10 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 	if err != nil {
 		return nil, err
 	}
+	resolved, err := resolvedComments(ctx, c, pr)
+	if err != nil {
+		return nil, err
+	}
 	opts := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	var out []jobs.Comment
 	for {
@@ -238,7 +243,7 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 			return nil, fmt.Errorf("list review comments of %s: %w", pr, err)
 		}
 		for _, x := range cs {
-			if x.Position == nil {
+			if x.Position == nil || resolved[x.GetID()] {
 				continue
 			}
 			out = append(out, jobs.Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(),
@@ -249,6 +254,88 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// reviewThreadsQuery pages through a pull request's review threads. REST
+// has no resolved state; only GraphQL tells a resolved thread from an open
+// one.
+const reviewThreadsQuery = `query($owner: String!, $repo: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $repo) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        nodes { isResolved comments(first: 100) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}`
+
+type reviewThreadsPage struct {
+	Data struct {
+		Repository struct {
+			PullRequest struct {
+				ReviewThreads struct {
+					Nodes []struct {
+						IsResolved bool `json:"isResolved"`
+						Comments   struct {
+							Nodes []struct {
+								DatabaseID int64 `json:"databaseId"`
+							} `json:"nodes"`
+						} `json:"comments"`
+					} `json:"nodes"`
+					PageInfo struct {
+						HasNextPage bool   `json:"hasNextPage"`
+						EndCursor   string `json:"endCursor"`
+					} `json:"pageInfo"`
+				} `json:"reviewThreads"`
+			} `json:"pullRequest"`
+		} `json:"repository"`
+	} `json:"data"`
+	Errors []struct {
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+// resolvedComments returns the IDs of review comments in resolved threads
+// (the first 100 comments of each thread).
+func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map[int64]bool, error) {
+	resolved := map[int64]bool{}
+	vars := map[string]any{"owner": pr.Owner, "repo": pr.Repo, "number": pr.Number}
+	for {
+		req, err := c.NewRequest(http.MethodPost, graphqlPath(c.BaseURL), map[string]any{"query": reviewThreadsQuery, "variables": vars})
+		if err != nil {
+			return nil, err
+		}
+		var page reviewThreadsPage
+		if _, err := c.Do(ctx, req, &page); err != nil {
+			return nil, fmt.Errorf("list review threads of %s: %w", pr, err)
+		}
+		if len(page.Errors) > 0 {
+			return nil, fmt.Errorf("list review threads of %s: graphql: %s", pr, page.Errors[0].Message)
+		}
+		threads := page.Data.Repository.PullRequest.ReviewThreads
+		for _, t := range threads.Nodes {
+			for _, cm := range t.Comments.Nodes {
+				if t.IsResolved {
+					resolved[cm.DatabaseID] = true
+				}
+			}
+		}
+		if !threads.PageInfo.HasNextPage {
+			return resolved, nil
+		}
+		vars["cursor"] = threads.PageInfo.EndCursor
+	}
+}
+
+// graphqlPath is GraphQL's endpoint relative to the REST root: /graphql
+// beside https://api.github.com/, /api/graphql beside GitHub Enterprise's
+// https://HOST/api/v3/.
+func graphqlPath(rest *url.URL) string {
+	if strings.HasSuffix(rest.Path, "/api/v3/") {
+		return "../graphql"
+	}
+	return "graphql"
 }
 
 // CheckRunIDs lists check runs named name on sha.

@@ -198,18 +198,31 @@ func TestPullRequests(t *testing.T) {
 	}
 }
 
-func TestReviewCommentsSkipOutdated(t *testing.T) {
+func TestReviewCommentsSkipOutdatedAndResolved(t *testing.T) {
 	e := newEnv(t)
 	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "a.go", 3, "rename this", false)
 	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "b.go", 9, "old remark", true)
+	// Four open threads and a resolved one, last: it is found only if the
+	// GraphQL lookup pages (the fake answers two threads a page).
+	for i := range 4 {
+		e.fake.AddReviewComment("acme", "widgets", 8, "rev", "c.go", i+1, "open remark", false)
+	}
+	done := e.fake.AddReviewComment("acme", "widgets", 8, "rev", "d.go", 5, "fixed already", false)
+	e.fake.ResolveThread(done)
+	e.fake.AddReviewComment("acme", "widgets", 9, "rev", "a.go", 1, "another pull request", false)
 	pr := e.repo
 	pr.Number = 8
 	cs, err := e.app.ReviewComments(context.Background(), pr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 1 || cs[0].Path != "a.go" || cs[0].Line != 3 || cs[0].Body != "rename this" {
+	if len(cs) != 5 || cs[0].Path != "a.go" || cs[0].Line != 3 || cs[0].Body != "rename this" {
 		t.Fatalf("review comments = %+v", cs)
+	}
+	for _, c := range cs {
+		if c.Path != "a.go" && c.Path != "c.go" {
+			t.Errorf("comment on %s kept: outdated, resolved or another pull request's", c.Path)
+		}
 	}
 }
 

@@ -107,6 +107,7 @@ type Comment struct {
 	Path        string
 	Line        int
 	Outdated    bool
+	Resolved    bool // the review thread it starts is resolved (GraphQL only)
 }
 
 // Reaction is one reaction on an issue.
@@ -198,12 +199,26 @@ func (s *Server) SetPermission(owner, repo, user, perm string) {
 	s.perms[strings.ToLower(owner+"/"+repo+"/"+user)] = perm
 }
 
-// AddReviewComment adds a review comment on pull request pr.
-func (s *Server) AddReviewComment(owner, repo string, pr int, author, path string, line int, body string, outdated bool) {
+// AddReviewComment adds a review comment on pull request pr, starting a
+// review thread of its own, and returns its ID.
+func (s *Server) AddReviewComment(owner, repo string, pr int, author, path string, line int, body string, outdated bool) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
 	s.reviews = append(s.reviews, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: pr, Author: author, Body: body, Path: path, Line: line, Outdated: outdated})
+	return s.nextID
+}
+
+// ResolveThread marks the review thread of comment id resolved, as a
+// reviewer's "Resolve conversation" does.
+func (s *Server) ResolveThread(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.reviews {
+		if c.ID == id {
+			c.Resolved = true
+		}
+	}
 }
 
 // AddComment adds an issue comment by author, as a person would.

@@ -34,6 +34,7 @@ func (s *Server) handler() http.Handler {
 	inst("GET /repos/{owner}/{repo}/pulls/{n}", s.getPull)
 	inst("PATCH /repos/{owner}/{repo}/pulls/{n}", s.editPull)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", s.listReviewComments)
+	inst("POST /graphql", s.graphql)
 	inst("POST /repos/{owner}/{repo}/check-runs", s.createCheckRun)
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", s.updateCheckRun)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", s.listCheckRuns)
@@ -554,6 +555,49 @@ func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writePage(w, r, all)
+}
+
+// graphql answers the one query Patchwright sends, a pull request's review
+// threads, one thread a review comment, in pages of two so that paging is
+// exercised. Anything else is a GraphQL error, as GitHub answers it.
+func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Query     string `json:"query"`
+		Variables struct {
+			Owner  string  `json:"owner"`
+			Repo   string  `json:"repo"`
+			Number int     `json:"number"`
+			Cursor *string `json:"cursor"`
+		} `json:"variables"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if !strings.Contains(req.Query, "reviewThreads") {
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]any{{"message": "unsupported query"}}})
+		return
+	}
+	v := req.Variables
+	start := 0
+	if v.Cursor != nil {
+		start, _ = strconv.Atoi(*v.Cursor)
+	}
+	var threads []map[string]any
+	s.mu.Lock()
+	for _, c := range s.reviews {
+		if sameRepo(c.Owner, c.Repo, v.Owner, v.Repo) && c.Issue == v.Number {
+			threads = append(threads, map[string]any{
+				"isResolved": c.Resolved,
+				"comments":   map[string]any{"nodes": []map[string]any{{"databaseId": c.ID}}},
+			})
+		}
+	}
+	s.mu.Unlock()
+	end := min(start+2, len(threads))
+	page := map[string]any{"hasNextPage": end < len(threads), "endCursor": strconv.Itoa(end)}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"repository": map[string]any{
+		"pullRequest": map[string]any{"reviewThreads": map[string]any{"nodes": threads[min(start, end):end], "pageInfo": page}},
+	}}})
 }
 
 type checkRunReq struct {
