@@ -81,7 +81,9 @@ type Queue struct {
 // go-redis's automatic pipelining where rdb has it (not on a Ring). Every
 // call still waits for its own reply, so each caller's commands keep their
 // order; only commands of different callers may run in any order, which
-// nothing here relies on.
+// nothing here relies on. A command once queued runs even if its caller's
+// context ends (go-redis does not watch per-command contexts there); every
+// step here is safe to finish that way.
 func NewQueue(rdb redis.UniversalClient) *Queue {
 	if ap, err := rdb.AutoPipelineWithOptions(pipelining); err == nil {
 		rdb = ap
