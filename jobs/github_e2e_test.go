@@ -430,6 +430,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	githubtest.Git(t, work, "push", "-q", "origin", "agent/issue-1")
 	human := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	e.fake.AddReviewComment(owner, repoName, pr.Number, "reviewer", "greeting.txt", 1, "Please explain the change in a NOTES.md.", false)
+	e.fake.ResolveThread(e.fake.AddReviewComment(owner, repoName, pr.Number, "reviewer", "greeting.txt", 1, "Settled remark the retry must not see.", false))
 
 	if code := e.comment(pr.Number, true, "/agent retry add a NOTES.md file", "delivery-retry-1"); code != http.StatusAccepted {
 		t.Fatalf("/agent retry: %d, want 202", code)
@@ -466,8 +467,12 @@ func TestGitHubEndToEnd(t *testing.T) {
 	var sawFeedback bool
 	for _, r := range e.model.Requests() {
 		for _, m := range r.Messages {
-			if s := fmt.Sprint(m); strings.Contains(s, "add a NOTES.md file") && strings.Contains(s, "Please explain the change") {
+			s := fmt.Sprint(m)
+			if strings.Contains(s, "add a NOTES.md file") && strings.Contains(s, "Please explain the change") {
 				sawFeedback = true
+			}
+			if strings.Contains(s, "Settled remark") {
+				t.Error("the model was told a review comment from a resolved thread")
 			}
 		}
 	}
