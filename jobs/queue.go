@@ -73,9 +73,7 @@ type Queue struct {
 	insp   *asynq.Inspector
 }
 
-// NewQueue returns a Queue on rdb, which the caller owns and closes; the
-// Queue opens nothing of its own to close (asynq's client and inspector
-// share rdb, and asynq refuses to close a shared connection).
+// NewQueue returns a Queue on rdb, which the caller owns and closes.
 //
 // Concurrent callers share round trips: the Queue sends its commands through
 // go-redis's automatic pipelining where rdb has it (not on a Ring). Every
@@ -94,6 +92,11 @@ func NewQueue(rdb redis.UniversalClient) *Queue {
 		insp:   asynq.NewInspectorFromRedisClient(rdb),
 	}
 }
+
+// Close returns nil: the Queue holds nothing of its own. Its asynq client
+// and inspector share rdb, which the caller closes (asynq refuses to close
+// a shared connection, so closing them here only ever failed).
+func (q *Queue) Close() error { return nil }
 
 // Ping reports whether Redis answers.
 func (q *Queue) Ping(ctx context.Context) error {
