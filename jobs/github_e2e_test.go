@@ -16,6 +16,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -94,11 +98,15 @@ type e2e struct {
 	hook   http.Handler
 	model  *pt.Server
 	gate   *gate
-	pipe   *jobs.GitHubPipeline
-	app    *githubapi.App
-	waits  *waitLog
-	insp   *asynq.Inspector
-	log    *slog.Logger
+	// gateURL is the gate's address and pemKey the app's private key: what
+	// a worker in another process needs.
+	gateURL string
+	pemKey  []byte
+	pipe    *jobs.GitHubPipeline
+	app     *githubapi.App
+	waits   *waitLog
+	insp    *asynq.Inspector
+	log     *slog.Logger
 }
 
 type waitLog struct {
@@ -124,8 +132,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	if testing.Short() {
 		t.Skip("end-to-end: needs Redis, Docker and the sandbox test image; run without -short (bash .ci/run starts them)")
 	}
-	image := sandboxtest.Image(t)
-	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	sandboxtest.Image(t)
 	rdb := redistest.Client(t, e2eRedisDB)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
@@ -167,26 +174,33 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 			t.Logf("model calls retried after a transient failure, with these waits: %v", e.model.Waits())
 		}
 	})
-	var gateURL string
-	e.gate, gateURL = newGate(t, e.model.URL)
+	e.gate, e.gateURL = newGate(t, e.model.URL)
+	e.pemKey = pemKey
 	opts := e.model.Options(provider.NameOpenAI)
-	opts.BaseURL = gateURL + "/v1"
+	opts.BaseURL = e.gateURL + "/v1"
+	e.pipe = e2ePipeline(t, app, e.queue, opts, log)
+	return e
+}
+
+// e2ePipeline is the GitHub pipeline over the real sandbox, with the model
+// that opts reach.
+func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provider.Options, log *slog.Logger) *jobs.GitHubPipeline {
 	prov, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.pipe = &jobs.GitHubPipeline{
+	return &jobs.GitHubPipeline{
 		GitHub:  app,
-		Cancels: e.queue,
+		Cancels: queue,
 		Executor: jobs.Executor{
-			Sandboxes: docker, Provider: prov, Image: image, SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
+			Sandboxes: sandboxtest.NewDocker(t, sandbox.DockerOptions{}), Provider: prov, Image: sandboxtest.Image(t),
+			SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
 			CacheVolume: func(string) string { return sandboxtest.CacheVolume },
 		},
 		DataDir: t.TempDir(),
 		RunURL:  "https://patchwright.example/runs",
 		Logger:  log,
 	}
-	return e
 }
 
 type testWriter struct{ t *testing.T }
@@ -512,6 +526,151 @@ func TestGitHubEndToEnd(t *testing.T) {
 	}
 	if n := len(e.fake.Pulls(owner, repoName)); n != 1 {
 		t.Errorf("%d pull requests after the stop, want 1", n)
+	}
+	if e.model.Remaining() != 0 {
+		t.Errorf("%d scripted model turns unused", e.model.Remaining())
+	}
+}
+
+// workerEnv carries what the worker process of TestKilledWorkerIsRecovered
+// needs to reach the parent's fakes; its presence makes TestWorkerProcess
+// run.
+const workerEnv = "PATCHWRIGHT_E2E_WORKER"
+
+type workerConfig struct {
+	GitHubURL string `json:"github_url"`
+	ModelURL  string `json:"model_url"`
+	Key       []byte `json:"key"`
+}
+
+// TestWorkerProcess is the worker that TestKilledWorkerIsRecovered starts
+// as a process of its own and kills with SIGKILL; run any other way it is
+// skipped.
+func TestWorkerProcess(t *testing.T) {
+	raw := os.Getenv(workerEnv)
+	if raw == "" {
+		t.Skip("the worker process of TestKilledWorkerIsRecovered")
+	}
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Not redistest.Client: that would flush the parent's queue.
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("PATCHWRIGHT_TEST_REDIS_ADDR"), DB: e2eRedisDB})
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	app, err := githubapi.NewApp(githubtest.AppID, cfg.Key, cfg.GitHubURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := jobs.NewQueue(rdb)
+	pipe := e2ePipeline(t, app, queue, provider.Options{
+		APIKey: "test-key", BaseURL: cfg.ModelURL + "/v1", Getenv: func(string) string { return "" }, Logger: log,
+	}, log)
+	h := &jobs.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
+	srv := jobs.NewServer(rdb, jobs.WorkerConfig{Concurrency: 1, Logger: log})
+	if err := srv.Start(h.Mux()); err != nil {
+		t.Fatal(err)
+	}
+	<-t.Context().Done() // the parent kills this process long before
+}
+
+// TestKilledWorkerIsRecovered kills a worker process with SIGKILL while
+// its model call is in flight: no shutdown, no handing back, its sandbox
+// left running. Another worker must take the job over and finish it with
+// one pull request and one status comment.
+func TestKilledWorkerIsRecovered(t *testing.T) {
+	e := newE2E(t,
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the spelling in greeting.txt."}`),
+	)
+	cfg, err := json.Marshal(workerConfig{GitHubURL: e.fake.URL, ModelURL: e.gateURL, Key: e.pemKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestWorkerProcess$", "-test.v", "-test.timeout=10m")
+	cmd.Env = append(os.Environ(), workerEnv+"="+string(cfg))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("killed worker's output:\n%s", out.String())
+		}
+	})
+
+	e.gate.armed.Store(true)
+	if code := e.label(1, "delivery-kill-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHeld()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	// The killed attempt's sandbox outlives it, for the reaper.
+	docker, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer docker.Close()
+	left, err := docker.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"=delivery-kill-1.0"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range left {
+		t.Cleanup(func() {
+			docker.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		})
+	}
+	if len(left) != 1 {
+		t.Errorf("%d sandboxes of the killed attempt, want the 1 it left", len(left))
+	}
+
+	// asynq takes a task back from a dead worker once its lease has been
+	// expired for 30 s, and a lease lasts 30 s. Rather than wait a minute,
+	// move the lease into the past; the recoverer of the next worker then
+	// finds it at start-up.
+	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
+	if n, err := e.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: "delivery-kill-1"}).Result(); err != nil || n != 0 {
+		// ZADD XX answers 0: no member was added, the score was changed.
+		t.Fatalf("expire the lease: %d, %v", n, err)
+	}
+	if s, err := e.rdb.ZScore(context.Background(), lease, "delivery-kill-1").Result(); err != nil || s > float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Fatalf("the killed task holds no lease to expire: %v, %v", s, err)
+	}
+	e.startWorker()
+	info := e.waitTask("delivery-kill-1", asynq.TaskStateRetry, asynq.TaskStateCompleted, asynq.TaskStateArchived)
+	if info.State == asynq.TaskStateRetry {
+		if err := e.insp.RunTask(jobs.QueueAgent, "delivery-kill-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info = e.waitTask("delivery-kill-1", asynq.TaskStateCompleted, asynq.TaskStateArchived)
+	if info.State != asynq.TaskStateCompleted {
+		t.Fatalf("task ended %s: %s", info.State, info.LastErr)
+	}
+	if info.LastErr == "" || !strings.Contains(info.LastErr, "lease expired") {
+		t.Errorf("task's last error %q: want asynq's lease expiry, showing it was taken back from the dead worker", info.LastErr)
+	}
+
+	pulls := e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 || !strings.Contains(pulls[0].Body, "**Outcome: verified**") {
+		t.Fatalf("pull requests: %+v, want 1, verified", pulls)
+	}
+	if got := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "show", "agent/issue-1:greeting.txt")); got != "hello" {
+		t.Errorf("greeting.txt on the branch = %q", got)
+	}
+	st := e.statusComments(1)
+	if len(st) != 1 || !strings.Contains(st[0].Body, "finished") {
+		t.Errorf("status comments: %+v, want 1 that says finished", st)
+	}
+	if id, err := e.queue.Active(context.Background(), jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}); err != nil || id != "" {
+		t.Errorf("issue lock after the job: %q, %v", id, err)
 	}
 	if e.model.Remaining() != 0 {
 		t.Errorf("%d scripted model turns unused", e.model.Remaining())
