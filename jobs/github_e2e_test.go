@@ -574,16 +574,12 @@ func TestWorkerProcess(t *testing.T) {
 	<-t.Context().Done() // the parent kills this process long before
 }
 
-// TestKilledWorkerIsRecovered kills a worker process with SIGKILL while
-// its model call is in flight: no shutdown, no handing back, its sandbox
-// left running. Another worker must take the job over and finish it with
-// one pull request and one status comment.
-func TestKilledWorkerIsRecovered(t *testing.T) {
-	e := newE2E(t,
-		call("read_file", `{"path":"greeting.txt"}`),
-		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
-		call("finish", `{"summary":"Fixed the spelling in greeting.txt."}`),
-	)
+// killWorkerMidRun starts a worker as a process of its own, waits until it
+// is in its first model call (the gate must be armed), kills it with
+// SIGKILL, and makes its task's lease look long expired. It returns the
+// sandboxes the killed run left behind, removed when the test ends.
+func (e *e2e) killWorkerMidRun(runID string) []container.Summary {
+	t := e.t
 	cfg, err := json.Marshal(workerConfig{GitHubURL: e.fake.URL, ModelURL: e.gateURL, Key: e.pemKey})
 	if err != nil {
 		t.Fatal(err)
@@ -597,11 +593,6 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 			t.Logf("killed worker's output:\n%s", out.String())
 		}
 	})
-
-	e.gate.armed.Store(true)
-	if code := e.label(1, "delivery-kill-1"); code != http.StatusAccepted {
-		t.Fatalf("label: %d, want 202", code)
-	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -611,14 +602,13 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	}
 	_ = cmd.Wait()
 
-	// The killed attempt's sandbox outlives it, for the reaper.
 	docker, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer docker.Close()
+	t.Cleanup(func() { docker.Close() })
 	left, err := docker.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"=delivery-kill-1.0"))})
+		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"="+runID))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,22 +617,41 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 			docker.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
 		})
 	}
-	if len(left) != 1 {
-		t.Errorf("%d sandboxes of the killed attempt, want the 1 it left", len(left))
-	}
 
 	// asynq takes a task back from a dead worker once its lease has been
 	// expired for 30 s, and a lease lasts 30 s. Rather than wait a minute,
 	// move the lease into the past; the recoverer of the next worker then
 	// finds it at start-up.
+	taskID, _, _ := strings.Cut(runID, ".")
 	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
-	if n, err := e.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: "delivery-kill-1"}).Result(); err != nil || n != 0 {
-		// ZADD XX answers 0: no member was added, the score was changed.
-		t.Fatalf("expire the lease: %d, %v", n, err)
+	past := float64(time.Now().Add(-2 * time.Minute).Unix())
+	if err := e.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: past, Member: taskID}).Err(); err != nil {
+		t.Fatal(err)
 	}
-	if s, err := e.rdb.ZScore(context.Background(), lease, "delivery-kill-1").Result(); err != nil || s > float64(time.Now().Add(-time.Minute).Unix()) {
-		t.Fatalf("the killed task holds no lease to expire: %v, %v", s, err)
+	if s, err := e.rdb.ZScore(context.Background(), lease, taskID).Result(); err != nil || s != past {
+		t.Fatalf("the killed task %s holds no lease to expire: %v, %v", taskID, s, err)
 	}
+	return left
+}
+
+// TestKilledWorkerIsRecovered kills a worker process with SIGKILL while
+// its model call is in flight: no shutdown, no handing back, its sandbox
+// left running. Another worker must take the job over and finish it with
+// one pull request and one status comment.
+func TestKilledWorkerIsRecovered(t *testing.T) {
+	e := newE2E(t,
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the spelling in greeting.txt."}`),
+	)
+	e.gate.armed.Store(true)
+	if code := e.label(1, "delivery-kill-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if left := e.killWorkerMidRun("delivery-kill-1.0"); len(left) != 1 {
+		t.Errorf("%d sandboxes of the killed attempt, want the 1 it left for the reaper", len(left))
+	}
+
 	e.startWorker()
 	info := e.waitTask("delivery-kill-1", asynq.TaskStateRetry, asynq.TaskStateCompleted, asynq.TaskStateArchived)
 	if info.State == asynq.TaskStateRetry {
@@ -654,7 +663,7 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	if info.State != asynq.TaskStateCompleted {
 		t.Fatalf("task ended %s: %s", info.State, info.LastErr)
 	}
-	if info.LastErr == "" || !strings.Contains(info.LastErr, "lease expired") {
+	if info.LastErr != asynq.ErrLeaseExpired.Error() {
 		t.Errorf("task's last error %q: want asynq's lease expiry, showing it was taken back from the dead worker", info.LastErr)
 	}
 
@@ -674,5 +683,72 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	}
 	if e.model.Remaining() != 0 {
 		t.Errorf("%d scripted model turns unused", e.model.Remaining())
+	}
+}
+
+// TestKilledWorkerOnLastTryIsReported kills the worker of a job that has no
+// retry left. asynq archives such a task without running a handler; the
+// Sweeper must say so on the issue and free the issue's lock, once.
+func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	issue := jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
+	task, err := jobs.NewSolveIssueTask(jobs.SolveIssue{Issue: issue, DeliveryID: "delivery-last-1", Requester: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the webhook would, but with no retry left: the lock, then the task.
+	lock := jobs.KeyPrefix + "active:codertocat/hello-world#1"
+	if err := e.rdb.Set(ctx, lock, "delivery-last-1", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	enq := asynq.NewClientFromRedisClient(e.rdb)
+	if _, err := enq.Enqueue(task, asynq.MaxRetry(0)); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.armed.Store(true)
+	e.killWorkerMidRun("delivery-last-1.0")
+
+	e.startWorker() // its recoverer archives the task: no retry left
+	info := e.waitTask("delivery-last-1", asynq.TaskStateArchived, asynq.TaskStateCompleted)
+	if info.State != asynq.TaskStateArchived || info.LastErr != asynq.ErrLeaseExpired.Error() {
+		t.Fatalf("task is %s (%s), want archived after its lease expired", info.State, info.LastErr)
+	}
+	if st := e.statusComments(1); len(st) != 1 || strings.Contains(st[0].Body, "could not finish") {
+		t.Fatalf("before the sweep, the status should still say the job runs: %+v", st)
+	}
+
+	// A task archived for another reason is none of the Sweeper's business.
+	other, err := jobs.NewSolveIssueTask(jobs.SolveIssue{Issue: jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 2}, DeliveryID: "delivery-other-2", Requester: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enq.Enqueue(other, asynq.ProcessIn(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.insp.ArchiveTask(jobs.QueueAgent, "delivery-other-2"); err != nil {
+		t.Fatal(err)
+	}
+
+	sw := &jobs.Sweeper{Inspector: e.insp, Queue: e.queue, Reporter: e.pipe, Logger: e.log}
+	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d reported, %v; want 1", n, err)
+	}
+	st := e.statusComments(1)
+	if len(st) != 1 || !strings.Contains(st[0].Body, "could not finish") || !strings.Contains(st[0].Body, "crashed or was killed") {
+		t.Errorf("status comments after the sweep: %+v", st)
+	}
+	if id, err := e.queue.Active(ctx, issue); err != nil || id != "" {
+		t.Errorf("issue lock after the sweep: %q, %v", id, err)
+	}
+	if st := e.statusComments(2); len(st) != 0 {
+		t.Errorf("the sweep wrote on issue 2, whose task was archived by hand: %+v", st)
+	}
+	edits := st[0].Edits
+	if n, err := sw.Sweep(ctx); err != nil || n != 0 {
+		t.Errorf("second sweep: %d reported, %v; want 0", n, err)
+	}
+	if st := e.statusComments(1); len(st) != 1 || st[0].Edits != edits {
+		t.Errorf("the second sweep edited the status comment again: %+v", st)
 	}
 }

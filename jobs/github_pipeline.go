@@ -88,6 +88,23 @@ func (p *GitHubPipeline) Retry(ctx context.Context, job RetryPR, run Run) error 
 		trigger: "/agent retry", pr: job.PR, run: run})
 }
 
+// Abandoned says in the issue's status comment that its job was given up:
+// the worker running the last attempt died and asynq archived the task
+// without running it again (see Sweeper).
+func (p *GitHubPipeline) Abandoned(ctx context.Context, issue Issue, taskID string) error {
+	bot, err := p.GitHub.Bot(ctx, issue)
+	if err != nil {
+		return fmt.Errorf("find the app's bot user: %w", err)
+	}
+	st := &statusComment{gh: p.GitHub, issue: issue, bot: bot.Login, log: p.logger()}
+	if err := st.find(ctx); err != nil {
+		return err
+	}
+	st.status = report.Status{Issue: issue.Number, Phase: report.PhaseFailed,
+		Reason: "the worker running its last try stopped without finishing (it crashed or was killed), so the job was given up. Comment `/agent retry` to start again"}
+	return st.write(ctx)
+}
+
 var unsafeRunID = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // runID names one try of a task: stable across a shutdown's requeue (same

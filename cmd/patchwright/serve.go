@@ -180,6 +180,10 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
+	if gp, ok := pipeline.(*jobs.GitHubPipeline); ok {
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		go (&jobs.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
+	}
 	return srv, func() { srv.Shutdown(); closePipeline() }, nil
 }
 
