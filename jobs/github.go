@@ -38,7 +38,9 @@ type GitHub interface {
 	CreatePullRequest(ctx context.Context, repo Issue, pr NewPullRequest) (PullRequest, error)
 	EditPullRequest(ctx context.Context, pr Issue, title, body string) error
 	// ReviewComments lists a pull request's review comments that still
-	// apply to its diff (not outdated).
+	// apply to its diff: not outdated, and not in a resolved thread. When
+	// only the resolved state could not be read, it returns every comment
+	// that is not outdated with an error wrapping ErrThreadsUnknown.
 	ReviewComments(ctx context.Context, pr Issue) ([]Comment, error)
 	// CheckRunIDs lists the IDs of the check runs named name on commit sha.
 	CheckRunIDs(ctx context.Context, repo Issue, sha, name string) ([]int64, error)

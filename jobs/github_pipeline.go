@@ -227,7 +227,9 @@ func (p *GitHubPipeline) prepare(ctx context.Context, a attempt, bot User, id, o
 		pub.pr, pub.base, cloneBranch = &pr, pr.BaseRef, pub.branch
 		pub.history = readHistory(pr.Body)
 		reviews, err := p.GitHub.ReviewComments(ctx, prIssue)
-		if err != nil {
+		if errors.Is(err, ErrThreadsUnknown) {
+			p.logger().Warn("review comments of resolved threads are not told apart", LogError, err)
+		} else if err != nil {
 			return nil, Job{}, err
 		}
 		feedback = retryFeedback(a, pub.history, reviews)
@@ -255,6 +257,11 @@ func (p *GitHubPipeline) coAuthor(ctx context.Context, a attempt) (string, error
 	}
 	return fmt.Sprintf("Co-authored-by: %s <%d+%s@users.noreply.github.com>", u.Login, u.ID, u.Login), nil
 }
+
+// ErrThreadsUnknown marks review comments whose threads' resolved state
+// could not be read (GitHub's GraphQL API did not answer): the retry then
+// hears every comment that is not outdated, as it would from REST alone.
+var ErrThreadsUnknown = errors.New("the resolved state of review threads is unknown")
 
 func permanent(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRetry) }
 

@@ -231,9 +231,11 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := resolvedComments(ctx, c, pr)
-	if err != nil {
-		return nil, err
+	// GitHub Enterprise and other GitHub-like servers may lack GraphQL: a
+	// failed lookup costs the filter, not the retry.
+	resolved, threadsErr := resolvedComments(ctx, c, pr)
+	if threadsErr != nil {
+		threadsErr = fmt.Errorf("%w: %w", jobs.ErrThreadsUnknown, threadsErr)
 	}
 	opts := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	var out []jobs.Comment
@@ -250,7 +252,7 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 				Path: x.GetPath(), Line: x.GetLine(), Created: x.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
-			return out, nil
+			return out, threadsErr
 		}
 		opts.Page = resp.NextPage
 	}

@@ -226,6 +226,24 @@ func TestReviewCommentsSkipOutdatedAndResolved(t *testing.T) {
 	}
 }
 
+// A server without GraphQL costs the resolved-thread filter, not the list.
+func TestReviewCommentsWithoutGraphQL(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/graphql", Status: http.StatusNotFound, Body: `{"message":"Not Found"}`})
+	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "a.go", 3, "rename this", false)
+	e.fake.ResolveThread(e.fake.AddReviewComment("acme", "widgets", 8, "rev", "d.go", 5, "fixed already", false))
+	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "b.go", 9, "old remark", true)
+	pr := e.repo
+	pr.Number = 8
+	cs, err := e.app.ReviewComments(context.Background(), pr)
+	if !errors.Is(err, jobs.ErrThreadsUnknown) {
+		t.Fatalf("error %v, want one wrapping ErrThreadsUnknown", err)
+	}
+	if len(cs) != 2 || cs[0].Path != "a.go" || cs[1].Path != "d.go" {
+		t.Fatalf("review comments = %+v, want the two that are not outdated", cs)
+	}
+}
+
 func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
