@@ -37,7 +37,7 @@ func failText(c verify.CheckResult) string {
 	case c.OOMKilled:
 		s = "out of memory"
 	default:
-		s = fmt.Sprintf("exit %d", c.ExitCode)
+		s = c.ExitText()
 	}
 	if c.Tests != nil {
 		names := c.Tests.FailedTestNames()

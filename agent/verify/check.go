@@ -8,6 +8,7 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -106,4 +107,18 @@ func (c CheckResult) RunsText() string {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d runs failed", c.Failures, c.Runs)
+}
+
+// pytestRE finds pytest in a check's command.
+var pytestRE = regexp.MustCompile(`(^|[\s/;&|(])(python3? -m )?pytest(\s|$)`)
+
+// ExitText is "exit N", with what N means when the tool is known to give
+// it a meaning a reader would not guess: pytest exits 5 when it collected
+// no tests, which is not a test failing.
+func (c CheckResult) ExitText() string {
+	s := fmt.Sprintf("exit %d", c.ExitCode)
+	if c.ExitCode == 5 && pytestRE.MatchString(c.Command) {
+		s += ", pytest collected no tests"
+	}
+	return s
 }

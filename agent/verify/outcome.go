@@ -88,7 +88,7 @@ func failedHow(c CheckResult) string {
 	case c.OOMKilled:
 		return "ran out of memory"
 	}
-	return fmt.Sprintf("failed (exit %d)", c.ExitCode)
+	return "failed (" + c.ExitText() + ")"
 }
 
 // oneLine keeps a reason to one line of reasonable length.

@@ -84,3 +84,23 @@ func TestOneLineCutsAtRune(t *testing.T) {
 		}
 	}
 }
+
+func TestExitText(t *testing.T) {
+	for _, c := range []struct {
+		command string
+		code    int
+		want    string
+	}{
+		{"python -m pytest", 5, "exit 5, pytest collected no tests"},
+		{"pytest -q tests/", 5, "exit 5, pytest collected no tests"},
+		{"cd src && python3 -m pytest", 5, "exit 5, pytest collected no tests"},
+		{"python -m pytest", 1, "exit 1"},
+		{"go test ./...", 5, "exit 5"},
+		{"./run-pytests.sh", 5, "exit 5"},
+	} {
+		r := CheckResult{Command: c.command, ExitCode: c.code, Ran: true}
+		if got := r.ExitText(); got != c.want {
+			t.Errorf("%q exit %d: %q, want %q", c.command, c.code, got, c.want)
+		}
+	}
+}
