@@ -49,6 +49,13 @@ type GitHub interface {
 	PutCheckRun(ctx context.Context, repo Issue, id int64, run CheckRun) (int64, error)
 }
 
+// Drafter changes a pull request's draft state, which GitHub's REST API
+// cannot. *githubapi.App does it through GraphQL; a GitHub that is not a
+// Drafter leaves the state as the pull request was opened.
+type Drafter interface {
+	SetDraft(ctx context.Context, pr Issue, nodeID string, draft bool) error
+}
+
 // User is a GitHub account.
 type User struct {
 	Login string // for the app's bot, "<slug>[bot]"
@@ -106,6 +113,7 @@ type PullRequest struct {
 	HeadRef string
 	HeadSHA string
 	BaseRef string
+	NodeID  string // GraphQL's ID, which Drafter needs
 }
 
 // NewPullRequest is a pull request to open.

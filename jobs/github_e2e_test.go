@@ -752,3 +752,39 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 		t.Errorf("the second sweep edited the status comment again: %+v", st)
 	}
 }
+
+// TestRetryFollowsDraftSetting: under `draft: auto` an unverified change is
+// opened as a draft, and the retry that verifies it makes the pull request
+// ready for review (through GraphQL: REST cannot).
+func TestRetryFollowsDraftSetting(t *testing.T) {
+	e := newE2E(t,
+		// Attempt 1 changes something, but not the greeting: unverified.
+		call("write_file", `{"path":"NOTES.md","content":"Looked at it.\n"}`),
+		call("finish", `{"summary":"Added notes."}`),
+		// Attempt 2 fixes the greeting: verified.
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the spelling."}`),
+	)
+	e.startWorker()
+	if code := e.label(1, "delivery-draft-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-draft-1", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve task ended %s: %s", info.State, info.LastErr)
+	}
+	pulls := e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 || !pulls[0].Draft || !strings.Contains(pulls[0].Body, "**Outcome: unverified**") {
+		t.Fatalf("after an unverified attempt: %+v, want one draft", pulls)
+	}
+	if code := e.comment(pulls[0].Number, true, "/agent retry fix greeting.txt itself", "delivery-draft-retry"); code != http.StatusAccepted {
+		t.Fatalf("/agent retry: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-draft-retry", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("retry task ended %s: %s", info.State, info.LastErr)
+	}
+	pulls = e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 || pulls[0].Draft || !strings.Contains(pulls[0].Body, "**Outcome: verified**") {
+		t.Errorf("after the verified retry: %+v, want the same pull request, ready for review", pulls)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,13 +92,13 @@ func (g *githubPublisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *
 func (g *githubPublisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *Result, body string) (PullRequest, error) {
 	title := prTitle(g.title, g.issue.Number)
 	if g.pr != nil {
-		return *g.pr, g.gh.EditPullRequest(ctx, g.prIssue(g.pr.Number), title, body)
+		return *g.pr, g.update(ctx, repo, res, *g.pr, title, body)
 	}
 	if pr, ok, err := g.gh.FindPullRequest(ctx, g.issue, g.branch); err != nil || ok {
 		if err != nil {
 			return PullRequest{}, err
 		}
-		return pr, g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body)
+		return pr, g.update(ctx, repo, res, pr, title, body)
 	}
 	draft, err := g.draft(repo, res.Outcome)
 	if err != nil {
@@ -109,9 +110,39 @@ func (g *githubPublisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res 
 		if ferr != nil || !ok {
 			return PullRequest{}, fmt.Errorf("%w; looking it up: found=%v %v", err, ok, ferr)
 		}
-		return pr, g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body)
+		return pr, g.update(ctx, repo, res, pr, title, body)
 	}
 	return pr, err
+}
+
+// update edits an existing pull request and brings its draft state in
+// line with `draft:` for this run's outcome, as if it were opened now: a
+// retry that verifies the change under `draft: auto` makes the pull
+// request ready for review, and one that does not makes it a draft again.
+// Only a GitHub that is a Drafter can; failing to is logged, not fatal.
+func (g *githubPublisher) update(ctx context.Context, repo *gitrepo.Repo, res *Result, pr PullRequest, title, body string) error {
+	if err := g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body); err != nil {
+		return err
+	}
+	want, err := g.draft(repo, res.Outcome)
+	if err != nil {
+		return err
+	}
+	d, ok := g.gh.(Drafter)
+	if want == pr.Draft || !ok || pr.NodeID == "" {
+		return nil
+	}
+	if err := d.SetDraft(ctx, g.prIssue(pr.Number), pr.NodeID, want); err != nil {
+		g.logger().Warn("could not change the pull request's draft state", "draft", want, LogError, err)
+	}
+	return nil
+}
+
+func (g *githubPublisher) logger() *slog.Logger {
+	if g.status != nil && g.status.log != nil {
+		return g.status.log
+	}
+	return slog.Default()
 }
 
 // draft applies `draft:` from .github/agent.yml as the base commit has it

@@ -2,6 +2,7 @@ package githubapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -273,29 +274,24 @@ const reviewThreadsQuery = `query($owner: String!, $repo: String!, $number: Int!
 }`
 
 type reviewThreadsPage struct {
-	Data struct {
-		Repository struct {
-			PullRequest struct {
-				ReviewThreads struct {
-					Nodes []struct {
-						IsResolved bool `json:"isResolved"`
-						Comments   struct {
-							Nodes []struct {
-								DatabaseID int64 `json:"databaseId"`
-							} `json:"nodes"`
-						} `json:"comments"`
-					} `json:"nodes"`
-					PageInfo struct {
-						HasNextPage bool   `json:"hasNextPage"`
-						EndCursor   string `json:"endCursor"`
-					} `json:"pageInfo"`
-				} `json:"reviewThreads"`
-			} `json:"pullRequest"`
-		} `json:"repository"`
-	} `json:"data"`
-	Errors []struct {
-		Message string `json:"message"`
-	} `json:"errors"`
+	Repository struct {
+		PullRequest struct {
+			ReviewThreads struct {
+				Nodes []struct {
+					IsResolved bool `json:"isResolved"`
+					Comments   struct {
+						Nodes []struct {
+							DatabaseID int64 `json:"databaseId"`
+						} `json:"nodes"`
+					} `json:"comments"`
+				} `json:"nodes"`
+				PageInfo struct {
+					HasNextPage bool   `json:"hasNextPage"`
+					EndCursor   string `json:"endCursor"`
+				} `json:"pageInfo"`
+			} `json:"reviewThreads"`
+		} `json:"pullRequest"`
+	} `json:"repository"`
 }
 
 // resolvedComments returns the IDs of review comments in resolved threads
@@ -304,18 +300,11 @@ func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map
 	resolved := map[int64]bool{}
 	vars := map[string]any{"owner": pr.Owner, "repo": pr.Repo, "number": pr.Number}
 	for {
-		req, err := c.NewRequest(http.MethodPost, graphqlPath(c.BaseURL), map[string]any{"query": reviewThreadsQuery, "variables": vars})
-		if err != nil {
-			return nil, err
-		}
 		var page reviewThreadsPage
-		if _, err := c.Do(ctx, req, &page); err != nil {
+		if err := graphql(ctx, c, reviewThreadsQuery, vars, &page); err != nil {
 			return nil, fmt.Errorf("list review threads of %s: %w", pr, err)
 		}
-		if len(page.Errors) > 0 {
-			return nil, fmt.Errorf("list review threads of %s: graphql: %s", pr, page.Errors[0].Message)
-		}
-		threads := page.Data.Repository.PullRequest.ReviewThreads
+		threads := page.Repository.PullRequest.ReviewThreads
 		for _, t := range threads.Nodes {
 			for _, cm := range t.Comments.Nodes {
 				if t.IsResolved {
@@ -328,6 +317,54 @@ func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map
 		}
 		vars["cursor"] = threads.PageInfo.EndCursor
 	}
+}
+
+// graphql sends one GraphQL request and decodes its data into out; an
+// answer with errors is an error.
+func graphql(ctx context.Context, c *github.Client, query string, vars map[string]any, out any) error {
+	req, err := c.NewRequest(http.MethodPost, graphqlPath(c.BaseURL), map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return err
+	}
+	var answer struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if _, err := c.Do(ctx, req, &answer); err != nil {
+		return err
+	}
+	if len(answer.Errors) > 0 {
+		return fmt.Errorf("graphql: %s", answer.Errors[0].Message)
+	}
+	return json.Unmarshal(answer.Data, out)
+}
+
+// SetDraft marks a pull request as a draft or as ready for review. REST
+// cannot change the draft state; GraphQL's mutations can, by node ID.
+func (a *App) SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft bool) error {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return err
+	}
+	mutation := "markPullRequestReadyForReview"
+	if draft {
+		mutation = "convertPullRequestToDraft"
+	}
+	query := "mutation($id: ID!) { " + mutation + "(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
+	var out map[string]struct {
+		PullRequest struct {
+			IsDraft bool `json:"isDraft"`
+		} `json:"pullRequest"`
+	}
+	if err := graphql(ctx, c, query, map[string]any{"id": nodeID}, &out); err != nil {
+		return fmt.Errorf("set draft=%v on %s: %w", draft, pr, err)
+	}
+	if got := out[mutation].PullRequest.IsDraft; got != draft {
+		return fmt.Errorf("set draft=%v on %s: GitHub says draft=%v", draft, pr, got)
+	}
+	return nil
 }
 
 // graphqlPath is GraphQL's endpoint relative to the REST root: /graphql
@@ -421,5 +458,6 @@ func pullRequest(p *github.PullRequest) jobs.PullRequest {
 	return jobs.PullRequest{
 		Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(),
 		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
+		NodeID: p.GetNodeID(),
 	}
 }

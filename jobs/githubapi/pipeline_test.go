@@ -196,6 +196,22 @@ func TestPullRequests(t *testing.T) {
 	if n := len(e.fake.Pulls("acme", "widgets")); n != 1 {
 		t.Fatalf("%d pull requests", n)
 	}
+
+	// The draft state changes through GraphQL, by the node ID REST gave.
+	if got.NodeID == "" {
+		t.Fatal("pull request has no node ID")
+	}
+	for _, draft := range []bool{false, true} {
+		if err := e.app.SetDraft(ctx, prIssue, got.NodeID, draft); err != nil {
+			t.Fatal(err)
+		}
+		if p := e.fake.Pulls("acme", "widgets"); p[0].Draft != draft {
+			t.Fatalf("after SetDraft(%v): draft=%v", draft, p[0].Draft)
+		}
+	}
+	if err := e.app.SetDraft(ctx, prIssue, "PR_nonsense", false); err == nil {
+		t.Fatal("SetDraft on an unknown node succeeded")
+	}
 }
 
 func TestReviewCommentsSkipOutdatedAndResolved(t *testing.T) {

@@ -392,6 +392,7 @@ func (s *Server) createReaction(w http.ResponseWriter, r *http.Request) {
 func (s *Server) pullJSON(p *Pull) map[string]any {
 	return map[string]any{
 		"number": p.Number, "title": p.Title, "body": p.Body, "draft": p.Draft, "state": p.State,
+		"node_id":  pullNodeID(p),
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", p.Owner, p.Repo, p.Number),
 		"user":     user(p.Author),
 		"head":     map[string]any{"ref": p.Head, "sha": p.HeadSHA, "label": p.Owner + ":" + p.Head},
@@ -557,26 +558,60 @@ func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
 	writePage(w, r, all)
 }
 
-// graphql answers the one query Patchwright sends, a pull request's review
-// threads, one thread a review comment, in pages of two so that paging is
-// exercised. Anything else is a GraphQL error, as GitHub answers it.
+func pullNodeID(p *Pull) string { return fmt.Sprintf("PR_%s_%s_%d", p.Owner, p.Repo, p.Number) }
+
+type graphqlReq struct {
+	Query     string `json:"query"`
+	Variables struct {
+		Owner  string  `json:"owner"`
+		Repo   string  `json:"repo"`
+		Number int     `json:"number"`
+		Cursor *string `json:"cursor"`
+		ID     string  `json:"id"`
+	} `json:"variables"`
+}
+
+func graphqlError(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]any{{"message": msg}}})
+}
+
+// graphql answers what Patchwright asks of GraphQL: a pull request's review
+// threads, and the two mutations of its draft state. Anything else is a
+// GraphQL error, as GitHub answers it.
 func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Query     string `json:"query"`
-		Variables struct {
-			Owner  string  `json:"owner"`
-			Repo   string  `json:"repo"`
-			Number int     `json:"number"`
-			Cursor *string `json:"cursor"`
-		} `json:"variables"`
-	}
+	var req graphqlReq
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if !strings.Contains(req.Query, "reviewThreads") {
-		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]any{{"message": "unsupported query"}}})
-		return
+	switch {
+	case strings.Contains(req.Query, "reviewThreads"):
+		s.reviewThreads(w, req)
+	case strings.Contains(req.Query, "markPullRequestReadyForReview"):
+		s.setDraft(w, req, "markPullRequestReadyForReview", false)
+	case strings.Contains(req.Query, "convertPullRequestToDraft"):
+		s.setDraft(w, req, "convertPullRequestToDraft", true)
+	default:
+		graphqlError(w, "unsupported query")
 	}
+}
+
+func (s *Server) setDraft(w http.ResponseWriter, req graphqlReq, mutation string, draft bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pulls {
+		if pullNodeID(p) == req.Variables.ID {
+			p.Draft = draft
+			p.Edits++
+			writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{mutation: map[string]any{"pullRequest": map[string]any{"isDraft": p.Draft}}}})
+			return
+		}
+	}
+	graphqlError(w, fmt.Sprintf("Could not resolve to a node with the global id of '%s'", req.Variables.ID))
+}
+
+// reviewThreads lists a pull request's review threads, one thread a review
+// comment, in pages of two so that paging is exercised.
+func (s *Server) reviewThreads(w http.ResponseWriter, req graphqlReq) {
 	v := req.Variables
 	start := 0
 	if v.Cursor != nil {
