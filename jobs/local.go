@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
@@ -66,13 +67,17 @@ func prefixClash(name string, existing map[string]plumbing.Hash) bool {
 	return false
 }
 
-// Slug makes a branch-name part of a title: lower-case letters and digits
-// joined by single hyphens, at most 50 bytes, cut at a word boundary when
-// possible. A title with no letters or digits gives "issue".
+// Slug makes a branch-name part of a title: lower-case ASCII letters and
+// digits joined by single hyphens, at most 50 bytes, cut at a word boundary
+// when possible. Accents are taken off first ("crème" gives "creme"); a
+// title with no such letters or digits gives "issue".
 func Slug(title string) string {
 	var b strings.Builder
 	hyphen := false
-	for _, r := range strings.ToLower(title) {
+	for _, r := range norm.NFD.String(strings.ToLower(title)) {
+		if unicode.Is(unicode.Mn, r) {
+			continue // a combining accent of the letter before
+		}
 		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
 			if hyphen && b.Len() > 0 {
 				b.WriteByte('-')

@@ -356,7 +356,8 @@ func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Add returns the difference!":  "add-returns-the-difference",
 		"  --Fix   the   BUG--  ":      "fix-the-bug",
-		"Crème brûlée":                 "cr-me-br-l-e",
+		"Crème brûlée":                 "creme-brulee",
+		"Straße, Ærø":                  "stra-e-r",
 		"日本":                           "issue",
 		"":                             "issue",
 		strings.Repeat("word ", 20):    "word-word-word-word-word-word-word-word-word-word",
