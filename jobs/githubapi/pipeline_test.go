@@ -145,6 +145,10 @@ func TestCommentsPagesAndEdits(t *testing.T) {
 	if err := e.app.EditComment(ctx, e.repo, cs[0].ID, "x"); err == nil {
 		t.Fatal("editing another user's comment succeeded")
 	}
+	// An edit is held to GitHub's length limit like a new comment.
+	if err := e.app.EditComment(ctx, e.repo, id, strings.Repeat("x", 65537)); err == nil {
+		t.Fatal("an edit over 65536 characters was accepted")
+	}
 }
 
 func TestReactionIsIdempotent(t *testing.T) {

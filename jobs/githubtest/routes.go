@@ -307,27 +307,37 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Body string `json:"body"`
-	}
-	if !readJSON(w, r, &req) {
-		return
-	}
-	if req.Body == "" {
-		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is missing")
-		return
-	}
-	if len(req.Body) > 65536 {
-		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	s.nextID++
-	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: req.Body}
+	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: body}
 	s.comments = append(s.comments, c)
 	out := s.commentJSON(c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
+}
+
+// commentBody reads a comment's body as GitHub checks it, on a new comment
+// and on an edit alike.
+func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var req struct {
+		Body string `json:"body"`
+	}
+	if !readJSON(w, r, &req) {
+		return "", false
+	}
+	switch {
+	case req.Body == "":
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is missing")
+		return "", false
+	case len(req.Body) > 65536:
+		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+		return "", false
+	}
+	return req.Body, true
 }
 
 func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
@@ -335,10 +345,8 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Body string `json:"body"`
-	}
-	if !readJSON(w, r, &req) {
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -349,7 +357,7 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) {
 				fail(w, http.StatusForbidden, "Resource not accessible by integration")
 				return
 			}
-			c.Body, c.Edits = req.Body, c.Edits+1
+			c.Body, c.Edits = body, c.Edits+1
 			writeJSON(w, http.StatusOK, s.commentJSON(c))
 			return
 		}
