@@ -38,6 +38,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
+	sbdocker "github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 	"github.com/patchwright/patchwright/webhook"
 )
@@ -193,7 +194,7 @@ func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provi
 		GitHub:  app,
 		Cancels: queue,
 		Executor: jobs.Executor{
-			Sandboxes: sandboxtest.NewDocker(t, sandbox.DockerOptions{}), Provider: prov, Image: sandboxtest.Image(t),
+			Sandboxes: sandboxtest.NewDocker(t, sbdocker.Options{}), Provider: prov, Image: sandboxtest.Image(t),
 			SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
 			CacheVolume: func(string) string { return sandboxtest.CacheVolume },
 		},
@@ -608,7 +609,7 @@ func (e *e2e) killWorkerMidRun(runID string) []container.Summary {
 	}
 	t.Cleanup(func() { docker.Close() })
 	left, err := docker.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"="+runID))})
+		Filters: filters.NewArgs(filters.Arg("label", sbdocker.LabelJob+"="+runID))})
 	if err != nil {
 		t.Fatal(err)
 	}

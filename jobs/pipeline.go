@@ -32,7 +32,7 @@ const (
 	// DefaultSetupTimeout bounds each setup command.
 	DefaultSetupTimeout = 10 * time.Minute
 	// DefaultSandboxUID and DefaultSandboxGID own the work tree so that
-	// commands in the sandbox (sandbox.DefaultUser) can change it.
+	// commands in the sandbox (sandbox/docker.DefaultUser) can change it.
 	DefaultSandboxUID = 1000
 	DefaultSandboxGID = 1000
 )

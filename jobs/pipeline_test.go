@@ -21,6 +21,7 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -98,7 +99,7 @@ type scenario struct {
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	t.Helper()
 	image := sandboxtest.Image(t)
-	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t, s.turns...)
 	p, err := provider.New(s.wire+":"+map[string]string{provider.NameOpenAI: pt.OpenAIModel, provider.NameAnthropic: pt.AnthropicModel}[s.wire], srv.Options(s.wire))
 	if err != nil {
@@ -106,7 +107,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	e := &Executor{
-		Sandboxes:     docker,
+		Sandboxes:     engine,
 		Provider:      p,
 		Publisher:     LocalPublisher{},
 		Image:         image,
@@ -402,7 +403,7 @@ func TestPipelineCancel(t *testing.T) {
 	delete(files, "calc_test.go")
 	repo := gitRepo(t, files)
 	image := sandboxtest.Image(t)
-	docker := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t,
 		call("read_file", `{"path":"calc.go"}`),
 		call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
@@ -414,7 +415,7 @@ func TestPipelineCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Executor{
-		Sandboxes: docker, Provider: p, Publisher: LocalPublisher{}, Image: image,
+		Sandboxes: engine, Provider: p, Publisher: LocalPublisher{}, Image: image,
 		// The edit's tool call is the moment a person presses Ctrl-C.
 		Progress: func(pr Progress) {
 			if pr.Tool == "edit" {
@@ -442,7 +443,7 @@ func TestPipelineCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"="+jobID))})
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelJob+"="+jobID))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -14,7 +15,7 @@ import (
 // default policy and the offline test image. It skips under -short.
 func TestRunInDocker(t *testing.T) {
 	image := sandboxtest.Image(t)
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	dir := sandboxtest.Workspace(t)
 	writeTree(t, dir, map[string]string{"a.go": "package a\n"})
 	sandboxtest.HandOver(t, dir)

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
-// dockerEnv is one real sandbox (sandbox.Docker on the offline test image)
+// dockerEnv is one real sandbox (docker.Docker on the offline test image)
 // over one workspace directory, shared by the scenarios of
 // TestDockerRunner in turn: the Go build cache lives in the sandbox's
 // HOME, so the standard library is compiled once, not once per scenario.
@@ -24,7 +25,7 @@ type dockerEnv struct {
 
 func newDockerEnv(t *testing.T) *dockerEnv {
 	t.Helper()
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	dir := sandboxtest.Workspace(t)
 	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: dir})
 	return &dockerEnv{dir: dir, sb: sb}

@@ -23,7 +23,7 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
-	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
 // defaultOut is where `patchwright run` writes its files without --out.
@@ -56,7 +56,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 1
 	}
-	docker, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{})
+	docker, err := docker.New(ctx, docker.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 2

@@ -16,7 +16,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
-	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
 )
 
@@ -49,7 +49,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
 	}
-	docker, err := sandbox.NewDocker(ctx, sandbox.DockerOptions{})
+	docker, err := docker.New(ctx, docker.Options{})
 	if err != nil {
 		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
 	}

@@ -13,13 +13,14 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
 // DefaultImage is the test image built by testdata/sandbox-image/build.sh;
 // the environment variable PATCHWRIGHT_TEST_IMAGE overrides it.
 const DefaultImage = "patchwright-sandbox-test:latest"
 
-// UID and GID are the sandbox user's (sandbox.DefaultUser).
+// UID and GID are the sandbox user's (docker.DefaultUser).
 const (
 	UID = 1000
 	GID = 1000
@@ -47,14 +48,14 @@ func Image(t testing.TB) string {
 	return image
 }
 
-// NewDocker returns a runner with opts (see sandbox.DockerOptions), closed
+// NewDocker returns a runner with opts (see docker.Options), closed
 // when the test ends. Under -short it skips the test.
-func NewDocker(t testing.TB, opts sandbox.DockerOptions) *sandbox.Docker {
+func NewDocker(t testing.TB, opts docker.Options) *docker.Docker {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Docker: run without -short with a Docker engine running (dockerd)")
 	}
-	d, err := sandbox.NewDocker(context.Background(), opts)
+	d, err := docker.New(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("%v\nstart the Docker engine (dockerd) or run with -short", err)
 	}
@@ -90,7 +91,7 @@ const CacheVolume = "patchwright-test-cache"
 // New creates a sandbox on d from spec, filling an empty Image (Image(t)),
 // Workspace (Workspace(t)), JobID (the test's name) and CacheVolume
 // (CacheVolume), and closes it when the test ends.
-func New(t testing.TB, d *sandbox.Docker, spec sandbox.Spec) sandbox.Sandbox {
+func New(t testing.TB, d *docker.Docker, spec sandbox.Spec) sandbox.Sandbox {
 	t.Helper()
 	if spec.Image == "" {
 		spec.Image = Image(t)

@@ -1,4 +1,4 @@
-package sandbox_test
+package docker_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -55,7 +56,7 @@ func dockerClient(t *testing.T) *client.Client {
 }
 
 func TestExecBasics(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	res := run(t, sb, "pwd; echo out; echo err >&2; exit 3")
 	if res.ExitCode != 3 || string(res.Stdout.Head) != "/workspace\nout\n" || string(res.Stderr.Head) != "err\n" {
@@ -70,7 +71,7 @@ func TestExecBasics(t *testing.T) {
 }
 
 func TestExecDenied(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	_, err := sb.Exec(context.Background(), sandbox.Command{Script: "git push origin HEAD"})
 	var denied *sandbox.DeniedError
@@ -80,7 +81,7 @@ func TestExecDenied(t *testing.T) {
 }
 
 func TestCreateRejectsBadSpecs(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	image := sandboxtest.Image(t)
 	ws := sandboxtest.Workspace(t)
 	file := filepath.Join(ws, "file")
@@ -121,7 +122,7 @@ func TestNewDockerRejectsBadOptions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Docker")
 	}
-	for name, opts := range map[string]sandbox.DockerOptions{
+	for name, opts := range map[string]docker.Options{
 		"root user":     {User: "0:0"},
 		"named user":    {User: "agent"},
 		"bad init":      {InitUser: "nobody"},
@@ -129,9 +130,9 @@ func TestNewDockerRejectsBadOptions(t *testing.T) {
 		"home is root":  {Home: "/"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if d, err := sandbox.NewDocker(context.Background(), opts); err == nil {
+			if d, err := docker.New(context.Background(), opts); err == nil {
 				d.Close()
-				t.Fatalf("NewDocker(%+v) succeeded", opts)
+				t.Fatalf("New(%+v) succeeded", opts)
 			}
 		})
 	}
@@ -145,7 +146,7 @@ func interfaces(t *testing.T, sb sandbox.Sandbox) string {
 }
 
 func TestNetworkPhases(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
 
 	// No internet here: show the setup phase is connected by reaching a
@@ -201,7 +202,7 @@ func TestNetworkPhases(t *testing.T) {
 }
 
 func TestNoNetworkByDefault(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	if got := interfaces(t, sb); got != "lo" {
 		t.Fatalf("interfaces = %q, want only lo", got)
@@ -212,7 +213,7 @@ func TestNoNetworkByDefault(t *testing.T) {
 }
 
 func TestFilesystemContainment(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	ws := sandboxtest.Workspace(t)
 	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws})
 	for _, p := range []string{"/etc/evil", "/usr/bin/evil", "/evil", "/root/evil", "/usr/local/go/bin/go"} {
@@ -239,13 +240,13 @@ func TestHostInvisible(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("host only"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{Env: []string{"GIVEN=yes", "HOME=/evil"}})
 	env := ok(t, sb, "env")
 	if strings.Contains(env, "canary-4f1c") || strings.Contains(env, "PATCHWRIGHT_CANARY") {
 		t.Fatalf("host environment leaked:\n%s", env)
 	}
-	if !strings.Contains(env, "GIVEN=yes") || !strings.Contains(env, "HOME="+sandbox.DefaultHome+"\n") {
+	if !strings.Contains(env, "GIVEN=yes") || !strings.Contains(env, "HOME="+docker.DefaultHome+"\n") {
 		t.Fatalf("spec environment or HOME wrong:\n%s", env)
 	}
 	if res := run(t, sb, "cat "+secret); res.ExitCode == 0 {
@@ -257,7 +258,7 @@ func TestHostInvisible(t *testing.T) {
 }
 
 func TestUnprivileged(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	if got := ok(t, sb, "id -u; id -g"); got != "1000\n1000\n" {
 		t.Fatalf("id = %q, want 1000 1000", got)
@@ -275,7 +276,7 @@ func TestUnprivileged(t *testing.T) {
 }
 
 func TestKillAllSurvives(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	res := run(t, sb, "kill -9 -1")
 	if res.ExitCode == 0 {
@@ -287,7 +288,7 @@ func TestKillAllSurvives(t *testing.T) {
 }
 
 func TestForkBomb(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{KillGrace: time.Second})
+	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
 	sb := sandboxtest.New(t, d, sandbox.Spec{Limits: sandbox.Limits{PIDs: 64}})
 	res, err := sb.Exec(context.Background(), sandbox.Command{Script: `f(){ f | f & }; f; sleep 2`, Timeout: 20 * time.Second})
 	if err != nil {
@@ -309,7 +310,7 @@ func TestForkBomb(t *testing.T) {
 }
 
 func TestMemoryLimitReportsOOM(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{Limits: sandbox.Limits{MemoryBytes: 64 << 20}})
 	// bash keeps the whole substitution in memory: 512 MB against 64 MB.
 	res := run(t, sb, `bash -c 'a=$(head -c 512000000 /dev/zero | tr "\0" x); echo ${#a}'`)
@@ -334,7 +335,7 @@ func processes(t *testing.T, sb sandbox.Sandbox) string {
 }
 
 func TestTimeoutKillsAndSandboxStaysUsable(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{KillGrace: time.Second})
+	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	res, err := sb.Exec(context.Background(), sandbox.Command{Script: "echo started; sleep 1000", Timeout: time.Second})
 	if err != nil {
@@ -352,7 +353,7 @@ func TestTimeoutKillsAndSandboxStaysUsable(t *testing.T) {
 }
 
 func TestTimeoutKillsEscapedProcesses(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{KillGrace: time.Second})
+	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	// setsid leaves the process group timeout kills, and keeps the output
 	// open: the host must kill it.
@@ -370,7 +371,7 @@ func TestTimeoutKillsEscapedProcesses(t *testing.T) {
 }
 
 func TestTimeoutKillsEscapedSilentProcesses(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{KillGrace: time.Second})
+	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	// Escaped and holding no output: the exec ends at the limit, the
 	// process would live on.
@@ -387,7 +388,7 @@ func TestTimeoutKillsEscapedSilentProcesses(t *testing.T) {
 }
 
 func TestBackgroundJobsEndWithCommand(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	// Without the cleanup this would hold the output open for 1000 s.
 	res := run(t, sb, "sleep 1000 & echo done")
@@ -400,7 +401,7 @@ func TestBackgroundJobsEndWithCommand(t *testing.T) {
 }
 
 func TestCancelMidCommand(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	ws := sandboxtest.Workspace(t)
 	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -432,7 +433,7 @@ func TestCancelMidCommand(t *testing.T) {
 }
 
 func TestCancelledBeforeStart(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -443,7 +444,7 @@ func TestCancelledBeforeStart(t *testing.T) {
 }
 
 func TestLargeOutputIsCappedWithBoundedMemory(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	const size = 200_000_000
 	var before, after runtime.MemStats
@@ -479,7 +480,7 @@ func TestLargeOutputIsCappedWithBoundedMemory(t *testing.T) {
 }
 
 func TestConcurrentExecs(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -504,7 +505,7 @@ func TestConcurrentExecs(t *testing.T) {
 }
 
 func TestCloseAfterCancelAndTwice(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	image := sandboxtest.Image(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	sb, err := d.Create(ctx, sandbox.Spec{Image: image, Workspace: sandboxtest.Workspace(t), JobID: "close-test"})
@@ -527,7 +528,7 @@ func TestCloseAfterCancelAndTwice(t *testing.T) {
 }
 
 func TestDeadContainerReported(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	if err := dockerClient(t).ContainerKill(context.Background(), sb.ID(), "KILL"); err != nil {
 		t.Fatal(err)
@@ -535,13 +536,13 @@ func TestDeadContainerReported(t *testing.T) {
 	// The engine may take a moment to record the exit: Exec must say the
 	// container is not running, not hang or report an exit code.
 	_, err := sb.Exec(context.Background(), sandbox.Command{Script: "true"})
-	if !errors.Is(err, sandbox.ErrDead) {
+	if !errors.Is(err, docker.ErrDead) {
 		t.Fatalf("Exec on a killed container = %v, want ErrDead", err)
 	}
 }
 
 func TestReapRemovesLeakedContainers(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	image := sandboxtest.Image(t)
 	cli := dockerClient(t)
 	ctx := context.Background()
@@ -557,10 +558,10 @@ func TestReapRemovesLeakedContainers(t *testing.T) {
 		return c.ID
 	}
 	job := "reap-" + t.Name()
-	expired := mk(map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelJob: job, sandbox.LabelExpires: time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)})
-	broken := mk(map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelJob: job, sandbox.LabelExpires: "soon"})
-	alive := mk(map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelJob: job, sandbox.LabelExpires: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
-	foreign := mk(map[string]string{sandbox.LabelExpires: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+	expired := mk(map[string]string{docker.LabelSandbox: "1", docker.LabelJob: job, docker.LabelExpires: time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)})
+	broken := mk(map[string]string{docker.LabelSandbox: "1", docker.LabelJob: job, docker.LabelExpires: "soon"})
+	alive := mk(map[string]string{docker.LabelSandbox: "1", docker.LabelJob: job, docker.LabelExpires: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	foreign := mk(map[string]string{docker.LabelExpires: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
 
 	n, err := d.Reap(ctx)
 	if err != nil {
@@ -575,14 +576,14 @@ func TestReapRemovesLeakedContainers(t *testing.T) {
 			t.Errorf("container %.12s gone=%v, want %v (%v)", id, gone, wantGone, err)
 		}
 	}
-	left, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelJob+"="+job))})
+	left, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelJob+"="+job))})
 	if err != nil || len(left) != 1 {
 		t.Fatalf("left: %d, %v", len(left), err)
 	}
 }
 
 func TestRunReaperStopsWithContext(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -594,15 +595,15 @@ func TestRunReaperStopsWithContext(t *testing.T) {
 }
 
 func TestSandboxLabels(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{JobID: "job-42", TTL: time.Minute})
 	info, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := info.Config.Labels
-	expires, err := time.Parse(time.RFC3339, l[sandbox.LabelExpires])
-	if l[sandbox.LabelSandbox] != "1" || l[sandbox.LabelJob] != "job-42" || err != nil || time.Until(expires) > time.Minute {
+	expires, err := time.Parse(time.RFC3339, l[docker.LabelExpires])
+	if l[docker.LabelSandbox] != "1" || l[docker.LabelJob] != "job-42" || err != nil || time.Until(expires) > time.Minute {
 		t.Fatalf("labels %v", l)
 	}
 	h := info.HostConfig
@@ -615,7 +616,7 @@ func TestSandboxLabels(t *testing.T) {
 // TestCacheVolume: caches on a named volume outlive the sandbox and are
 // seen by the next sandbox that names it, and by no sandbox naming another.
 func TestCacheVolume(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	volume := fmt.Sprintf("patchwright-test-cachevol-%d", time.Now().UnixNano())
 	cli := dockerClient(t)
 	t.Cleanup(func() { cli.VolumeRemove(context.Background(), volume, true) })
@@ -640,7 +641,7 @@ func TestCacheVolume(t *testing.T) {
 // TestPruneCaches: old cache volumes go unless a container uses them;
 // volumes that are not Patchwright's caches are never touched.
 func TestPruneCaches(t *testing.T) {
-	d := sandboxtest.NewDocker(t, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(t, docker.Options{})
 	cli := dockerClient(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("patchwright-test-prune-%d", time.Now().UnixNano())

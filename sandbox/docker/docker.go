@@ -1,6 +1,7 @@
-package sandbox
+package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // Labels put on every sandbox container.
@@ -26,17 +29,17 @@ const (
 	// LabelSandbox marks a container as a Patchwright sandbox; the reaper
 	// only ever touches containers carrying it.
 	LabelSandbox = "org.patchwright.sandbox"
-	// LabelJob holds Spec.JobID.
+	// LabelJob holds sandbox.Spec.JobID.
 	LabelJob = "org.patchwright.job"
 	// LabelExpires holds the time (RFC 3339, UTC) after which the reaper
 	// may remove the container.
 	LabelExpires = "org.patchwright.expires"
-	// LabelCache marks a cache volume (Spec.CacheVolume) that Create made;
+	// LabelCache marks a cache volume (sandbox.Spec.CacheVolume) that Create made;
 	// PruneCaches only ever touches volumes carrying it.
 	LabelCache = "org.patchwright.cache"
 )
 
-// Defaults of DockerOptions.
+// Defaults of Options.
 const (
 	DefaultUser         = "1000:1000"
 	DefaultInitUser     = "65534:65534"
@@ -50,9 +53,9 @@ const (
 // was cancelled: removing a container, killing a command.
 const closeTimeout = 30 * time.Second
 
-// DockerOptions configure a Docker runner. Zero fields take the defaults
+// Options configure a Docker runner. Zero fields take the defaults
 // named on each.
-type DockerOptions struct {
+type Options struct {
 	// User runs every command, as numeric "uid:gid" (it also owns the
 	// tmpfs mounts). Default DefaultUser. The workspace must be writable by
 	// it.
@@ -64,9 +67,9 @@ type DockerOptions struct {
 	// Home is HOME inside the sandbox, a writable tmpfs that holds the
 	// caches (Go, npm, pip, XDG). Default DefaultHome.
 	Home string
-	// Policy is checked before every command. Nil means DefaultPolicy();
-	// use &Policy{} to allow everything.
-	Policy *Policy
+	// sandbox.Policy is checked before every command. Nil means sandbox.DefaultPolicy();
+	// use &sandbox.Policy{} to allow everything.
+	Policy *sandbox.Policy
 	// KillGrace is how long past a command's timeout the host waits for
 	// the in-container `timeout` to end it before killing the command's
 	// processes itself. Default DefaultKillGrace.
@@ -87,19 +90,19 @@ type Docker struct {
 	uid, gid int
 	initUser string
 	home     string
-	policy   *Policy
+	policy   *sandbox.Policy
 	grace    time.Duration
 	cacheAge time.Duration
 }
 
-// NewDocker connects to the engine named by the environment (DOCKER_HOST
+// New connects to the engine named by the environment (DOCKER_HOST
 // and friends, default the local socket), negotiating the API version, and
 // checks that it answers.
-func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
+func New(ctx context.Context, opts Options) (*Docker, error) {
 	d := &Docker{
-		user:     cmp(opts.User, DefaultUser),
-		initUser: cmp(opts.InitUser, DefaultInitUser),
-		home:     cmp(opts.Home, DefaultHome),
+		user:     cmp.Or(opts.User, DefaultUser),
+		initUser: cmp.Or(opts.InitUser, DefaultInitUser),
+		home:     cmp.Or(opts.Home, DefaultHome),
 		policy:   opts.Policy,
 		grace:    opts.KillGrace,
 		cacheAge: opts.CacheMaxAge,
@@ -108,7 +111,7 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 		d.cacheAge = DefaultCacheMaxAge
 	}
 	if d.policy == nil {
-		d.policy = DefaultPolicy()
+		d.policy = sandbox.DefaultPolicy()
 	}
 	if d.grace <= 0 {
 		d.grace = DefaultKillGrace
@@ -120,8 +123,8 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 	if _, _, err = parseUser(d.initUser); err != nil {
 		return nil, fmt.Errorf("sandbox init user: %w", err)
 	}
-	if !filepath.IsAbs(d.home) || d.home == "/" || d.home == WorkspaceDir {
-		return nil, fmt.Errorf("sandbox home %q: must be an absolute path other than / and %s", d.home, WorkspaceDir)
+	if !filepath.IsAbs(d.home) || d.home == "/" || d.home == sandbox.WorkspaceDir {
+		return nil, fmt.Errorf("sandbox home %q: must be an absolute path other than / and %s", d.home, sandbox.WorkspaceDir)
 	}
 	d.cli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -137,12 +140,6 @@ func NewDocker(ctx context.Context, opts DockerOptions) (*Docker, error) {
 // Close releases the client's connections. Sandboxes must be closed first.
 func (d *Docker) Close() error { return d.cli.Close() }
 
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 func parseUser(s string) (uid, gid int, err error) {
 	u, g, ok := strings.Cut(s, ":")
@@ -162,22 +159,22 @@ func parseUser(s string) (uid, gid int, err error) {
 }
 
 // Create starts a container for spec and returns once commands can run in
-// it. See Spec for the defaults.
-func (d *Docker) Create(ctx context.Context, spec Spec) (Sandbox, error) {
+// it. See sandbox.Spec for the defaults.
+func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
 	lim, err := d.check(ctx, &spec)
 	if err != nil {
 		return nil, err
 	}
 	ttl := spec.TTL
 	if ttl <= 0 {
-		ttl = DefaultTTL
+		ttl = sandbox.DefaultTTL
 	}
 	config := &container.Config{
 		Image:      spec.Image,
 		User:       d.initUser,
 		Env:        d.env(spec.Env),
 		Cmd:        []string{"sleep", "infinity"},
-		WorkingDir: WorkspaceDir,
+		WorkingDir: sandbox.WorkspaceDir,
 		Labels: map[string]string{
 			LabelSandbox: "1",
 			LabelJob:     spec.JobID,
@@ -209,32 +206,32 @@ func (d *Docker) Create(ctx context.Context, spec Spec) (Sandbox, error) {
 var volumeNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
 
 // check validates spec, fills its defaults and returns the limits to apply.
-func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
+func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits, error) {
 	switch {
 	case spec.Image == "":
-		return Limits{}, errors.New("sandbox spec: Image is required")
+		return sandbox.Limits{}, errors.New("sandbox spec: Image is required")
 	case spec.JobID == "":
-		return Limits{}, errors.New("sandbox spec: JobID is required")
+		return sandbox.Limits{}, errors.New("sandbox spec: JobID is required")
 	case !filepath.IsAbs(spec.Workspace):
-		return Limits{}, fmt.Errorf("sandbox spec: Workspace %q must be an absolute path", spec.Workspace)
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: Workspace %q must be an absolute path", spec.Workspace)
 	}
 	if info, err := os.Stat(spec.Workspace); err != nil {
-		return Limits{}, fmt.Errorf("sandbox spec: workspace: %w", err)
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: workspace: %w", err)
 	} else if !info.IsDir() {
-		return Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
 	}
 	if spec.CacheVolume != "" && !volumeNameRE.MatchString(spec.CacheVolume) {
-		return Limits{}, fmt.Errorf("sandbox spec: CacheVolume %q is not a volume name", spec.CacheVolume)
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: CacheVolume %q is not a volume name", spec.CacheVolume)
 	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return Limits{}, fmt.Errorf("sandbox spec: Env entry %q is not KEY=VALUE", kv)
+			return sandbox.Limits{}, fmt.Errorf("sandbox spec: Env entry %q is not KEY=VALUE", kv)
 		}
 	}
 	lim := spec.Limits
-	def := DefaultLimits
+	def := sandbox.DefaultLimits
 	if lim.MemoryBytes < 0 || lim.CPUs < 0 || lim.PIDs < 0 || lim.OpenFiles < 0 || lim.TmpfsBytes < 0 {
-		return Limits{}, fmt.Errorf("sandbox spec: negative limit in %+v", lim)
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: negative limit in %+v", lim)
 	}
 	if lim.MemoryBytes == 0 {
 		lim.MemoryBytes = def.MemoryBytes
@@ -254,7 +251,7 @@ func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
 	if spec.Runtime != "" {
 		info, err := d.cli.Info(ctx)
 		if err != nil {
-			return Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
+			return sandbox.Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
 		}
 		if _, ok := info.Runtimes[spec.Runtime]; !ok {
 			have := make([]string, 0, len(info.Runtimes))
@@ -262,7 +259,7 @@ func (d *Docker) check(ctx context.Context, spec *Spec) (Limits, error) {
 				have = append(have, name)
 			}
 			slices.Sort(have)
-			return Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
+			return sandbox.Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
 		}
 	}
 	return lim, nil
@@ -292,7 +289,7 @@ func (d *Docker) env(specEnv []string) []string {
 	return append(env, ours...)
 }
 
-func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
+func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.HostConfig {
 	// Docker mounts tmpfs noexec by default; builds run test binaries from
 	// /tmp and tools from HOME, so both allow exec (but never setuid or
 	// devices). They belong to the command user, not root.
@@ -308,7 +305,7 @@ func (d *Docker) hostConfig(spec Spec, lim Limits) *container.HostConfig {
 		Mounts: []mount.Mount{{
 			Type:   mount.TypeBind,
 			Source: spec.Workspace,
-			Target: WorkspaceDir,
+			Target: sandbox.WorkspaceDir,
 		}},
 		NetworkMode:    network,
 		CapDrop:        []string{"ALL"},
@@ -403,7 +400,7 @@ func (d *Docker) PruneCaches(ctx context.Context, maxAge time.Duration) (int, er
 	return removed, errors.Join(errs...)
 }
 
-// RunReaper calls Reap and PruneCaches (with DockerOptions.CacheMaxAge) now
+// RunReaper calls Reap and PruneCaches (with Options.CacheMaxAge) now
 // and then every interval (DefaultReapInterval when zero) until ctx ends,
 // logging what it removed and what failed to log (slog.Default() when nil).
 func (d *Docker) RunReaper(ctx context.Context, every time.Duration, log *slog.Logger) {

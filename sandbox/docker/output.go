@@ -1,9 +1,11 @@
-package sandbox
+package docker
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // capture keeps the first and the last bytes of a stream, its length and
@@ -55,8 +57,8 @@ func (c *capture) Write(p []byte) (int, error) {
 }
 
 // output returns what was kept, with copies the caller owns.
-func (c *capture) output() Output {
-	o := Output{
+func (c *capture) output() sandbox.Output {
+	o := sandbox.Output{
 		Head:   append([]byte(nil), c.head...),
 		Total:  c.total,
 		SHA256: hex.EncodeToString(c.sum.Sum(nil)),

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // ErrDead is returned by Exec once the sandbox's container has stopped:
@@ -95,7 +97,7 @@ func (c *dockerSandbox) usable() error {
 	defer c.mu.Unlock()
 	switch {
 	case c.closed:
-		return ErrClosed
+		return sandbox.ErrClosed
 	case c.dead:
 		return fmt.Errorf("sandbox %.12s: %w", c.id, ErrDead)
 	}
@@ -126,7 +128,7 @@ func (c *dockerSandbox) DisableNetwork(ctx context.Context) error {
 	return nil
 }
 
-// Exec runs cmd. See Sandbox.Exec.
+// Exec runs cmd. See sandbox.Sandbox.Exec.
 //
 // The time limit is enforced inside the container by `timeout -s KILL`,
 // which kills the command's whole process group (see wrapScript);
@@ -135,18 +137,18 @@ func (c *dockerSandbox) DisableNetwork(ctx context.Context) error {
 // after the limit, by the token in their environment; a cancelled ctx does
 // the same at once. Only when that cannot run either (no process can be started in
 // the container) is the container killed, and the sandbox is then dead.
-func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
+func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
 	if err := c.d.policy.Check(cmd.Script); err != nil {
-		return Result{}, err
+		return sandbox.Result{}, err
 	}
 	if err := c.usable(); err != nil {
-		return Result{}, err
+		return sandbox.Result{}, err
 	}
 	if cmd.Timeout <= 0 {
-		cmd.Timeout = DefaultTimeout
+		cmd.Timeout = sandbox.DefaultTimeout
 	}
 	if cmd.OutputLimit <= 0 {
-		cmd.OutputLimit = DefaultOutputLimit
+		cmd.OutputLimit = sandbox.DefaultOutputLimit
 	}
 	token := newToken()
 	c.mu.Lock()
@@ -156,7 +158,7 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
 	start := time.Now()
 	execID, stream, err := c.start(ctx, cmd, token)
 	if err != nil {
-		return Result{}, err
+		return sandbox.Result{}, err
 	}
 	stdout, stderr := newCapture(cmd.OutputLimit), newCapture(cmd.OutputLimit)
 	copied := make(chan error, 1)
@@ -167,28 +169,28 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
 	hostLimit := time.NewTimer(cmd.Timeout + c.d.grace)
 	defer hostLimit.Stop()
 
-	var res Result
+	var res sandbox.Result
 	select {
 	case err = <-copied:
 		stream.Close()
 		if err != nil {
-			return Result{}, fmt.Errorf("read output of command in sandbox %.12s: %w", c.id, err)
+			return sandbox.Result{}, fmt.Errorf("read output of command in sandbox %.12s: %w", c.id, err)
 		}
 	case <-ctx.Done():
 		stream.Close()
 		<-copied
-		res = Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: -1}
+		res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: -1}
 		return res, errors.Join(fmt.Errorf("command in sandbox %.12s: %w", c.id, ctx.Err()), c.kill(token))
 	case <-hostLimit.C:
 		// The in-container timeout did not end the output: processes
 		// outside its process group hold it open.
 		stream.Close()
 		<-copied
-		res = Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: 137, TimedOut: true}
+		res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: 137, TimedOut: true}
 		return res, c.kill(token)
 	}
 
-	res = Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output()}
+	res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output()}
 	if res.ExitCode, err = c.exitCode(ctx, execID); err != nil {
 		return res, err
 	}
@@ -207,11 +209,11 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd Command) (Result, error) {
 }
 
 // start creates and attaches to the exec of cmd.
-func (c *dockerSandbox) start(ctx context.Context, cmd Command, token string) (string, types.HijackedResponse, error) {
+func (c *dockerSandbox) start(ctx context.Context, cmd sandbox.Command, token string) (string, types.HijackedResponse, error) {
 	seconds := strconv.FormatFloat(cmd.Timeout.Seconds(), 'f', 3, 64)
 	created, err := c.d.cli.ContainerExecCreate(ctx, c.id, container.ExecOptions{
 		User:         c.d.user,
-		WorkingDir:   WorkspaceDir,
+		WorkingDir:   sandbox.WorkspaceDir,
 		Env:          []string{execTokenVar + "=" + token},
 		Cmd:          []string{"/bin/sh", "-c", wrapScript, "sh", seconds, cmd.Script},
 		AttachStdout: true,

@@ -1,4 +1,4 @@
-package sandbox_test
+package docker_test
 
 import (
 	"context"
@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 // The benchmarks come in pairs, ours and the docker CLI's baseline, to be
 // run together:
 //
-//	go test -run '^$' -bench . -benchtime=20x -count=5 ./sandbox/
+//	go test -run '^$' -bench . -benchtime=20x -count=5 ./sandbox/docker/
 
 // BenchmarkExecTrue is the round trip of `true` through Exec.
 func BenchmarkExecTrue(b *testing.B) {
-	d := sandboxtest.NewDocker(b, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(b, docker.Options{})
 	sb := sandboxtest.New(b, d, sandbox.Spec{})
 	ctx := context.Background()
 	for b.Loop() {
@@ -30,7 +31,7 @@ func BenchmarkExecTrue(b *testing.B) {
 
 // BenchmarkExecTrueDockerCLI is the baseline: `docker exec CONTAINER true`.
 func BenchmarkExecTrueDockerCLI(b *testing.B) {
-	d := sandboxtest.NewDocker(b, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(b, docker.Options{})
 	sb := sandboxtest.New(b, d, sandbox.Spec{})
 	for b.Loop() {
 		if out, err := exec.Command("docker", "exec", sb.ID(), "true").CombinedOutput(); err != nil {
@@ -42,7 +43,7 @@ func BenchmarkExecTrueDockerCLI(b *testing.B) {
 // BenchmarkCreateReady is Create until commands can run; Close is not
 // timed.
 func BenchmarkCreateReady(b *testing.B) {
-	d := sandboxtest.NewDocker(b, sandbox.DockerOptions{})
+	d := sandboxtest.NewDocker(b, docker.Options{})
 	image := sandboxtest.Image(b)
 	ws := sandboxtest.Workspace(b)
 	ctx := context.Background()
