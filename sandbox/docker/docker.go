@@ -140,7 +140,6 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 // Close releases the client's connections. Sandboxes must be closed first.
 func (d *Docker) Close() error { return d.cli.Close() }
 
-
 func parseUser(s string) (uid, gid int, err error) {
 	u, g, ok := strings.Cut(s, ":")
 	if ok {
