@@ -28,7 +28,12 @@ const (
 	DefaultMaxSteps       = 40
 	DefaultMaxMinutes     = 30
 	DefaultMaxInputTokens = 2_000_000
-	DefaultDraft          = DraftAuto
+	// DefaultMaxChangedFiles and DefaultMaxChangedLines bound a change
+	// before it earns a scope finding: past them a reviewer is asked to
+	// look at its size; the change is not refused.
+	DefaultMaxChangedFiles = 30
+	DefaultMaxChangedLines = 1500
+	DefaultDraft           = DraftAuto
 )
 
 // Draft says when the pull request is opened as a draft.
@@ -70,6 +75,11 @@ type Limits struct {
 	MaxSteps       int   `yaml:"max_steps"`        // default DefaultMaxSteps
 	MaxMinutes     int   `yaml:"max_minutes"`      // default DefaultMaxMinutes
 	MaxInputTokens int64 `yaml:"max_input_tokens"` // default DefaultMaxInputTokens
+	// MaxChangedFiles and MaxChangedLines (added plus deleted) are scope
+	// findings, not refusals; defaults DefaultMaxChangedFiles and
+	// DefaultMaxChangedLines.
+	MaxChangedFiles int `yaml:"max_changed_files"`
+	MaxChangedLines int `yaml:"max_changed_lines"`
 }
 
 // Network reports whether setup runs with a network.
@@ -100,6 +110,12 @@ func (c *Config) fill() {
 	}
 	if c.Limits.MaxInputTokens == 0 {
 		c.Limits.MaxInputTokens = DefaultMaxInputTokens
+	}
+	if c.Limits.MaxChangedFiles == 0 {
+		c.Limits.MaxChangedFiles = DefaultMaxChangedFiles
+	}
+	if c.Limits.MaxChangedLines == 0 {
+		c.Limits.MaxChangedLines = DefaultMaxChangedLines
 	}
 	if c.Draft == "" {
 		c.Draft = DefaultDraft
@@ -159,7 +175,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens"
+const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
 
 func (c Config) validate() error {
 	var errs []string
@@ -188,7 +204,8 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
 		}
 	}
-	if c.Limits.MaxSteps < 0 || c.Limits.MaxMinutes < 0 || c.Limits.MaxInputTokens < 0 {
+	l := c.Limits
+	if l.MaxSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 {
 		errs = append(errs, "limits: values must be positive")
 	}
 	switch c.Draft {

@@ -22,7 +22,8 @@ verify:
   - name: test
     run: go test ./...
 protected_paths: [".github/workflows/**"]
-limits: {max_steps: 40, max_minutes: 30, max_input_tokens: 2000000}
+limits: {max_steps: 40, max_minutes: 30, max_input_tokens: 2000000,
+         max_changed_files: 30, max_changed_lines: 1500}
 draft: auto
 `
 
@@ -36,7 +37,7 @@ func TestParseDesignExample(t *testing.T) {
 		Image: "golang:1.23", Setup: []string{"go mod download"}, SetupNetwork: &yes,
 		Verify:         []Check{{"build", "go build ./..."}, {"vet", "go vet ./..."}, {"test", "go test ./..."}},
 		ProtectedPaths: []string{".github/workflows/**"},
-		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000},
+		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000, MaxChangedFiles: 30, MaxChangedLines: 1500},
 		Draft:          DraftAuto,
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -51,7 +52,8 @@ func TestParseDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !c.Network() || c.Draft != DefaultDraft || c.Limits.MaxMinutes != DefaultMaxMinutes || c.Limits.MaxInputTokens != DefaultMaxInputTokens {
+			if !c.Network() || c.Draft != DefaultDraft || c.Limits.MaxMinutes != DefaultMaxMinutes || c.Limits.MaxInputTokens != DefaultMaxInputTokens ||
+				c.Limits.MaxChangedFiles != DefaultMaxChangedFiles || c.Limits.MaxChangedLines != DefaultMaxChangedLines {
 				t.Errorf("defaults not filled: %+v", c)
 			}
 			if name != "partial" && c.Limits.MaxSteps != DefaultMaxSteps {
@@ -67,22 +69,26 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := map[string]struct{ src, want string }{
-		"unknown top-level key": {"image: x\ncolour: blue\n", `line 2: unknown key "colour"`},
-		"unknown key in verify": {"verify:\n  - name: t\n    run: x\n    timeout: 5\n", `line 4: unknown key "timeout"`},
-		"unknown key in limits": {"limits:\n  max_stepz: 3\n", `line 2: unknown key "max_stepz"`},
-		"wrong type":            {"limits: {max_steps: many}\n", "line 1: cannot unmarshal"},
-		"setup not a list":      {"setup: go mod download\n", "line 1: cannot unmarshal"},
-		"bad draft":             {"draft: sometimes\n", `draft: "sometimes" is not one of auto, always, never`},
-		"empty check name":      {"verify:\n  - run: make\n", "verify[0]: name is empty"},
-		"empty check command":   {"verify:\n  - name: test\n", "verify[0] (test): run is empty"},
-		"duplicate check":       {"verify:\n  - {name: t, run: a}\n  - {name: t, run: b}\n", `verify[1]: the name "t" is used twice`},
-		"negative limit":        {"limits: {max_minutes: -1}\n", "limits: values must be positive"},
-		"two documents":         {"image: a\n---\nimage: b\n", "more than one YAML document"},
-		"not a mapping":         {"- a\n- b\n", "cannot unmarshal"},
-		"malformed":             {"image: [unclosed\n", Path},
-		"empty setup command":   {"setup: ['']\n", "setup[0]: empty command"},
-		"empty protected path":  {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
-		"bad protected glob":    {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
+		"unknown top-level key":   {"image: x\ncolour: blue\n", `line 2: unknown key "colour"`},
+		"unknown key in verify":   {"verify:\n  - name: t\n    run: x\n    timeout: 5\n", `line 4: unknown key "timeout"`},
+		"unknown key in limits":   {"limits:\n  max_stepz: 3\n", `line 2: unknown key "max_stepz"`},
+		"wrong type":              {"limits: {max_steps: many}\n", "line 1: cannot unmarshal"},
+		"setup not a list":        {"setup: go mod download\n", "line 1: cannot unmarshal"},
+		"bad draft":               {"draft: sometimes\n", `draft: "sometimes" is not one of auto, always, never`},
+		"empty check name":        {"verify:\n  - run: make\n", "verify[0]: name is empty"},
+		"empty check command":     {"verify:\n  - name: test\n", "verify[0] (test): run is empty"},
+		"duplicate check":         {"verify:\n  - {name: t, run: a}\n  - {name: t, run: b}\n", `verify[1]: the name "t" is used twice`},
+		"negative limit":          {"limits: {max_minutes: -1}\n", "limits: values must be positive"},
+		"negative file limit":     {"limits: {max_changed_files: -1}\n", "limits: values must be positive"},
+		"negative line limit":     {"limits: {max_changed_lines: -5}\n", "limits: values must be positive"},
+		"unknown scope key":       {"limits: {max_changed_file: 3}\n", `line 1: unknown key "max_changed_file"`},
+		"line limit not a number": {"limits: {max_changed_lines: lots}\n", "line 1: cannot unmarshal"},
+		"two documents":           {"image: a\n---\nimage: b\n", "more than one YAML document"},
+		"not a mapping":           {"- a\n- b\n", "cannot unmarshal"},
+		"malformed":               {"image: [unclosed\n", Path},
+		"empty setup command":     {"setup: ['']\n", "setup[0]: empty command"},
+		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
+		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -122,5 +128,15 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(ws); err == nil || !strings.Contains(err.Error(), `unknown key "bogus"`) {
 		t.Fatalf("Load of a bad file: %v", err)
+	}
+}
+
+func TestParseScopeLimits(t *testing.T) {
+	c, err := Parse([]byte("limits: {max_changed_files: 5, max_changed_lines: 200}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.MaxChangedFiles != 5 || c.Limits.MaxChangedLines != 200 || c.Limits.MaxSteps != DefaultMaxSteps {
+		t.Errorf("limits = %+v", c.Limits)
 	}
 }
