@@ -618,8 +618,7 @@ func (r *runner) finish(s stop) (Result, error) {
 	r.log.Info("agent stopped", LogStop, s.reason, LogStep, r.steps, "detail", s.detail)
 	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
 		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: changed,
-		Usage: ledger.Usage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens,
-			CachedInputTokens: r.usage.CachedInputTokens, CacheWriteTokens: r.usage.CacheWriteTokens},
+		Usage: r.usage,
 	})
 	if err != nil && s.err == nil {
 		res.Stop, res.Detail = Infrastructure, "could not write the ledger: "+err.Error()

@@ -33,11 +33,7 @@ type FileStat struct {
 }
 
 // Usage is the model's token count for the run.
-type Usage struct {
-	InputTokens       int64
-	OutputTokens      int64
-	CachedInputTokens int64
-}
+type Usage = ledger.Usage
 
 // Attempt is one earlier or current attempt on the same issue, for the
 // body's attempt history.
@@ -110,7 +106,7 @@ func FromLedger(log ledger.Log) (Input, error) {
 		case *ledger.RunStop:
 			in.Summary = e.Summary
 			in.Steps = e.Steps
-			in.Usage = Usage{e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.CachedInputTokens}
+			in.Usage = e.Usage
 			if e.Reason != "finished" {
 				in.StopDetail = e.Detail
 			}

@@ -2,12 +2,10 @@ package ledger
 
 import (
 	"time"
-
-	"github.com/patchwright/patchwright/agent/tools"
 )
 
 // Event types written by the agent loop. Durations are integer nanoseconds,
-// like tools.CommandRecord's.
+// like CommandRecord's.
 const (
 	TypeRunStart   = "run_start"
 	TypeModelTurn  = "model_turn"
@@ -87,7 +85,7 @@ type ToolCall struct {
 	Result string `json:"result"`
 	// ResultBytes is the length of the tool's full text before cutting.
 	ResultBytes int           `json:"result_bytes"`
-	ErrorCode   tools.Code    `json:"error_code,omitempty"`
+	ErrorCode   ErrorCode     `json:"error_code,omitempty"`
 	Duration    time.Duration `json:"duration_ns"`
 	Changed     []string      `json:"changed,omitempty"`
 	// Panic holds the recovered panic value of a tool that crashed.
@@ -105,7 +103,7 @@ type Command struct {
 	Step   int    `json:"step"`
 	CallID string `json:"call_id"`
 	Tool   string `json:"tool"`
-	tools.CommandRecord
+	CommandRecord
 }
 
 // EventType implements Payload.
@@ -125,12 +123,23 @@ type Compaction struct {
 // EventType implements Payload.
 func (*Compaction) EventType() string { return TypeCompaction }
 
-// Usage is the run's token total.
+// Usage is a token count: one model turn's, or a run's total. It is the
+// one token-count type; provider.Usage is an alias of it.
 type Usage struct {
 	InputTokens       int64 `json:"input_tokens"`
 	OutputTokens      int64 `json:"output_tokens"`
 	CachedInputTokens int64 `json:"cached_input_tokens"`
 	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Add sums two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + o.InputTokens,
+		OutputTokens:      u.OutputTokens + o.OutputTokens,
+		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + o.CacheWriteTokens,
+	}
 }
 
 // RunStop closes a run.
@@ -147,3 +156,25 @@ type RunStop struct {
 
 // EventType implements Payload.
 func (*RunStop) EventType() string { return TypeRunStop }
+
+// ErrorCode is the machine-readable reason a tool call failed (DESIGN
+// §4.4); tools.Code is an alias of it and defines the values.
+type ErrorCode string
+
+// CommandRecord is one command that ran in the sandbox.
+type CommandRecord struct {
+	Command   string        `json:"command"`
+	ExitCode  int           `json:"exit_code"`
+	Duration  time.Duration `json:"duration_ns"`
+	TimedOut  bool          `json:"timed_out,omitempty"`
+	OOMKilled bool          `json:"oom_killed,omitempty"`
+	// Output is the kept head and tail of stdout and stderr, with a marker
+	// where bytes were dropped.
+	Output string `json:"output"`
+	// OutputBytes is how many bytes the command wrote in all.
+	OutputBytes int64 `json:"output_bytes"`
+	// StdoutSHA256 and StderrSHA256 hash every byte of each stream, kept
+	// or not, so a quoted output can be matched to what really ran.
+	StdoutSHA256 string `json:"stdout_sha256"`
+	StderrSHA256 string `json:"stderr_sha256"`
+}

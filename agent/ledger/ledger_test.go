@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/patchwright/patchwright/agent/tools"
 )
 
 func fixedClock() func() time.Time {
@@ -28,7 +26,7 @@ func sampleEvents() []Payload {
 		&ModelTurn{Step: 1, Model: "openai:gpt-test", InputTokens: 100, OutputTokens: 7, StopReason: "tool_use",
 			ToolCalls: []RequestedCall{{ID: "c1", Name: "run", Arguments: `{"command":"go test ./..."}`}}},
 		&ToolCall{Step: 1, CallID: "c1", Tool: "run", Arguments: `{"command":"go test ./..."}`, Result: "exit 0", ResultBytes: 6},
-		&Command{Step: 1, CallID: "c1", Tool: "run", CommandRecord: tools.CommandRecord{
+		&Command{Step: 1, CallID: "c1", Tool: "run", CommandRecord: CommandRecord{
 			Command: "go test ./...", ExitCode: 0, Duration: 2 * time.Second, Output: "ok", OutputBytes: 2,
 			StdoutSHA256: "ab", StderrSHA256: "cd"}},
 		&RunStop{Reason: "finished", Detail: "the model called finish", Steps: 1, Summary: "fixed"},
@@ -89,7 +87,7 @@ func TestWriteAndReadBack(t *testing.T) {
 func TestLineIsFlatObject(t *testing.T) {
 	var buf bytes.Buffer
 	lw := New(&buf, Options{Now: fixedClock()})
-	if _, err := lw.Append(&ToolCall{Step: 2, CallID: "x", Tool: "edit", ErrorCode: tools.NoMatch}); err != nil {
+	if _, err := lw.Append(&ToolCall{Step: 2, CallID: "x", Tool: "edit", ErrorCode: "no_match"}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"seq":1,"time":"2026-01-02T03:04:06Z","type":"tool_call","step":2,"call_id":"x","tool":"edit","arguments":"","result":"","result_bytes":0,"error_code":"no_match","duration_ns":0}` + "\n"

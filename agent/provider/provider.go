@@ -5,6 +5,8 @@ package provider
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 // Provider sends one conversation turn to a model.
@@ -75,20 +77,6 @@ type Response struct {
 	Usage      Usage
 }
 
-// Usage counts tokens of one call. InputTokens includes cached ones.
-type Usage struct {
-	InputTokens       int64 `json:"input_tokens"`
-	OutputTokens      int64 `json:"output_tokens"`
-	CachedInputTokens int64 `json:"cached_input_tokens"`
-	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`
-}
-
-// Add sums two usages.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{
-		InputTokens:       u.InputTokens + o.InputTokens,
-		OutputTokens:      u.OutputTokens + o.OutputTokens,
-		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
-		CacheWriteTokens:  u.CacheWriteTokens + o.CacheWriteTokens,
-	}
-}
+// Usage counts tokens of one call. InputTokens includes cached ones. It is
+// the ledger's type, so a count is never copied field by field.
+type Usage = ledger.Usage

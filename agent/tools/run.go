@@ -38,7 +38,7 @@ func (s *Set) run(ctx context.Context, p RunParams) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("run %q: %w", p.Command, err)
 	}
-	rec := commandRecord(p.Command, res)
+	rec := CommandRecordOf(p.Command, res)
 	out := Result{Commands: []CommandRecord{rec}}
 	if res.TimedOut {
 		out.Code = Timeout
@@ -59,10 +59,11 @@ func (s *Set) run(ctx context.Context, p RunParams) (Result, error) {
 	return out, nil
 }
 
-// commandRecord turns a sandbox result into the ledger's record. Output is
-// what the model sees: each stream's head and tail with a marker where
-// bytes were dropped.
-func commandRecord(command string, res sandbox.Result) CommandRecord {
+// CommandRecordOf turns a sandbox result into the ledger's record: the one
+// conversion, used by run, verify and setup. Output is what the model
+// sees: each stream's head and tail with a marker where bytes were
+// dropped; the digests cover every byte.
+func CommandRecordOf(command string, res sandbox.Result) CommandRecord {
 	return CommandRecord{
 		Command:      command,
 		ExitCode:     res.ExitCode,

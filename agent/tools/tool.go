@@ -5,7 +5,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"time"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 // Tool is one tool the model may call.
@@ -24,7 +25,7 @@ type Tool interface {
 }
 
 // Code is the machine-readable reason a tool call failed (DESIGN §4.4).
-type Code string
+type Code = ledger.ErrorCode
 
 // Error codes of the contract. The text of a failed Result starts with
 // "error: CODE".
@@ -55,23 +56,9 @@ type Result struct {
 	Changed []string
 }
 
-// CommandRecord is one command that ran in the sandbox.
-type CommandRecord struct {
-	Command   string        `json:"command"`
-	ExitCode  int           `json:"exit_code"`
-	Duration  time.Duration `json:"duration_ns"`
-	TimedOut  bool          `json:"timed_out,omitempty"`
-	OOMKilled bool          `json:"oom_killed,omitempty"`
-	// Output is the kept head and tail of stdout and stderr, with a marker
-	// where bytes were dropped.
-	Output string `json:"output"`
-	// OutputBytes is how many bytes the command wrote in all.
-	OutputBytes int64 `json:"output_bytes"`
-	// StdoutSHA256 and StderrSHA256 hash every byte of each stream, kept
-	// or not, so a quoted output can be matched to what really ran.
-	StdoutSHA256 string `json:"stdout_sha256"`
-	StderrSHA256 string `json:"stderr_sha256"`
-}
+// CommandRecord is one command that ran in the sandbox, as the ledger
+// records it.
+type CommandRecord = ledger.CommandRecord
 
 // FinishRecord is the model's closing statement. It is the model's claim,
 // never evidence.
