@@ -35,6 +35,13 @@ type Check struct {
 	// as not run. Detected build steps are gates; configured checks are
 	// gates when named "build" or "compile".
 	Gate bool
+	// Kind is the test runner whose output the check prints, so its
+	// summary can be parsed; "" leaves it to the command (see KindOf).
+	Kind TestKind
+	// Dir is the project directory the check runs in, relative to the
+	// repository root in slash form: "." for the root. "" for configured
+	// checks, which cover the whole repository.
+	Dir string
 }
 
 // CheckResult is what one check did in one phase. Its JSON form carries
@@ -71,6 +78,22 @@ type CheckResult struct {
 	// Tests is what could be parsed from `go test` output; nil for other
 	// commands.
 	Tests *GoTestSummary `json:"tests,omitempty"`
+	// CouldNotRun is set when the command started but could not do its
+	// work because a program it needs is missing from the image (exit
+	// 126/127, "command not found", a missing toolchain or test runner).
+	// Ran is then false and NotRunReason says what was missing, for
+	// example "`python` not found in the image". It is never re-run.
+	CouldNotRun bool `json:"could_not_run,omitempty"`
+	// Summary is the test runner's own summary (counts and failing test
+	// names), parsed by the runner's parser only (see KindOf); nil when
+	// the check is no test run we know or its output had no summary.
+	Summary *TestSummary `json:"summary,omitempty"`
+	// ZeroTests is set when a test check executed no test although it did
+	// not fail (exit 0, or the runner's own "no tests" exit such as
+	// pytest's 5): its pass says nothing. ZeroTestsDetail says, in one
+	// line, what the runner reported.
+	ZeroTests       bool   `json:"zero_tests,omitempty"`
+	ZeroTestsDetail string `json:"zero_tests_detail,omitempty"`
 }
 
 // MarshalJSON adds duration_ms, the unit of DESIGN §4.5.
@@ -99,6 +122,19 @@ func (c *CheckResult) UnmarshalJSON(data []byte) error {
 
 // Failed reports whether the check ran and did not pass, flaky or not.
 func (c CheckResult) Failed() bool { return c.Ran && !c.Passed }
+
+// NotRunText is the one line a report shows for a check that did not
+// run: "could not run: `python` not found in the image" or "not run:
+// build failed"; "" when the check ran.
+func (c CheckResult) NotRunText() string {
+	switch {
+	case c.Ran:
+		return ""
+	case c.CouldNotRun:
+		return "could not run: " + c.NotRunReason
+	}
+	return "not run: " + c.NotRunReason
+}
 
 // RunsText describes the re-runs, for example "1 of 3 runs failed"; empty
 // when the check ran once.

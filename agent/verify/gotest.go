@@ -18,6 +18,10 @@ type GoTestSummary struct {
 	PackagesBuildFailed []string `json:"packages_build_failed,omitempty"`
 	// NoTestFiles lists packages go test reported as "[no test files]".
 	NoTestFiles []string `json:"no_test_files,omitempty"`
+	// NoTestsToRun lists "ok" packages go test reported as "[no tests to
+	// run]" (a -run pattern matched none of their tests); they are in
+	// PackagesOK too.
+	NoTestsToRun []string `json:"no_tests_to_run,omitempty"`
 	// FailedTests maps a package to its failing top-level tests, in order.
 	FailedTests map[string][]string `json:"failed_tests,omitempty"`
 	// PassedTests maps a package to its passing top-level tests; only -v
@@ -29,8 +33,9 @@ var (
 	// "--- FAIL: TestX (0.01s)", indented for subtests.
 	testLineRE = regexp.MustCompile(`^\s*--- (FAIL|PASS|SKIP): (\S+)`)
 	// "ok  \tpkg\t0.01s", "FAIL\tpkg\t0.01s", "FAIL\tpkg [build failed]",
-	// "?   \tpkg\t[no test files]".
-	pkgLineRE = regexp.MustCompile(`^(ok|FAIL|\?)\s+(\S+)(.*)$`)
+	// "?   \tpkg\t[no test files]". go test always puts a tab before the
+	// package; TAP's "ok 1 - name" has none.
+	pkgLineRE = regexp.MustCompile(`^(ok|FAIL|\?) *\t(\S+)(.*)$`)
 
 	goIdentRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	importPathRE = regexp.MustCompile(`^[A-Za-z0-9_.~+/-]+$`)
@@ -67,6 +72,9 @@ func ParseGoTest(output string) *GoTestSummary {
 		switch m[1] {
 		case "ok":
 			s.PackagesOK = appendNew(s.PackagesOK, pkg)
+			if strings.Contains(rest, "[no tests to run]") {
+				s.NoTestsToRun = appendNew(s.NoTestsToRun, pkg)
+			}
 		case "?":
 			if strings.Contains(rest, "no test files") {
 				s.NoTestFiles = appendNew(s.NoTestFiles, pkg)
@@ -89,6 +97,17 @@ func ParseGoTest(output string) *GoTestSummary {
 		return nil
 	}
 	return s
+}
+
+// testedPackages counts the packages in which at least one test ran.
+func (s *GoTestSummary) testedPackages() int {
+	n := len(s.PackagesFailed)
+	for _, p := range s.PackagesOK {
+		if !slices.Contains(s.NoTestsToRun, p) {
+			n++
+		}
+	}
+	return n
 }
 
 // FailedTestNames returns every failing test name once, sorted.

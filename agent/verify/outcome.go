@@ -53,7 +53,7 @@ func Decide(in OutcomeInput) (Outcome, string) {
 	// A regression outranks every reason for doubt.
 	for _, f := range in.Final {
 		b, ok := base[f.Name]
-		if f.Failed() && !f.Flaky && ok && b.Passed {
+		if f.Failed() && !f.Flaky && !f.ZeroTests && ok && b.Passed {
 			return Failed, fmt.Sprintf("%s (%s) passed before the change and %s after it", f.Name, f.Command, failedHow(f))
 		}
 	}
@@ -61,8 +61,12 @@ func Decide(in OutcomeInput) (Outcome, string) {
 	for _, f := range in.Final {
 		b, hasBase := base[f.Name]
 		switch {
+		case f.CouldNotRun:
+			why = append(why, fmt.Sprintf("%s could not run: %s", f.Name, f.NotRunReason))
 		case !f.Ran:
 			why = append(why, fmt.Sprintf("%s did not run (%s)", f.Name, f.NotRunReason))
+		case f.ZeroTests:
+			why = append(why, fmt.Sprintf("%s ran no tests: %s", f.Name, f.ZeroTestsDetail))
 		case f.Flaky:
 			why = append(why, fmt.Sprintf("%s is flaky (%s)", f.Name, f.RunsText()))
 		case f.Failed() && hasBase && b.Failed():

@@ -58,15 +58,18 @@ func (r *Runner) Run(ctx context.Context, phase Phase) ([]CheckResult, error) {
 	for _, c := range r.Checks {
 		var res CheckResult
 		if gate != "" {
-			res = notRun(c, phase, gate+" failed")
+			res = notRun(c, phase, gate)
 		} else {
 			var err error
 			res, err = r.runCheck(ctx, c, phase)
 			if err != nil {
 				return results, err
 			}
-			if c.Gate && res.Failed() && !res.Flaky {
-				gate = c.Name
+			switch {
+			case c.Gate && res.Failed() && !res.Flaky:
+				gate = c.Name + " failed"
+			case c.Gate && res.CouldNotRun:
+				gate = c.Name + " could not run"
 			}
 		}
 		if err := r.record(ctx, res); err != nil {
@@ -103,9 +106,11 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 		ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut,
 		Duration: out.Duration, TimedOut: out.TimedOut, OOMKilled: out.OOMKilled,
 		Output: r.tail(out.text), Runs: 1,
-		Tests: ParseGoTest(out.text),
 	}
-	if res.Passed {
+	describe(&res, c, out.text)
+	// Neither a missing program nor an empty test suite changes on a
+	// re-run.
+	if res.Passed || res.CouldNotRun || res.ZeroTests {
 		return res, nil
 	}
 	res.Failures = 1
@@ -132,6 +137,49 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 		}
 	}
 	return res, nil
+}
+
+// describe reads a run's output into res: the test runner's summary,
+// whether the command could not run at all, and whether it ran no test.
+func describe(res *CheckResult, c Check, text string) {
+	kind := KindOf(c)
+	if kind == KindGo {
+		res.Tests = ParseGoTest(text)
+	}
+	res.Summary = ParseTestOutput(kind, text)
+	if res.TimedOut || res.OOMKilled {
+		return
+	}
+	if why := couldNotRun(res.ExitCode, text); why != "" {
+		res.Ran, res.Passed, res.CouldNotRun, res.NotRunReason = false, false, true, why
+		return
+	}
+	if detail := zeroTests(kind, res.ExitCode, res.Summary); detail != "" {
+		res.ZeroTests, res.ZeroTestsDetail = true, detail
+	}
+}
+
+// zeroTests says in one line how a test run that did not fail executed no
+// test, or returns "". Besides exit 0 it accepts the exit code a runner
+// gives for "no tests" (pytest 5; Jest and Vitest 1 with their "No tests
+// found" line), never a failing run.
+func zeroTests(kind TestKind, exit int, s *TestSummary) string {
+	if kind == KindPytest && exit == 5 && (s == nil || s.Failed == 0 && s.Errors == 0) {
+		return "pytest collected no tests (exit 5)"
+	}
+	if s == nil || !s.NoTests || s.Failed > 0 || s.Errors > 0 {
+		return ""
+	}
+	if exit != 0 && !((kind == KindJest || kind == KindVitest) && exit == 1) {
+		return ""
+	}
+	switch {
+	case kind == KindGo:
+		return "go test ran no test in any package ([no test files] or [no tests to run])"
+	case s.Skipped > 0:
+		return fmt.Sprintf("%s ran no test (%d skipped)", kind, s.Skipped)
+	}
+	return fmt.Sprintf("%s ran no test", kind)
 }
 
 func (r *Runner) reruns() int {

@@ -1,0 +1,104 @@
+package verify
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Shells say a command is missing in their own words and exit 127; a
+// file that is not executable exits 126. Each pattern captures the
+// command's name.
+var (
+	notFoundREs = []*regexp.Regexp{
+		// dash, Debian's /bin/sh: "/bin/sh: 1: python: not found";
+		// busybox: "sh: python: not found".
+		regexp.MustCompile(`^(?:\S*/)?(?:sh|dash|ash): (?:\d+: )?(.+?): not found$`),
+		// bash: "bash: line 1: python: command not found".
+		regexp.MustCompile(`^(?:\S*/)?bash: (?:line \d+: )?(.+?): command not found$`),
+		// env in a #! line: "/usr/bin/env: 'node': No such file or directory".
+		regexp.MustCompile(`^(?:\S*/)?env: ['‘]?([^'’]+?)['’]?: No such file or directory$`),
+	}
+	notExecutableRE = regexp.MustCompile(`^(?:\S*/)?(?:sh|dash|ash|bash): (?:\d+: |line \d+: )?(.+?): Permission denied$`)
+	// "/usr/bin/python3: No module named pytest", printed by python -m
+	// when the module is not installed (a test's own ImportError reads
+	// "ModuleNotFoundError: No module named 'x'", with quotes).
+	noModuleRE = regexp.MustCompile(`^(?:\S*/)?(python[0-9.]*): No module named ([A-Za-z_][A-Za-z0-9_.]*)$`)
+	// "go: download go1.99.0 for linux/amd64: toolchain not available".
+	goToolchainRE = regexp.MustCompile(`^go: download (go\S+) for \S+: toolchain not available$`)
+	// rustup: "error: toolchain 'nightly-x86_64-unknown-linux-gnu' is not installed".
+	rustToolchainRE = regexp.MustCompile(`^error: toolchain '([^']+)' is not installed`)
+	// Maven offline without the plugins or dependencies in its local
+	// repository: "Cannot access central (...) in offline mode and the
+	// artifact g:a:jar:v has not been downloaded from it before."
+	mavenOfflineRE = regexp.MustCompile(`Cannot access \S+ \(\S+\) in offline mode and the artifact (\S+) has not been downloaded`)
+)
+
+// couldNotRun reads a failed run's output for the signs that the command
+// could not do its work at all because the image lacks a program, and
+// returns the one-line reason, or "" when the command ran (and perhaps
+// failed). Exit 127 always means "could not run": shells reserve it for a
+// missing command.
+func couldNotRun(exit int, output string) string {
+	if exit == 0 {
+		return ""
+	}
+	early := 0 // non-empty lines seen: a missing module or toolchain is said first
+	for _, line := range outputLines(output) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		early++
+		if exit == 127 {
+			for _, re := range notFoundREs {
+				if m := re.FindStringSubmatch(line); m != nil {
+					return fmt.Sprintf("%s not found in the image", quoteName(m[1]))
+				}
+			}
+		}
+		if exit == 126 {
+			if m := notExecutableRE.FindStringSubmatch(line); m != nil {
+				return fmt.Sprintf("%s cannot be executed (permission denied)", quoteName(m[1]))
+			}
+		}
+		if m := noModuleRE.FindStringSubmatch(line); m != nil && early <= 10 {
+			return fmt.Sprintf("%s is not installed for %s in the image", quoteName(m[2]), quoteName(m[1]))
+		}
+		if m := goToolchainRE.FindStringSubmatch(line); m != nil && early <= 10 {
+			return fmt.Sprintf("the Go toolchain %s that go.mod asks for is not in the image and cannot be downloaded", quoteName(m[1]))
+		}
+		if m := rustToolchainRE.FindStringSubmatch(line); m != nil && early <= 10 {
+			return fmt.Sprintf("the Rust toolchain %s is not installed in the image", quoteName(m[1]))
+		}
+		if m := mavenOfflineRE.FindStringSubmatch(line); m != nil {
+			return fmt.Sprintf("Maven is offline and %s is not in its local repository (add it to the image or fetch it in setup)", quoteName(m[1]))
+		}
+	}
+	switch exit {
+	case 127:
+		return "a command was not found in the image (exit 127)"
+	case 126:
+		return "a command could not be executed (exit 126)"
+	}
+	return ""
+}
+
+// quoteName puts a program's name, taken from the repository's output,
+// in backticks, keeping only its base name and printable characters.
+func quoteName(s string) string {
+	if strings.Contains(s, "/") && !strings.HasPrefix(s, "./") {
+		s = path.Base(s)
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == '`' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "…"
+	}
+	return "`" + s + "`"
+}

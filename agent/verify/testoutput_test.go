@@ -1,0 +1,197 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fixture reads a runner's real output from testdata/output (see
+// SOURCES.md there for how each was captured).
+func outputFixture(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "output", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// parserCases are the fixtures of each runner and what its own summary
+// says. The jest_ and vitest_ fixtures are written from those runners'
+// documented summary formats (they do not install offline here); every
+// other one is real output.
+var parserCases = []struct {
+	file string
+	kind TestKind
+	want TestSummary
+}{
+	{"go_fail.txt", KindGo, TestSummary{Failed: 1, FailedTests: []string{"TestAdd"}}},
+	{"go_fail_verbose.txt", KindGo, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"TestAdd"}}},
+	{"go_pass.txt", KindGo, TestSummary{}},
+	{"go_notests.txt", KindGo, TestSummary{NoTests: true}},
+	{"go_no_test_files.txt", KindGo, TestSummary{NoTests: true}},
+	{"pytest_fail.txt", KindPytest, TestSummary{Passed: 2, Failed: 2, Skipped: 1, Counted: true,
+		FailedTests: []string{"tests/test_calc.py::test_add", "tests/test_calc.py::TestGroup::test_add_neg"}}},
+	{"pytest_fail_q.txt", KindPytest, TestSummary{Passed: 2, Failed: 2, Skipped: 1, Counted: true,
+		FailedTests: []string{"tests/test_calc.py::test_add", "tests/test_calc.py::TestGroup::test_add_neg"}}},
+	{"pytest_pass.txt", KindPytest, TestSummary{Passed: 4, Skipped: 1, Counted: true}},
+	{"pytest_no_tests.txt", KindPytest, TestSummary{Counted: true, NoTests: true}},
+	{"pytest_deselected.txt", KindPytest, TestSummary{Counted: true, NoTests: true}},
+	{"pytest_collect_error.txt", KindPytest, TestSummary{Errors: 1, Counted: true, FailedTests: []string{"tests/test_broken.py"}}},
+	{"pytest_nodeids_ra.txt", KindPytest, TestSummary{Passed: 1, Failed: 1, Counted: true, FailedTests: []string{"tests/test_calc.py::test_add"}}},
+	{"nodetest_default_fail.txt", KindNodeTest, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"adds two numbers"}}},
+	{"nodetest_default_pass.txt", KindNodeTest, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"nodetest_default_nomatch.txt", KindNodeTest, TestSummary{Skipped: 4, Counted: true, NoTests: true}},
+	{"nodetest_default_empty.txt", KindNodeTest, TestSummary{Counted: true, NoTests: true}},
+	{"npm_nodetest_fail.txt", KindNodeTest, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"adds two numbers"}}},
+	{"nodetest_specrep_fail.txt", KindNodeTest, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"adds two numbers"}}},
+	{"nodetest_specrep_pass.txt", KindNodeTest, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"nodetest_specrep_empty.txt", KindNodeTest, TestSummary{Counted: true, NoTests: true}},
+	{"nodetest_default_fail.txt", KindTAP, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"adds two numbers"}}},
+	{"tape_fail.txt", KindTAP, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"adds two numbers"}}},
+	{"tape_pass.txt", KindTAP, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"mocha_fail.txt", KindMocha, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"calc adds two numbers"}}},
+	{"mocha_pass.txt", KindMocha, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"mocha_nomatch.txt", KindMocha, TestSummary{Counted: true, NoTests: true}},
+	{"jest_fail.txt", KindJest, TestSummary{Passed: 3, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"calc › adds two numbers"}}},
+	{"jest_pass.txt", KindJest, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"jest_no_tests.txt", KindJest, TestSummary{Counted: true, NoTests: true}},
+	{"jest_suite_error.txt", KindJest, TestSummary{Errors: 1, Counted: true}},
+	{"vitest_fail.txt", KindVitest, TestSummary{Passed: 3, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"test/calc.test.js > calc > adds two numbers"}}},
+	{"vitest_pass.txt", KindVitest, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"vitest_no_tests.txt", KindVitest, TestSummary{Counted: true, NoTests: true}},
+	{"cargo_fail.txt", KindCargo, TestSummary{Passed: 1, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"tests::adds_two_numbers"}}},
+	{"cargo_pass.txt", KindCargo, TestSummary{Passed: 3, Skipped: 1, Counted: true}},
+	{"cargo_nomatch.txt", KindCargo, TestSummary{Counted: true, NoTests: true}},
+	{"maven_fail.txt", KindMaven, TestSummary{Passed: 1, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest.addsTwoNumbers"}}},
+	{"maven_q_fail.txt", KindMaven, TestSummary{Passed: 1, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest.addsTwoNumbers"}}},
+	{"maven_pass.txt", KindMaven, TestSummary{Passed: 2, Skipped: 1, Counted: true}},
+	{"maven_no_tests.txt", KindMaven, TestSummary{Counted: true, NoTests: true}},
+}
+
+func TestParseTestOutput(t *testing.T) {
+	for _, tc := range parserCases {
+		t.Run(string(tc.kind)+"/"+tc.file, func(t *testing.T) {
+			got := ParseTestOutput(tc.kind, outputFixture(t, tc.file))
+			if got == nil {
+				t.Fatal("not recognised")
+			}
+			want := tc.want
+			want.Kind = tc.kind
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("\n got %+v\nwant %+v", *got, want)
+			}
+		})
+	}
+}
+
+// sameFormat says whether a fixture is legitimately another parser's
+// format too: node:test prints TAP, which the TAP parser reads, and the
+// node:test parser reads any TAP.
+func sameFormat(kind TestKind, file string) bool {
+	tap := strings.HasPrefix(file, "tape_") || strings.HasPrefix(file, "nodetest_default_") || strings.HasPrefix(file, "npm_nodetest_")
+	return (kind == KindTAP || kind == KindNodeTest) && tap
+}
+
+// TestParsersRefuseOthers runs every parser on every other runner's
+// output (and on the outputs of commands that could not run): none may
+// claim it.
+func TestParsersRefuseOthers(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]TestKind{}
+	for _, tc := range parserCases {
+		if _, ok := own[tc.file]; !ok {
+			own[tc.file] = tc.kind
+		}
+	}
+	kinds := []TestKind{KindGo, KindPytest, KindTAP, KindNodeTest, KindMocha, KindJest, KindVitest, KindCargo, KindMaven}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".txt") {
+			continue
+		}
+		out := outputFixture(t, e.Name())
+		for _, k := range kinds {
+			if k == own[e.Name()] || sameFormat(k, e.Name()) || strings.HasPrefix(e.Name(), "go_") && k == KindGo {
+				continue
+			}
+			if s := ParseTestOutput(k, out); s != nil {
+				t.Errorf("%s parser claimed %s: %+v", k, e.Name(), *s)
+			}
+		}
+	}
+}
+
+// TestTAPIsNotGoTest is issue 12's report: tape's "ok 1 should be deeply
+// equivalent" lines were counted as Go packages.
+func TestTAPIsNotGoTest(t *testing.T) {
+	out := outputFixture(t, "tape_pass.txt")
+	if s := ParseGoTest(out); s != nil {
+		t.Fatalf("ParseGoTest read TAP as packages: %+v", s)
+	}
+	if s := ParseTestOutput(KindTAP, out); s == nil || s.Passed != 3 {
+		t.Fatalf("TAP parser: %+v", s)
+	}
+}
+
+func TestParseUnknownKind(t *testing.T) {
+	for _, k := range []TestKind{"", "make"} {
+		if s := ParseTestOutput(k, outputFixture(t, "go_fail.txt")); s != nil {
+			t.Errorf("kind %q parsed: %+v", k, s)
+		}
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	for cmd, want := range map[string]TestKind{
+		"go test ./...":                     KindGo,
+		"cd api && go test -race ./...":     KindGo,
+		"go vet ./...":                      "",
+		"go build ./...":                    "",
+		"python -m pytest":                  KindPytest,
+		"python3 -m pytest -q tests":        KindPytest,
+		"pytest":                            KindPytest,
+		"cargo test --offline":              KindCargo,
+		"cargo build --offline":             "",
+		"mvn -q -B -o test":                 KindMaven,
+		"./mvnw -B verify":                  KindMaven,
+		"npx jest --ci":                     KindJest,
+		"vitest run":                        KindVitest,
+		"mocha test/":                       KindMocha,
+		"node --test":                       KindNodeTest,
+		"node --experimental-x --test test": KindNodeTest,
+		"tape test/*.js":                    KindTAP,
+		"npm test":                          "",
+		"make test":                         "",
+		"echo jesting":                      "",
+	} {
+		if got := KindOf(Check{Run: cmd}); got != want {
+			t.Errorf("KindOf(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+	if got := KindOf(Check{Run: "npm test", Kind: KindMocha}); got != KindMocha {
+		t.Errorf("a detected kind must win over the command: %q", got)
+	}
+}
+
+func TestSummaryText(t *testing.T) {
+	for _, c := range []struct {
+		s    *TestSummary
+		want string
+	}{
+		{nil, ""},
+		{&TestSummary{Passed: 3, Failed: 1, Skipped: 1, Counted: true}, "3 passed, 1 failed, 1 skipped"},
+		{&TestSummary{Passed: 0, Errors: 1, Counted: true}, "0 passed, 1 errors"},
+		{&TestSummary{Failed: 2}, "2 failed"},
+		{&TestSummary{}, ""},
+	} {
+		if got := c.s.Text(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
+		}
+	}
+}
