@@ -1,0 +1,181 @@
+package eval
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// git runs the git command line in dir with a fixed, minimal identity and
+// no discovery above dir's parent, so a tree extracted under some other
+// repository's directory is never mistaken for part of it. Real git is
+// used because `git apply` is the reference implementation of what a
+// unified diff means.
+func git(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir),
+		"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
+	)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// mirror makes a bare clone of a remote task repository once, so every
+// run and every check reads a local copy.
+func mirror(ctx context.Context, url, dest string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	_, err := git(ctx, filepath.Dir(dest), nil, "clone", "--bare", "--no-tags", "--quiet", url, dest)
+	return err
+}
+
+// hasCommit reports whether repo holds commit.
+func hasCommit(ctx context.Context, repo, commit string) error {
+	if _, err := git(ctx, repo, nil, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		return fmt.Errorf("commit %s is not in %s", commit, repo)
+	}
+	return nil
+}
+
+// cloneAt makes a new bare repository at dest whose only branch, main, is
+// commit, fetched from src. Only the history up to commit comes along, and
+// src is only read.
+func cloneAt(ctx context.Context, src, commit, dest string) error {
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	if _, err := git(ctx, dest, nil, "init", "--quiet", "--bare", "--initial-branch=main"); err != nil {
+		return err
+	}
+	_, err := git(ctx, dest, nil, "fetch", "--quiet", "--no-tags", src, commit+":refs/heads/main")
+	return err
+}
+
+// exportTree writes commit's files from repo into dest, which must not
+// exist, with no .git: what a fresh checkout holds.
+func exportTree(ctx context.Context, repo, commit, dest string) error {
+	out, err := git(ctx, repo, nil, "archive", "--format=tar", commit)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		return err
+	}
+	return untar(bytes.NewReader(out), dest)
+}
+
+// untar extracts regular files, directories and symlinks through os.Root,
+// so no entry can write outside dest.
+func untar(r io.Reader, dest string) error {
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read archive: %w", err)
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		if name == "" || name == "pax_global_header" {
+			continue
+		}
+		if err := extract(root, tr, h, name); err != nil {
+			return err
+		}
+	}
+}
+
+func extract(root *os.Root, tr *tar.Reader, h *tar.Header, name string) error {
+	if dir := filepath.Dir(name); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return root.MkdirAll(name, 0o755)
+	case tar.TypeSymlink:
+		return root.Symlink(h.Linkname, name)
+	case tar.TypeReg:
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o644)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, tr)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return nil
+}
+
+// applyPatch applies a unified diff to the tree in dir, all of it or none.
+func applyPatch(ctx context.Context, dir string, patch []byte) error {
+	_, err := git(ctx, dir, patch, "apply", "--whitespace=nowarn", "-")
+	return err
+}
+
+// overlay writes whole files over the tree in dir, through os.Root.
+func overlay(dir string, files map[string][]byte) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, p := range sortedKeys(files) {
+		name := filepath.FromSlash(p)
+		if d := filepath.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		// A link planted where a hidden file goes must not redirect the
+		// write to another file of the tree.
+		if err := root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := root.WriteFile(name, files[p], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyHidden lays the task's hidden tests over the tree in dir.
+func applyHidden(ctx context.Context, t *Task, dir string) error {
+	if t.HiddenFiles != nil {
+		return overlay(dir, t.HiddenFiles)
+	}
+	if err := applyPatch(ctx, dir, t.HiddenPatch); err != nil {
+		return fmt.Errorf("the hidden test patch does not apply: %w", err)
+	}
+	return nil
+}
