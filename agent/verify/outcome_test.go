@@ -104,3 +104,45 @@ func TestExitText(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideCouldNotRunAndZeroTests(t *testing.T) {
+	couldNot := func(phase Phase) CheckResult {
+		return CheckResult{Name: "test", Command: "python -m pytest", Phase: phase, ExitCode: 127, Runs: 1,
+			CouldNotRun: true, NotRunReason: "`python` not found in the image"}
+	}
+	zeroPass := pass("test", Final)
+	zeroPass.ZeroTests, zeroPass.ZeroTestsDetail = true, "mocha ran no test"
+	zeroExit5 := CheckResult{Name: "test", Command: "python -m pytest", Phase: Final, Ran: true, ExitCode: 5, Runs: 1,
+		ZeroTests: true, ZeroTestsDetail: "pytest collected no tests (exit 5)"}
+	base := []CheckResult{pass("build", Baseline), pass("test", Baseline)}
+	tests := map[string]struct {
+		in        OutcomeInput
+		want      Outcome
+		reasonHas string
+	}{
+		"could not run in both phases": {OutcomeInput{FilesChanged: 1,
+			Baseline: []CheckResult{pass("build", Baseline), couldNot(Baseline)},
+			Final:    []CheckResult{pass("build", Final), couldNot(Final)}},
+			Unverified, "test could not run: `python` not found in the image"},
+		"could not run after passing is no regression": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), couldNot(Final)}},
+			Unverified, "could not run"},
+		"zero tests with exit 0": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), zeroPass}},
+			Unverified, "test ran no tests: mocha ran no test"},
+		"pytest exit 5 is no regression": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{pass("build", Final), zeroExit5}},
+			Unverified, "test ran no tests: pytest collected no tests (exit 5)"},
+		"a regression elsewhere still wins": {OutcomeInput{FilesChanged: 1, Baseline: base,
+			Final: []CheckResult{fail("build", Final), couldNot(Final)}},
+			Failed, "build"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, reason := Decide(tc.in)
+			if got != tc.want || !strings.Contains(reason, tc.reasonHas) {
+				t.Errorf("Decide = %s (%q), want %s with %q", got, reason, tc.want, tc.reasonHas)
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCouldNotRun(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		exit int
+		want string
+	}{
+		{"sh_not_found.txt", 127, "`python` not found in the image"},
+		{"bash_not_found.txt", 127, "`nosuchtool` not found in the image"},
+		{"npm_jest_not_found.txt", 127, "`jest` not found in the image"},
+		{"sh_not_executable.txt", 126, "`./noexec.sh` cannot be executed (permission denied)"},
+		{"pytest_not_installed.txt", 1, "`pytest` is not installed for `python3` in the image"},
+		{"go_toolchain_missing.txt", 1, "the Go toolchain `go1.99.0` that go.mod asks for is not in the image and cannot be downloaded"},
+		{"maven_offline_missing.txt", 1, "Maven is offline and `org.apache.maven.plugins:maven-resources-plugin:jar:debian` is not in its local repository"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			got := couldNotRun(c.exit, outputFixture(t, c.file))
+			if !strings.HasPrefix(got, c.want) {
+				t.Errorf("couldNotRun = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCouldNotRunNotATestFailure: failing tests, and a "not found" a test
+// printed itself, are failures, never "could not run".
+func TestCouldNotRunNotATestFailure(t *testing.T) {
+	for _, tc := range parserCases {
+		if got := couldNotRun(1, outputFixture(t, tc.file)); got != "" {
+			t.Errorf("%s exit 1: %q", tc.file, got)
+		}
+	}
+	for name, c := range map[string]struct {
+		exit int
+		out  string
+	}{
+		"exit 0 with the words":   {0, "sh: 1: python: not found\n"},
+		"exit 1 with the words":   {1, "sh: 1: helper: not found\nFAIL\n"},
+		"test's own ImportError":  {1, "E   ModuleNotFoundError: No module named 'yaml'\n"},
+		"late no module line":     {1, strings.Repeat("x\n", 20) + "/usr/bin/python3: No module named pytest\n"},
+		"go test of a toolchain?": {1, strings.Repeat("=== RUN\n", 20) + "go: download go1.99.0 for linux/amd64: toolchain not available\n"},
+	} {
+		if got := couldNotRun(c.exit, c.out); got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}
+
+func TestCouldNotRunBareExitCodes(t *testing.T) {
+	if got := couldNotRun(127, "something odd\n"); !strings.Contains(got, "exit 127") {
+		t.Errorf("127: %q", got)
+	}
+	if got := couldNotRun(126, ""); !strings.Contains(got, "exit 126") {
+		t.Errorf("126: %q", got)
+	}
+}
+
+func TestQuoteNameStripsControl(t *testing.T) {
+	if got := quoteName("/usr/bin/py`\x1bthon"); got != "`python`" {
+		t.Errorf("quoteName = %q", got)
+	}
+	if got := quoteName(strings.Repeat("a", 100)); len([]rune(got)) > 64 {
+		t.Errorf("quoteName kept %d runes", len([]rune(got)))
+	}
+}
+
+// TestDescribe is the runner's reading of one run: which parser, could
+// not run, zero tests.
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		name, cmd, file string
+		kind            TestKind
+		exit            int
+		couldNotRun     bool
+		zero            string
+		summary         bool
+		goTests         bool
+	}{
+		{name: "python missing", cmd: "python -m pytest", file: "sh_not_found.txt", exit: 127, couldNotRun: true},
+		{name: "pytest exit 5", cmd: "python -m pytest", file: "pytest_no_tests.txt", exit: 5, zero: "pytest collected no tests (exit 5)", summary: true},
+		{name: "pytest deselected", cmd: "python -m pytest -k x", file: "pytest_deselected.txt", exit: 5, zero: "exit 5", summary: true},
+		{name: "pytest failing", cmd: "python -m pytest", file: "pytest_fail.txt", exit: 1, summary: true},
+		{name: "go no test files", cmd: "go test ./...", file: "go_no_test_files.txt", exit: 0, zero: "go test ran no test", summary: true, goTests: true},
+		{name: "go no tests to run", cmd: "go test -run XXX ./...", file: "go_notests.txt", exit: 0, zero: "go test ran no test", summary: true, goTests: true},
+		{name: "go passing", cmd: "go test ./...", file: "go_pass.txt", exit: 0, summary: true, goTests: true},
+		{name: "mocha 0 passing", cmd: "npm test", kind: KindMocha, file: "mocha_nomatch.txt", exit: 0, zero: "mocha ran no test", summary: true},
+		{name: "node:test all skipped", cmd: "npm test", kind: KindNodeTest, file: "nodetest_default_nomatch.txt", exit: 0, zero: "node:test ran no test (4 skipped)", summary: true},
+		{name: "jest no tests exit 1", cmd: "npm test", kind: KindJest, file: "jest_no_tests.txt", exit: 1, zero: "jest ran no test", summary: true},
+		{name: "jest suite error", cmd: "npm test", kind: KindJest, file: "jest_suite_error.txt", exit: 1, summary: true},
+		{name: "cargo filtered", cmd: "cargo test --offline x", file: "cargo_nomatch.txt", exit: 0, zero: "cargo ran no test", summary: true},
+		{name: "maven no tests", cmd: "mvn -B -o test", file: "maven_no_tests.txt", exit: 0, zero: "maven ran no test", summary: true},
+		{name: "tape as npm test without kind", cmd: "npm test", file: "tape_pass.txt", exit: 0},
+		{name: "TAP is not go", cmd: "go test ./...", file: "tape_pass.txt", exit: 0, goTests: false},
+		{name: "mocha exit 1 is not zero", cmd: "mocha", file: "mocha_nomatch.txt", exit: 1, summary: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := CheckResult{Command: c.cmd, Ran: true, ExitCode: c.exit, Passed: c.exit == 0}
+			describe(&res, Check{Run: c.cmd, Kind: c.kind}, outputFixture(t, c.file))
+			if res.CouldNotRun != c.couldNotRun || res.CouldNotRun == res.Ran {
+				t.Errorf("CouldNotRun = %v, Ran = %v (%q)", res.CouldNotRun, res.Ran, res.NotRunReason)
+			}
+			if res.ZeroTests != (c.zero != "") || !strings.Contains(res.ZeroTestsDetail, c.zero) {
+				t.Errorf("ZeroTests = %v %q, want %q", res.ZeroTests, res.ZeroTestsDetail, c.zero)
+			}
+			if (res.Summary != nil) != c.summary {
+				t.Errorf("Summary = %+v, want present %v", res.Summary, c.summary)
+			}
+			if (res.Tests != nil) != c.goTests {
+				t.Errorf("Tests = %+v, want present %v", res.Tests, c.goTests)
+			}
+		})
+	}
+}
+
+func TestNotRunText(t *testing.T) {
+	cnr := CheckResult{CouldNotRun: true, NotRunReason: "`python` not found in the image"}
+	if got := cnr.NotRunText(); got != "could not run: `python` not found in the image" {
+		t.Errorf("could not run: %q", got)
+	}
+	if got := (CheckResult{NotRunReason: "build failed"}).NotRunText(); got != "not run: build failed" {
+		t.Errorf("not run: %q", got)
+	}
+	if got := (CheckResult{Ran: true}).NotRunText(); got != "" {
+		t.Errorf("ran: %q", got)
+	}
+}
