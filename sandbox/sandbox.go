@@ -23,12 +23,20 @@ type Runner interface {
 	Create(ctx context.Context, spec Spec) (Sandbox, error)
 }
 
-// Sandbox is one job's container. It is safe for concurrent use.
+// Sandbox is one job's container. It is safe for concurrent use; Exec
+// calls run one at a time.
 type Sandbox interface {
 	// Exec runs cmd.Script with /bin/sh -c in WorkspaceDir. A command that
 	// ran and exited non-zero is not an error: the error is for commands
 	// that could not be run at all (policy refusal, a dead container, a
 	// cancelled context).
+	//
+	// Nothing outlives a command: when Exec returns, every process the
+	// command started is gone, background jobs and processes that left
+	// its session, process group or environment (setsid, double forks,
+	// env -i) included. Commands therefore run one at a time: a call made
+	// while another runs waits for it to end (or for its own ctx), and
+	// never sees the other's processes.
 	Exec(ctx context.Context, cmd Command) (Result, error)
 	// DisableNetwork ends the setup phase: no later command has a network.
 	// Files and caches written before stay usable.
@@ -37,6 +45,10 @@ type Sandbox interface {
 	ID() string
 	// Close removes the container. It does so even when the caller's
 	// context has already been cancelled; closing twice is harmless.
+	// When Close returns nil, no process of the sandbox is left, a
+	// command still running included (its Exec fails): nothing can write
+	// the workspace through the sandbox any more. The pipeline closes the
+	// agent's sandbox before it reads the change list.
 	Close() error
 }
 
@@ -123,8 +135,10 @@ type Result struct {
 	Stderr   Output
 	// TimedOut is set when the command was killed at its time limit.
 	TimedOut bool
-	// OOMKilled is set when the kernel killed a process of the command for
-	// exceeding the sandbox's memory limit.
+	// OOMKilled is set when the command failed (non-zero exit) and the
+	// kernel killed one of its processes, while it ran, for exceeding the
+	// sandbox's memory limit. An OOM kill during an earlier command is
+	// never reported for a later one.
 	OOMKilled bool
 }
 

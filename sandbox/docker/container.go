@@ -3,10 +3,9 @@ package docker
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,37 +24,51 @@ import (
 // otherwise, or gone for a reason outside the sandbox.
 var ErrDead = errors.New("sandbox: container is not running")
 
-// execTokenVar is set in the environment of every command, with a value
-// unique to the command, so that its processes can be found and killed
-// even after they left its process group (setsid, double fork).
-const execTokenVar = "PATCHWRIGHT_EXEC"
-
 // wrapScript runs the command $2 under GNU timeout with the limit $1.
 // timeout puts itself in a new process group and, at the limit, SIGKILLs
 // that whole group. Once the command ends, whatever it left in the group
 // (background jobs, a fork bomb's children) is killed too, so that it can
 // neither hold the output open nor use the sandbox's pids: one kill of a
 // process group needs no new process and reaches every member. Processes
-// that left the group (setsid) are the host's to kill: see killScript.
-const wrapScript = `timeout -s KILL "$1" /bin/sh -c "$2" & p=$!
+// that left the group (setsid) are ended after the command: see reap.
+//
+// Before the command starts, the wrapper writes the cgroup's OOM kill count
+// (see oomScript; empty when it cannot be read) as the first line of
+// stderr. No process of the command exists yet, so the command cannot
+// forge that line; Exec strips it from the output and compares it with the
+// count after the command.
+const wrapScript = `o=
+for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && o=$v; done < "$f"
+done
+echo "$o" >&2
+timeout -s KILL "$1" /bin/sh -c "$2" & p=$!
 wait $p; rc=$?
 kill -9 -$p 2>/dev/null
 exit $rc`
 
-// killScript kills, as the command user, every process whose environment
-// holds the token $1, repeating while it finds some (a fork loop creates
-// new ones while the first are being killed). It exits 1 if processes
-// remained after the last round.
-const killScript = `t="` + execTokenVar + `=$1"; n=0
-while [ $n -lt 50 ]; do
-  found=
+// killScript, run as the command user from a fresh exec, SIGKILLs every
+// process that user has in the container and waits until they are gone
+// (a process exits a moment after SIGKILL, and a zombie keeps its /proc
+// entry until PID 1 reaps it). It exits 1 if some remained after the last
+// round. Only shell builtins run, so the script starts no process of its
+// own that it would then have to tell from the survivors.
+const killScript = `kill -9 -1 2>/dev/null
+n=0
+while [ $n -lt 10000 ]; do
+  left=
   for d in /proc/[0-9]*; do
-    if grep -qsxzF "$t" "$d/environ"; then kill -9 "${d#/proc/}" 2>/dev/null; found=1; fi
+    if [ "$d" != "/proc/$$" ] && [ -O "$d" ]; then left=1; break; fi
   done
-  [ -z "$found" ] && exit 0
+  [ -z "$left" ] && exit 0
+  kill -9 -1 2>/dev/null
   n=$((n+1))
 done
 exit 1`
+
+// reapRounds is how many times reap kills and checks again before it
+// kills the container.
+const reapRounds = 3
 
 // oomScript prints the container cgroup's count of OOM kills: cgroup v2
 // memory.events or cgroup v1 memory.oom_control (kernel 4.13 and later).
@@ -65,16 +78,53 @@ type dockerSandbox struct {
 	d  *Docker
 	id string
 
-	mu      sync.Mutex
-	closed  bool
-	dead    bool
-	oomSeen int64 // the highest OOM kill count read so far
+	// turn is held by Exec from the start of a command until its
+	// processes are gone: commands run one at a time (see Exec).
+	turn turn
+
+	// Read and written only while holding turn.
+	initPID   int  // the host's PID of the container's PID 1, once known
+	topBlind  bool // ContainerTop does not show the container's processes
+	checkedPS bool // initPID and topBlind are known
+
+	mu     sync.Mutex
+	closed bool
+	dead   bool
 }
+
+// turn is a mutex whose Lock gives up when a context ends. Its zero value
+// is unlocked.
+type turn struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (t *turn) lock(ctx context.Context) error {
+	t.once.Do(func() { t.ch = make(chan struct{}, 1) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case t.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *turn) unlock() { <-t.ch }
 
 func (c *dockerSandbox) ID() string { return c.id }
 
 // Close removes the container with a fresh context, so that it also works
 // after the job's context was cancelled. Later calls return nil.
+//
+// Removing a running container SIGKILLs its PID 1; the kernel then kills
+// every other process of its PID namespace (exec'd commands and whatever
+// they started included), and the engine reports the container stopped
+// only once they are all gone. So when Close returns nil no process of the
+// sandbox is left to write the workspace. Close does not wait for a
+// running Exec: that Exec fails.
 func (c *dockerSandbox) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -130,13 +180,18 @@ func (c *dockerSandbox) DisableNetwork(ctx context.Context) error {
 
 // Exec runs cmd. See sandbox.Sandbox.Exec.
 //
+// Commands run one at a time: a call waits for the running command, and
+// its cleanup, to end first (or for its own ctx). That is what makes the
+// cleanup below exact: every process of the command user in the container
+// then belongs to this command.
+//
 // The time limit is enforced inside the container by `timeout -s KILL`,
 // which kills the command's whole process group (see wrapScript);
-// background processes of the command end with it. Processes that left the
-// group and still hold the output open are killed from the host KillGrace
-// after the limit, by the token in their environment; a cancelled ctx does
-// the same at once. Only when that cannot run either (no process can be started in
-// the container) is the container killed, and the sandbox is then dead.
+// background processes of the command end with it. Whatever else the
+// command started (setsid, double forks, `env -i`) is killed by reap once
+// the command's output ended, its time limit passed or ctx ended; Exec
+// returns only after that. If reap cannot end them, the container is
+// killed and the sandbox is dead (ErrDead).
 func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
 	if err := c.d.policy.Check(cmd.Script); err != nil {
 		return sandbox.Result{}, err
@@ -150,71 +205,83 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	if cmd.OutputLimit <= 0 {
 		cmd.OutputLimit = sandbox.DefaultOutputLimit
 	}
-	token := newToken()
-	c.mu.Lock()
-	oomBefore := c.oomSeen
-	c.mu.Unlock()
-
-	start := time.Now()
-	execID, stream, err := c.start(ctx, cmd, token)
-	if err != nil {
+	if err := c.turn.lock(ctx); err != nil {
+		return sandbox.Result{}, fmt.Errorf("wait for the running command in sandbox %.12s: %w", c.id, err)
+	}
+	defer c.turn.unlock()
+	if err := c.usable(); err != nil {
 		return sandbox.Result{}, err
 	}
+	res, oomBefore, started, err := c.execute(ctx, cmd)
+	if !started {
+		return res, err
+	}
+	if rerr := c.reap(); rerr != nil {
+		return res, errors.Join(err, rerr)
+	}
+	if err != nil {
+		return res, err
+	}
+	if res.ExitCode != 0 {
+		res.OOMKilled = c.oomKilledSince(oomBefore, res.ExitCode, res.Duration < cmd.Timeout)
+	}
+	// GNU timeout kills its own process group, itself included, so a
+	// command killed at its limit ends with 128+SIGKILL.
+	res.TimedOut = res.TimedOut || (res.ExitCode == 137 && !res.OOMKilled && res.Duration >= cmd.Timeout)
+	return res, nil
+}
+
+// execute runs cmd and reads its output until it ends, its time limit (with
+// KillGrace) passes or ctx ends. It returns the OOM kill count the wrapper
+// read before the command ("" when unknown) and whether the command was
+// started at all.
+func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res sandbox.Result, oomBefore string, started bool, err error) {
+	start := time.Now()
+	execID, stream, err := c.start(ctx, cmd)
+	if err != nil {
+		return sandbox.Result{}, "", false, err
+	}
 	stdout, stderr := newCapture(cmd.OutputLimit), newCapture(cmd.OutputLimit)
+	first := &firstLine{w: stderr}
 	copied := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, stream.Reader)
+		_, err := stdcopy.StdCopy(stdout, first, stream.Reader)
 		copied <- err
 	}()
 	hostLimit := time.NewTimer(cmd.Timeout + c.d.grace)
 	defer hostLimit.Stop()
 
-	var res sandbox.Result
+	result := func(code int, timedOut bool) sandbox.Result {
+		return sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: code, TimedOut: timedOut}
+	}
 	select {
 	case err = <-copied:
 		stream.Close()
 		if err != nil {
-			return sandbox.Result{}, fmt.Errorf("read output of command in sandbox %.12s: %w", c.id, err)
+			return sandbox.Result{}, "", true, fmt.Errorf("read output of command in sandbox %.12s: %w", c.id, err)
 		}
 	case <-ctx.Done():
 		stream.Close()
 		<-copied
-		res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: -1}
-		return res, errors.Join(fmt.Errorf("command in sandbox %.12s: %w", c.id, ctx.Err()), c.kill(token))
+		return result(-1, false), "", true, fmt.Errorf("command in sandbox %.12s: %w", c.id, ctx.Err())
 	case <-hostLimit.C:
 		// The in-container timeout did not end the output: processes
-		// outside its process group hold it open.
+		// outside its process group hold it open. reap kills them.
 		stream.Close()
 		<-copied
-		res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output(), ExitCode: 137, TimedOut: true}
-		return res, c.kill(token)
+		return result(137, true), "", true, nil
 	}
-
-	res = sandbox.Result{Duration: time.Since(start), Stdout: stdout.output(), Stderr: stderr.output()}
-	if res.ExitCode, err = c.exitCode(ctx, execID); err != nil {
-		return res, err
-	}
-	if res.ExitCode != 0 {
-		res.OOMKilled = c.oomKilledSince(ctx, oomBefore, res.ExitCode, res.Duration < cmd.Timeout)
-	}
-	// GNU timeout kills its own process group, itself included, so a
-	// command killed at its limit ends with 128+SIGKILL.
-	res.TimedOut = res.ExitCode == 137 && !res.OOMKilled && res.Duration >= cmd.Timeout
-	if res.TimedOut {
-		// Processes that left the process group and closed their output
-		// outlive timeout's kill: find them by their token.
-		return res, c.kill(token)
-	}
-	return res, nil
+	res = result(0, false)
+	res.ExitCode, err = c.exitCode(ctx, execID)
+	return res, first.text(), true, err
 }
 
 // start creates and attaches to the exec of cmd.
-func (c *dockerSandbox) start(ctx context.Context, cmd sandbox.Command, token string) (string, types.HijackedResponse, error) {
+func (c *dockerSandbox) start(ctx context.Context, cmd sandbox.Command) (string, types.HijackedResponse, error) {
 	seconds := strconv.FormatFloat(cmd.Timeout.Seconds(), 'f', 3, 64)
 	created, err := c.d.cli.ContainerExecCreate(ctx, c.id, container.ExecOptions{
 		User:         c.d.user,
 		WorkingDir:   sandbox.WorkspaceDir,
-		Env:          []string{execTokenVar + "=" + token},
 		Cmd:          []string{"/bin/sh", "-c", wrapScript, "sh", seconds, cmd.Script},
 		AttachStdout: true,
 		AttachStderr: true,
@@ -238,12 +305,16 @@ func (c *dockerSandbox) execError(ctx context.Context, what string, err error) e
 	}
 	info, ierr := c.d.cli.ContainerInspect(ctx, c.id)
 	if cerrdefs.IsNotFound(ierr) || (ierr == nil && info.State != nil && !info.State.Running) {
-		c.mu.Lock()
-		c.dead = true
-		c.mu.Unlock()
+		c.markDead()
 		return fmt.Errorf("%w: %w", ErrDead, err)
 	}
 	return err
+}
+
+func (c *dockerSandbox) markDead() {
+	c.mu.Lock()
+	c.dead = true
+	c.mu.Unlock()
 }
 
 // exitCode waits for the exec to be reported finished: its output can end
@@ -266,17 +337,20 @@ func (c *dockerSandbox) exitCode(ctx context.Context, execID string) (int, error
 }
 
 // oomKilledSince reports whether the cgroup's OOM kill count rose above
-// before. Where the count cannot be read (an engine or runtime without
-// it), a SIGKILL before the time limit is taken as the OOM killer's.
-func (c *dockerSandbox) oomKilledSince(ctx context.Context, before int64, exitCode int, early bool) bool {
+// before, the count the wrapper read as the command started. Commands run
+// one at a time and reap ended the last one's processes first, so a rise
+// is this command's. Where the count cannot be read (an engine or runtime
+// without it), a SIGKILL before the time limit is taken as the OOM
+// killer's.
+func (c *dockerSandbox) oomKilledSince(before string, exitCode int, early bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	b, berr := strconv.ParseInt(before, 10, 64)
 	n, err := c.oomCount(ctx)
-	if err != nil {
+	if err != nil || berr != nil {
 		return exitCode == 137 && early
 	}
-	c.mu.Lock()
-	c.oomSeen = max(c.oomSeen, n)
-	c.mu.Unlock()
-	return n > before
+	return n > b
 }
 
 func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
@@ -292,27 +366,104 @@ func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// kill stops the processes of one command, on a fresh context since the
-// caller's may be cancelled. If no process can be started in the container
-// to do it, the container itself is killed: the last resort.
-func (c *dockerSandbox) kill(token string) error {
+// reap ends every process the last command left in the container, on a
+// fresh context since the caller's may be cancelled.
+//
+// Why this is complete: every process a command starts runs as the command
+// user (Options.User) and stays so: no capabilities, no-new-privileges and
+// nosuid mounts rule out setuid and setgid, and Docker's seccomp profile
+// refuses new user namespaces. PID 1 and its sleep run as InitUser, and
+// commands run one at a time, so every process of the command user in the
+// container is the last command's. kill(-1, SIGKILL) from a process of
+// that user reaches every process it may signal in its PID namespace
+// (all of them, PID 1 and itself excepted), and it is atomic against fork:
+// the kernel walks the task list under the lock fork takes to add a child,
+// and a fork racing the signal is undone. killScript then waits until
+// they are gone.
+//
+// A survivor could kill or ptrace that helper before it acts, so its word
+// is not taken where the engine can say otherwise: ContainerTop lists the
+// container's processes from the host (by its cgroup), and reap is done
+// only when none but InitUser's are left. If they are not gone after
+// reapRounds, the container is killed: the last resort, after which the
+// sandbox is dead. Under a runtime whose processes ContainerTop does not
+// show (gVisor), killScript's exit status is all there is.
+func (c *dockerSandbox) reap() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	out, code, err := c.run(ctx, killScript, token)
-	if err == nil && code == 0 {
-		return nil
+	var cause string
+	for range reapRounds {
+		left, err := c.survivors(ctx)
+		if err == nil && left == 0 {
+			return nil
+		}
+		if err != nil && !errors.Is(err, errTopBlind) {
+			cause = err.Error()
+		}
+		out, code, rerr := c.run(ctx, killScript)
+		switch {
+		case rerr != nil:
+			cause = rerr.Error()
+		case code != 0:
+			cause = fmt.Sprintf("exit %d: %s", code, bytes.TrimSpace(out))
+		case errors.Is(err, errTopBlind):
+			return nil
+		case err == nil:
+			cause = fmt.Sprintf("%d processes left", left)
+		}
 	}
-	cause := fmt.Sprintf("exit %d: %s", code, bytes.TrimSpace(out))
-	if err != nil {
-		cause = err.Error()
-	}
-	c.mu.Lock()
-	c.dead = true
-	c.mu.Unlock()
+	c.markDead()
 	if kerr := c.d.cli.ContainerKill(ctx, c.id, "KILL"); kerr != nil && !cerrdefs.IsNotFound(kerr) {
 		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w", c.id, cause, kerr)
 	}
 	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w", c.id, cause, ErrDead)
+}
+
+// errTopBlind says that ContainerTop does not list the container's
+// processes, so that reap cannot check from the host.
+var errTopBlind = errors.New("the engine does not list the sandbox's processes")
+
+// survivors counts the container's processes that do not run as PID 1's
+// user, as the engine lists them from the host.
+func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
+	if !c.checkedPS {
+		info, err := c.d.cli.ContainerInspect(ctx, c.id)
+		if err != nil {
+			return 0, fmt.Errorf("inspect sandbox %.12s: %w", c.id, err)
+		}
+		if info.State == nil || info.State.Pid <= 0 {
+			return 0, fmt.Errorf("sandbox %.12s is not running", c.id)
+		}
+		c.initPID, c.checkedPS = info.State.Pid, true
+	}
+	if c.topBlind {
+		return 0, errTopBlind
+	}
+	top, err := c.d.cli.ContainerTop(ctx, c.id, []string{"-o", "pid,uid"})
+	if err != nil {
+		return 0, fmt.Errorf("list the processes of sandbox %.12s: %w", c.id, err)
+	}
+	pidCol, uidCol := slices.Index(top.Titles, "PID"), slices.Index(top.Titles, "UID")
+	if pidCol < 0 || uidCol < 0 {
+		return 0, fmt.Errorf("list the processes of sandbox %.12s: columns %q", c.id, top.Titles)
+	}
+	initUID := ""
+	for _, p := range top.Processes {
+		if len(p) > max(pidCol, uidCol) && p[pidCol] == strconv.Itoa(c.initPID) {
+			initUID = p[uidCol]
+		}
+	}
+	if initUID == "" {
+		c.topBlind = true
+		return 0, errTopBlind
+	}
+	left := 0
+	for _, p := range top.Processes {
+		if len(p) <= uidCol || p[uidCol] != initUID {
+			left++
+		}
+	}
+	return left, nil
 }
 
 // run is a small internal exec as the command user, outside the policy,
@@ -340,10 +491,4 @@ func (c *dockerSandbox) run(ctx context.Context, script string, args ...string) 
 	code, err := c.exitCode(ctx, created.ID)
 	o := out.output()
 	return append(o.Head, o.Tail...), code, err
-}
-
-func newToken() string {
-	b := make([]byte, 16)
-	rand.Read(b) // never fails (crypto/rand documents it)
-	return hex.EncodeToString(b)
 }

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
@@ -75,3 +76,43 @@ func (c *capture) output() sandbox.Output {
 	}
 	return o
 }
+
+// firstLineMax bounds the line firstLine holds back: the wrapper's line is
+// a number, so a longer one is not the wrapper's and is passed on.
+const firstLineMax = 64
+
+// firstLine holds back the first line of a stream (the wrapper's, see
+// wrapScript) and passes the rest to w.
+type firstLine struct {
+	w    *capture
+	line []byte
+	done bool
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	n := len(p)
+	if !f.done {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			i = len(p)
+		}
+		f.line = append(f.line, p[:i]...)
+		p = p[min(i+1, len(p)):]
+		ended := i < n
+		f.done = ended
+		if len(f.line) > firstLineMax {
+			f.w.Write(f.line)
+			if ended {
+				f.w.Write([]byte{'\n'})
+			}
+			f.line, f.done = nil, true
+		}
+	}
+	if len(p) > 0 {
+		f.w.Write(p)
+	}
+	return n, nil
+}
+
+// text is the line held back, without its newline.
+func (f *firstLine) text() string { return string(f.line) }

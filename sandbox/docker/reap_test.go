@@ -1,0 +1,249 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// commandProcesses lists, as the engine sees them from the host, the
+// sandbox's processes that run as the command user (uid 1000): "pid cmd"
+// lines.
+func commandProcesses(t *testing.T, sb sandbox.Sandbox) []string {
+	t.Helper()
+	top, err := dockerClient(t).ContainerTop(context.Background(), sb.ID(), []string{"-o", "pid,uid,args"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range top.Processes {
+		if p[1] == strconv.Itoa(sandboxtest.UID) {
+			left = append(left, p[0]+" "+p[2])
+		}
+	}
+	return left
+}
+
+// TestNothingOutlivesCommand: whatever a command starts, however it left
+// the command's process group and environment, is gone when Exec returns.
+func TestNothingOutlivesCommand(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	for name, script := range map[string]string{
+		"setsid without env":  `env -i setsid sh -c 'sleep 1000 &'`,
+		"double fork":         `(sh -c 'sleep 1001 </dev/null >/dev/null 2>&1 &' &)`,
+		"setsid holding none": `env -i setsid sh -c 'sleep 1002 & sleep 1003' </dev/null >/dev/null 2>&1 &`,
+		"nohup":               `nohup setsid sleep 1004 >/dev/null 2>&1 &`,
+		"forking loop":        `env -i setsid sh -c 'while :; do sleep 1005 & done' </dev/null >/dev/null 2>&1 & sleep 0.2`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, sb, script)
+			if res.TimedOut {
+				t.Fatalf("timed out: %+v", res)
+			}
+			if left := commandProcesses(t, sb); len(left) > 0 {
+				t.Fatalf("processes outlived %q:\n%s", script, strings.Join(left, "\n"))
+			}
+			if ps := processes(t, sb); strings.Contains(ps, "sleep 10") {
+				t.Fatalf("the next command sees the last one's processes:\n%s", ps)
+			}
+		})
+	}
+}
+
+// TestEscapedWriterStopsWithCommand: a detached process that writes the
+// workspace writes nothing once the Exec that started it has returned.
+func TestEscapedWriterStopsWithCommand(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	ws := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws})
+	// The command returns only once the writer has written: it surely
+	// ran.
+	ok(t, sb, `env -i setsid sh -c 'while :; do echo x >> /workspace/log; done' </dev/null >/dev/null 2>&1 &
+until [ -s /workspace/log ]; do :; done`)
+	log := filepath.Join(ws, "log")
+	before, err := os.ReadFile(log)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("the writer wrote nothing: %q, %v", before, err)
+	}
+	if left := commandProcesses(t, sb); len(left) > 0 {
+		t.Fatalf("the writer outlived its command:\n%s", strings.Join(left, "\n"))
+	}
+	// Another command's round trip gives a survivor ample time to write.
+	ok(t, sb, "true")
+	after, err := os.ReadFile(log)
+	if err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the workspace was written after Exec returned: %d bytes, then %d (%v)", len(before), len(after), err)
+	}
+}
+
+// TestExecsRunOneAtATime: a command started while another runs waits for
+// it, so it never sees (or is killed with) the first one's processes.
+func TestExecsRunOneAtATime(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	ws := sandboxtest.Workspace(t)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws})
+	first := make(chan error, 1)
+	go func() {
+		_, err := sb.Exec(context.Background(), sandbox.Command{
+			Script:  "touch running; sleep 1; rm running; echo done > first",
+			Timeout: time.Minute,
+		})
+		first <- err
+	}()
+	waitForFile(t, filepath.Join(ws, "running"), first)
+	got := ok(t, sb, `[ -e running ] && echo overlapped; cat first`)
+	if got != "done\n" {
+		t.Fatalf("second command saw %q, want the first one finished", got)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForFile returns once path exists on the host; it fails the test if
+// the command that should create it ended first.
+func waitForFile(t *testing.T, path string, done <-chan error) {
+	t.Helper()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended before %s existed: %v", path, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestCloseEndsEveryProcess: when Close returns, no process of the
+// sandbox is left, a running command and a detached writer included, so
+// nothing can write the workspace any more.
+func TestCloseEndsEveryProcess(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	ws := sandboxtest.Workspace(t)
+	image := sandboxtest.Image(t)
+	sb, err := d.Create(context.Background(), sandbox.Spec{Image: image, Workspace: ws, JobID: "test-close-ends", CacheVolume: sandboxtest.CacheVolume})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := sb.Exec(context.Background(), sandbox.Command{
+			Script:  `env -i setsid sh -c 'while :; do echo x >> /workspace/a; done' </dev/null >/dev/null 2>&1 & while :; do echo y >> /workspace/b; done`,
+			Timeout: time.Minute,
+		})
+		done <- err
+	}()
+	waitForFile(t, filepath.Join(ws, "a"), done)
+	waitForFile(t, filepath.Join(ws, "b"), done)
+	pids := hostPIDs(t, sb)
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for pid, cmdline := range pids {
+		if now, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Equal(now, cmdline) {
+			t.Errorf("process %d (%q) still runs after Close", pid, cmdline)
+		}
+	}
+	if err := <-done; err == nil {
+		t.Fatal("the command running during Close reported success")
+	}
+}
+
+// hostPIDs returns the host PIDs and command lines of the sandbox's
+// command processes. It skips the test when this process cannot see them
+// (the engine runs in another PID namespace, as in a VM).
+func hostPIDs(t *testing.T, sb sandbox.Sandbox) map[int][]byte {
+	t.Helper()
+	pids := map[int][]byte{}
+	for _, line := range commandProcesses(t, sb) {
+		pidText, _, _ := strings.Cut(line, " ")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if errors.Is(err, os.ErrNotExist) {
+			t.Skip("the sandbox's processes are not visible here: run the test in the Docker engine's PID namespace")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[pid] = cmdline
+	}
+	if len(pids) < 2 {
+		t.Fatalf("want the command and its writer running, found %v", pids)
+	}
+	return pids
+}
+
+// TestOOMBlamedOnItsCommandOnly: an OOM kill in a command that still
+// succeeded, or in one that failed, is not reported for the next failing
+// command.
+func TestOOMBlamedOnItsCommandOnly(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{Limits: sandbox.Limits{MemoryBytes: 64 << 20}})
+	const hog = `bash -c 'a=$(head -c 512000000 /dev/zero | tr "\0" x); echo ${#a}'`
+	// The hog is killed, the command goes on and succeeds.
+	if res := run(t, sb, hog+"; echo survived"); res.ExitCode != 0 || !strings.Contains(string(res.Stdout.Head), "survived") {
+		t.Fatalf("command around the OOM kill: %+v", res)
+	}
+	if res := run(t, sb, "exit 1"); res.ExitCode != 1 || res.OOMKilled {
+		t.Fatalf("the next failing command was blamed on an earlier OOM: %+v", res)
+	}
+	res := run(t, sb, hog)
+	if !res.OOMKilled {
+		t.Fatalf("the OOM kill of a failing command was not reported: %+v", res)
+	}
+	if res := run(t, sb, "exit 1"); res.OOMKilled {
+		t.Fatalf("the next failing command was blamed on an earlier OOM: %+v", res)
+	}
+}
+
+// TestConcurrentExecsEachCleanedUp: concurrent callers each get their own
+// result and none is killed by another's cleanup.
+func TestConcurrentExecsEachCleanedUp(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := sb.Exec(context.Background(), sandbox.Command{
+				Script:  fmt.Sprintf("env -i setsid sleep 100%d </dev/null >/dev/null 2>&1 & sleep 0.1; echo %d", i, i),
+				Timeout: time.Minute,
+			})
+			if err == nil && (res.ExitCode != 0 || string(res.Stdout.Head) != fmt.Sprintf("%d\n", i)) {
+				err = fmt.Errorf("command %d: %+v", i, res)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if left := commandProcesses(t, sb); len(left) > 0 {
+		t.Fatalf("processes outlived their commands:\n%s", strings.Join(left, "\n"))
+	}
+}
