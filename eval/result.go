@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 )
@@ -105,10 +106,14 @@ func newGroup(resolved, attempts int) Group {
 	if attempts > 0 {
 		g.Rate = float64(resolved) / float64(attempts)
 	}
+	// Four decimals: more would be false precision, and the last bits of
+	// a float differ between machines that fuse multiply-adds.
 	lo, hi := Wilson(resolved, attempts)
-	g.Wilson95 = [2]float64{lo, hi}
+	g.Wilson95 = [2]float64{round4(lo), round4(hi)}
 	return g
 }
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // summarize scores the results; meta gives each task's category and
 // language.
