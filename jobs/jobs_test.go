@@ -3,9 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -29,7 +27,7 @@ func TestBadPayloadsSkipRetry(t *testing.T) {
 		"no delivery":   `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
+			_, err := Decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
 			if !errors.Is(err, asynq.SkipRetry) {
 				t.Fatalf("err = %v, want SkipRetry", err)
 			}
@@ -114,7 +112,7 @@ func TestCancelQueuedJob(t *testing.T) {
 	mustOutcome(t, q.EnqueueSolve, solve("b"), Enqueued)
 }
 
-func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (EnqueueResult, error), p P, want Outcome) EnqueueResult {
+func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (EnqueueResult, error), p P, want EnqueueOutcome) EnqueueResult {
 	t.Helper()
 	res, err := enqueue(context.Background(), p)
 	if err != nil {
@@ -126,131 +124,18 @@ func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (EnqueueR
 	return res
 }
 
-// recorder is a Pipeline that records calls and, if block is set, waits
-// for the job's context to end.
-type recorder struct {
-	calls chan Run
-	block bool
-	err   error
-}
-
-func (r *recorder) Solve(ctx context.Context, _ SolveIssue, run Run) error {
-	r.calls <- run
-	if r.block {
-		<-ctx.Done()
-		return ctx.Err()
+func TestAgentBranch(t *testing.T) {
+	if got := AgentBranch(41); got != "agent/issue-41" {
+		t.Fatalf("AgentBranch(41) = %q", got)
 	}
-	return r.err
-}
-
-func (r *recorder) Retry(ctx context.Context, _ RetryPR, run Run) error {
-	return r.Solve(ctx, SolveIssue{}, run)
-}
-
-type nopCommenter struct{}
-
-func (nopCommenter) CreateComment(context.Context, Issue, string) error { return nil }
-
-func testHandlers(t *testing.T, q *Queue, p Pipeline) *Handlers {
-	return &Handlers{Queue: q, Pipeline: p, Commenter: nopCommenter{}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
-}
-
-// waitFor polls cond for events the test cannot observe directly (a
-// worker finishing after the pipeline returned); it asserts no duration.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 1000 {
-		if cond() {
-			return
+	for ref, want := range map[string]int{
+		"agent/issue-41": 41, "agent/issue-1": 1,
+		"agent/issue-": 0, "agent/issue-041": 0, "agent/issue-4x": 0, "agent/issue--4": 0,
+		"agent/fix-41": 0, "refs/heads/agent/issue-41": 0, "agent/issue-99999999999999999999": 0,
+	} {
+		n, ok := ParseAgentBranch(ref)
+		if n != want || ok != (want > 0) {
+			t.Errorf("ParseAgentBranch(%q) = %d, %v; want %d", ref, n, ok, want)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
-func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
-	ctx := context.Background()
-	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	rec := &recorder{calls: make(chan Run, 1)}
-	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
-	run := <-rec.calls
-	if run != (Run{TaskID: "d-1", Retry: 0, MaxRetry: AgentMaxRetry}) {
-		t.Fatalf("run = %+v", run)
-	}
-	waitFor(t, "lock release", func() bool { id, _ := q.Active(ctx, issue); return id == "" })
-	// The finished job does not block a new trigger, and its delivery stays a duplicate.
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Duplicate)
-	mustOutcome(t, q.EnqueueSolve, solve("d-2"), Enqueued)
-	<-rec.calls
-}
-
-func TestCancelActiveJob(t *testing.T) {
-	ctx := context.Background()
-	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	rec := &recorder{calls: make(chan Run, 1), block: true}
-	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
-	<-rec.calls // running now
-	if id, err := q.Cancel(ctx, issue, "boss"); err != nil || id != "d-1" {
-		t.Fatalf("cancel = %q, %v", id, err)
-	}
-	waitFor(t, "lock release", func() bool { id, _ := q.Active(ctx, issue); return id == "" })
-	mustOutcome(t, q.EnqueueSolve, solve("d-2"), Enqueued)
-}
-
-func TestAgentJobChecksCancelFirst(t *testing.T) {
-	ctx := context.Background()
-	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
-	if err := rdb.Set(ctx, cancelKey("d-1"), "boss", time.Hour).Err(); err != nil {
-		t.Fatal(err)
-	}
-	h := testHandlers(t, q, nil)
-	ran := false
-	err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context) error { ran = true; return nil })
-	if ran || !errors.Is(err, asynq.SkipRetry) {
-		t.Fatalf("ran %v, err %v; want not run and SkipRetry", ran, err)
-	}
-	if id, _ := q.Active(ctx, issue); id != "" {
-		t.Fatalf("lock still held by %q", id)
-	}
-}
-
-func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
-	ctx := context.Background()
-	q := NewQueue(testRedis(t))
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
-	h := testHandlers(t, q, nil)
-	boom := errors.New("github 502")
-	if err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 0, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
-		t.Fatal(err)
-	}
-	if id, _ := q.Active(ctx, issue); id != "d-1" {
-		t.Fatalf("lock = %q after a retryable failure, want d-1", id)
-	}
-	if err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 3, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
-		t.Fatal(err)
-	}
-	if id, _ := q.Active(ctx, issue); id != "" {
-		t.Fatalf("lock = %q after the last retry, want released", id)
-	}
-}
-
-func TestNotImplementedPipelineFailsPermanently(t *testing.T) {
-	err := NotImplementedPipeline{}.Solve(context.Background(), SolveIssue{}, Run{})
-	if !errors.Is(err, ErrPipelineNotImplemented) || !errors.Is(err, asynq.SkipRetry) {
-		t.Fatalf("err = %v", err)
 	}
 }

@@ -26,19 +26,19 @@ const (
 	WorkedTTL = 90 * 24 * time.Hour
 )
 
-// Outcome is what an enqueue request came to.
-type Outcome int
+// EnqueueOutcome is what an enqueue request came to.
+type EnqueueOutcome int
 
 const (
 	// Enqueued: a new task was stored.
-	Enqueued Outcome = iota + 1
+	Enqueued EnqueueOutcome = iota + 1
 	// Duplicate: this delivery was enqueued before (a redelivery).
 	Duplicate
 	// Busy: another job for the same issue is queued or running.
 	Busy
 )
 
-func (o Outcome) String() string {
+func (o EnqueueOutcome) String() string {
 	switch o {
 	case Enqueued:
 		return "enqueued"
@@ -52,7 +52,7 @@ func (o Outcome) String() string {
 
 // EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy.
 type EnqueueResult struct {
-	Outcome      Outcome
+	Outcome      EnqueueOutcome
 	ActiveTaskID string
 }
 
@@ -380,4 +380,21 @@ func cancelKey(id string) string {
 // issueKey is case-insensitive like GitHub's owner and repository names.
 func issueKey(i Issue) string {
 	return strings.ToLower(i.Owner+"/"+i.Repo) + "#" + fmt.Sprint(i.Number)
+}
+
+// sweptTTL outlives asynq's archive, which keeps a task at most 90 days.
+const sweptTTL = 91 * 24 * time.Hour
+
+func sweptKey(taskID string) string { return KeyPrefix + "abandoned:" + taskID }
+
+// Swept reports whether the sweeper already reported the abandoned task.
+func (q *Queue) Swept(ctx context.Context, taskID string) (bool, error) {
+	n, err := q.rdb.Exists(ctx, sweptKey(taskID)).Result()
+	return n > 0, err
+}
+
+// MarkSwept records that the sweeper reported the abandoned task, so it is
+// reported once.
+func (q *Queue) MarkSwept(ctx context.Context, taskID string) error {
+	return q.rdb.Set(ctx, sweptKey(taskID), "1", sweptTTL).Err()
 }

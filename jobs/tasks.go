@@ -1,9 +1,11 @@
 // Package jobs is Patchwright's task catalogue and queue: the task types and
 // their payloads, enqueuing with one active job per issue, cancellation, and
-// the asynq worker that hands each job to a Pipeline (DESIGN §1, §6).
+// the agent branch name: everything the webhook needs and nothing more
+// (DESIGN §2, §6). The worker is jobs/worker; the pipeline is jobs/pipeline.
 package jobs
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,9 +182,9 @@ func validDelivery(id string) error {
 	return nil
 }
 
-// decode unmarshals a task payload strictly. A payload that does not decode
+// Decode unmarshals a task payload strictly. A payload that does not decode
 // or validate can never succeed, so the error wraps asynq.SkipRetry.
-func decode[T interface{ validate() error }](t *asynq.Task) (T, error) {
+func Decode[T interface{ validate() error }](t *asynq.Task) (T, error) {
 	var p T
 	dec := json.NewDecoder(strings.NewReader(string(t.Payload())))
 	dec.DisallowUnknownFields()
@@ -193,4 +195,26 @@ func decode[T interface{ validate() error }](t *asynq.Task) (T, error) {
 		return p, fmt.Errorf("invalid %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
 	}
 	return p, nil
+}
+
+// Attempt describes one try of a task. Handlers pass it to the pipeline
+// explicitly so the pipeline never reads asynq's context helpers and tests
+// can drive it without a queue (asynq issue #446).
+type Attempt struct {
+	// TaskID is the asynq task ID (the delivery ID for agent jobs).
+	TaskID string
+	// Retry is 0 on the first try, 1 on the first retry, and so on.
+	Retry int
+	// MaxRetry is the task's retry limit; Retry == MaxRetry is the last try.
+	MaxRetry int
+}
+
+// Last reports whether this is the task's last try.
+func (a Attempt) Last() bool { return a.Retry >= a.MaxRetry }
+
+// AfterContext is for bookkeeping after a job's own context may have ended
+// (timeout or cancel): it keeps ctx's values but not its cancellation, and
+// gives the bookkeeping five seconds.
+func AfterContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }

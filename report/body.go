@@ -32,6 +32,8 @@ type bodyData struct {
 	NotVerified    []string
 	Cost           string
 	OutputsOmitted bool
+	// History is the rendered attempt history; "" for none.
+	History string
 }
 
 // PRBody renders the pull-request body of DESIGN §4.6. It is always under
@@ -60,6 +62,22 @@ func PRBody(in Input) (string, error) {
 		}
 	}
 	d.TestsPassAfter = finalTestsPassed(in.Final)
+	h := historyOf(in)
+	for {
+		body, err := fitBody(d, in, h)
+		if err == nil || !h.shrink() {
+			return body, err
+		}
+	}
+}
+
+// fitBody renders the body with history h, shortening and then leaving out
+// check output until it is under MaxBody.
+func fitBody(d bodyData, in Input, h History) (string, error) {
+	var err error
+	if d.History, err = h.section(); err != nil {
+		return "", err
+	}
 	var body string
 	for _, budget := range outputBudgets {
 		d.Rows = rows(in, budget)
@@ -67,7 +85,6 @@ func PRBody(in Input) (string, error) {
 			d.Rows = d.Rows[:maxRows]
 		}
 		d.OutputsOmitted = budget == 0 && hasFailure(in)
-		var err error
 		body, err = execute("pr_body", d)
 		if err != nil {
 			return "", err

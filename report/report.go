@@ -37,13 +37,14 @@ type Usage = ledger.Usage
 
 // Attempt is one earlier or current attempt on the same issue, for the
 // body's attempt history.
+// Its JSON form is the body's hidden history (see History).
 type Attempt struct {
-	Number      int
-	Started     time.Time
-	TriggeredBy string // GitHub login, without "@"
-	Trigger     string // for example "label agent" or "/agent retry"
-	Outcome     verify.Outcome
-	Reason      string
+	Number      int            `json:"n"`
+	Started     time.Time      `json:"started"`
+	TriggeredBy string         `json:"by"`      // GitHub login, without "@"
+	Trigger     string         `json:"trigger"` // for example "on the issue" or "/agent retry"
+	Outcome     verify.Outcome `json:"outcome"`
+	Reason      string         `json:"reason"`
 }
 
 // Input is every fact a report may state. Build it with FromLedger and
@@ -83,7 +84,9 @@ type Input struct {
 	CostUSD  *float64
 	Duration time.Duration
 
-	// Attempts is the history, oldest first, including this attempt.
+	// Attempts is the history, oldest first, including this attempt; the
+	// body renders it, with the failed final checks hidden for the next
+	// attempt (History). Empty: the body has no history.
 	Attempts []Attempt
 }
 

@@ -263,7 +263,7 @@ func newEnvOn(t testing.TB, rdb *redis.Client) *env {
 	q := jobs.NewQueue(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	t.Cleanup(func() { insp.Close() })
-	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t)}, q, NewGitHub(app, 0))
+	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t)}, q, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 )
 
 // countingQueue is a Queue that counts calls: the seam the fuzzer needs,
@@ -49,16 +50,16 @@ func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { retu
 // writerGitHub says everyone can write and every pull request is Patchwright's.
 type writerGitHub struct{}
 
-func (writerGitHub) CanWrite(context.Context, int64, string, string, string) (bool, string, error) {
+func (writerGitHub) CanWrite(context.Context, jobs.Issue, string) (bool, string, error) {
 	return true, "write", nil
 }
 
-func (writerGitHub) PullRequestHead(context.Context, int64, string, string, int) (string, bool, error) {
-	return "agent/issue-1", true, nil
+func (writerGitHub) GetPullRequest(context.Context, jobs.Issue) (githubapi.PullRequest, error) {
+	return githubapi.PullRequest{HeadRef: "agent/issue-1", State: "open"}, nil
 }
 
-func (writerGitHub) OpenPullRequest(context.Context, int64, string, string, string) (int, error) {
-	return 0, nil
+func (writerGitHub) FindPullRequest(context.Context, jobs.Issue, string) (githubapi.PullRequest, bool, error) {
+	return githubapi.PullRequest{}, false, nil
 }
 
 // FuzzHandler feeds arbitrary bodies, events and signatures to the handler:

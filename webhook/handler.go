@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 )
 
 // MaxBodyBytes is the largest body accepted: GitHub caps payloads at 25 MiB.
@@ -37,15 +38,17 @@ type Queue interface {
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an
-// installation. *githubapi.App satisfies it through NewGitHub.
+// installation; *githubapi.PermissionCache satisfies it. Repository calls
+// ignore the jobs.Issue's Number; GetPullRequest takes the pull request's.
 type GitHub interface {
 	// CanWrite reports whether user has write, maintain or admin permission
-	// on owner/repo, and the role GitHub reported (for the refusal reply).
-	CanWrite(ctx context.Context, inst int64, owner, repo, user string) (ok bool, role string, err error)
-	// PullRequestHead returns a pull request's head branch and whether it is open.
-	PullRequestHead(ctx context.Context, inst int64, owner, repo string, number int) (branch string, open bool, err error)
-	// OpenPullRequest returns the open pull request from branch, or 0.
-	OpenPullRequest(ctx context.Context, inst int64, owner, repo, branch string) (int, error)
+	// on the repository, and the role GitHub reported (for the refusal
+	// reply).
+	CanWrite(ctx context.Context, repo jobs.Issue, user string) (ok bool, role string, err error)
+	GetPullRequest(ctx context.Context, pr jobs.Issue) (githubapi.PullRequest, error)
+	// FindPullRequest finds the open pull request from branch; ok is false
+	// when there is none.
+	FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (pr githubapi.PullRequest, ok bool, err error)
 }
 
 // Config configures a Handler.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/patchwright/patchwright/jobs"
@@ -14,7 +12,6 @@ import (
 
 // agentBranch is the branch of Patchwright's pull request for an issue
 // (DESIGN §4.8).
-var agentBranch = regexp.MustCompile(`^agent/issue-([0-9]+)$`)
 
 // onIssueComment handles issue_comment.created with a comment command, on a
 // pull request opened by the app or on an issue Patchwright worked on.
@@ -80,7 +77,7 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if c.cmd.Command == CommandHelp {
 		return h.answer(ctx, c, HelpText, "answered help")
 	}
-	ok, role, err := h.github.CanWrite(ctx, c.target.InstallationID, c.target.Owner, c.target.Repo, c.sender)
+	ok, role, err := h.github.CanWrite(ctx, c.target, c.sender)
 	if err != nil {
 		return response{}, err
 	}
@@ -110,12 +107,12 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		}
 		return h.enqueued(ctx, c.d, c.target, enq, "retry of "+issue.String())
 	}
-	pr, err := h.github.OpenPullRequest(ctx, issue.InstallationID, issue.Owner, issue.Repo, fmt.Sprintf("agent/issue-%d", issue.Number))
+	pr, open, err := h.github.FindPullRequest(ctx, issue, jobs.AgentBranch(issue.Number))
 	if err != nil {
 		return response{}, err
 	}
-	if pr != 0 {
-		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr), "pointed to the open pull request")
+	if open {
+		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr.Number), "pointed to the open pull request")
 	}
 	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions})
 	if err != nil {
@@ -128,23 +125,18 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 // head branch, agent/issue-N. A closed pull request or another branch gets
 // a reply response instead.
 func (h *Handler) prIssue(ctx context.Context, c commentCtx) (int, *response, error) {
-	branch, open, err := h.github.PullRequestHead(ctx, c.target.InstallationID, c.target.Owner, c.target.Repo, c.target.Number)
+	pr, err := h.github.GetPullRequest(ctx, c.target)
 	if err != nil {
 		return 0, nil, err
 	}
-	m := agentBranch.FindStringSubmatch(branch)
-	if m == nil {
-		res := done(http.StatusOK, "ignored: head branch %q is not a Patchwright branch", branch)
+	n, ok := jobs.ParseAgentBranch(pr.HeadRef)
+	if !ok {
+		res := done(http.StatusOK, "ignored: head branch %q is not a Patchwright branch", pr.HeadRef)
 		return 0, &res, nil
 	}
-	if !open && c.cmd.Command == CommandRetry {
+	if pr.State != "open" && c.cmd.Command == CommandRetry {
 		res, err := h.answer(ctx, c, "This pull request is closed; comment `/agent retry` on the issue to start a new attempt.", "pull request closed")
 		return 0, &res, err
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil || n <= 0 {
-		res := done(http.StatusOK, "ignored: head branch %q has no issue number", branch)
-		return 0, &res, nil
 	}
 	return n, nil, nil
 }

@@ -32,7 +32,7 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		return *res, nil
 	}
 	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String(), jobs.LogSender, sender.Login)
-	ok, role, err := h.github.CanWrite(ctx, issue.InstallationID, issue.Owner, issue.Repo, sender.Login)
+	ok, role, err := h.github.CanWrite(ctx, issue, sender.Login)
 	if err != nil {
 		return response{}, err
 	}

@@ -89,6 +89,7 @@ type Writer struct {
 	w       io.Writer
 	closer  io.Closer
 	now     func() time.Time
+	observe func(Payload)
 	seq     int64
 	records []Record
 	err     error
@@ -98,6 +99,11 @@ type Writer struct {
 type Options struct {
 	// Now stamps events; nil means time.Now. Tests fix it for stable output.
 	Now func() time.Time
+	// Observe, when set, is called with each payload once it is recorded,
+	// outside the Writer's lock and in the appending goroutine: a progress
+	// display reads the same events as the report, without parsing lines.
+	// It must return quickly and must not Append.
+	Observe func(Payload)
 }
 
 // syncer is what *os.File offers to push a line to stable storage.
@@ -111,7 +117,7 @@ func New(w io.Writer, opts Options) *Writer {
 	if now == nil {
 		now = time.Now
 	}
-	return &Writer{w: w, now: now}
+	return &Writer{w: w, now: now, observe: opts.Observe}
 }
 
 // Create creates (or truncates) the file at path and returns a Writer that
@@ -130,6 +136,14 @@ func Create(path string, opts Options) (*Writer, error) {
 // error every call fails with that error: a ledger with a hole in it must
 // not look complete.
 func (lw *Writer) Append(p Payload) (Record, error) {
+	rec, err := lw.append(p)
+	if err == nil && lw.observe != nil {
+		lw.observe(p)
+	}
+	return rec, err
+}
+
+func (lw *Writer) append(p Payload) (Record, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
 		return Record{}, fmt.Errorf("ledger: encode %s event: %w", p.EventType(), err)

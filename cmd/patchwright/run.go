@@ -16,13 +16,11 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/client"
 	"github.com/go-git/go-git/v5"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
@@ -56,25 +54,19 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 1
 	}
-	docker, err := docker.New(ctx, docker.Options{})
+	engine, err := docker.New(ctx, docker.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 2
 	}
-	defer docker.Close()
-	images, err := newDockerImages()
-	if err != nil {
-		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
-		return 2
-	}
-	defer images.Close()
-	exec.Sandboxes, exec.Images = docker, images
+	defer engine.Close()
+	exec.Sandboxes, exec.Images = engine, engine
 	if !opts.json {
-		exec.Progress = newProgressPrinter(stderr).print
+		job.Progress = newProgressPrinter(stderr).print
 	}
 	res, err := exec.Execute(ctx, job)
 	switch {
-	case errors.Is(err, jobs.ErrConfig):
+	case errors.Is(err, pipeline.ErrConfig):
 		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
 		return 1
 	case res == nil:
@@ -98,7 +90,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.title, "title", "", "issue title (instead of --issue-file)")
 	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
 	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5 [PATCHWRIGHT_MODEL]")
-	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else "+jobs.DefaultImage+")")
+	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else "+pipeline.DefaultImage+")")
 	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json and ledger.jsonl")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
 	fs.BoolVar(&o.json, "json", false, "no progress; print result.json on stdout")
@@ -114,8 +106,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 
 // prepareRun checks every flag that can be checked without Docker and
 // builds the executor and job.
-func prepareRun(o runOptions) (*jobs.Executor, jobs.Job, error) {
-	var job jobs.Job
+func prepareRun(o runOptions) (*pipeline.Executor, pipeline.Job, error) {
+	var job pipeline.Job
 	repo, err := checkRepo(o.repo)
 	if err != nil {
 		return nil, job, err
@@ -141,15 +133,14 @@ func prepareRun(o runOptions) (*jobs.Executor, jobs.Job, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, job, fmt.Errorf("--out: %w", err)
 	}
-	exec := &jobs.Executor{
+	exec := &pipeline.Executor{
 		Provider:      p,
-		Publisher:     jobs.LocalPublisher{},
 		Image:         o.image,
 		MaxSteps:      o.maxSteps,
 		CommitStopped: o.commitStopped,
-		CacheVolume:   jobs.RepoCacheVolume,
+		CacheVolume:   pipeline.RepoCacheVolume,
 	}
-	job = jobs.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out}
+	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out}
 	return exec, job, nil
 }
 
@@ -185,7 +176,7 @@ func readIssue(o runOptions) (agent.Issue, error) {
 		if err != nil {
 			return agent.Issue{}, fmt.Errorf("--issue-file: %w", err)
 		}
-		issue, err := jobs.ParseIssue(string(data))
+		issue, err := pipeline.ParseIssue(string(data))
 		if err != nil {
 			return agent.Issue{}, fmt.Errorf("--issue-file %s: %w", o.issueFile, err)
 		}
@@ -207,7 +198,7 @@ func oneLine(err error) string {
 }
 
 // printResult prints result.json (with --json) or a short summary.
-func printResult(w io.Writer, o runOptions, res *jobs.Result) {
+func printResult(w io.Writer, o runOptions, res *pipeline.Result) {
 	if o.json {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(w, "%s\n", data)
@@ -219,43 +210,19 @@ func printResult(w io.Writer, o runOptions, res *jobs.Result) {
 	} else {
 		fmt.Fprintln(w, "branch:  none (nothing was committed)")
 	}
-	fmt.Fprintf(w, "files:   %s\n", filepath.Join(o.out, jobs.FileBody)+", "+jobs.FileResult+", "+jobs.FileLedger)
+	fmt.Fprintf(w, "files:   %s\n", filepath.Join(o.out, pipeline.FileBody)+", "+pipeline.FileResult+", "+pipeline.FileLedger)
 }
-
-// dockerImages answers jobs.ImageChecker with the engine's image inspect.
-type dockerImages struct{ cli *client.Client }
-
-func newDockerImages() (*dockerImages, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		return nil, fmt.Errorf("docker client: %w", err)
-	}
-	return &dockerImages{cli: cli}, nil
-}
-
-func (d *dockerImages) ImageExists(ctx context.Context, image string) (bool, error) {
-	_, err := d.cli.ImageInspect(ctx, image)
-	switch {
-	case err == nil:
-		return true, nil
-	case cerrdefs.IsNotFound(err):
-		return false, nil
-	}
-	return false, err
-}
-
-func (d *dockerImages) Close() error { return d.cli.Close() }
 
 // progressPrinter writes one line per change of phase, step or tool.
 type progressPrinter struct {
 	mu   sync.Mutex
 	w    io.Writer
-	last jobs.Progress
+	last pipeline.Progress
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w} }
 
-func (p *progressPrinter) print(pr jobs.Progress) {
+func (p *progressPrinter) print(pr pipeline.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pr.Phase == p.last.Phase && pr.Step == p.last.Step && pr.Tool == p.last.Tool {
@@ -266,7 +233,7 @@ func (p *progressPrinter) print(pr jobs.Progress) {
 	if pr.Step > 0 {
 		line += fmt.Sprintf(" · step %d", pr.Step)
 	}
-	if pr.Tool != "" && pr.Phase == jobs.PhaseAgent {
+	if pr.Tool != "" && pr.Phase == pipeline.PhaseAgent {
 		line += " · " + pr.Tool
 	}
 	if pr.InputTokens > 0 {

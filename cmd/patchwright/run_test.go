@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -110,7 +110,7 @@ func TestRunVerified(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	// The run keeps the repository's cache volume for later runs; this
 	// test's repository is gone afterwards, so its volume goes too.
-	volume := jobs.RepoCacheVolume(repo)
+	volume := pipeline.RepoCacheVolume(repo)
 	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", volume).Run() })
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"run", "--repo", repo, "--issue-file", issueFile,
@@ -127,7 +127,7 @@ func TestRunVerified(t *testing.T) {
 		}
 	}
 
-	var res jobs.Result
+	var res pipeline.Result
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestRunUsageErrors(t *testing.T) {
 // else on stdout.
 func TestPrintResultJSON(t *testing.T) {
 	var out bytes.Buffer
-	res := &jobs.Result{Outcome: "no_change", Reason: "the run ended without changing any file", FilesChanged: []string{}, Checks: []jobs.CheckSummary{}, NotVerified: []string{}}
+	res := &pipeline.Result{Outcome: "no_change", Reason: "the run ended without changing any file", FilesChanged: []string{}, Checks: []pipeline.CheckSummary{}, NotVerified: []string{}}
 	printResult(&out, runOptions{json: true}, res)
 	var m map[string]any
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {

@@ -16,6 +16,9 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubjob"
+	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
 )
@@ -38,37 +41,33 @@ func (e errInfra) Unwrap() error { return e.err }
 
 // newPipeline is the pipeline the worker runs: the GitHub pipeline over
 // the Docker sandbox and the configured model. serve's embedded worker
-// without PATCHWRIGHT_MODEL gets NotImplementedPipeline (every agent job
+// without PATCHWRIGHT_MODEL gets worker.NoModelPipeline (every agent job
 // fails permanently, saying so), with a warning; `worker` requires a model.
-func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue) (jobs.Pipeline, func(), error) {
+func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue) (worker.Pipeline, func(), error) {
 	if cfg.model == "" {
 		log.Warn("PATCHWRIGHT_MODEL is not set: solve and retry jobs fail permanently; reply comments are posted")
-		return jobs.NotImplementedPipeline{}, func() {}, nil
+		return worker.NoModelPipeline{}, func() {}, nil
 	}
 	prov, err := provider.New(cfg.model, provider.Options{Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
 	}
-	docker, err := docker.New(ctx, docker.Options{})
+	engine, err := docker.New(ctx, docker.Options{})
 	if err != nil {
-		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
-	}
-	images, err := newDockerImages()
-	if err != nil {
-		docker.Close()
 		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
 	}
 	// Sandboxes a crashed worker left behind, and old cache volumes.
-	go docker.RunReaper(ctx, 0, log)
-	p := &jobs.GitHubPipeline{
-		GitHub:   app,
-		Executor: jobs.Executor{Sandboxes: docker, Images: images, Provider: prov, Logger: log, CacheVolume: jobs.RepoCacheVolume},
-		Cancels:  queue,
-		DataDir:  cfg.dataDir,
-		RunURL:   cfg.runURL,
-		Logger:   log,
+	go engine.RunReaper(ctx, 0, log)
+	p := &githubjob.Pipeline{
+		GitHub: app,
+		Executor: &pipeline.Executor{Sandboxes: engine, Images: engine, Provider: prov, Logger: log,
+			CacheVolume: pipeline.RepoCacheVolume},
+		Cancels: queue,
+		DataDir: cfg.dataDir,
+		RunURL:  cfg.runURL,
+		Logger:  log,
 	}
-	return p, func() { images.Close(); docker.Close() }, nil
+	return p, func() { engine.Close() }, nil
 }
 
 // openRedis connects to cfg.redisURL or, when it is empty, starts an
@@ -111,15 +110,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 	queue := jobs.NewQueue(rdb)
 	hook, err := webhook.New(webhook.Config{
 		Secret: []byte(cfg.webhookSecret), BotLogin: bot, TriggerLabel: cfg.triggerLabel, Logger: log,
-	}, queue, webhook.NewGitHub(app, 0))
+	}, queue, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		return err
 	}
 
-	var worker *asynq.Server
+	var embedded *asynq.Server
 	if cfg.redisURL == "" {
 		var closeWorker func()
-		if worker, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log); err != nil {
+		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log); err != nil {
 			return err
 		}
 		defer closeWorker()
@@ -134,7 +133,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", worker != nil)
+	log.Info("serving", "addr", ln.Addr().String(), "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil)
 	select {
 	case err := <-errc:
 		return errInfra{fmt.Errorf("http server: %w", err)}
@@ -170,19 +169,19 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
 func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger) (*asynq.Server, func(), error) {
-	pipeline, closePipeline, err := newPipeline(ctx, cfg, log, app, queue)
+	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &jobs.Handlers{Queue: queue, Pipeline: pipeline, Commenter: app, Logger: log}
-	srv := jobs.NewServer(rdb, jobs.WorkerConfig{Logger: log})
+	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
+	srv := worker.NewServer(rdb, worker.Config{Logger: log})
 	if err := srv.Start(h.Mux()); err != nil {
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
-	if gp, ok := pipeline.(*jobs.GitHubPipeline); ok {
+	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		insp := asynq.NewInspectorFromRedisClient(rdb)
-		go (&jobs.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
+		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
 	}
 	return srv, func() { srv.Shutdown(); closePipeline() }, nil
 }

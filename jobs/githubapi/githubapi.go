@@ -140,15 +140,16 @@ func (p Permission) String() string {
 // Permission reads user's permission on owner/repo through installation
 // inst (GET /repos/{owner}/{repo}/collaborators/{user}/permission). go-github
 // v62 does not decode role_name, so this decodes the response itself.
-func (a *App) Permission(ctx context.Context, inst int64, owner, repo, user string) (Permission, error) {
-	c, err := a.Installation(inst)
+func (a *App) Permission(ctx context.Context, repo jobs.Issue, user string) (Permission, error) {
+	owner := repo.Owner
+	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return Permission{}, err
 	}
-	path := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", owner, repo, user)
+	path := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", owner, repo.Repo, user)
 	req, err := c.NewRequest(http.MethodGet, path, nil)
 	if err != nil {
-		return Permission{}, fmt.Errorf("permission of %s on %s/%s: %w", user, owner, repo, err)
+		return Permission{}, fmt.Errorf("permission of %s on %s/%s: %w", user, owner, repo.Repo, err)
 	}
 	var p Permission
 	if _, err := c.Do(ctx, req, &p); err != nil {
@@ -158,55 +159,9 @@ func (a *App) Permission(ctx context.Context, inst int64, owner, repo, user stri
 		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound {
 			return Permission{Permission: "none"}, nil
 		}
-		return Permission{}, fmt.Errorf("permission of %s on %s/%s: %w", user, owner, repo, err)
+		return Permission{}, fmt.Errorf("permission of %s on %s/%s: %w", user, owner, repo.Repo, err)
 	}
 	return p, nil
-}
-
-// PullRequestHead returns the head branch of pull request number and
-// whether it is open.
-func (a *App) PullRequestHead(ctx context.Context, inst int64, owner, repo string, number int) (branch string, open bool, err error) {
-	c, err := a.Installation(inst)
-	if err != nil {
-		return "", false, err
-	}
-	pr, _, err := c.PullRequests.Get(ctx, owner, repo, number)
-	if err != nil {
-		return "", false, fmt.Errorf("get pull request %s/%s#%d: %w", owner, repo, number, err)
-	}
-	return pr.GetHead().GetRef(), pr.GetState() == "open", nil
-}
-
-// OpenPullRequest returns the number of the open pull request from branch
-// of owner/repo into the repository, or 0 when there is none.
-func (a *App) OpenPullRequest(ctx context.Context, inst int64, owner, repo, branch string) (int, error) {
-	c, err := a.Installation(inst)
-	if err != nil {
-		return 0, err
-	}
-	prs, _, err := c.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{
-		State: "open", Head: owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 1},
-	})
-	if err != nil {
-		return 0, fmt.Errorf("list pull requests of %s/%s from %s: %w", owner, repo, branch, err)
-	}
-	if len(prs) == 0 {
-		return 0, nil
-	}
-	return prs[0].GetNumber(), nil
-}
-
-// CreateComment posts body on issue (or pull request) issue. It satisfies
-// jobs.Commenter.
-func (a *App) CreateComment(ctx context.Context, issue jobs.Issue, body string) error {
-	c, err := a.Installation(issue.InstallationID)
-	if err != nil {
-		return err
-	}
-	if _, _, err := c.Issues.CreateComment(ctx, issue.Owner, issue.Repo, issue.Number, &github.IssueComment{Body: github.String(body)}); err != nil {
-		return fmt.Errorf("comment on %s: %w", issue, err)
-	}
-	return nil
 }
 
 // Deliveries returns one page of the app's recent webhook deliveries, newest

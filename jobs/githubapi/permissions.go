@@ -1,4 +1,4 @@
-package webhook
+package githubapi
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs"
 )
 
 // DefaultPermissionTTL is how long a permission answer is reused: long
@@ -17,10 +17,13 @@ const DefaultPermissionTTL = time.Minute
 // maxCachedPermissions bounds the cache; past it, expired entries are swept.
 const maxCachedPermissions = 10000
 
-// AppGitHub is the GitHub interface over a *githubapi.App, with permission
-// answers cached for a TTL (only successful answers are cached).
-type AppGitHub struct {
-	app *githubapi.App
+// PermissionCache answers whether a user may command Patchwright on a
+// repository, from the collaborator-permission endpoint with answers
+// cached for a TTL (only successful answers are cached). It embeds the
+// App, so it also offers the App's other calls (the webhook's pull-request
+// lookups).
+type PermissionCache struct {
+	*App
 	ttl time.Duration
 	now func() time.Time
 
@@ -29,29 +32,31 @@ type AppGitHub struct {
 }
 
 type cachedPermission struct {
-	perm    githubapi.Permission
+	perm    Permission
 	expires time.Time
 }
 
-// NewGitHub wraps app; ttl <= 0 means DefaultPermissionTTL.
-func NewGitHub(app *githubapi.App, ttl time.Duration) *AppGitHub {
+// NewPermissionCache wraps app; ttl <= 0 means DefaultPermissionTTL.
+func NewPermissionCache(app *App, ttl time.Duration) *PermissionCache {
 	if ttl <= 0 {
 		ttl = DefaultPermissionTTL
 	}
-	return &AppGitHub{app: app, ttl: ttl, now: time.Now, cache: map[string]cachedPermission{}}
+	return &PermissionCache{App: app, ttl: ttl, now: time.Now, cache: map[string]cachedPermission{}}
 }
 
-// CanWrite implements GitHub with the collaborator-permission endpoint.
-// author_association is never used: it misreports private org members.
-func (g *AppGitHub) CanWrite(ctx context.Context, inst int64, owner, repo, user string) (bool, string, error) {
-	key := strings.ToLower(owner + "/" + repo + "/" + user)
+// CanWrite reports whether user has write, maintain or admin permission on
+// repo, and the role GitHub reported (for a refusal reply), through the
+// collaborator-permission endpoint. author_association is never used: it
+// misreports private org members.
+func (g *PermissionCache) CanWrite(ctx context.Context, repo jobs.Issue, user string) (bool, string, error) {
+	key := strings.ToLower(repo.Owner + "/" + repo.Repo + "/" + user)
 	g.mu.Lock()
 	c, ok := g.cache[key]
 	g.mu.Unlock()
 	if ok && g.now().Before(c.expires) {
 		return c.perm.CanWrite(), c.perm.String(), nil
 	}
-	p, err := g.app.Permission(ctx, inst, owner, repo, user)
+	p, err := g.App.Permission(ctx, repo, user)
 	if err != nil {
 		return false, "", err
 	}
@@ -68,14 +73,4 @@ func (g *AppGitHub) CanWrite(ctx context.Context, inst int64, owner, repo, user 
 		g.cache[key] = cachedPermission{perm: p, expires: g.now().Add(g.ttl)}
 	}
 	return p.CanWrite(), p.String(), nil
-}
-
-// PullRequestHead implements GitHub.
-func (g *AppGitHub) PullRequestHead(ctx context.Context, inst int64, owner, repo string, number int) (string, bool, error) {
-	return g.app.PullRequestHead(ctx, inst, owner, repo, number)
-}
-
-// OpenPullRequest implements GitHub.
-func (g *AppGitHub) OpenPullRequest(ctx context.Context, inst int64, owner, repo, branch string) (int, error) {
-	return g.app.OpenPullRequest(ctx, inst, owner, repo, branch)
 }

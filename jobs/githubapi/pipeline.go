@@ -15,33 +15,33 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 )
 
-// The methods in this file make *App satisfy jobs.GitHub: the calls of the
-// GitHub pipeline, as an installation.
-
-var _ jobs.GitHub = (*App)(nil)
+// The methods in this file are the calls of the GitHub pipeline, each
+// acting as the installation of the repository or issue it is given. An
+// issue's or pull request's calls take its number as the jobs.Issue's
+// Number; repository-level calls ignore it.
 
 // Bot returns the app's bot user: GET /app for the slug, then the user
 // "<slug>[bot]" for its ID (the commit e-mail needs it).
-func (a *App) Bot(ctx context.Context, repo jobs.Issue) (jobs.User, error) {
+func (a *App) Bot(ctx context.Context, repo jobs.Issue) (User, error) {
 	login, err := a.BotLogin(ctx)
 	if err != nil {
-		return jobs.User{}, err
+		return User{}, err
 	}
 	return a.User(ctx, repo, login)
 }
 
 // User reads GET /users/{login} as the installation of repo (an app JWT
 // is good for /app endpoints only).
-func (a *App) User(ctx context.Context, repo jobs.Issue, login string) (jobs.User, error) {
+func (a *App) User(ctx context.Context, repo jobs.Issue, login string) (User, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
-		return jobs.User{}, err
+		return User{}, err
 	}
 	u, _, err := c.Users.Get(ctx, login)
 	if err != nil {
-		return jobs.User{}, fmt.Errorf("get user %s: %w", login, err)
+		return User{}, fmt.Errorf("get user %s: %w", login, err)
 	}
-	return jobs.User{Login: u.GetLogin(), ID: u.GetID()}, nil
+	return User{Login: u.GetLogin(), ID: u.GetID()}, nil
 }
 
 // RepoToken mints a token for repo.Repo only, with contents: write (clone
@@ -61,29 +61,29 @@ func (a *App) RepoToken(ctx context.Context, repo jobs.Issue) (string, error) {
 }
 
 // Repository reads the default branch and clone URL.
-func (a *App) Repository(ctx context.Context, repo jobs.Issue) (jobs.Repository, error) {
+func (a *App) Repository(ctx context.Context, repo jobs.Issue) (Repository, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
-		return jobs.Repository{}, err
+		return Repository{}, err
 	}
 	r, _, err := c.Repositories.Get(ctx, repo.Owner, repo.Repo)
 	if err != nil {
-		return jobs.Repository{}, fmt.Errorf("get repository %s/%s: %w", repo.Owner, repo.Repo, err)
+		return Repository{}, fmt.Errorf("get repository %s/%s: %w", repo.Owner, repo.Repo, err)
 	}
-	return jobs.Repository{DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), Private: r.GetPrivate()}, nil
+	return Repository{DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), Private: r.GetPrivate()}, nil
 }
 
 // GetIssue reads an issue's title, body, state and author.
-func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (jobs.IssueText, error) {
+func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (IssueText, error) {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
-		return jobs.IssueText{}, err
+		return IssueText{}, err
 	}
 	i, _, err := c.Issues.Get(ctx, issue.Owner, issue.Repo, issue.Number)
 	if err != nil {
-		return jobs.IssueText{}, fmt.Errorf("get issue %s: %w", issue, err)
+		return IssueText{}, fmt.Errorf("get issue %s: %w", issue, err)
 	}
-	return jobs.IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin()}, nil
+	return IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin()}, nil
 }
 
 // AddReaction adds a reaction (for example "eyes") to the issue.
@@ -99,20 +99,20 @@ func (a *App) AddReaction(ctx context.Context, issue jobs.Issue, content string)
 }
 
 // Comments lists every comment of the issue, 100 a page.
-func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]jobs.Comment, error) {
+func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]Comment, error) {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return nil, err
 	}
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	var out []jobs.Comment
+	var out []Comment
 	for {
 		cs, resp, err := c.Issues.ListComments(ctx, issue.Owner, issue.Repo, issue.Number, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list comments of %s: %w", issue, err)
 		}
 		for _, x := range cs {
-			out = append(out, jobs.Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
+			out = append(out, Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
 			return out, nil
@@ -147,16 +147,16 @@ func (a *App) EditComment(ctx context.Context, issue jobs.Issue, id int64, body 
 }
 
 // FindPullRequest looks up the open pull request from owner:branch.
-func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (jobs.PullRequest, bool, error) {
+func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (PullRequest, bool, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
-		return jobs.PullRequest{}, false, err
+		return PullRequest{}, false, err
 	}
 	prs, _, err := c.PullRequests.List(ctx, repo.Owner, repo.Repo, &github.PullRequestListOptions{
 		State: "open", Head: repo.Owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 10},
 	})
 	if err != nil {
-		return jobs.PullRequest{}, false, fmt.Errorf("list pull requests of %s/%s from %s: %w", repo.Owner, repo.Repo, branch, err)
+		return PullRequest{}, false, fmt.Errorf("list pull requests of %s/%s from %s: %w", repo.Owner, repo.Repo, branch, err)
 	}
 	for _, pr := range prs {
 		// The head filter is the API's; checking it again costs nothing
@@ -165,28 +165,28 @@ func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch strin
 			return pullRequest(pr), true, nil
 		}
 	}
-	return jobs.PullRequest{}, false, nil
+	return PullRequest{}, false, nil
 }
 
 // GetPullRequest reads pull request pr.Number.
-func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (jobs.PullRequest, error) {
+func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (PullRequest, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
-		return jobs.PullRequest{}, err
+		return PullRequest{}, err
 	}
 	p, _, err := c.PullRequests.Get(ctx, pr.Owner, pr.Repo, pr.Number)
 	if err != nil {
-		return jobs.PullRequest{}, fmt.Errorf("get pull request %s: %w", pr, err)
+		return PullRequest{}, fmt.Errorf("get pull request %s: %w", pr, err)
 	}
 	return pullRequest(p), nil
 }
 
 // CreatePullRequest opens a pull request; GitHub's 422 "already exists"
-// becomes jobs.ErrPullRequestExists.
-func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np jobs.NewPullRequest) (jobs.PullRequest, error) {
+// becomes ErrPullRequestExists.
+func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np NewPullRequest) (PullRequest, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
-		return jobs.PullRequest{}, err
+		return PullRequest{}, err
 	}
 	p, _, err := c.PullRequests.Create(ctx, repo.Owner, repo.Repo, &github.NewPullRequest{
 		Title: github.String(np.Title), Head: github.String(np.Head), Base: github.String(np.Base),
@@ -195,9 +195,9 @@ func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np jobs.Ne
 	if err != nil {
 		var er *github.ErrorResponse
 		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity && alreadyExists(er) {
-			return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, jobs.ErrPullRequestExists)
+			return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
 		}
-		return jobs.PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, err)
+		return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, err)
 	}
 	return pullRequest(p), nil
 }
@@ -227,7 +227,7 @@ func (a *App) EditPullRequest(ctx context.Context, pr jobs.Issue, title, body st
 // ReviewComments lists review comments still placed on the diff: GitHub
 // sets position to null on outdated ones. (Whether a thread is resolved is
 // only in the GraphQL API.)
-func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment, error) {
+func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]Comment, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return nil, err
@@ -236,10 +236,10 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 	// failed lookup costs the filter, not the retry.
 	resolved, threadsErr := resolvedComments(ctx, c, pr)
 	if threadsErr != nil {
-		threadsErr = fmt.Errorf("%w: %w", jobs.ErrThreadsUnknown, threadsErr)
+		threadsErr = fmt.Errorf("%w: %w", ErrThreadsUnknown, threadsErr)
 	}
 	opts := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	var out []jobs.Comment
+	var out []Comment
 	for {
 		cs, resp, err := c.PullRequests.ListComments(ctx, pr.Owner, pr.Repo, pr.Number, opts)
 		if err != nil {
@@ -249,7 +249,7 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]jobs.Comment
 			if x.Position == nil || resolved[x.GetID()] {
 				continue
 			}
-			out = append(out, jobs.Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(),
+			out = append(out, Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(),
 				Path: x.GetPath(), Line: x.GetLine(), Created: x.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
@@ -402,12 +402,12 @@ func (a *App) CheckRunIDs(ctx context.Context, repo jobs.Issue, sha, name string
 // at most 50 annotations per request and appends those of each update, so
 // a create sends the first batch and the rest follow as updates; an update
 // of an existing run sends none, keeping the annotations it has.
-func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jobs.CheckRun) (int64, error) {
+func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run CheckRun) (int64, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return 0, err
 	}
-	batches := run.Output.Annotations
+	batches := run.Annotations
 	if id != 0 {
 		// GitHub appends the annotations of every update to the run's, so
 		// the run already has those posted with it; sending them again
@@ -415,12 +415,12 @@ func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jo
 		batches = nil
 	}
 	output := func(i int) *github.CheckRunOutput {
-		o := &github.CheckRunOutput{Title: github.String(run.Output.Title), Summary: github.String(run.Output.Summary)}
+		o := &github.CheckRunOutput{Title: github.String(run.Title), Summary: github.String(run.Summary)}
 		if i < len(batches) {
 			for _, an := range batches[i] {
 				o.Annotations = append(o.Annotations, &github.CheckRunAnnotation{
 					Path: github.String(an.Path), StartLine: github.Int(an.StartLine), EndLine: github.Int(an.EndLine),
-					AnnotationLevel: github.String(an.AnnotationLevel), Message: github.String(an.Message),
+					AnnotationLevel: github.String(an.Level), Message: github.String(an.Message),
 				})
 			}
 		}
@@ -435,7 +435,7 @@ func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jo
 	if id == 0 {
 		cr, _, err := c.Checks.CreateCheckRun(ctx, repo.Owner, repo.Repo, github.CreateCheckRunOptions{
 			Name: run.Name, HeadSHA: run.HeadSHA, DetailsURL: details, Status: github.String("completed"),
-			Conclusion: github.String(run.Output.Conclusion), CompletedAt: &now, Output: output(0),
+			Conclusion: github.String(run.Conclusion), CompletedAt: &now, Output: output(0),
 		})
 		if err != nil {
 			return 0, fmt.Errorf("create check run %q on %s: %w", run.Name, run.HeadSHA, err)
@@ -445,7 +445,7 @@ func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jo
 	for i := first; i < max(len(batches), 1); i++ {
 		_, _, err := c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Repo, id, github.UpdateCheckRunOptions{
 			Name: run.Name, DetailsURL: details, Status: github.String("completed"),
-			Conclusion: github.String(run.Output.Conclusion), CompletedAt: &now, Output: output(i),
+			Conclusion: github.String(run.Conclusion), CompletedAt: &now, Output: output(i),
 		})
 		if err != nil {
 			return id, fmt.Errorf("update check run %q (%d): %w", run.Name, id, err)
@@ -454,8 +454,8 @@ func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run jo
 	return id, nil
 }
 
-func pullRequest(p *github.PullRequest) jobs.PullRequest {
-	return jobs.PullRequest{
+func pullRequest(p *github.PullRequest) PullRequest {
+	return PullRequest{
 		Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(),
 		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
 		NodeID: p.GetNodeID(),

@@ -19,7 +19,6 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
-	"github.com/patchwright/patchwright/report"
 )
 
 // fixtures is ../shared/fixtures beside the module root.
@@ -172,7 +171,7 @@ func TestPullRequests(t *testing.T) {
 	if _, ok, err := e.app.FindPullRequest(ctx, e.repo, "agent/issue-7"); err != nil || ok {
 		t.Fatalf("find before create: ok=%v err=%v", ok, err)
 	}
-	np := jobs.NewPullRequest{Title: "Fix it", Head: "agent/issue-7", Base: "main", Body: "body", Draft: true}
+	np := githubapi.NewPullRequest{Title: "Fix it", Head: "agent/issue-7", Base: "main", Body: "body", Draft: true}
 	pr, err := e.app.CreatePullRequest(ctx, e.repo, np)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +180,7 @@ func TestPullRequests(t *testing.T) {
 		t.Fatalf("created %+v", pr)
 	}
 	_, err = e.app.CreatePullRequest(ctx, e.repo, np)
-	if !errors.Is(err, jobs.ErrPullRequestExists) {
+	if !errors.Is(err, githubapi.ErrPullRequestExists) {
 		t.Fatalf("second create: %v, want ErrPullRequestExists", err)
 	}
 	found, ok, err := e.app.FindPullRequest(ctx, e.repo, "agent/issue-7")
@@ -256,7 +255,7 @@ func TestReviewCommentsWithoutGraphQL(t *testing.T) {
 	pr := e.repo
 	pr.Number = 8
 	cs, err := e.app.ReviewComments(context.Background(), pr)
-	if !errors.Is(err, jobs.ErrThreadsUnknown) {
+	if !errors.Is(err, githubapi.ErrThreadsUnknown) {
 		t.Fatalf("error %v, want one wrapping ErrThreadsUnknown", err)
 	}
 	if len(cs) != 2 || cs[0].Path != "a.go" || cs[1].Path != "d.go" {
@@ -268,14 +267,14 @@ func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	sha := strings.Repeat("ab", 20)
-	var anns []report.Annotation
+	var anns []githubapi.Annotation
 	for i := range 120 {
-		anns = append(anns, report.Annotation{Path: "a.go", StartLine: i + 1, EndLine: i + 1, AnnotationLevel: "failure", Message: "bad"})
+		anns = append(anns, githubapi.Annotation{Path: "a.go", StartLine: i + 1, EndLine: i + 1, Level: "failure", Message: "bad"})
 	}
-	run := jobs.CheckRun{Name: "Patchwright / test", HeadSHA: sha, Output: report.CheckRunOutput{
+	run := githubapi.CheckRun{Name: "Patchwright / test", HeadSHA: sha,
 		Conclusion: "failure", Title: "1 failed", Summary: "s",
-		Annotations: [][]report.Annotation{anns[:50], anns[50:100], anns[100:]},
-	}}
+		Annotations: [][]githubapi.Annotation{anns[:50], anns[50:100], anns[100:]},
+	}
 	id, err := e.app.PutCheckRun(ctx, e.repo, 0, run)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +289,7 @@ func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 	}
 	// An update of the same run (a publish done again) keeps one run and
 	// does not append the annotations a second time.
-	run.Output.Title = "1 failed, again"
+	run.Title = "1 failed, again"
 	if _, err := e.app.PutCheckRun(ctx, e.repo, id, run); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +297,7 @@ func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 	if len(got) != 1 || got[0].Annotations != 120 || got[0].Title != "1 failed, again" {
 		t.Fatalf("after an update with the same annotations = %+v", got)
 	}
-	run.Output = report.CheckRunOutput{Conclusion: "success", Title: "passed", Summary: "s"}
+	run.Conclusion, run.Title, run.Summary, run.Annotations = "success", "passed", "s", nil
 	if _, err := e.app.PutCheckRun(ctx, e.repo, id, run); err != nil {
 		t.Fatal(err)
 	}

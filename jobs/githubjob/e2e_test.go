@@ -1,4 +1,4 @@
-package jobs_test
+package githubjob_test
 
 import (
 	"bytes"
@@ -34,8 +34,11 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 	sbdocker "github.com/patchwright/patchwright/sandbox/docker"
@@ -103,7 +106,7 @@ type e2e struct {
 	// a worker in another process needs.
 	gateURL string
 	pemKey  []byte
-	pipe    *jobs.GitHubPipeline
+	pipe    *githubjob.Pipeline
 	app     *githubapi.App
 	waits   *waitLog
 	insp    *asynq.Inspector
@@ -163,7 +166,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	e.app = app
 	e.queue = jobs.NewQueue(rdb)
 	e.insp = asynq.NewInspectorFromRedisClient(rdb)
-	hook, err := webhook.New(webhook.Config{Secret: []byte(e2eSecret), BotLogin: githubtest.BotLogin, Logger: log}, e.queue, webhook.NewGitHub(app, 0))
+	hook, err := webhook.New(webhook.Config{Secret: []byte(e2eSecret), BotLogin: githubtest.BotLogin, Logger: log}, e.queue, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,15 +188,15 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 
 // e2ePipeline is the GitHub pipeline over the real sandbox, with the model
 // that opts reach.
-func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provider.Options, log *slog.Logger) *jobs.GitHubPipeline {
+func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provider.Options, log *slog.Logger) *githubjob.Pipeline {
 	prov, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &jobs.GitHubPipeline{
+	return &githubjob.Pipeline{
 		GitHub:  app,
 		Cancels: queue,
-		Executor: jobs.Executor{
+		Executor: &pipeline.Executor{
 			Sandboxes: sandboxtest.NewDocker(t, sbdocker.Options{}), Provider: prov, Image: sandboxtest.Image(t),
 			SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,
 			CacheVolume: func(string) string { return sandboxtest.CacheVolume },
@@ -215,8 +218,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 // returned function shuts it down (a short shutdown timeout, so a held
 // job is handed back to the queue as a killed worker's would be).
 func (e *e2e) startWorker() func() {
-	h := &jobs.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Logger: e.log}
-	srv := jobs.NewServer(e.rdb, jobs.WorkerConfig{Concurrency: 1, ShutdownTimeout: 500 * time.Millisecond, Logger: e.log})
+	h := &worker.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Logger: e.log}
+	srv := worker.NewServer(e.rdb, worker.Config{Concurrency: 1, ShutdownTimeout: 500 * time.Millisecond, Logger: e.log})
 	if err := srv.Start(h.Mux()); err != nil {
 		e.t.Fatal(err)
 	}
@@ -408,7 +411,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 		t.Errorf("commit:\n%s\nwant author %s and %s", commit, wantAuthor, wantCo)
 	}
 	runs := e.fake.CheckRuns(owner, repoName, head)
-	if len(runs) != 1 || runs[0].Name != jobs.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
+	if len(runs) != 1 || runs[0].Name != githubjob.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
 		t.Errorf("check runs on %s: %+v", head, runs)
 	}
 	st := e.statusComments(1)
@@ -567,8 +570,8 @@ func TestWorkerProcess(t *testing.T) {
 	pipe := e2ePipeline(t, app, queue, provider.Options{
 		APIKey: "test-key", BaseURL: cfg.ModelURL + "/v1", Getenv: func(string) string { return "" }, Logger: log,
 	}, log)
-	h := &jobs.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
-	srv := jobs.NewServer(rdb, jobs.WorkerConfig{Concurrency: 1, Logger: log})
+	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
+	srv := worker.NewServer(rdb, worker.Config{Concurrency: 1, Logger: log})
 	if err := srv.Start(h.Mux()); err != nil {
 		t.Fatal(err)
 	}
@@ -731,7 +734,7 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sw := &jobs.Sweeper{Inspector: e.insp, Queue: e.queue, Reporter: e.pipe, Logger: e.log}
+	sw := &worker.Sweeper{Inspector: e.insp, Queue: e.queue, Reporter: e.pipe, Logger: e.log}
 	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep: %d reported, %v; want 1", n, err)
 	}

@@ -1,6 +1,11 @@
-package jobs
+// Package githubjob solves and retries issues on GitHub: it acknowledges
+// the trigger, keeps one status comment, runs the shared pipeline with a
+// publisher that pushes agent/issue-N and opens or updates the one pull
+// request, keeps the attempt history and gathers a retry's feedback.
+package githubjob
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/hibiken/asynq"
@@ -18,34 +24,34 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
 )
-
-// AgentBranch is the branch of issue n (DESIGN §4.8).
-func AgentBranch(n int) string { return fmt.Sprintf("agent/issue-%d", n) }
 
 // CheckRunPrefix starts the name of every check run Patchwright posts.
 const CheckRunPrefix = "Patchwright / "
 
 // CancelRecord tells a cancelled job from one interrupted by a shutdown or
-// a timeout; *Queue satisfies it.
+// a timeout; *jobs.Queue satisfies it.
 type CancelRecord interface {
 	Cancelled(ctx context.Context, taskID string) (by string, cancelled bool, err error)
 }
 
-// GitHubPipeline is the Pipeline of the GitHub worker (DESIGN §1, §4.8): it
+// Pipeline is the worker's pipeline on GitHub (DESIGN §1, §4.8): it
 // acknowledges the issue, runs the shared Executor with a publisher that
 // pushes agent/issue-N and opens or updates the pull request, and keeps
 // one status comment up to date. Re-running a job (asynq retries, a worker
 // that died) finds what the last run left (status comment, branch, pull
 // request, check runs) and updates it instead of adding a second.
-type GitHubPipeline struct {
+type Pipeline struct {
 	// GitHub is the API; required.
 	GitHub GitHub
-	// Executor is the template of each job's executor: Publisher, Author
-	// and Progress are set per job. Sandboxes and Provider are required.
-	Executor Executor
+	// Executor runs each attempt; required. It is shared, never changed:
+	// what differs per attempt is in the pipeline.Job.
+	Executor *pipeline.Executor
 	// Cancels tells a `/agent stop` from a shutdown; required.
 	Cancels CancelRecord
 	// DataDir keeps each run's ledger.jsonl, result.json and pr.md under
@@ -67,31 +73,31 @@ type GitHubPipeline struct {
 // content-creation limits (80 a minute).
 const DefaultStatusInterval = 10 * time.Second
 
-// attempt is one solve or retry job, as the pipeline runs it.
-type attempt struct {
-	issue        Issue
+// request is one solve or retry job, as the pipeline runs it.
+type request struct {
+	issue        jobs.Issue
 	requester    string
 	instructions string
 	trigger      string // for the attempt history
 	pr           int    // the pull request of a retry; 0 for a solve
-	run          Run
+	at           jobs.Attempt
 }
 
 // Solve runs a first (or new) attempt at an issue.
-func (p *GitHubPipeline) Solve(ctx context.Context, job SolveIssue, run Run) error {
-	return p.attempt(ctx, attempt{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue", run: run})
+func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
+	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue", at: at})
 }
 
 // Retry runs another attempt on the pull request job.PR.
-func (p *GitHubPipeline) Retry(ctx context.Context, job RetryPR, run Run) error {
-	return p.attempt(ctx, attempt{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
-		trigger: "/agent retry", pr: job.PR, run: run})
+func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error {
+	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
+		trigger: "/agent retry", pr: job.PR, at: at})
 }
 
 // Abandoned says in the issue's status comment that its job was given up:
 // the worker running the last attempt died and asynq archived the task
 // without running it again (see Sweeper).
-func (p *GitHubPipeline) Abandoned(ctx context.Context, issue Issue, taskID string) error {
+func (p *Pipeline) Abandoned(ctx context.Context, issue jobs.Issue, taskID string) error {
 	bot, err := p.GitHub.Bot(ctx, issue)
 	if err != nil {
 		return fmt.Errorf("find the app's bot user: %w", err)
@@ -109,42 +115,33 @@ var unsafeRunID = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // runID names one try of a task: stable across a shutdown's requeue (same
 // retry count, so the same directory is reused), new for each retry.
-func runID(r Run) string {
-	id := unsafeRunID.ReplaceAllString(r.TaskID, "_")
+func runID(at jobs.Attempt) string {
+	id := unsafeRunID.ReplaceAllString(at.TaskID, "_")
 	if len(id) > 80 {
 		id = id[:80]
 	}
-	return fmt.Sprintf("%s.%d", id, r.Retry)
+	return fmt.Sprintf("%s.%d", id, at.Retry)
 }
 
-func (p *GitHubPipeline) logger() *slog.Logger {
-	if p.Logger != nil {
-		return p.Logger
-	}
-	return slog.Default()
-}
+func (p *Pipeline) logger() *slog.Logger { return cmp.Or(p.Logger, slog.Default()) }
 
-func (p *GitHubPipeline) now() time.Time {
+func (p *Pipeline) now() time.Time {
 	if p.Now != nil {
 		return p.Now()
 	}
 	return time.Now()
 }
 
-func (p *GitHubPipeline) dataDir() string {
-	if p.DataDir != "" {
-		return p.DataDir
-	}
-	return filepath.Join(os.TempDir(), "patchwright")
+func (p *Pipeline) dataDir() string {
+	return cmp.Or(p.DataDir, filepath.Join(os.TempDir(), "patchwright"))
 }
 
-// attempt runs one job. Its error is what asynq sees: nil when the job is
+// run runs one job. Its error is what asynq sees: nil when the job is
 // done (whatever the outcome), wrapping asynq.SkipRetry when trying again
 // cannot help, anything else to be retried.
-func (p *GitHubPipeline) attempt(ctx context.Context, a attempt) error {
-	id := runID(a.run)
-	log := p.logger().With(LogIssue, a.issue.String(), LogTask, a.run.TaskID, LogRetry, a.run.Retry)
-	outDir := filepath.Join(p.dataDir(), "runs", id)
+func (p *Pipeline) run(ctx context.Context, a request) error {
+	id := runID(a.at)
+	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry)
 	logURL := ""
 	if p.RunURL != "" {
 		logURL = strings.TrimRight(p.RunURL, "/") + "/" + id
@@ -163,23 +160,20 @@ func (p *GitHubPipeline) attempt(ctx context.Context, a attempt) error {
 		react.Number = a.pr
 	}
 	if err := p.GitHub.AddReaction(ctx, react, "eyes"); err != nil {
-		log.Warn("could not add the 👀 reaction", LogError, err)
+		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
 	}
 	if err := st.write(ctx); err != nil {
 		return err
 	}
-	pub, job, err := p.prepare(ctx, a, bot, id, outDir, logURL)
+	job, pub, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
-	pub.status = st
-	exec := p.Executor
-	exec.Publisher = pub
-	exec.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
-	exec.Progress = st.progress
+	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
+	job.Progress = st.progress
 	st.status.BaseBranch = job.Branch
 	st.start(ctx)
-	res, err := exec.Execute(ctx, job)
+	res, err := p.Executor.Execute(ctx, job)
 	st.stop()
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
@@ -196,82 +190,92 @@ func (p *GitHubPipeline) attempt(ctx context.Context, a attempt) error {
 // prepare reads what the run needs from GitHub: the issue, the repository,
 // for a retry the pull request and what the last attempt left, and a
 // token for the one repository.
-func (p *GitHubPipeline) prepare(ctx context.Context, a attempt, bot User, id, outDir, logURL string) (*githubPublisher, Job, error) {
+func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, log *slog.Logger) (pipeline.Job, *publisher, error) {
 	text, err := p.GitHub.GetIssue(ctx, a.issue)
 	if err != nil {
-		return nil, Job{}, err
+		return pipeline.Job{}, nil, err
 	}
 	repo, err := p.GitHub.Repository(ctx, a.issue)
 	if err != nil {
-		return nil, Job{}, err
+		return pipeline.Job{}, nil, err
 	}
-	pub := &githubPublisher{gh: p.GitHub, issue: a.issue, title: text.Title, branch: AgentBranch(a.issue.Number),
-		base: repo.DefaultBranch, outDir: outDir, logURL: logURL, started: p.now(), a: a}
-	if co, err := p.coAuthor(ctx, a); err == nil {
-		pub.trailers = []string{co}
-	} else {
-		return nil, Job{}, err
+	pub := &publisher{gh: p.GitHub, issue: a.issue, title: text.Title, branch: jobs.AgentBranch(a.issue.Number),
+		base: repo.DefaultBranch, logURL: logURL, log: log}
+	co, err := p.coAuthor(ctx, a)
+	if err != nil {
+		return pipeline.Job{}, nil, err
 	}
-	feedback := instructionsText(a.requester, a.instructions)
-	cloneBranch := repo.DefaultBranch
+	pub.trailers = []string{co}
+	job := pipeline.Job{
+		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
+		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: instructionsText(a.requester, a.instructions)},
+		Publisher: pub,
+		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
+	}
 	if a.pr != 0 {
-		prIssue := a.issue
-		prIssue.Number = a.pr
-		pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
-		if err != nil {
-			return nil, Job{}, err
+		if err := p.prepareRetry(ctx, a, &job, pub); err != nil {
+			return pipeline.Job{}, nil, err
 		}
-		if pr.State != "open" || pr.HeadRef != pub.branch {
-			return nil, Job{}, permanent(fmt.Errorf("pull request #%d is %s with head %q, not an open pull request from %s", a.pr, pr.State, pr.HeadRef, pub.branch))
-		}
-		pub.pr, pub.base, cloneBranch = &pr, pr.BaseRef, pub.branch
-		pub.history = readHistory(pr.Body)
-		reviews, err := p.GitHub.ReviewComments(ctx, prIssue)
-		if errors.Is(err, ErrThreadsUnknown) {
-			p.logger().Warn("review comments of resolved threads are not told apart", LogError, err)
-		} else if err != nil {
-			return nil, Job{}, err
-		}
-		feedback = retryFeedback(a, pub.history, reviews)
 	}
 	token, err := p.GitHub.RepoToken(ctx, a.issue)
 	if err != nil {
-		return nil, Job{}, err
+		return pipeline.Job{}, nil, err
 	}
-	job := Job{
-		ID: id, RepoURL: repo.CloneURL, Branch: cloneBranch, OutDir: outDir, LogURL: logURL,
-		// The token stays in memory: go-git sends it as basic auth and
-		// nothing writes it to the clone's config or the sandbox.
-		Auth:  &http.BasicAuth{Username: "x-access-token", Password: token},
-		Issue: agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: feedback},
+	// The token stays in memory: go-git sends it as basic auth and
+	// nothing writes it to the clone's config or the sandbox.
+	job.Auth = &http.BasicAuth{Username: "x-access-token", Password: token}
+	return job, pub, nil
+}
+
+// prepareRetry points a retry at the pull request's branch and tells the
+// model what the last attempt left: its failed checks, the history and
+// the review comments still open.
+func (p *Pipeline) prepareRetry(ctx context.Context, a request, job *pipeline.Job, pub *publisher) error {
+	prIssue := a.issue
+	prIssue.Number = a.pr
+	pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
+	if err != nil {
+		return err
 	}
-	return pub, job, nil
+	if pr.State != "open" || pr.HeadRef != pub.branch {
+		return permanent(fmt.Errorf("pull request #%d is %s with head %q, not an open pull request from %s", a.pr, pr.State, pr.HeadRef, pub.branch))
+	}
+	pub.pr, pub.base, job.Branch = &pr, pr.BaseRef, pub.branch
+	h := report.ParseHistory(pr.Body)
+	if len(h.Attempts) == 0 {
+		// The body lost its history: count the earlier attempt at least.
+		h.Attempts = []report.Attempt{{Number: 1, Outcome: "unknown", Reason: "the history was not found in the pull request body"}}
+	}
+	job.History, job.Attempt.Number = h.Attempts, len(h.Attempts)+1
+	reviews, err := p.GitHub.ReviewComments(ctx, prIssue)
+	if errors.Is(err, githubapi.ErrThreadsUnknown) {
+		p.logger().Warn("review comments of resolved threads are not told apart", jobs.LogError, err)
+	} else if err != nil {
+		return err
+	}
+	job.Issue.Feedback = retryFeedback(a, h, reviews)
+	return nil
 }
 
 // coAuthor is the Co-authored-by trailer of the requester, with the
 // no-reply address GitHub links to the account.
-func (p *GitHubPipeline) coAuthor(ctx context.Context, a attempt) (string, error) {
+func (p *Pipeline) coAuthor(ctx context.Context, a request) (string, error) {
 	u, err := p.GitHub.User(ctx, a.issue, a.requester)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Co-authored-by: %s <%d+%s@users.noreply.github.com>", u.Login, u.ID, u.Login), nil
+	return fmt.Sprintf("Co-authored-by: %s <%s>", u.Login, u.Email()), nil
 }
-
-// ErrThreadsUnknown marks review comments whose threads' resolved state
-// could not be read (GitHub's GraphQL API did not answer): the retry then
-// hears every comment that is not outdated, as it would from REST alone.
-var ErrThreadsUnknown = errors.New("the resolved state of review threads is unknown")
 
 func permanent(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRetry) }
 
 // interrupted ends a run whose context ended: a `/agent stop` (recorded by
 // the queue before it cancelled) is final and said on the issue; a
 // shutdown or a timeout is retried, and the status says so.
-func (p *GitHubPipeline) interrupted(ctx context.Context, st *statusComment, a attempt) error {
-	actx, cancel := afterCtx(ctx)
+func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request) error {
+	actx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
-	by, cancelled, err := p.Cancels.Cancelled(actx, a.run.TaskID)
+	by, cancelled, err := p.Cancels.Cancelled(actx, a.at.TaskID)
 	if err != nil {
 		return fmt.Errorf("run interrupted (%v); read cancel record: %w", context.Cause(ctx), err)
 	}
@@ -280,14 +284,14 @@ func (p *GitHubPipeline) interrupted(ctx context.Context, st *statusComment, a a
 		st.status.Outcome = verify.Stopped
 		st.status.Reason = fmt.Sprintf("stopped by @%s with `/agent stop`; the sandbox was removed and nothing was pushed", by)
 		if err := st.write(actx); err != nil {
-			p.logger().Warn("could not say on the issue that the run was stopped", LogError, err)
+			p.logger().Warn("could not say on the issue that the run was stopped", jobs.LogError, err)
 		}
 		return permanent(fmt.Errorf("cancelled by %s", by))
 	}
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = ""
 	if err := st.write(actx); err != nil {
-		p.logger().Warn("could not update the status after an interruption", LogError, err)
+		p.logger().Warn("could not update the status after an interruption", jobs.LogError, err)
 	}
 	return fmt.Errorf("run interrupted by a worker shutdown or timeout, to be tried again: %w", context.Cause(ctx))
 }
@@ -295,14 +299,14 @@ func (p *GitHubPipeline) interrupted(ctx context.Context, st *statusComment, a a
 // failed reports a run that could not finish. A configuration problem or
 // a permanent model error is final; anything else is retried while
 // retries remain, and the comment says which.
-func (p *GitHubPipeline) failed(ctx context.Context, st *statusComment, a attempt, cause error) error {
-	actx, cancel := afterCtx(ctx)
+func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cause error) error {
+	actx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
-	final := errors.Is(cause, asynq.SkipRetry) || a.run.Retry >= a.run.MaxRetry
+	final := errors.Is(cause, asynq.SkipRetry) || a.at.Last()
 	var reason string
 	var perr *provider.Error
 	switch {
-	case errors.Is(cause, ErrConfig):
+	case errors.Is(cause, pipeline.ErrConfig):
 		final = true
 		reason = "the repository's configuration needs fixing: " + cause.Error()
 	case errors.As(cause, &perr) && perr.Kind != provider.KindTransient:
@@ -312,17 +316,17 @@ func (p *GitHubPipeline) failed(ctx context.Context, st *statusComment, a attemp
 		reason = "the model provider kept failing after its retries: " + perr.Error()
 	case errors.Is(cause, gitrepo.ErrRemoteMoved):
 		final = true
-		reason = fmt.Sprintf("someone pushed to `%s` during the run, so nothing was overwritten; comment `/agent retry` to start from that push", AgentBranch(a.issue.Number))
+		reason = fmt.Sprintf("someone pushed to `%s` during the run, so nothing was overwritten; comment `/agent retry` to start from that push", jobs.AgentBranch(a.issue.Number))
 	default:
 		reason = "an infrastructure failure: " + cause.Error()
 	}
 	if !final {
-		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.run.Retry+1, a.run.MaxRetry+1)
+		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
 	}
 	st.status.Phase = report.PhaseFailed
 	st.status.Reason = reason
 	if err := st.write(actx); err != nil {
-		p.logger().Warn("could not report the failure on the issue", LogError, err)
+		p.logger().Warn("could not report the failure on the issue", jobs.LogError, err)
 	}
 	if final && !errors.Is(cause, asynq.SkipRetry) {
 		return permanent(cause)
@@ -332,28 +336,40 @@ func (p *GitHubPipeline) failed(ctx context.Context, st *statusComment, a attemp
 
 // finished reports a run that completed: the publisher opened or updated
 // the pull request, or there was nothing to publish and the failure
-// comment says why.
-func (p *GitHubPipeline) finished(ctx context.Context, st *statusComment, pub *githubPublisher, res *Result, log *slog.Logger) error {
-	if pub.prURL != "" {
+// comment says why (and a retried pull request's history gains the
+// attempt).
+func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publisher, res *pipeline.Result, log *slog.Logger) error {
+	if res.URL != "" {
 		st.status.Phase = report.PhaseDone
-		st.status.PullRequestURL = pub.prURL
+		st.status.PullRequestURL = res.URL
 		st.status.Outcome, st.status.Reason = res.Outcome, res.Reason
-		log.Info("pull request published", "url", pub.prURL, "outcome", res.Outcome)
+		log.Info("pull request published", "url", res.URL, "outcome", res.Outcome)
 		return st.write(ctx)
 	}
-	if err := pub.recordAttempt(ctx, res); err != nil {
+	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err
 	}
-	in, err := pub.reportInput(res)
-	if err != nil {
-		return err
-	}
-	body, err := report.FailureComment(in)
+	body, err := report.FailureComment(res.Report)
 	if err != nil {
 		return err
 	}
 	log.Info("nothing to publish", "outcome", res.Outcome, "reason", res.Reason)
 	return st.writeBody(ctx, body)
+}
+
+// recordAttempt adds an attempt that published nothing to the retried
+// pull request's history, leaving its change and text as they were.
+func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipeline.Result) error {
+	if pub.pr == nil {
+		return nil
+	}
+	h := report.ParseHistory(pub.pr.Body)
+	h.Attempts = res.Report.Attempts
+	body, err := report.ReplaceHistory(pub.pr.Body, h)
+	if err != nil {
+		return err
+	}
+	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
 }
 
 // instructionsText frames a requester's free text for the model.
@@ -367,7 +383,7 @@ func instructionsText(by, text string) string {
 // retryFeedback is what the model hears on a retry: the reviewer's words,
 // the checks the last attempt failed, and the review comments still on
 // the diff.
-func retryFeedback(a attempt, h history, reviews []Comment) string {
+func retryFeedback(a request, h report.History, reviews []githubapi.Comment) string {
 	var b strings.Builder
 	if s := instructionsText(a.requester, a.instructions); s != "" {
 		b.WriteString(s + "\n\n")
@@ -388,20 +404,20 @@ func retryFeedback(a attempt, h history, reviews []Comment) string {
 				fmt.Fprintf(&b, "- …and %d more\n", len(reviews)-20)
 				break
 			}
-			fmt.Fprintf(&b, "- %s:%s (@%s): %s\n", c.Path, strconv.Itoa(c.Line), c.Author, truncateText(c.Body, 1000))
+			fmt.Fprintf(&b, "- %s:%s (@%s): %s\n", c.Path, strconv.Itoa(c.Line), c.Author, clip(c.Body, 1000))
 		}
 	}
 	return b.String()
 }
 
-func truncateText(s string, n int) string {
+// clip keeps at most n bytes of s, cut at a character boundary, with an
+// ellipsis when it cut.
+func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !isRuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "…"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

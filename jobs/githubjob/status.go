@@ -1,4 +1,4 @@
-package jobs
+package githubjob
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
 )
 
@@ -16,8 +18,8 @@ import (
 // most once per interval from a goroutine of their own, so the Executor's
 // Progress callback never waits on GitHub.
 type statusComment struct {
-	gh       GitHub
-	issue    Issue
+	gh       statusComments
+	issue    jobs.Issue
 	bot      string
 	interval time.Duration
 	log      *slog.Logger
@@ -80,12 +82,12 @@ func (s *statusComment) writeBody(ctx context.Context, body string) error {
 }
 
 // progress maps the Executor's progress onto the status comment's phases.
-func (s *statusComment) progress(p Progress) {
+func (s *statusComment) progress(p pipeline.Progress) {
 	s.mu.Lock()
 	switch p.Phase {
-	case PhaseClone, PhaseSandbox, PhaseSetup, PhaseBaseline, PhaseAgent:
+	case pipeline.PhaseClone, pipeline.PhaseSandbox, pipeline.PhaseSetup, pipeline.PhaseBaseline, pipeline.PhaseAgent:
 		s.status.Phase = report.PhaseWorking
-	case PhaseFinal, PhaseScan, PhaseCommit, PhasePublish:
+	case pipeline.PhaseFinal, pipeline.PhaseScan, pipeline.PhaseCommit, pipeline.PhasePublish:
 		s.status.Phase = report.PhaseVerifying
 	default:
 		s.mu.Unlock()
@@ -125,7 +127,7 @@ func (s *statusComment) start(ctx context.Context) {
 			case <-s.dirty:
 			}
 			if err := s.write(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("could not update the status comment", "err", err)
+				s.log.Warn("could not update the status comment", jobs.LogError, err)
 			}
 			t := time.NewTimer(interval)
 			select {

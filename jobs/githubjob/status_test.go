@@ -1,18 +1,20 @@
-package jobs
+package githubjob
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
 )
 
 // TestStatusProgressCarriesBaseline: once the Executor reports the
 // baseline, the status comment ticks it with each check's result.
 func TestStatusProgressCarriesBaseline(t *testing.T) {
-	s := &statusComment{issue: Issue{Number: 41}, status: report.Status{Issue: 41}}
-	s.progress(Progress{Phase: PhaseBaseline})
+	s := &statusComment{issue: jobs.Issue{Number: 41}, status: report.Status{Issue: 41}}
+	s.progress(pipeline.Progress{Phase: pipeline.PhaseBaseline})
 	before, err := report.StatusComment(s.status)
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +26,8 @@ func TestStatusProgressCarriesBaseline(t *testing.T) {
 		{Name: "build", Ran: true, Passed: true},
 		{Name: "test", Ran: true, Passed: false},
 	}
-	s.progress(Progress{Phase: PhaseAgent, Step: 1, Tool: "read_file", Baseline: base})
-	s.progress(Progress{Phase: PhaseAgent, Step: 2, Tool: "edit"})
+	s.progress(pipeline.Progress{Phase: pipeline.PhaseAgent, Step: 1, Tool: "read_file", Baseline: base})
+	s.progress(pipeline.Progress{Phase: pipeline.PhaseAgent, Step: 2, Tool: "edit"})
 	after, err := report.StatusComment(s.status)
 	if err != nil {
 		t.Fatal(err)

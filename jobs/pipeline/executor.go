@@ -1,6 +1,12 @@
-package jobs
+// Package pipeline is DESIGN §1 steps 2-9 for one job, shared by
+// `patchwright run` and the GitHub worker: clone, repository
+// configuration, sandbox and setup, baseline, model loop, final
+// verification, secret scan, commit, report and publish. Only where the
+// result is published differs (a Publisher).
+package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +25,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -81,6 +88,20 @@ type Job struct {
 	OutDir string
 	// LogURL links the full run log from the body; empty for none.
 	LogURL string
+	// Publisher names the branch and sends the commit. Required.
+	Publisher Publisher
+	// Author signs the commit; default DefaultAuthor.
+	Author gitrepo.Signature
+	// Progress, when set, is called at each phase and each tool call.
+	// It must return quickly.
+	Progress func(Progress)
+	// History holds the earlier attempts at the same issue, oldest first;
+	// this run is added to it as Attempt, with its outcome, and the body
+	// renders it. Zero for a body without a history (`patchwright run`).
+	History []report.Attempt
+	// Attempt describes this run for the history (number, start, who and
+	// what triggered it); its Number is 0 when the body has no history.
+	Attempt report.Attempt
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
@@ -93,6 +114,8 @@ func (j Job) validate() error {
 		return errors.New("job has no repository")
 	case j.OutDir == "":
 		return errors.New("job has no output directory")
+	case j.Publisher == nil:
+		return errors.New("job has no publisher")
 	}
 	return nil
 }
@@ -105,8 +128,7 @@ type ImageChecker interface {
 
 // Progress is one update for a person watching a run.
 type Progress struct {
-	// Phase is one of the Phase constants.
-	Phase string
+	Phase Phase
 	// Step is the model turn in progress; 0 before the loop.
 	Step int
 	// Tool is the last tool the model called.
@@ -120,32 +142,35 @@ type Progress struct {
 	Baseline []verify.CheckResult
 }
 
+// Phase is a step of the pipeline, as Progress reports it.
+type Phase string
+
 // Phases reported in Progress, in order.
 const (
-	PhaseClone    = "clone"
-	PhaseSandbox  = "sandbox"
-	PhaseSetup    = "setup"
-	PhaseBaseline = "baseline"
-	PhaseAgent    = "agent"
-	PhaseFinal    = "final"
-	PhaseScan     = "secret scan"
-	PhaseCommit   = "commit"
-	PhasePublish  = "publish"
-	PhaseDone     = "done"
+	PhaseClone    Phase = "clone"
+	PhaseSandbox        = "sandbox"
+	PhaseSetup          = "setup"
+	PhaseBaseline       = "baseline"
+	PhaseAgent          = "agent"
+	PhaseFinal          = "final"
+	PhaseScan           = "secret scan"
+	PhaseCommit         = "commit"
+	PhasePublish        = "publish"
+	PhaseDone           = "done"
 )
 
 // Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,
 // repository config, sandbox and setup, baseline, model loop, final
 // verification, secret scan, commit, report, publish. `patchwright run`
-// and the GitHub worker share it; only the Publisher differs. Zero
-// optional fields take the defaults named on each.
+// and the GitHub worker share it; only the Job's Publisher differs. It is
+// configuration shared by every job and is not changed by Execute, so one
+// Executor serves concurrent jobs. Zero optional fields take the defaults
+// named on each.
 type Executor struct {
 	// Sandboxes creates the job's container. Required.
 	Sandboxes sandbox.Runner
 	// Provider is the model. Required.
 	Provider provider.Provider
-	// Publisher names the branch and sends the commit. Required.
-	Publisher Publisher
 	// Images, when set, is asked whether the chosen image exists before
 	// the sandbox is created.
 	Images ImageChecker
@@ -177,11 +202,6 @@ type Executor struct {
 	// CheckTimeout bounds each verification check; default
 	// verify.DefaultCheckTimeout.
 	CheckTimeout time.Duration
-	// Author signs commits; default DefaultAuthor.
-	Author gitrepo.Signature
-	// Progress, when set, is called at each phase and each tool call.
-	// It must return quickly.
-	Progress func(Progress)
 	// Logger receives the agent's log lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
@@ -222,8 +242,6 @@ func (e *Executor) check(job Job) error {
 		return errors.New("executor: no sandbox runner")
 	case e.Provider == nil:
 		return errors.New("executor: no model provider")
-	case e.Publisher == nil:
-		return errors.New("executor: no publisher")
 	}
 	if err := job.validate(); err != nil {
 		return fmt.Errorf("executor: %w", err)
@@ -238,29 +256,8 @@ func (e *Executor) now() time.Time {
 	return time.Now()
 }
 
-func (e *Executor) defaultImage() string {
-	if e.DefaultImage != "" {
-		return e.DefaultImage
-	}
-	return DefaultImage
-}
-
-func (e *Executor) author() gitrepo.Signature {
-	if e.Author.Name != "" {
-		return e.Author
-	}
-	return DefaultAuthor
-}
-
 func (e *Executor) sandboxOwner() (int, int) {
-	uid, gid := e.SandboxUID, e.SandboxGID
-	if uid <= 0 {
-		uid = DefaultSandboxUID
-	}
-	if gid <= 0 {
-		gid = DefaultSandboxGID
-	}
-	return uid, gid
+	return cmp.Or(e.SandboxUID, DefaultSandboxUID), cmp.Or(e.SandboxGID, DefaultSandboxGID)
 }
 
 // Target is where a change is committed and pushed.
@@ -284,9 +281,10 @@ type Publisher interface {
 	Target(ctx context.Context, repo *gitrepo.Repo, job Job) (Target, error)
 	// Publish is called once at the end of every run that got a sandbox,
 	// whatever its outcome, with the finished Result (res.HeadCommit is
-	// empty when nothing was committed) and its body. An error is an
-	// infrastructure failure.
-	Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) error
+	// empty when nothing was committed) and its body. It returns where the
+	// change was published (a pull request's URL), "" for nowhere. An
+	// error is an infrastructure failure.
+	Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) (url string, err error)
 }
 
 func (e *Executor) logger() *slog.Logger {

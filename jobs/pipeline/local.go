@@ -1,4 +1,4 @@
-package jobs
+package pipeline
 
 import (
 	"context"
@@ -38,12 +38,14 @@ func (LocalPublisher) Target(ctx context.Context, repo *gitrepo.Repo, job Job) (
 
 // Publish pushes the committed branch; it does nothing when nothing was
 // committed.
-func (LocalPublisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) error {
+func (LocalPublisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) (string, error) {
 	if res.HeadCommit == "" {
-		return nil
+		return "", nil
 	}
-	return repo.Push(ctx, res.Branch, plumbing.ZeroHash)
+	return "", repo.Push(ctx, res.Branch, plumbing.ZeroHash)
 }
+
+var _ Publisher = LocalPublisher{}
 
 func uniqueBranch(base string, existing map[string]plumbing.Hash) string {
 	name := base

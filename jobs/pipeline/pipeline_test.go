@@ -1,4 +1,4 @@
-package jobs
+package pipeline
 
 import (
 	"context"
@@ -109,13 +109,12 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	e := &Executor{
 		Sandboxes:     engine,
 		Provider:      p,
-		Publisher:     LocalPublisher{},
 		Image:         image,
 		MaxSteps:      s.maxSteps,
 		SandboxLimits: sandbox.Limits{CPUs: 2},
 		CacheVolume:   func(string) string { return sandboxtest.CacheVolume },
 	}
-	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out})
+	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}
@@ -314,8 +313,8 @@ func TestPipelineNoChange(t *testing.T) {
 func TestPipelineBadConfig(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"go.mod": "module m\n", ".github/agent.yml": "verify: []\ncolour: blue\n"})
 	out := filepath.Join(t.TempDir(), "out")
-	e := &Executor{Sandboxes: refusingRunner{t}, Provider: nopProvider{}, Publisher: LocalPublisher{}}
-	res, err := e.Execute(context.Background(), Job{ID: "bad-config", RepoURL: repo, Issue: agent.Issue{Title: "x"}, OutDir: out})
+	e := &Executor{Sandboxes: refusingRunner{t}, Provider: nopProvider{}}
+	res, err := e.Execute(context.Background(), Job{ID: "bad-config", RepoURL: repo, Issue: agent.Issue{Title: "x"}, OutDir: out, Publisher: LocalPublisher{}})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `unknown key "colour"`) || res != nil {
 		t.Fatalf("Execute = %v, %v; want a configuration error naming colour", res, err)
 	}
@@ -328,8 +327,8 @@ func TestPipelineBadConfig(t *testing.T) {
 // error that names it.
 func TestPipelineMissingImage(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"go.mod": "module m\n", ".github/agent.yml": "image: nosuch/image:1\n"})
-	e := &Executor{Sandboxes: refusingRunner{t}, Provider: nopProvider{}, Publisher: LocalPublisher{}, Images: noImages{}}
-	_, err := e.Execute(context.Background(), Job{ID: "no-image", RepoURL: repo, Issue: agent.Issue{Title: "x"}, OutDir: t.TempDir()})
+	e := &Executor{Sandboxes: refusingRunner{t}, Provider: nopProvider{}, Images: noImages{}}
+	_, err := e.Execute(context.Background(), Job{ID: "no-image", RepoURL: repo, Issue: agent.Issue{Title: "x"}, OutDir: t.TempDir(), Publisher: LocalPublisher{}})
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `"nosuch/image:1" does not exist`) {
 		t.Fatalf("err = %v, want a configuration error naming the image", err)
 	}
@@ -415,17 +414,19 @@ func TestPipelineCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Executor{
-		Sandboxes: engine, Provider: p, Publisher: LocalPublisher{}, Image: image,
+		Sandboxes: engine, Provider: p, Image: image,
+	}
+	jobID := "test-cancel"
+	out := t.TempDir()
+	res, err := e.Execute(ctx, Job{ID: jobID, RepoURL: repo, Issue: agent.Issue{Title: "Add is wrong"}, OutDir: out,
+		Publisher: LocalPublisher{},
 		// The edit's tool call is the moment a person presses Ctrl-C.
 		Progress: func(pr Progress) {
 			if pr.Tool == "edit" {
 				cancel()
 			}
 		},
-	}
-	jobID := "test-cancel"
-	out := t.TempDir()
-	res, err := e.Execute(ctx, Job{ID: jobID, RepoURL: repo, Issue: agent.Issue{Title: "Add is wrong"}, OutDir: out})
+	})
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}

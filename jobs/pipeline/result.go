@@ -1,6 +1,7 @@
-package jobs
+package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,7 +33,7 @@ type Result struct {
 	Checks       []CheckSummary `json:"checks"`
 	NotVerified  []string       `json:"not_verified"`
 	Steps        int            `json:"steps"`
-	Usage        Usage          `json:"usage"`
+	Usage        ledger.Usage   `json:"usage"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -44,6 +45,12 @@ type Result struct {
 	Secrets []secrets.Finding `json:"-"`
 	// Summary is the model's finish summary (a claim, not a fact).
 	Summary string `json:"-"`
+	// Report is every fact the body states, built once from the ledger;
+	// the publisher renders check runs and comments from it.
+	Report report.Input `json:"-"`
+	// URL is where the Publisher published the change (a pull request);
+	// empty when it published nothing.
+	URL string `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -55,13 +62,6 @@ type CheckSummary struct {
 	ExitCode   int          `json:"exit_code"`
 	Passed     bool         `json:"passed"`
 	DurationMS int64        `json:"duration_ms"`
-}
-
-// Usage is result.json's "usage".
-type Usage struct {
-	InputTokens       int64 `json:"input_tokens"`
-	OutputTokens      int64 `json:"output_tokens"`
-	CachedInputTokens int64 `json:"cached_input_tokens"`
 }
 
 // finish decides the outcome from what the phases recorded, commits when
@@ -90,7 +90,9 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if ctx.Err() == nil {
 		r.phase(PhasePublish)
 	}
-	if err := r.e.Publisher.Publish(ctx, r.repo, res); err != nil {
+	url, err := r.job.Publisher.Publish(ctx, r.repo, res)
+	res.URL = url
+	if err != nil {
 		// The commit never left the clone: the result says "error" and
 		// names no branch.
 		r.infra = fmt.Errorf("%s: %w", PhasePublish, err)
@@ -114,14 +116,10 @@ func (r *run) result() *Result {
 		FilesChanged: r.changedPaths(),
 		Checks:       []CheckSummary{},
 		Steps:        r.agentRes.Steps,
-		Usage: Usage{
-			InputTokens:       r.agentRes.Usage.InputTokens,
-			OutputTokens:      r.agentRes.Usage.OutputTokens,
-			CachedInputTokens: r.agentRes.Usage.CachedInputTokens,
-		},
-		Changes: r.changes,
-		Secrets: r.findings,
-		Summary: r.agentRes.Summary,
+		Usage:        r.agentRes.Usage,
+		Changes:      r.changes,
+		Secrets:      r.findings,
+		Summary:      r.agentRes.Summary,
 	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
 		res.Checks = append(res.Checks, CheckSummary{
@@ -142,7 +140,7 @@ func (r *run) decide() (verify.Outcome, string) {
 	case r.infra != nil:
 		in.InfraError = r.infra.Error()
 	case r.cancelled != "":
-		in.StopReason = "the run was cancelled during the " + r.cancelled + " phase"
+		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}
@@ -229,14 +227,14 @@ func (r *run) mayCommit(o verify.Outcome) bool {
 }
 
 func (r *run) commit(ctx context.Context, res *Result) error {
-	target, err := r.e.Publisher.Target(ctx, r.repo, r.job)
+	target, err := r.job.Publisher.Target(ctx, r.repo, r.job)
 	if err != nil {
 		return fmt.Errorf("choose branch: %w", err)
 	}
 	hash, err := r.repo.Commit(r.changes, gitrepo.CommitOptions{
 		Branch:  target.Branch,
 		Message: commitMessage(r.job.Issue, res, target.Trailers),
-		Author:  r.e.author(),
+		Author:  cmp.Or(r.job.Author, DefaultAuthor),
 		Time:    r.e.now(),
 	})
 	if err != nil {
@@ -269,28 +267,17 @@ func commitMessage(issue agent.Issue, res *Result, trailers []string) string {
 	return b.String()
 }
 
-// render builds the body from the ledger and writes pr.md and
-// result.json.
+// render builds the report's facts once, renders the body and writes
+// pr.md and result.json. pr.md is the body the publisher posts.
 func (r *run) render(res *Result) error {
-	in, err := report.FromLedger(ledger.Log{Records: r.ledger.Records()})
+	in, err := r.reportInput(res)
 	if err != nil {
 		return err
-	}
-	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, 1, r.job.Issue.Number, r.job.LogURL
-	in.Outcome, in.Reason = res.Outcome, res.Reason
-	in.Missing = append(append([]string(nil), r.missing...), r.notCommitted(res)...)
-	in.GoModule = r.goModule
-	in.Duration = r.e.now().Sub(r.start)
-	for _, c := range r.changes {
-		in.Files = append(in.Files, report.FileStat{Path: c.Path, Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
-	}
-	u := provider.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedInputTokens: res.Usage.CachedInputTokens}
-	if cost, ok := provider.Cost(r.e.Provider.Model(), u); ok {
-		in.CostUSD = &cost
 	}
 	if res.Body, err = report.PRBody(in); err != nil {
 		return err
 	}
+	res.Report = in
 	res.NotVerified = report.NotVerified(in)
 	if res.NotVerified == nil {
 		res.NotVerified = []string{}
@@ -306,6 +293,32 @@ func (r *run) render(res *Result) error {
 		return err
 	}
 	return writeFile(filepath.Join(r.job.OutDir, FileBody), []byte(res.Body))
+}
+
+// reportInput gathers what the report may state: the ledger's facts, the
+// outcome, git's line counts, the cost and the attempt history.
+func (r *run) reportInput(res *Result) (report.Input, error) {
+	in, err := report.FromLedger(ledger.Log{Records: r.ledger.Records()})
+	if err != nil {
+		return report.Input{}, err
+	}
+	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, max(r.job.Attempt.Number, 1), r.job.Issue.Number, r.job.LogURL
+	in.Outcome, in.Reason = res.Outcome, res.Reason
+	in.Missing = append(append([]string(nil), r.missing...), r.notCommitted(res)...)
+	in.GoModule = r.goModule
+	in.Duration = r.e.now().Sub(r.start)
+	for _, c := range r.changes {
+		in.Files = append(in.Files, report.FileStat{Path: c.Path, Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
+	}
+	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
+		in.CostUSD = &cost
+	}
+	if r.job.Attempt.Number > 0 {
+		this := r.job.Attempt
+		this.Outcome, this.Reason = res.Outcome, res.Reason
+		in.Attempts = append(append([]report.Attempt(nil), r.job.History...), this)
+	}
+	return in, nil
 }
 
 // notCommitted explains, for "Not verified", a change that exists but was

@@ -1,6 +1,7 @@
-package jobs
+package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -48,7 +50,7 @@ type run struct {
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
-	cancelled string
+	cancelled Phase
 
 	mu       sync.Mutex
 	progress Progress
@@ -115,7 +117,7 @@ func (r *run) chooseImage(ctx context.Context) error {
 	case r.cfg.Image != "":
 		r.image = r.cfg.Image
 	default:
-		r.image = r.e.defaultImage()
+		r.image = cmp.Or(r.e.DefaultImage, DefaultImage)
 	}
 	if r.e.Images == nil {
 		return nil
@@ -134,7 +136,7 @@ func (r *run) chooseImage(ctx context.Context) error {
 // infrastructure failure or when the context ends, and records which.
 func (r *run) work(ctx context.Context) {
 	phases := []struct {
-		name string
+		name Phase
 		fn   func(context.Context) error
 	}{
 		{PhaseSandbox, r.createSandbox},
@@ -191,12 +193,7 @@ func (r *run) setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("run setup command %q: %w", script, err)
 		}
-		rec := tools.CommandRecord{
-			Command: script, ExitCode: res.ExitCode, Duration: res.Duration,
-			TimedOut: res.TimedOut, OOMKilled: res.OOMKilled,
-			Output:      tail(string(res.Stdout.Tail)+string(res.Stderr.Tail), 8<<10),
-			OutputBytes: res.Stdout.Total + res.Stderr.Total,
-		}
+		rec := tools.CommandRecordOf(script, res)
 		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
 			return err
 		}
@@ -226,7 +223,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
 		Sandbox:   r.sb,
-		Verifier:  verify.ToolVerifier{Runner: r.verifier},
+		Verifier:  ToolVerifier{Runner: r.verifier},
 		Protected: r.cfg.ProtectedPaths,
 	})
 	if err != nil {
@@ -306,7 +303,7 @@ func (r *run) changedPaths() []string {
 func (r *run) cleanup() {
 	if r.sb != nil {
 		if err := r.sb.Close(); err != nil {
-			r.e.logger().Warn("remove sandbox", LogError, err)
+			r.e.logger().Warn("remove sandbox", jobs.LogError, err)
 		}
 	}
 	if r.ws != nil {
@@ -314,16 +311,9 @@ func (r *run) cleanup() {
 	}
 	if r.tmp != "" {
 		if err := os.RemoveAll(r.tmp); err != nil {
-			r.e.logger().Warn("remove work directory", "dir", r.tmp, LogError, err)
+			r.e.logger().Warn("remove work directory", "dir", r.tmp, jobs.LogError, err)
 		}
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[len(s)-n:]
 }
 
 func (r *run) cacheVolume() string {

@@ -1,21 +1,23 @@
-package verify
+package pipeline
 
 import (
 	"context"
 
 	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/agent/verify"
 )
 
-// Loop is the phase of checks the model asks for with the verify tool. It
-// is not part of DESIGN §4.5: those runs are recorded as the tool's
-// commands, and only Baseline and Final decide the outcome.
-const Loop Phase = "loop"
+// loopPhase is the phase of checks the model asks for with the verify
+// tool. It is not part of DESIGN §4.5: those runs are recorded as the
+// tool's commands, and only the baseline and final phases decide the
+// outcome.
+const loopPhase verify.Phase = "loop"
 
 // ToolVerifier lets the model's verify tool run the checks. It satisfies
 // tools.Verifier. Checks run once (no re-runs) and are not sent to the
 // runner's Recorder: the tool call records its own commands.
 type ToolVerifier struct {
-	Runner *Runner
+	Runner *verify.Runner
 }
 
 // Verify implements tools.Verifier.
@@ -23,7 +25,7 @@ func (v ToolVerifier) Verify(ctx context.Context) ([]tools.Check, error) {
 	r := *v.Runner
 	r.Recorder = nil
 	r.Reruns = -1
-	results, err := r.Run(ctx, Loop)
+	results, err := r.Run(ctx, loopPhase)
 	out := make([]tools.Check, 0, len(results))
 	for _, res := range results {
 		rec := tools.CommandRecord{

@@ -1,4 +1,4 @@
-package jobs
+package worker
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/patchwright/patchwright/jobs"
 )
 
 // A worker that dies during a job's last allowed attempt leaves the task to
@@ -17,25 +19,22 @@ import (
 // those tasks and finishes what the handler would have done.
 
 // AbandonReporter says on an issue that its job was given up because the
-// worker running its last attempt died. *GitHubPipeline is one.
+// worker running its last attempt died. *githubjob.Pipeline is one.
 type AbandonReporter interface {
-	Abandoned(ctx context.Context, issue Issue, taskID string) error
+	Abandoned(ctx context.Context, issue jobs.Issue, taskID string) error
 }
 
 // Sweeper reports agent tasks that asynq archived after their worker died.
 // All fields are required but Logger (default slog.Default()).
 type Sweeper struct {
 	Inspector *asynq.Inspector
-	Queue     *Queue
+	Queue     *jobs.Queue
 	Reporter  AbandonReporter
 	Logger    *slog.Logger
 }
 
 // DefaultSweepInterval is how often Run sweeps.
 const DefaultSweepInterval = 5 * time.Minute
-
-// sweptTTL outlives asynq's archive, which keeps a task at most 90 days.
-const sweptTTL = 91 * 24 * time.Hour
 
 // Sweep reports each archived agent task whose last error is a lease
 // expiry and that no earlier sweep reported, releases its issue's lock,
@@ -45,7 +44,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 	n := 0
 	var errs []error
 	for page := 1; ; page++ {
-		tasks, err := s.Inspector.ListArchivedTasks(QueueAgent, asynq.Page(page), asynq.PageSize(pageSize))
+		tasks, err := s.Inspector.ListArchivedTasks(jobs.QueueAgent, asynq.Page(page), asynq.PageSize(pageSize))
 		if errors.Is(err, asynq.ErrQueueNotFound) {
 			return n, nil
 		}
@@ -74,8 +73,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 // record is written last: a sweep that fails half-way is done again, which
 // only edits the status comment once more.
 func (s *Sweeper) sweep(ctx context.Context, t *asynq.TaskInfo) (bool, error) {
-	key := sweptKey(t.ID)
-	if n, err := s.Queue.rdb.Exists(ctx, key).Result(); err != nil || n > 0 {
+	if swept, err := s.Queue.Swept(ctx, t.ID); err != nil || swept {
 		return false, err
 	}
 	issue, err := taskIssue(t)
@@ -88,24 +86,22 @@ func (s *Sweeper) sweep(ctx context.Context, t *asynq.TaskInfo) (bool, error) {
 	if err := s.Queue.Release(ctx, issue, t.ID); err != nil {
 		return false, err
 	}
-	return true, s.Queue.rdb.Set(ctx, key, "1", sweptTTL).Err()
+	return true, s.Queue.MarkSwept(ctx, t.ID)
 }
 
 // taskIssue is the issue an agent task works on.
-func taskIssue(t *asynq.TaskInfo) (Issue, error) {
+func taskIssue(t *asynq.TaskInfo) (jobs.Issue, error) {
 	task := asynq.NewTask(t.Type, t.Payload)
 	switch t.Type {
-	case TypeSolveIssue:
-		p, err := decode[SolveIssue](task)
+	case jobs.TypeSolveIssue:
+		p, err := jobs.Decode[jobs.SolveIssue](task)
 		return p.Issue, err
-	case TypeRetryPR:
-		p, err := decode[RetryPR](task)
+	case jobs.TypeRetryPR:
+		p, err := jobs.Decode[jobs.RetryPR](task)
 		return p.Issue, err
 	}
-	return Issue{}, fmt.Errorf("task %s: type %q is not an agent job", t.ID, t.Type)
+	return jobs.Issue{}, fmt.Errorf("task %s: type %q is not an agent job", t.ID, t.Type)
 }
-
-func sweptKey(taskID string) string { return KeyPrefix + "abandoned:" + taskID }
 
 // Run sweeps now and then every interval (DefaultSweepInterval when zero)
 // until ctx ends, logging what it reported and what failed.
@@ -125,7 +121,7 @@ func (s *Sweeper) Run(ctx context.Context, every time.Duration) {
 			log.InfoContext(ctx, "reported jobs abandoned by a dead worker", "count", n)
 		}
 		if err != nil && ctx.Err() == nil {
-			log.ErrorContext(ctx, "sweep abandoned jobs", LogError, err)
+			log.ErrorContext(ctx, "sweep abandoned jobs", jobs.LogError, err)
 		}
 		select {
 		case <-ctx.Done():

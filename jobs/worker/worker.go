@@ -1,4 +1,7 @@
-package jobs
+// Package worker is the asynq side of Patchwright: the handlers that turn
+// the catalogue's tasks into pipeline runs and replies, the server that
+// serves them, and the sweeper that reports jobs asynq gave up on.
+package worker
 
 import (
 	"context"
@@ -9,57 +12,48 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-)
 
-// Run describes one attempt at a task. Handlers pass it to the Pipeline
-// explicitly so the pipeline never reads asynq's context helpers and tests
-// can drive it without a queue (STYLE item 4).
-type Run struct {
-	// TaskID is the asynq task ID (the delivery ID for agent jobs).
-	TaskID string
-	// Retry is 0 on the first attempt, 1 on the first retry, and so on.
-	Retry int
-	// MaxRetry is the task's retry limit; Retry == MaxRetry is the last try.
-	MaxRetry int
-}
+	"github.com/patchwright/patchwright/jobs"
+)
 
 // Pipeline does the work of an agent job (DESIGN §1 steps 1-9). It must be
 // idempotent: asynq runs a job again after a crash, a timeout or a failure.
 // An error wrapping asynq.SkipRetry is permanent; any other is retried.
 type Pipeline interface {
-	Solve(ctx context.Context, job SolveIssue, run Run) error
-	Retry(ctx context.Context, job RetryPR, run Run) error
+	Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error
+	Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error
 }
 
-// Commenter posts a comment on an issue or pull request.
+// Commenter posts a comment on an issue or pull request and returns its
+// ID; *githubapi.App is one.
 type Commenter interface {
-	CreateComment(ctx context.Context, issue Issue, body string) error
+	PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error)
 }
 
-// ErrPipelineNotImplemented is what NotImplementedPipeline fails every job
-// with.
-var ErrPipelineNotImplemented = errors.New("the agent pipeline is not implemented yet")
+// ErrNoModel is what NoModelPipeline fails every job with.
+var ErrNoModel = errors.New("no model is configured (set PATCHWRIGHT_MODEL), so agent jobs cannot run")
 
-// NotImplementedPipeline is the Pipeline the worker runs until the real one
-// exists. It does no work: each job fails permanently with
-// ErrPipelineNotImplemented (so asynq archives it with that message and the
-// issue's lock is released), rather than pretending to have done anything.
-type NotImplementedPipeline struct{}
+// NoModelPipeline is the Pipeline of a worker started without a model
+// (`serve` without PATCHWRIGHT_MODEL). It does no work: each job fails
+// permanently with ErrNoModel (so asynq archives it with that message and
+// the issue's lock is released), rather than pretending to have done
+// anything.
+type NoModelPipeline struct{}
 
-// Solve fails with ErrPipelineNotImplemented wrapped in asynq.SkipRetry.
-func (NotImplementedPipeline) Solve(context.Context, SolveIssue, Run) error {
-	return fmt.Errorf("%w: %w", ErrPipelineNotImplemented, asynq.SkipRetry)
+// Solve fails with ErrNoModel wrapped in asynq.SkipRetry.
+func (NoModelPipeline) Solve(context.Context, jobs.SolveIssue, jobs.Attempt) error {
+	return fmt.Errorf("%w: %w", ErrNoModel, asynq.SkipRetry)
 }
 
-// Retry fails with ErrPipelineNotImplemented wrapped in asynq.SkipRetry.
-func (NotImplementedPipeline) Retry(context.Context, RetryPR, Run) error {
-	return fmt.Errorf("%w: %w", ErrPipelineNotImplemented, asynq.SkipRetry)
+// Retry fails with ErrNoModel wrapped in asynq.SkipRetry.
+func (NoModelPipeline) Retry(context.Context, jobs.RetryPR, jobs.Attempt) error {
+	return fmt.Errorf("%w: %w", ErrNoModel, asynq.SkipRetry)
 }
 
 // Handlers turns asynq tasks into Pipeline and Commenter calls and releases
 // an issue's lock when its job ends. All fields are required.
 type Handlers struct {
-	Queue     *Queue
+	Queue     *jobs.Queue
 	Pipeline  Pipeline
 	Commenter Commenter
 	Logger    *slog.Logger
@@ -68,40 +62,40 @@ type Handlers struct {
 // Mux routes every task type of the catalogue to its handler.
 func (h *Handlers) Mux() *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(TypeSolveIssue, h.solve)
-	mux.HandleFunc(TypeRetryPR, h.retry)
-	mux.HandleFunc(TypeReply, h.reply)
+	mux.HandleFunc(jobs.TypeSolveIssue, h.solve)
+	mux.HandleFunc(jobs.TypeRetryPR, h.retry)
+	mux.HandleFunc(jobs.TypeReply, h.reply)
 	return mux
 }
 
 func (h *Handlers) solve(ctx context.Context, t *asynq.Task) error {
-	p, err := decode[SolveIssue](t)
+	p, err := jobs.Decode[jobs.SolveIssue](t)
 	if err != nil {
 		return err
 	}
-	run := runOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, run, func(ctx context.Context) error {
-		return h.Pipeline.Solve(ctx, p, run)
+	at := attemptOf(ctx, t)
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context) error {
+		return h.Pipeline.Solve(ctx, p, at)
 	})
 }
 
 func (h *Handlers) retry(ctx context.Context, t *asynq.Task) error {
-	p, err := decode[RetryPR](t)
+	p, err := jobs.Decode[jobs.RetryPR](t)
 	if err != nil {
 		return err
 	}
-	run := runOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, run, func(ctx context.Context) error {
-		return h.Pipeline.Retry(ctx, p, run)
+	at := attemptOf(ctx, t)
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context) error {
+		return h.Pipeline.Retry(ctx, p, at)
 	})
 }
 
 func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
-	p, err := decode[Reply](t)
+	p, err := jobs.Decode[jobs.Reply](t)
 	if err != nil {
 		return err
 	}
-	if err := h.Commenter.CreateComment(ctx, p.Issue, p.Body); err != nil {
+	if _, err := h.Commenter.PostComment(ctx, p.Issue, p.Body); err != nil {
 		return fmt.Errorf("reply on %s: %w", p.Issue, err)
 	}
 	return nil
@@ -110,8 +104,8 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 // agentJob runs one attempt of an agent job: it checks for a cancel before
 // and after the work, and releases the issue's lock once the job will not
 // run again (success, permanent failure, last retry, or cancelled).
-func (h *Handlers) agentJob(ctx context.Context, issue Issue, run Run, work func(context.Context) error) error {
-	log := h.Logger.With(LogTask, run.TaskID, LogIssue, issue.String(), LogRetry, run.Retry)
+func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Attempt, work func(context.Context) error) error {
+	log := h.Logger.With(jobs.LogTask, run.TaskID, jobs.LogIssue, issue.String(), jobs.LogRetry, run.Retry)
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
@@ -119,14 +113,14 @@ func (h *Handlers) agentJob(ctx context.Context, issue Issue, run Run, work func
 	if cerr := h.checkCancelled(ctx, issue, run); cerr != nil {
 		return cerr
 	}
-	final := err == nil || errors.Is(err, asynq.SkipRetry) || run.Retry >= run.MaxRetry
+	final := err == nil || errors.Is(err, asynq.SkipRetry) || run.Last()
 	if final {
 		if rerr := h.release(ctx, issue, run.TaskID); rerr != nil {
-			log.Error("job ended but its lock stays until it expires or the next trigger clears it", LogError, rerr)
+			log.Error("job ended but its lock stays until it expires or the next trigger clears it", jobs.LogError, rerr)
 		}
 	}
 	if err != nil {
-		log.Error("job failed", LogError, err, "final", final)
+		log.Error("job failed", jobs.LogError, err, "final", final)
 		return err
 	}
 	log.Info("job done")
@@ -136,8 +130,8 @@ func (h *Handlers) agentJob(ctx context.Context, issue Issue, run Run, work func
 // checkCancelled returns an error wrapping asynq.SkipRetry if the task was
 // cancelled (and releases the lock), nil if not. A Redis error is returned
 // as is, so the task is retried rather than run unchecked.
-func (h *Handlers) checkCancelled(ctx context.Context, issue Issue, run Run) error {
-	rctx, cancel := afterCtx(ctx)
+func (h *Handlers) checkCancelled(ctx context.Context, issue jobs.Issue, run jobs.Attempt) error {
+	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	by, cancelled, err := h.Queue.Cancelled(rctx, run.TaskID)
 	if err != nil {
@@ -147,33 +141,27 @@ func (h *Handlers) checkCancelled(ctx context.Context, issue Issue, run Run) err
 		return nil
 	}
 	if err := h.Queue.Release(rctx, issue, run.TaskID); err != nil {
-		h.Logger.Error("release lock after cancel", LogTask, run.TaskID, LogError, err)
+		h.Logger.Error("release lock after cancel", jobs.LogTask, run.TaskID, jobs.LogError, err)
 	}
-	h.Logger.Info("job cancelled", LogTask, run.TaskID, LogIssue, issue.String(), "by", by)
+	h.Logger.Info("job cancelled", jobs.LogTask, run.TaskID, jobs.LogIssue, issue.String(), "by", by)
 	return fmt.Errorf("cancelled by %s: %w", by, asynq.SkipRetry)
 }
 
-func (h *Handlers) release(ctx context.Context, issue Issue, taskID string) error {
-	rctx, cancel := afterCtx(ctx)
+func (h *Handlers) release(ctx context.Context, issue jobs.Issue, taskID string) error {
+	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	return h.Queue.Release(rctx, issue, taskID)
 }
 
-// afterCtx is for bookkeeping after the job's own context may have ended
-// (timeout or cancel): it keeps the values but not the cancellation.
-func afterCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-}
-
-// runOf is the one place that reads asynq's context helpers.
-func runOf(ctx context.Context, t *asynq.Task) Run {
+// attemptOf is the one place that reads asynq's context helpers.
+func attemptOf(ctx context.Context, t *asynq.Task) jobs.Attempt {
 	retry, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	return Run{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry}
+	return jobs.Attempt{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry}
 }
 
-// WorkerConfig configures NewServer. Zero values take the defaults named.
-type WorkerConfig struct {
+// Config configures NewServer. Zero values take the defaults named.
+type Config struct {
 	// Concurrency is how many tasks run at once; default DefaultConcurrency.
 	Concurrency int
 	// ShutdownTimeout is how long shutdown waits for running tasks before
@@ -191,9 +179,9 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 )
 
-// NewServer returns an asynq server on rdb serving QueueReplies before
-// QueueAgent. Start it with Start(h.Mux()) or Run(h.Mux()).
-func NewServer(rdb redis.UniversalClient, cfg WorkerConfig) *asynq.Server {
+// NewServer returns an asynq server on rdb serving jobs.QueueReplies before
+// jobs.QueueAgent. Start it with Start(h.Mux()) or Run(h.Mux()).
+func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
@@ -205,7 +193,7 @@ func NewServer(rdb redis.UniversalClient, cfg WorkerConfig) *asynq.Server {
 	}
 	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     cfg.Concurrency,
-		Queues:          map[string]int{QueueReplies: 3, QueueAgent: 1},
+		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          asynqLogger{cfg.Logger},
 	})

@@ -1,4 +1,4 @@
-package jobs
+package worker
 
 import (
 	"context"
@@ -10,111 +10,21 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
-const testRedisDB = 1 // each package its own DB: packages' tests run in parallel
+const testRedisDB = 2 // each package its own DB: packages' tests run in parallel
 
 func testRedis(t *testing.T) *redis.Client { return redistest.Client(t, testRedisDB) }
 
-var issue = Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
+var issue = jobs.Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
 
-func solve(id string) SolveIssue { return SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"} }
-
-func TestBadPayloadsSkipRetry(t *testing.T) {
-	for name, payload := range map[string]string{
-		"not json":      `{`,
-		"unknown field": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","token":"x"}`,
-		"no number":     `{"installation_id":1,"owner":"o","repo":"r","delivery_id":"d"}`,
-		"no delivery":   `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
-			if !errors.Is(err, asynq.SkipRetry) {
-				t.Fatalf("err = %v, want SkipRetry", err)
-			}
-		})
-	}
-	if _, err := NewSolveIssueTask(SolveIssue{Issue: issue}); err == nil {
-		t.Fatal("task without delivery ID accepted")
-	}
-	if _, err := NewReplyTask(Reply{Issue: issue, DeliveryID: "d", Body: " "}); err == nil {
-		t.Fatal("reply without body accepted")
-	}
+func solve(id string) jobs.SolveIssue {
+	return jobs.SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"}
 }
 
-func TestOneActiveJobPerIssue(t *testing.T) {
-	ctx := context.Background()
-	q := NewQueue(testRedis(t))
-	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)
-	mustOutcome(t, q.EnqueueSolve, solve("a"), Duplicate)
-	res := mustOutcome(t, q.EnqueueSolve, solve("b"), Busy)
-	if res.ActiveTaskID != "a" {
-		t.Fatalf("active = %q, want a", res.ActiveTaskID)
-	}
-	// Releasing with the wrong task ID does nothing.
-	if err := q.Release(ctx, issue, "b"); err != nil {
-		t.Fatal(err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("b"), Busy)
-	// The case-insensitive issue key: o/r#5 is the same issue.
-	lower := solve("c")
-	lower.Owner, lower.Repo = "o", "r"
-	mustOutcome(t, q.EnqueueSolve, lower, Busy)
-	if err := q.Release(ctx, issue, "a"); err != nil {
-		t.Fatal(err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("b"), Enqueued)
-}
-
-func TestStaleLockIsCleared(t *testing.T) {
-	ctx := context.Background()
-	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	// A lock whose task does not exist (its worker died and it was deleted).
-	if err := rdb.Set(ctx, lockKey(issue), "ghost", LockTTL).Err(); err != nil {
-		t.Fatal(err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)
-	if id, _ := q.Active(ctx, issue); id != "a" {
-		t.Fatalf("lock held by %q, want a", id)
-	}
-	// A redelivery of a finished delivery does not re-take the lock.
-	if err := q.Release(ctx, issue, "a"); err != nil {
-		t.Fatal(err)
-	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	defer insp.Close()
-	if err := insp.DeleteTask(QueueAgent, "a"); err != nil {
-		t.Fatal(err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("z"), Enqueued)
-}
-
-func TestCancelQueuedJob(t *testing.T) {
-	ctx := context.Background()
-	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	if id, err := q.Cancel(ctx, issue, "u"); err != nil || id != "" {
-		t.Fatalf("cancel with nothing active = %q, %v", id, err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)
-	id, err := q.Cancel(ctx, issue, "boss")
-	if err != nil || id != "a" {
-		t.Fatalf("cancel = %q, %v; want a", id, err)
-	}
-	if by, ok, _ := q.Cancelled(ctx, "a"); !ok || by != "boss" {
-		t.Fatalf("cancel record = %q %v", by, ok)
-	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	defer insp.Close()
-	if _, err := insp.GetTaskInfo(QueueAgent, "a"); !errors.Is(err, asynq.ErrTaskNotFound) {
-		t.Fatalf("task a still queued: %v", err)
-	}
-	mustOutcome(t, q.EnqueueSolve, solve("b"), Enqueued)
-}
-
-func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (EnqueueResult, error), p P, want Outcome) EnqueueResult {
+func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (jobs.EnqueueResult, error), p P, want jobs.EnqueueOutcome) jobs.EnqueueResult {
 	t.Helper()
 	res, err := enqueue(context.Background(), p)
 	if err != nil {
@@ -129,12 +39,12 @@ func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (EnqueueR
 // recorder is a Pipeline that records calls and, if block is set, waits
 // for the job's context to end.
 type recorder struct {
-	calls chan Run
+	calls chan jobs.Attempt
 	block bool
 	err   error
 }
 
-func (r *recorder) Solve(ctx context.Context, _ SolveIssue, run Run) error {
+func (r *recorder) Solve(ctx context.Context, _ jobs.SolveIssue, run jobs.Attempt) error {
 	r.calls <- run
 	if r.block {
 		<-ctx.Done()
@@ -143,15 +53,15 @@ func (r *recorder) Solve(ctx context.Context, _ SolveIssue, run Run) error {
 	return r.err
 }
 
-func (r *recorder) Retry(ctx context.Context, _ RetryPR, run Run) error {
-	return r.Solve(ctx, SolveIssue{}, run)
+func (r *recorder) Retry(ctx context.Context, _ jobs.RetryPR, run jobs.Attempt) error {
+	return r.Solve(ctx, jobs.SolveIssue{}, run)
 }
 
 type nopCommenter struct{}
 
-func (nopCommenter) CreateComment(context.Context, Issue, string) error { return nil }
+func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
 
-func testHandlers(t *testing.T, q *Queue, p Pipeline) *Handlers {
+func testHandlers(t *testing.T, q *jobs.Queue, p Pipeline) *Handlers {
 	return &Handlers{Queue: q, Pipeline: p, Commenter: nopCommenter{}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
 }
 
@@ -171,55 +81,55 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	rec := &recorder{calls: make(chan Run, 1)}
-	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	q := jobs.NewQueue(rdb)
+	rec := &recorder{calls: make(chan jobs.Attempt, 1)}
+	srv := NewServer(rdb, Config{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	run := <-rec.calls
-	if run != (Run{TaskID: "d-1", Retry: 0, MaxRetry: AgentMaxRetry}) {
+	if run != (jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: jobs.AgentMaxRetry}) {
 		t.Fatalf("run = %+v", run)
 	}
 	waitFor(t, "lock release", func() bool { id, _ := q.Active(ctx, issue); return id == "" })
 	// The finished job does not block a new trigger, and its delivery stays a duplicate.
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Duplicate)
-	mustOutcome(t, q.EnqueueSolve, solve("d-2"), Enqueued)
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Duplicate)
+	mustOutcome(t, q.EnqueueSolve, solve("d-2"), jobs.Enqueued)
 	<-rec.calls
 }
 
 func TestCancelActiveJob(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	rec := &recorder{calls: make(chan Run, 1), block: true}
-	srv := NewServer(rdb, WorkerConfig{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	q := jobs.NewQueue(rdb)
+	rec := &recorder{calls: make(chan jobs.Attempt, 1), block: true}
+	srv := NewServer(rdb, Config{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	<-rec.calls // running now
 	if id, err := q.Cancel(ctx, issue, "boss"); err != nil || id != "d-1" {
 		t.Fatalf("cancel = %q, %v", id, err)
 	}
 	waitFor(t, "lock release", func() bool { id, _ := q.Active(ctx, issue); return id == "" })
-	mustOutcome(t, q.EnqueueSolve, solve("d-2"), Enqueued)
+	mustOutcome(t, q.EnqueueSolve, solve("d-2"), jobs.Enqueued)
 }
 
 func TestAgentJobChecksCancelFirst(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
-	q := NewQueue(rdb)
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
-	if err := rdb.Set(ctx, cancelKey("d-1"), "boss", time.Hour).Err(); err != nil {
+	q := jobs.NewQueue(rdb)
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
+	if err := rdb.Set(ctx, jobs.KeyPrefix+"cancel:d-1", "boss", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	h := testHandlers(t, q, nil)
 	ran := false
-	err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context) error { ran = true; return nil })
+	err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context) error { ran = true; return nil })
 	if ran || !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("ran %v, err %v; want not run and SkipRetry", ran, err)
 	}
@@ -230,17 +140,17 @@ func TestAgentJobChecksCancelFirst(t *testing.T) {
 
 func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
 	ctx := context.Background()
-	q := NewQueue(testRedis(t))
-	mustOutcome(t, q.EnqueueSolve, solve("d-1"), Enqueued)
+	q := jobs.NewQueue(testRedis(t))
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	h := testHandlers(t, q, nil)
 	boom := errors.New("github 502")
-	if err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 0, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if id, _ := q.Active(ctx, issue); id != "d-1" {
 		t.Fatalf("lock = %q after a retryable failure, want d-1", id)
 	}
-	if err := h.agentJob(ctx, issue, Run{TaskID: "d-1", Retry: 3, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 3, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if id, _ := q.Active(ctx, issue); id != "" {
@@ -248,9 +158,9 @@ func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
 	}
 }
 
-func TestNotImplementedPipelineFailsPermanently(t *testing.T) {
-	err := NotImplementedPipeline{}.Solve(context.Background(), SolveIssue{}, Run{})
-	if !errors.Is(err, ErrPipelineNotImplemented) || !errors.Is(err, asynq.SkipRetry) {
+func TestNoModelPipelineFailsPermanently(t *testing.T) {
+	err := NoModelPipeline{}.Solve(context.Background(), jobs.SolveIssue{}, jobs.Attempt{})
+	if !errors.Is(err, ErrNoModel) || !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,0 +1,127 @@
+package report
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// History is the attempt history a pull-request body carries, hidden, so
+// that any worker can read it on a retry (each worker's data directory is
+// its own). PRBody writes it from Input.Attempts and the failed final
+// checks; ParseHistory reads it back.
+type History struct {
+	Attempts []Attempt `json:"attempts"`
+	// Failed are the final checks that failed in the latest attempt.
+	Failed []FailedCheck `json:"failed,omitempty"`
+}
+
+// FailedCheck is a final check that failed, as the next attempt is told.
+type FailedCheck struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Output  string `json:"output"`
+}
+
+// History bounds, so the history never crowds the body out of MaxBody.
+const (
+	maxHistoryAttempts = 20
+	maxFailedChecks    = 5
+	maxFailedOutput    = 1500
+)
+
+const (
+	historyHeading = "<details><summary>Attempt history</summary>"
+	historyMarker  = "<!-- patchwright:history "
+)
+
+var historyRE = regexp.MustCompile(`<!-- patchwright:history ([A-Za-z0-9+/=]+) -->`)
+
+// ParseHistory finds the history in a body; a body without one (edited by
+// a person, or from before) gives an empty history.
+func ParseHistory(body string) History {
+	var h History
+	m := historyRE.FindStringSubmatch(body)
+	if m == nil {
+		return h
+	}
+	b, err := base64.StdEncoding.DecodeString(m[1])
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return History{}
+	}
+	return h
+}
+
+// historyOf is the history of in: its attempts (the latest
+// maxHistoryAttempts) and its failed final checks.
+func historyOf(in Input) History {
+	h := History{Attempts: in.Attempts}
+	if len(h.Attempts) > maxHistoryAttempts {
+		h.Attempts = h.Attempts[len(h.Attempts)-maxHistoryAttempts:]
+	}
+	for _, c := range in.Final {
+		if c.Failed() && len(h.Failed) < maxFailedChecks {
+			out, cut := tail(c.Output, maxFailedOutput)
+			if cut {
+				out = "…" + out
+			}
+			h.Failed = append(h.Failed, FailedCheck{Name: c.Name, Command: c.Command, Output: out})
+		}
+	}
+	return h
+}
+
+// shrink drops what the history can lose to fit a body: first the failed
+// checks' output, then the oldest attempts. It reports false when nothing
+// is left to drop.
+func (h *History) shrink() bool {
+	switch {
+	case len(h.Failed) > 0:
+		h.Failed = nil
+	case len(h.Attempts) > 1:
+		h.Attempts = h.Attempts[1:]
+	default:
+		return false
+	}
+	return true
+}
+
+// section renders the visible attempt list and the hidden history; "" for
+// an empty history.
+func (h History) section() (string, error) {
+	if len(h.Attempts) == 0 {
+		return "", nil
+	}
+	data, err := json.Marshal(h)
+	if err != nil {
+		return "", err
+	}
+	return execute("attempts", struct {
+		History
+		Hidden string
+	}{h, historyMarker + base64.StdEncoding.EncodeToString(data) + " -->"})
+}
+
+// ReplaceHistory puts h in place of the history section of body (or adds
+// it at the end), for an attempt that published no new body: the pull
+// request keeps its change and text, and its history gains the attempt. The
+// result stays under MaxBody.
+func ReplaceHistory(body string, h History) (string, error) {
+	if i := strings.Index(body, historyHeading); i >= 0 {
+		body = body[:i]
+	} else if i := strings.Index(body, historyMarker); i >= 0 {
+		body = body[:i]
+	}
+	body = strings.TrimRight(body, "\n")
+	for {
+		sec, err := h.section()
+		if err != nil {
+			return "", err
+		}
+		out := body + "\n\n" + sec
+		if len(out) < MaxBody || !h.shrink() {
+			return out, nil
+		}
+	}
+}
