@@ -33,6 +33,9 @@ commands:
   worker    queue worker (needs PATCHWRIGHT_REDIS_URL)
   run       one issue against a local git repository, no GitHub and no Redis:
             patchwright run --repo PATH --issue-file ISSUE.md --model openai:gpt-4.1
+  eval      a task suite, scored with confidence intervals:
+            patchwright eval --tasks testdata/eval/tasks --model openai:gpt-4.1 --out OUT
+            patchwright eval compare A/eval.json B/eval.json
   version   print the version
 
 Run "patchwright COMMAND -h" for a command's flags.
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runService(ctx, args[0], args[1:], stderr)
 	case "run":
 		return runLocal(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
