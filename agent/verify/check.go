@@ -42,6 +42,11 @@ type Check struct {
 	// repository root in slash form: "." for the root. "" for configured
 	// checks, which cover the whole repository.
 	Dir string
+	// Project labels a detected check's project ("go", "web: npm"): a
+	// failing gate skips only the later checks of its own project, so a
+	// broken Go build does not hide the JavaScript tests. Configured
+	// checks have none, and their gate skips every later check.
+	Project string
 }
 
 // CheckResult is what one check did in one phase. Its JSON form carries

@@ -57,8 +57,10 @@ func TestDetect(t *testing.T) {
 			missingHas: "placeholder"},
 		"node without scripts": {files: map[string]string{"package.json": `{"name":"x"}`}, missingHas: "no test script"},
 		"python pyproject":     {files: map[string]string{"pyproject.toml": "[project]\n"}, want: []string{"test: python -m pytest"}},
-		"python tests dir":     {files: map[string]string{"tests/test_x.py": ""}, want: []string{"test: python -m pytest"}},
-		"rust offline":         {files: map[string]string{"Cargo.toml": ""}, want: []string{"build: cargo build --offline", "test: cargo test --offline"}},
+		// Issue 12: a tests/ folder alone is not Python (JavaScript
+		// projects have them too).
+		"python tests dir only": {files: map[string]string{"tests/test_x.py": ""}, missingHas: "No build or test command"},
+		"rust offline":          {files: map[string]string{"Cargo.toml": ""}, want: []string{"build: cargo build --offline", "test: cargo test --offline"}},
 		"rust with network": {files: map[string]string{"Cargo.toml": ""}, opts: DetectOptions{Network: true},
 			want: []string{"build: cargo build", "test: cargo test"}},
 		"java offline": {files: map[string]string{"pom.xml": ""}, want: []string{"test: mvn -q -B -o test"}},

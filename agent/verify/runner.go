@@ -49,14 +49,19 @@ type Runner struct {
 }
 
 // Run runs every check for phase and returns one result per check, in
-// order. A failing gate check (see Check.Gate) marks the rest "not run".
+// order. A failing gate check (see Check.Gate) marks the rest of its
+// project "not run".
 // The error is for infrastructure failures only (a dead sandbox, a
 // cancelled context); results up to that point are returned with it.
 func (r *Runner) Run(ctx context.Context, phase Phase) ([]CheckResult, error) {
 	results := make([]CheckResult, 0, len(r.Checks))
-	gate := ""
+	gates := map[string]string{} // project -> why its later checks do not run
 	for _, c := range r.Checks {
 		var res CheckResult
+		gate := gates[""]
+		if gate == "" {
+			gate = gates[c.Project]
+		}
 		if gate != "" {
 			res = notRun(c, phase, gate)
 		} else {
@@ -67,9 +72,9 @@ func (r *Runner) Run(ctx context.Context, phase Phase) ([]CheckResult, error) {
 			}
 			switch {
 			case c.Gate && res.Failed() && !res.Flaky:
-				gate = c.Name + " failed"
+				gates[c.Project] = c.Name + " failed"
 			case c.Gate && res.CouldNotRun:
-				gate = c.Name + " could not run"
+				gates[c.Project] = c.Name + " could not run"
 			}
 		}
 		if err := r.record(ctx, res); err != nil {
