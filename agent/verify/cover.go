@@ -30,7 +30,7 @@ var langByExt = map[string]string{
 	".js": "node", ".mjs": "node", ".cjs": "node", ".jsx": "node", ".ts": "node", ".tsx": "node",
 	".mts": "node", ".cts": "node", ".vue": "node", ".svelte": "node",
 	".py": "python", ".pyi": "python",
-	".rs": "rust",
+	".rs":   "rust",
 	".java": "java", ".kt": "java", ".scala": "java",
 }
 
