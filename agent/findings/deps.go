@@ -1,0 +1,575 @@
+package findings
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/mod/modfile"
+)
+
+// maxPerFile caps the dependency findings of one file; a larger change is
+// summarized in one more finding, so a lockfile regenerated from scratch
+// does not bury the rest of the report.
+const maxPerFile = 20
+
+// dep is one dependency a manifest or lockfile names.
+type dep struct {
+	// Name is what a reviewer searches the registry for.
+	Name    string
+	Version string
+	// Line is 1-based in the file, 0 when unknown.
+	Line int
+}
+
+// depFile reads one kind of manifest or lockfile. Its deps are keyed so a
+// change of version is a bump and a new key is an addition.
+type depFile struct {
+	// what names the dependency kind in a sentence: "Go module".
+	what string
+	// lock is true for lockfiles: their entries are keyed by name and
+	// version, and entries the manifests already report are left out.
+	lock bool
+	read func(src []byte) map[string]dep
+}
+
+// depFileOf returns the reader for a path, or nil.
+func depFileOf(p string) *depFile {
+	base := path.Base(p)
+	switch {
+	case base == "go.mod":
+		return &depFile{what: "Go module", read: goModDeps}
+	case base == "go.sum":
+		return &depFile{what: "Go module", lock: true, read: goSumDeps}
+	case base == "package.json":
+		return &depFile{what: "npm package", read: packageJSONDeps}
+	case base == "package-lock.json", base == "npm-shrinkwrap.json":
+		return &depFile{what: "npm package", lock: true, read: npmLockDeps}
+	case base == "yarn.lock":
+		return &depFile{what: "npm package", lock: true, read: yarnLockDeps}
+	case base == "pnpm-lock.yaml":
+		return &depFile{what: "npm package", lock: true, read: pnpmLockDeps}
+	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"),
+		strings.HasPrefix(base, "constraints") && strings.HasSuffix(base, ".txt"):
+		return &depFile{what: "Python package", read: requirementsDeps}
+	case base == "pyproject.toml":
+		return &depFile{what: "Python package", read: pyprojectDeps}
+	case base == "poetry.lock", base == "uv.lock", base == "pdm.lock":
+		return &depFile{what: "Python package", lock: true, read: tomlPackagesDeps}
+	case base == "Pipfile.lock":
+		return &depFile{what: "Python package", lock: true, read: pipfileLockDeps}
+	case base == "Cargo.toml":
+		return &depFile{what: "crate", read: cargoDeps}
+	case base == "Cargo.lock":
+		return &depFile{what: "crate", lock: true, read: tomlPackagesDeps}
+	case base == "pom.xml":
+		return &depFile{what: "Maven artifact", read: pomDeps}
+	}
+	return nil
+}
+
+// dependencyFindings lists every dependency added or re-versioned, by
+// name and version, manifests first; lockfile entries for names a
+// manifest finding already gave are left out.
+func dependencyFindings(files []File) []Finding {
+	var out []Finding
+	named := map[string]bool{}
+	for _, lock := range []bool{false, true} {
+		for _, f := range files {
+			df := depFileOf(f.Path)
+			if df == nil || df.lock != lock || f.New == nil {
+				continue
+			}
+			out = append(out, depFindings(f, df, named)...)
+		}
+	}
+	return out
+}
+
+func depFindings(f File, df *depFile, named map[string]bool) []Finding {
+	before, after := map[string]dep{}, df.read(f.New)
+	if f.Base != nil {
+		before = df.read(f.Base)
+	}
+	var out []Finding
+	extra := 0
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		d := after[k]
+		was, had := before[k]
+		if (had && was.Version == d.Version) || (df.lock && named[d.Name]) {
+			continue
+		}
+		if !df.lock {
+			named[d.Name] = true
+		}
+		if len(out) == maxPerFile {
+			extra++
+			continue
+		}
+		out = append(out, depFinding(f.Path, df, d, was, had))
+	}
+	if extra > 0 {
+		out = append(out, Finding{Kind: NewDependency, Path: f.Path, Detail: fmt.Sprintf(
+			"%s adds or changes %d more dependencies than listed here; review the file's diff for each name.", f.Path, extra)})
+	}
+	return out
+}
+
+func depFinding(p string, df *depFile, d, was dep, had bool) Finding {
+	f := Finding{Kind: NewDependency, Path: p, Line: d.Line}
+	switch {
+	case had:
+		f.Detail = fmt.Sprintf("The %s %s changes from %s to %s, which brings in code nobody on this project has reviewed; check the new version is wanted.",
+			df.what, d.Name, orNone(was.Version), orNone(d.Version))
+	case df.lock:
+		f.Detail = fmt.Sprintf("%s now pins the %s %s %s, code that comes with the change; check the name is one the project means to depend on.",
+			p, df.what, d.Name, orNone(d.Version))
+	default:
+		f.Detail = fmt.Sprintf("The change adds the %s %s %s, code nobody on this project has reviewed; check the name is the intended one and not a look-alike.",
+			df.what, d.Name, orNone(d.Version))
+	}
+	return f
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(no version)"
+	}
+	return v
+}
+
+// --- Go ---
+
+func goModDeps(src []byte) map[string]dep {
+	f, err := modfile.ParseLax("go.mod", src, nil)
+	if err != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	for _, r := range f.Require {
+		out[r.Mod.Path] = dep{Name: r.Mod.Path, Version: r.Mod.Version, Line: r.Syntax.Start.Line}
+	}
+	for _, r := range f.Replace {
+		to := r.New.Path
+		if r.New.Version != "" {
+			to += " " + r.New.Version
+		}
+		out["replace "+r.Old.String()] = dep{Name: r.Old.Path + " (replaced)", Version: "by " + to, Line: r.Syntax.Start.Line}
+	}
+	for _, t := range f.Tool {
+		out["tool "+t.Path] = dep{Name: t.Path + " (tool)", Line: t.Syntax.Start.Line}
+	}
+	return out
+}
+
+// goSumDeps reads go.sum's module lines; the /go.mod lines only fetch
+// module graphs, not code.
+func goSumDeps(src []byte) map[string]dep {
+	out := map[string]dep{}
+	n := 0
+	for l := range strings.Lines(string(src)) {
+		n++
+		f := strings.Fields(l)
+		if len(f) != 3 || strings.HasSuffix(f[1], "/go.mod") {
+			continue
+		}
+		out[f[0]+"@"+f[1]] = dep{Name: f[0], Version: f[1], Line: n}
+	}
+	return out
+}
+
+// --- npm ---
+
+func packageJSONDeps(src []byte) map[string]dep {
+	var pkg map[string]json.RawMessage
+	if json.Unmarshal(src, &pkg) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	for _, section := range []string{"dependencies", "devDependencies", "peerDependencies", "optionalDependencies"} {
+		var deps map[string]string
+		if json.Unmarshal(pkg[section], &deps) != nil {
+			continue
+		}
+		for name, v := range deps {
+			out[section+"/"+name] = dep{Name: name, Version: v, Line: jsonLine(src, section, name)}
+		}
+	}
+	return out
+}
+
+// jsonLine finds the line of "key": after the line of "section":, or 0.
+func jsonLine(src []byte, section, key string) int {
+	n, in := 0, section == ""
+	for l := range strings.Lines(string(src)) {
+		n++
+		if !in {
+			in = strings.Contains(l, `"`+section+`"`)
+			continue
+		}
+		if strings.Contains(l, `"`+key+`"`) {
+			return n
+		}
+	}
+	return 0
+}
+
+func npmLockDeps(src []byte) map[string]dep {
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+		Dependencies map[string]npmLockV1 `json:"dependencies"`
+	}
+	if json.Unmarshal(src, &lock) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	for key, p := range lock.Packages {
+		i := strings.LastIndex(key, "node_modules/")
+		if i < 0 {
+			continue // the root package, or a workspace folder
+		}
+		name := key[i+len("node_modules/"):]
+		out[name+"@"+p.Version] = dep{Name: name, Version: p.Version, Line: jsonLine(src, "", key)}
+	}
+	if len(lock.Packages) == 0 {
+		npmLockV1Deps(src, lock.Dependencies, out)
+	}
+	return out
+}
+
+// npmLockV1 is an entry of lockfileVersion 1, nested by dependency.
+type npmLockV1 struct {
+	Version      string               `json:"version"`
+	Dependencies map[string]npmLockV1 `json:"dependencies"`
+}
+
+func npmLockV1Deps(src []byte, deps map[string]npmLockV1, out map[string]dep) {
+	for name, d := range deps {
+		out[name+"@"+d.Version] = dep{Name: name, Version: d.Version, Line: jsonLine(src, "", name)}
+		npmLockV1Deps(src, d.Dependencies, out)
+	}
+}
+
+// yarnLockDeps reads yarn.lock, classic (`version "1.2.3"`) and Berry
+// (`version: 1.2.3`): an unindented header of specs, then the resolved
+// version indented below it.
+func yarnLockDeps(src []byte) map[string]dep {
+	out := map[string]dep{}
+	var names []string
+	header := 0
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		n++
+		l := sc.Text()
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+		case !strings.HasPrefix(l, " ") && strings.HasSuffix(l, ":"):
+			names, header = yarnNames(strings.TrimSuffix(l, ":")), n
+		case names != nil && strings.HasPrefix(strings.TrimSpace(l), "version"):
+			v := strings.Trim(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "version")), `:" `)
+			for _, name := range names {
+				out[name+"@"+v] = dep{Name: name, Version: v, Line: header}
+			}
+			names = nil
+		}
+	}
+	return out
+}
+
+// yarnNames returns the package names of a header such as
+// `"@babel/core@^7.0.0", "@babel/core@npm:^7.1.0"`.
+func yarnNames(header string) []string {
+	var out []string
+	for _, spec := range strings.Split(header, ",") {
+		spec = strings.Trim(strings.TrimSpace(spec), `"`)
+		if i := strings.LastIndex(spec, "@"); i > 0 {
+			spec = spec[:i]
+		}
+		if spec == "__metadata" || spec == "" || slices.Contains(out, spec) {
+			continue
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+// pnpmLockDeps reads the keys of pnpm-lock.yaml's packages: `/name@1.2.3`
+// (v6), `name@1.2.3` (v9) or `/name/1.2.3` (v5), with peer suffixes.
+func pnpmLockDeps(src []byte) map[string]dep {
+	var lock struct {
+		Packages yaml.Node `yaml:"packages"`
+	}
+	if yaml.Unmarshal(src, &lock) != nil || lock.Packages.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := map[string]dep{}
+	for i := 0; i+1 < len(lock.Packages.Content); i += 2 {
+		k := lock.Packages.Content[i]
+		key := strings.TrimPrefix(k.Value, "/")
+		if j := strings.IndexAny(key, "(_"); j > 0 {
+			key = key[:j]
+		}
+		name, version := key, ""
+		if j := strings.LastIndex(key, "@"); j > 0 {
+			name, version = key[:j], key[j+1:]
+		} else if j := strings.LastIndex(key, "/"); j > 0 {
+			name, version = key[:j], key[j+1:]
+		}
+		out[name+"@"+version] = dep{Name: name, Version: version, Line: k.Line}
+	}
+	return out
+}
+
+// --- Python ---
+
+// pep508 reads the name, and the rest as the version, of a requirement:
+// `Name[extra] >=1.0 ; python_version<"3.9"` or `name @ https://…`.
+var pep508 = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*(;.*)?$`)
+
+// pyName normalizes a distribution name as PEP 503 does.
+func pyName(n string) string {
+	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(n, "-"))
+}
+
+func requirement(s string, line int) (dep, bool) {
+	m := pep508.FindStringSubmatch(s)
+	if m == nil {
+		return dep{}, false
+	}
+	return dep{Name: pyName(m[1]), Version: strings.TrimSpace(m[3]), Line: line}, true
+}
+
+func requirementsDeps(src []byte) map[string]dep {
+	out := map[string]dep{}
+	n := 0
+	for l := range strings.Lines(string(src)) {
+		n++
+		l = strings.TrimSpace(l)
+		if i := strings.Index(l, " #"); i >= 0 {
+			l = strings.TrimSpace(l[:i])
+		}
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+		case strings.HasPrefix(l, "-e ") || strings.HasPrefix(l, "--editable") || strings.Contains(l, "://"):
+			// A URL or VCS requirement is the riskiest kind: name it whole.
+			out[l] = dep{Name: l, Line: n}
+		case strings.HasPrefix(l, "-"):
+		default:
+			if d, ok := requirement(l, n); ok {
+				out[d.Name] = d
+			}
+		}
+	}
+	return out
+}
+
+func pyprojectDeps(src []byte) map[string]dep {
+	var doc struct {
+		Project struct {
+			Dependencies []string            `toml:"dependencies"`
+			Optional     map[string][]string `toml:"optional-dependencies"`
+		} `toml:"project"`
+		Groups      map[string][]any `toml:"dependency-groups"`
+		BuildSystem struct {
+			Requires []string `toml:"requires"`
+		} `toml:"build-system"`
+		Tool struct {
+			Poetry struct {
+				Dependencies    map[string]any `toml:"dependencies"`
+				DevDependencies map[string]any `toml:"dev-dependencies"`
+				Group           map[string]struct {
+					Dependencies map[string]any `toml:"dependencies"`
+				} `toml:"group"`
+			} `toml:"poetry"`
+		} `toml:"tool"`
+	}
+	if toml.Unmarshal(src, &doc) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	add := func(section string, reqs []string) {
+		for _, r := range reqs {
+			if d, ok := requirement(r, 0); ok {
+				d.Line = lineOfWord(src, d.Name)
+				out[section+"/"+d.Name] = d
+			}
+		}
+	}
+	add("project", doc.Project.Dependencies)
+	add("build-system", doc.BuildSystem.Requires)
+	for g, reqs := range doc.Project.Optional {
+		add("optional/"+g, reqs)
+	}
+	for g, items := range doc.Groups {
+		var reqs []string
+		for _, it := range items {
+			if s, ok := it.(string); ok { // {include-group = …} names no package
+				reqs = append(reqs, s)
+			}
+		}
+		add("group/"+g, reqs)
+	}
+	poetry := func(section string, m map[string]any) {
+		for name, v := range m {
+			if name == "python" {
+				continue
+			}
+			out[section+"/"+pyName(name)] = dep{Name: pyName(name), Version: tableVersion(v), Line: lineOfWord(src, name)}
+		}
+	}
+	poetry("poetry", doc.Tool.Poetry.Dependencies)
+	poetry("poetry-dev", doc.Tool.Poetry.DevDependencies)
+	for g, grp := range doc.Tool.Poetry.Group {
+		poetry("poetry-group/"+g, grp.Dependencies)
+	}
+	return out
+}
+
+// tableVersion reads a TOML dependency value: "1.2", or a table with a
+// version, a git URL or a path.
+func tableVersion(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case map[string]any:
+		for _, k := range []string{"version", "git", "path", "url"} {
+			if s, ok := t[k].(string); ok {
+				if k != "version" {
+					s = k + " " + s
+					for _, ref := range []string{"rev", "tag", "branch"} {
+						if r, ok := t[ref].(string); ok {
+							s += " " + ref + " " + r
+						}
+					}
+				}
+				return s
+			}
+		}
+		if t["workspace"] == true {
+			return "workspace"
+		}
+	}
+	return ""
+}
+
+// tomlPackagesDeps reads the [[package]] tables of poetry.lock, uv.lock,
+// pdm.lock and Cargo.lock.
+func tomlPackagesDeps(src []byte) map[string]dep {
+	var lock struct {
+		Package []struct {
+			Name    string `toml:"name"`
+			Version string `toml:"version"`
+		} `toml:"package"`
+	}
+	if toml.Unmarshal(src, &lock) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	for _, p := range lock.Package {
+		out[p.Name+"@"+p.Version] = dep{Name: p.Name, Version: p.Version, Line: tomlPackageLine(src, p.Name, p.Version)}
+	}
+	return out
+}
+
+// tomlPackageLine finds `name = "…"` followed by its version line.
+func tomlPackageLine(src []byte, name, version string) int {
+	lines := strings.Split(string(src), "\n")
+	want := `name = "` + name + `"`
+	for i, l := range lines {
+		if strings.TrimSpace(l) == want && i+1 < len(lines) && strings.Contains(lines[i+1], `"`+version+`"`) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func pipfileLockDeps(src []byte) map[string]dep {
+	var lock map[string]json.RawMessage
+	if json.Unmarshal(src, &lock) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	for _, section := range []string{"default", "develop"} {
+		var deps map[string]struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal(lock[section], &deps) != nil {
+			continue
+		}
+		for name, d := range deps {
+			out[name+"@"+d.Version] = dep{Name: name, Version: d.Version, Line: jsonLine(src, section, name)}
+		}
+	}
+	return out
+}
+
+// --- Rust ---
+
+func cargoDeps(src []byte) map[string]dep {
+	var doc map[string]any
+	if toml.Unmarshal(src, &doc) != nil {
+		return nil
+	}
+	out := map[string]dep{}
+	sections := func(prefix string, m map[string]any) {
+		for _, s := range []string{"dependencies", "dev-dependencies", "build-dependencies"} {
+			deps, _ := m[s].(map[string]any)
+			for name, v := range deps {
+				real := name
+				if t, ok := v.(map[string]any); ok {
+					if p, ok := t["package"].(string); ok {
+						real = p // a renamed dependency is fetched by its package name
+					}
+				}
+				out[prefix+s+"/"+name] = dep{Name: real, Version: tableVersion(v), Line: lineOfWord(src, name)}
+			}
+		}
+	}
+	sections("", doc)
+	if ws, ok := doc["workspace"].(map[string]any); ok {
+		sections("workspace/", ws)
+	}
+	if targets, ok := doc["target"].(map[string]any); ok {
+		for t, v := range targets {
+			if m, ok := v.(map[string]any); ok {
+				sections("target/"+t+"/", m)
+			}
+		}
+	}
+	return out
+}
+
+// --- Maven ---
+
+// pomDeps reads dependencies, plugins, extensions and the parent, where
+// they are declared (managed versions included).
+func pomDeps(src []byte) map[string]dep {
+	out := map[string]dep{}
+	var visit func(prefix string, n *xnode)
+	visit = func(prefix string, n *xnode) {
+		for _, k := range n.kids {
+			switch k.name {
+			case "dependency", "plugin", "extension", "parent":
+				if a := k.child("artifactId"); a != "" {
+					name := strings.TrimPrefix(k.child("groupId")+":"+a, ":")
+					out[prefix+k.name+"/"+name] = dep{Name: name, Version: k.child("version"), Line: k.line}
+				}
+			}
+			visit(prefix+k.name+"/", k)
+		}
+	}
+	visit("", parseXML(src))
+	return out
+}

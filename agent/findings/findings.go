@@ -1,0 +1,209 @@
+// Package findings reads a finished change for hollow evidence: tests
+// deleted, skipped or loosened, a test run that ran nothing, dependencies
+// nobody reviewed, and a change larger or wider than its issue (DESIGN
+// §4.5, `findings`). The model cannot argue with it: Analyze is a pure
+// function of the diff, the issue, the checks and what the model read, and
+// it reads tests through each language's own parser (go/ast for Go,
+// tree-sitter for Python, JavaScript/TypeScript, Rust and Java) rather
+// than by pattern-matching lines.
+//
+// The pipeline calls Analyze after the final verification, records the
+// findings in the ledger and result.json, and lets Blocks decide whether
+// the outcome may still be verified.
+package findings
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kinds of finding produced here (DESIGN §4.5). protected_path, secret and
+// large_file are produced by other steps.
+const (
+	// TestsRemoved: a test function or test file was deleted, emptied or
+	// renamed so that it is no longer a test.
+	TestsRemoved = "tests_removed"
+	// TestSkipped: a skip, ignore, xfail or .only marker was added, or a
+	// build constraint, test configuration or check command now excludes
+	// tests.
+	TestSkipped = "test_skipped"
+	// AssertionChanged: an existing test's expectations (or golden data)
+	// were edited or deleted while no code under test changed.
+	AssertionChanged = "assertion_changed"
+	// OnlyTestsChanged: the issue reports a bug and only test files
+	// changed.
+	OnlyTestsChanged = "only_tests_changed"
+	// NoTestsRan: a final test check exited 0 having run no test.
+	NoTestsRan = "no_tests_ran"
+	// NewDependency: a dependency was added or its version changed in a
+	// manifest or a lockfile.
+	NewDependency = "new_dependency"
+	// Scope: the change is over a size limit, or touches a file unrelated
+	// to anything the model read or the issue names.
+	Scope = "scope"
+)
+
+// Finding is one fact a reviewer must look at. Its JSON form is an entry
+// of result.json's "findings".
+type Finding struct {
+	Kind string `json:"kind"`
+	// Path is the file concerned; empty when the finding is about the whole
+	// change or a check rather than one file.
+	Path string `json:"path"`
+	// Line is 1-based: in the changed file when it still exists, else in
+	// the file as it was before the change (Detail then says "before the
+	// change"). 0 means the whole file or no file.
+	Line int `json:"line"`
+	// Detail is one sentence: what happened and why a reviewer cares.
+	Detail string `json:"detail"`
+}
+
+// Blocks reports whether a finding of this kind means the outcome cannot
+// be verified (DESIGN §4.5). new_dependency and scope, and kinds produced
+// elsewhere, do not block: they are listed for review.
+func Blocks(kind string) bool {
+	switch kind {
+	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan:
+		return true
+	}
+	return false
+}
+
+// Blocking returns the findings whose kind blocks verified, in order.
+func Blocking(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if Blocks(f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// File is one changed file. Base is nil when the change added the file,
+// New is nil when it deleted it. A rename is a deletion plus an addition.
+type File struct {
+	Path      string
+	Base, New []byte
+}
+
+// Check is one verification check as the pipeline ran it.
+type Check struct {
+	Name string
+	// Baseline and Final are the commands run in each phase; empty when
+	// the check did not exist in that phase.
+	Baseline, Final string
+	// ZeroTests is true when the final run exited 0 but executed no test,
+	// as agent/verify reads the runner's output.
+	ZeroTests bool
+}
+
+// Limits are the scope limits of .github/agent.yml. Zero or negative means
+// no limit.
+type Limits struct {
+	MaxChangedFiles int
+	MaxChangedLines int
+}
+
+// Input is everything Analyze looks at.
+type Input struct {
+	// Files are the changed files, as read for the commit.
+	Files []File
+	// IssueTitle and IssueBody are the issue text (already stripped of
+	// hidden content).
+	IssueTitle, IssueBody string
+	// Checks are the verification checks at baseline and final.
+	Checks []Check
+	// Read lists the paths the model read (from the ledger).
+	Read []string
+	// Limits bound the change's size.
+	Limits Limits
+}
+
+// Analyze returns the findings of one change, sorted by path and line so
+// the report and its golden files are stable. It never fails: a file it
+// cannot parse yields what can be said without parsing it.
+func Analyze(in Input) []Finding {
+	var out []Finding
+	out = append(out, testFindings(in)...)
+	out = append(out, configFindings(in.Files)...)
+	out = append(out, checkFindings(in.Checks)...)
+	out = append(out, dependencyFindings(in.Files)...)
+	out = append(out, scopeFindings(in)...)
+	return sortFindings(dedupe(out))
+}
+
+// dedupe drops repeats of one kind at one place: a skip on a class is
+// inherited by each of its tests but is one fact.
+func dedupe(fs []Finding) []Finding {
+	seen := map[Finding]bool{}
+	var out []Finding
+	for _, f := range fs {
+		key := f
+		if f.Line != 0 {
+			key.Detail = ""
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func sortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), strings.Compare(a.Kind, b.Kind))
+	})
+	return fs
+}
+
+// Summary is one line for the model, appended to the verify tool's result,
+// so it can undo a weakened test before it finishes. It is empty when
+// nothing blocks and nothing needs review.
+func Summary(fs []Finding) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	var blocking, review []string
+	for _, f := range fs {
+		where := f.Path
+		if f.Line > 0 {
+			where = fmt.Sprintf("%s:%d", f.Path, f.Line)
+		}
+		item := f.Kind
+		if where != "" {
+			item += " " + where
+		}
+		if Blocks(f.Kind) {
+			blocking = append(blocking, item)
+		} else {
+			review = append(review, item)
+		}
+	}
+	var parts []string
+	if len(blocking) > 0 {
+		parts = append(parts, fmt.Sprintf("the change cannot be reported as verified because of %s (%s); fix the code under test instead of the tests, or restore them", plural(len(blocking), "finding"), capList(blocking, 5)))
+	}
+	if len(review) > 0 {
+		parts = append(parts, fmt.Sprintf("a reviewer will be asked to check %s (%s)", plural(len(review), "finding"), capList(review, 5)))
+	}
+	return "findings: " + strings.Join(parts, "; ") + "."
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// capList joins at most max items and says how many more there are.
+func capList(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max], ", ") + fmt.Sprintf(", and %d more", len(items)-max)
+}

@@ -1,0 +1,166 @@
+package findings
+
+import "testing"
+
+const goCode1 = `
+package greet
+
+// Hello greets.
+func Hello(name string) string { return "hello " + name }
+`
+
+const goTest1 = `
+package greet
+
+import "testing"
+
+func TestHello(t *testing.T) {
+	if got := Hello("a"); got != "hello a" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestTable(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "hello a"},
+		{"b", "hello b"},
+	} {
+		if got := Hello(c.in); got != c.want {
+			t.Errorf("got %q", got)
+		}
+	}
+}
+`
+
+func goCases() map[string]analysisCase {
+	return map[string]analysisCase{
+		"go/test removed": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, `
+func TestTable(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "hello a"},
+		{"b", "hello b"},
+	} {
+		if got := Hello(c.in); got != c.want {
+			t.Errorf("got %q", got)
+		}
+	}
+}
+`, ""))},
+			want: []string{"tests_removed greet_test.go:11"},
+		},
+		"go/new test beside the old ones": {
+			files: []File{mod("greet_test.go", goTest1, goTest1+`
+func TestEmpty(t *testing.T) {
+	if Hello("") != "hello " {
+		t.Fatal("empty")
+	}
+}
+`)},
+		},
+		"go/test moved to another file": {
+			files: []File{
+				mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n}\n", "")),
+				add("hello_test.go", "package greet\n\nimport \"testing\"\n\n// TestHello moved here.\nfunc TestHello(t *testing.T) {\n    if got := Hello(\"a\"); got != \"hello a\" {\n        t.Errorf(\"got %q\", got)\n    }\n}\n"),
+			},
+		},
+		"go/test renamed with the same body": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "TestHello(", "TestHelloName("))},
+		},
+		"go/test file deleted": {
+			files: []File{del("greet_test.go", goTest1)},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/test file emptied": {
+			files: []File{mod("greet_test.go", goTest1, "package greet\n")},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/test file renamed away": {
+			files: []File{del("greet_test.go", goTest1), add("greet_test.go.off", goTest1)},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/test renamed so go test no longer runs it": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t", "func testHello(t"))},
+			want:  []string{"tests_removed greet_test.go:5"},
+		},
+		"go/t.Skip added": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n", "func TestHello(t *testing.T) {\n\tt.Skip(\"flaky\")\n"))},
+			want:  []string{"test_skipped greet_test.go:6"},
+		},
+		"go/t.Skip added with a code change": {
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, `"hello "`, `"hi "`)),
+				mod("greet_test.go", goTest1, replace(goTest1, "func TestTable(t *testing.T) {\n", "func TestTable(t *testing.T) {\n\tif testing.Short() {\n\t\tt.SkipNow()\n\t}\n")),
+			},
+			want: []string{"test_skipped greet_test.go:13"},
+		},
+		"go/skip that was there before": {
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, `"hello "`, `"hi "`)),
+				mod("greet_test.go", replace(goTest1, "{\n\tif got", "{\n\tt.Skip(\"later\")\n\tif got"), replace(replace(goTest1, "{\n\tif got", "{\n\tt.Skip(\"later\")\n\tif got"), "hello a", "hi a")),
+			},
+		},
+		"go/build constraint added": {
+			files: []File{mod("greet_test.go", goTest1, "//go:build integration\n\n"+goTest1)},
+			want:  []string{"test_skipped greet_test.go:1"},
+		},
+		"go/build constraint removed": {
+			files: []File{mod("greet_test.go", "//go:build integration\n\n"+goTest1, goTest1)},
+		},
+		"go/expected value edited, code unchanged": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, `{"b", "hello b"}`, `{"b", "hello c"}`))},
+			want:  []string{"assertion_changed greet_test.go:14"},
+		},
+		"go/expected value edited with the code": {
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, `"hello "`, `"hi "`)),
+				mod("greet_test.go", goTest1, replace(goTest1, "hello", "hi")),
+			},
+		},
+		"go/code change only in a comment does not count": {
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, "// Hello greets.", "// Hello greets warmly.")),
+				mod("greet_test.go", goTest1, replace(goTest1, `{"b", "hello b"}`, `{"b", "hello c"}`)),
+			},
+			want: []string{"assertion_changed greet_test.go:14"},
+		},
+		"go/assertion deleted, code unchanged": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n", "\t_ = Hello(\"a\")\n"))},
+			want:  []string{"assertion_changed greet_test.go:6"},
+		},
+		"go/table case added, feature issue": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\t\t{\"b\", \"hello b\"},\n", "\t\t{\"b\", \"hello b\"},\n\t\t{\"c\", \"hello c\"},\n"))},
+		},
+		"go/only tests changed for a bug": {
+			title: "Hello crashes on an empty name",
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\t\t{\"b\", \"hello b\"},\n", "\t\t{\"b\", \"hello b\"},\n\t\t{\"\", \"hello \"},\n"))},
+			want:  []string{"only_tests_changed greet_test.go:15"},
+		},
+		"go/only tests changed for an issue about tests": {
+			title: "Flaky test TestHello fails on CI",
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\t\t{\"b\", \"hello b\"},\n", "\t\t{\"b\", \"hello b\"},\n\t\t{\"\", \"hello \"},\n"))},
+		},
+		"go/bug fixed in code and test": {
+			title: "Hello crashes on an empty name",
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, `"hello "`, `"hello, "`)),
+				mod("greet_test.go", goTest1, replace(goTest1, "hello", "hello,")),
+			},
+		},
+		"go/golden file edited, code unchanged": {
+			files: []File{mod("testdata/hello.golden", "hello a\nhello b\n", "hello a\nhello c\n")},
+			want:  []string{"assertion_changed testdata/hello.golden:2"},
+		},
+		"go/golden file edited with the code": {
+			files: []File{
+				mod("greet.go", goCode1, replace(goCode1, `"hello "`, `"hi "`)),
+				mod("testdata/hello.golden", "hello a\n", "hi a\n"),
+			},
+		},
+		"go/tests in testdata are not tests": {
+			files: []File{del("testdata/src/a_test.go", goTest1)},
+		},
+	}
+}
+
+func TestGo(t *testing.T) { golden(t, "go", runCases(t, goCases())) }

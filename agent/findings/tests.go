@@ -1,0 +1,373 @@
+package findings
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// located is a test and the file it is in.
+type located struct {
+	path string
+	tc   testCase
+}
+
+// pair is one test before and after the change.
+type pair struct{ base, next located }
+
+// testFindings compares the tests of every changed file before and after
+// the change.
+func testFindings(in Input) []Finding {
+	var base, next []located
+	for _, f := range in.Files {
+		for _, tc := range testsOf(f.Path, f.Base) {
+			base = append(base, located{f.Path, tc})
+		}
+		for _, tc := range testsOf(f.Path, f.New) {
+			next = append(next, located{f.Path, tc})
+		}
+	}
+	pairs, removed, added := matchTests(base, next)
+	behaviour := behaviourChanged(in.Files)
+	var out []Finding
+	out = append(out, removedFindings(in.Files, base, removed)...)
+	var skips skipSet
+	for _, p := range pairs {
+		out = append(out, pairFindings(p, len(behaviour) > 0, &skips)...)
+	}
+	for _, a := range added {
+		skips.add(a, nil, true)
+	}
+	out = append(out, skips.findings()...)
+	out = append(out, constraintFindings(in.Files)...)
+	if len(behaviour) == 0 {
+		out = append(out, expectedDataFindings(in.Files)...)
+		out = append(out, onlyTestsFindings(in, pairs, removed, added)...)
+	}
+	return out
+}
+
+// matchTests pairs each test before the change with itself after it: in
+// the same file by name, then anywhere by identical source (moved), then
+// by identical source but for its name (renamed), then anywhere by name
+// (moved and edited). What is left over was removed or added.
+func matchTests(base, next []located) (pairs []pair, removed, added []located) {
+	usedB, usedN := make([]bool, len(base)), make([]bool, len(next))
+	pass := func(same func(b, n located) bool) {
+		for i, b := range base {
+			for j, n := range next {
+				if !usedB[i] && !usedN[j] && same(b, n) {
+					usedB[i], usedN[j] = true, true
+					pairs = append(pairs, pair{b, n})
+				}
+			}
+		}
+	}
+	pass(func(b, n located) bool { return b.path == n.path && b.tc.Name == n.tc.Name })
+	pass(func(b, n located) bool { return squash(b.tc.Text) == squash(n.tc.Text) })
+	pass(func(b, n located) bool {
+		return squash(strings.Replace(b.tc.Text, b.tc.Short, "", 1)) == squash(strings.Replace(n.tc.Text, n.tc.Short, "", 1))
+	})
+	pass(func(b, n located) bool { return b.tc.Name == n.tc.Name })
+	for i, b := range base {
+		if !usedB[i] {
+			removed = append(removed, b)
+		}
+	}
+	for j, n := range next {
+		if !usedN[j] {
+			added = append(added, n)
+		}
+	}
+	return pairs, removed, added
+}
+
+// squash collapses all whitespace, so re-indenting a moved test keeps it
+// the same test.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// removedFindings reports removed tests, one finding per file when a file
+// lost every test it had.
+func removedFindings(files []File, base, removed []located) []Finding {
+	total := map[string]int{}
+	for _, b := range base {
+		total[b.path]++
+	}
+	gone := map[string][]located{}
+	var order []string
+	for _, r := range removed {
+		if gone[r.path] == nil {
+			order = append(order, r.path)
+		}
+		gone[r.path] = append(gone[r.path], r)
+	}
+	deleted := map[string]bool{}
+	for _, f := range files {
+		deleted[f.Path] = f.New == nil
+	}
+	var out []Finding
+	for _, p := range order {
+		tests := gone[p]
+		if len(tests) == total[p] && len(tests) > 1 {
+			how := "no longer holds"
+			if deleted[p] {
+				how = "was deleted with"
+			}
+			out = append(out, Finding{Kind: TestsRemoved, Path: p, Detail: fmt.Sprintf(
+				"%s %s its %d tests (%s), so what they checked is no longer tested.",
+				p, how, len(tests), capList(testNames(tests), 4))})
+			continue
+		}
+		for _, t := range tests {
+			out = append(out, Finding{Kind: TestsRemoved, Path: p, Line: t.tc.Line, Detail: fmt.Sprintf(
+				"The test %s (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested.",
+				t.tc.Name, t.tc.Line)})
+		}
+	}
+	return out
+}
+
+func testNames(ts []located) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.tc.Name
+	}
+	return out
+}
+
+// newMarkers returns the markers of after that before did not have, by
+// text, counting repeats.
+func newMarkers(before, after []marker) []marker {
+	had := map[string]int{}
+	for _, m := range before {
+		had[squash(m.Text)]++
+	}
+	var out []marker
+	for _, m := range after {
+		k := squash(m.Text)
+		if had[k] > 0 {
+			had[k]--
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func pairFindings(p pair, behaviourChanged bool, skips *skipSet) []Finding {
+	if skips.add(p.next, p.base.tc.Skips, false) {
+		return nil
+	}
+	if behaviourChanged {
+		return nil
+	}
+	return assertionFindings(p)
+}
+
+// skipSet gathers the markers tests gained, so a skip on a class or a
+// module is one finding that names every test it silences.
+type skipSet struct {
+	order []marker
+	paths map[marker]string
+	tests map[marker][]string
+}
+
+// add records the markers a test gained and reports whether it gained
+// any. For a new test only an .only counts: skipping a new test hides
+// nothing that was tested before.
+func (s *skipSet) add(t located, before []marker, isNew bool) bool {
+	if s.tests == nil {
+		s.paths, s.tests = map[marker]string{}, map[marker][]string{}
+	}
+	found := false
+	for _, m := range newMarkers(before, t.tc.Skips) {
+		if isNew && !m.Only {
+			continue
+		}
+		m.Text = oneLineCode(m.Text)
+		k := marker{Text: t.path + "\x00" + m.Text, Line: m.Line, Only: m.Only}
+		if s.tests[k] == nil {
+			s.order = append(s.order, k)
+			s.paths[k] = t.path
+		}
+		s.tests[k] = append(s.tests[k], t.tc.Name)
+		found = true
+	}
+	return found
+}
+
+func (s *skipSet) findings() []Finding {
+	var out []Finding
+	for _, k := range s.order {
+		code := k.Text[strings.IndexByte(k.Text, 0)+1:]
+		tests := s.tests[k]
+		f := Finding{Kind: TestSkipped, Path: s.paths[k], Line: k.Line}
+		switch {
+		case k.Only:
+			f.Detail = fmt.Sprintf("`%s` on %s makes the runner skip every other test in its file, so their passes are not evidence.", code, tests[0])
+		case len(tests) == 1:
+			f.Detail = fmt.Sprintf("`%s` now keeps the test %s from running or from counting, so its pass proves nothing about the change.", code, tests[0])
+		default:
+			f.Detail = fmt.Sprintf("`%s` now keeps %d tests (%s) from running or from counting, so their passes prove nothing about the change.", code, len(tests), capList(tests, 4))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// assertionFindings reports an existing test whose lines were edited or
+// deleted, rather than only added to (a new table case is an addition).
+func assertionFindings(p pair) []Finding {
+	// A renamed test is diffed without its name.
+	before := strings.Replace(p.base.tc.Text, p.base.tc.Short, "", 1)
+	after := strings.Replace(p.next.tc.Text, p.next.tc.Short, "", 1)
+	ops := lineDiff(testLines(before), testLines(after))
+	for i, op := range ops {
+		if op.Op != '-' {
+			continue
+		}
+		at := p.next.tc.Line + op.NewLine - 1
+		old := oneLineCode(op.Text)
+		for _, o := range ops[i+1:] {
+			if o.Op == '=' {
+				break
+			}
+			if o.Op == '+' {
+				return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: p.next.tc.Line + o.NewLine - 1, Detail: fmt.Sprintf(
+					"In the test %s, `%s` became `%s` although no code under test changed, so the test was changed to pass rather than the code.",
+					p.next.tc.Name, old, oneLineCode(o.Text))}}
+			}
+		}
+		return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: at, Detail: fmt.Sprintf(
+			"In the test %s, `%s` was deleted although no code under test changed, so the test checks less than it did.",
+			p.next.tc.Name, old)}}
+	}
+	return nil
+}
+
+// testLines normalizes a test's source for a line diff: whitespace inside
+// lines and a trailing comma do not count, so appending an element to a
+// list or table is an addition, not an edit of the line before it.
+func testLines(s string) string {
+	var b strings.Builder
+	for l := range strings.Lines(s) {
+		b.WriteString(strings.TrimSuffix(squash(l), ","))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// oneLineCode shortens source for a sentence.
+func oneLineCode(s string) string {
+	s = squash(s)
+	if len(s) > 80 {
+		s = strings.ToValidUTF8(s[:80], "") + "…"
+	}
+	return strings.ReplaceAll(s, "`", "'")
+}
+
+// constraintFindings reports a Go test file that gained or changed its
+// build constraint: a plain `go test` may no longer build its tests.
+func constraintFindings(files []File) []Finding {
+	var out []Finding
+	for _, f := range files {
+		if path.Ext(f.Path) != ".go" || !isTestPath(f.Path) || f.Base == nil || f.New == nil {
+			continue
+		}
+		before, _ := goConstraint(f.Base)
+		after, at := goConstraint(f.New)
+		if after == "" || after == before {
+			continue
+		}
+		n := len(testsOf(f.Path, f.New))
+		out = append(out, Finding{Kind: TestSkipped, Path: f.Path, Line: at, Detail: fmt.Sprintf(
+			"The build constraint `%s` now decides whether the %s in %s are built, so a plain `go test` may no longer run them.",
+			oneLineCode(after), plural(n, "test"), f.Path)})
+	}
+	return out
+}
+
+// expectedDataFindings reports golden files, snapshots and test data that
+// were edited while no code changed. Adding or deleting such a file is
+// left to the tests that read it.
+func expectedDataFindings(files []File) []Finding {
+	var out []Finding
+	for _, f := range files {
+		if !isExpectedData(f.Path) || f.Base == nil || f.New == nil || bytes.Equal(f.Base, f.New) {
+			continue
+		}
+		out = append(out, Finding{Kind: AssertionChanged, Path: f.Path, Line: firstChange(f), Detail: fmt.Sprintf(
+			"%s, data the tests compare against, changed although no code under test changed, so the tests were changed to pass rather than the code.", f.Path)})
+	}
+	return out
+}
+
+// behaviourChanged returns the changed files that can change behaviour:
+// neither tests nor prose, and different in more than comments and layout
+// where the language can be parsed.
+func behaviourChanged(files []File) []string {
+	var out []string
+	for _, f := range files {
+		if isTestPath(f.Path) || isDocPath(f.Path) || bytes.Equal(f.Base, f.New) {
+			continue
+		}
+		if f.Base != nil && f.New != nil {
+			if l := langOf(f.Path); l != nil {
+				a, okA := l.code(f.Path, f.Base)
+				b, okB := l.code(f.Path, f.New)
+				if okA && okB && a == b {
+					continue
+				}
+			}
+		}
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+var (
+	bugWords = regexp.MustCompile(`(?i)\b(bugs?|broken|breaks|crash(es|ed|ing)?|panic(s|ked|king)?|fails?|failed|failing|failure|errors?|wrong|incorrect(ly)?|regression|exceptions?|traceback|segfault|hangs|does ?n[o']t work|not working|unexpected(ly)?|instead of)\b`)
+	// testIssue: an issue whose title is about tests may rightly be solved
+	// in the tests alone ("flaky test", "add tests for X").
+	testIssue = regexp.MustCompile(`(?i)\b(tests?|testing|flaky|flakes?|specs?|coverage)\b`)
+)
+
+// reportsBug reports whether an issue reads as a bug in behaviour. It is
+// a word test, not understanding: it errs towards "bug", so a change that
+// touches only tests is shown to a reviewer.
+func reportsBug(title, body string) bool {
+	return bugWords.MatchString(title+"\n"+body) && !testIssue.MatchString(title)
+}
+
+// onlyTestsFindings reports a bug issue answered by changes to tests
+// alone. The caller has checked that no behaviour changed.
+func onlyTestsFindings(in Input, pairs []pair, removed, added []located) []Finding {
+	if !reportsBug(in.IssueTitle, in.IssueBody) {
+		return nil
+	}
+	for _, f := range in.Files {
+		if bytes.Equal(f.Base, f.New) || !(isTestPath(f.Path) || testsChangedIn(f.Path, pairs, removed, added)) {
+			continue
+		}
+		return []Finding{{Kind: OnlyTestsChanged, Path: f.Path, Line: firstChange(f), Detail: "Only tests changed, but the issue reports a bug in behaviour: a fix that changes no code under test is more likely a test bent to fit the bug than a fix."}}
+	}
+	return nil
+}
+
+// testsChangedIn reports whether a file outside the test paths (Rust's
+// inline tests) had a test added, removed or edited.
+func testsChangedIn(p string, pairs []pair, removed, added []located) bool {
+	for _, r := range append(removed, added...) {
+		if r.path == p {
+			return true
+		}
+	}
+	for _, pr := range pairs {
+		if pr.next.path == p && squash(pr.base.tc.Text) != squash(pr.next.tc.Text) {
+			return true
+		}
+	}
+	return false
+}
