@@ -1,0 +1,96 @@
+package verify
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// scriptedSandbox answers each command with a canned exit code and
+// output, and counts how often each ran.
+type scriptedSandbox struct {
+	answers map[string]struct {
+		exit int
+		out  string
+	}
+	runs map[string]int
+}
+
+func (s *scriptedSandbox) Exec(_ context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	script := strings.TrimSuffix(strings.TrimPrefix(cmd.Script, "{ "), "\n} 2>&1")
+	if s.runs == nil {
+		s.runs = map[string]int{}
+	}
+	s.runs[script]++
+	a := s.answers[script]
+	return sandbox.Result{ExitCode: a.exit, Stdout: sandbox.Output{Head: []byte(a.out), Total: int64(len(a.out))}}, nil
+}
+func (s *scriptedSandbox) DisableNetwork(context.Context) error { return nil }
+func (s *scriptedSandbox) ID() string                           { return "scripted" }
+func (s *scriptedSandbox) Close() error                         { return nil }
+
+func TestRunnerCouldNotRunAndGates(t *testing.T) {
+	sb := &scriptedSandbox{answers: map[string]struct {
+		exit int
+		out  string
+	}{
+		"go build ./...":   {1, "./x.go:1:1: syntax error\n"},
+		"npm run build":    {0, ""},
+		"npm test":         {0, "TAP version 13\nok 1 - a\n1..1\n# tests 1\n# pass 1\n# fail 0\n"},
+		"python -m pytest": {127, "/bin/sh: 1: python: not found\n"},
+		"mocha":            {0, "\n\n  0 passing (1ms)\n\n"},
+	}}
+	checks := []Check{
+		{Name: "build (go)", Run: "go build ./...", Gate: true, Project: "go"},
+		{Name: "test (go)", Run: "go test ./...", Project: "go", Kind: KindGo},
+		{Name: "build (npm)", Run: "npm run build", Gate: true, Project: "npm"},
+		{Name: "test (npm)", Run: "npm test", Project: "npm", Kind: KindNodeTest},
+		{Name: "test (pytest)", Run: "python -m pytest", Project: "pytest", Kind: KindPytest},
+		{Name: "mocha", Run: "mocha"},
+	}
+	res, err := (&Runner{Sandbox: sb, Checks: checks}).Run(context.Background(), Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTest, npmTest, py, mocha := res[1], res[3], res[4], res[5]
+	if goTest.Ran || goTest.NotRunReason != "build (go) failed" {
+		t.Errorf("go test = %+v, want not run because the Go build failed", goTest)
+	}
+	if !npmTest.Ran || !npmTest.Passed || npmTest.Summary == nil || npmTest.Summary.Passed != 1 || npmTest.Tests != nil {
+		t.Errorf("npm test = %+v, want run despite the Go build, with a TAP summary and no Go summary", npmTest)
+	}
+	if !py.CouldNotRun || py.Ran || py.Runs != 1 || sb.runs["python -m pytest"] != 1 || py.NotRunReason != "`python` not found in the image" {
+		t.Errorf("pytest = %+v (ran %d times), want could not run, once", py, sb.runs["python -m pytest"])
+	}
+	if !mocha.ZeroTests || !mocha.Passed {
+		t.Errorf("mocha = %+v, want zero tests", mocha)
+	}
+	if sb.runs["go build ./..."] != 3 {
+		t.Errorf("the failing build ran %d times, want 3 (re-runs)", sb.runs["go build ./..."])
+	}
+	got, reason := Decide(OutcomeInput{FilesChanged: 1, Final: res})
+	if got != Unverified || !strings.Contains(reason, "test (pytest) could not run: `python` not found in the image") || !strings.Contains(reason, "mocha ran no tests") {
+		t.Errorf("Decide = %s (%s)", got, reason)
+	}
+}
+
+// TestRunnerConfiguredGateStopsAll keeps the old rule for configured
+// checks: they have no project, and a failing build skips everything
+// after it.
+func TestRunnerConfiguredGateStopsAll(t *testing.T) {
+	sb := &scriptedSandbox{answers: map[string]struct {
+		exit int
+		out  string
+	}{"make": {2, "boom\n"}}}
+	res, err := (&Runner{Sandbox: sb, Checks: []Check{Configured("build", "make"), Configured("test", "make test"), {Name: "web", Run: "npm test", Project: "npm"}}, Reruns: -1}).Run(context.Background(), Baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res[1:] {
+		if r.Ran || r.NotRunReason != "build failed" {
+			t.Errorf("%s = %+v, want not run", r.Name, r)
+		}
+	}
+}
