@@ -323,11 +323,14 @@ func (n *xnode) child(name string) string {
 
 // inner returns the element's text and its descendants', squashed.
 func (n *xnode) inner() string {
-	parts := []string{n.text}
-	for _, k := range n.kids {
-		parts = append(parts, "<"+k.name+">"+k.inner())
+	var parts []string
+	if n.text != "" {
+		parts = append(parts, n.text)
 	}
-	return squash(strings.Join(parts, " "))
+	for _, k := range n.kids {
+		parts = append(parts, k.name+"="+k.inner())
+	}
+	return squash(strings.Join(parts, ", "))
 }
 
 func parseXML(src []byte) *xnode {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -122,7 +123,7 @@ func removedFindings(files []File, base, removed []located) []Finding {
 		}
 		for _, t := range tests {
 			out = append(out, Finding{Kind: TestsRemoved, Path: p, Line: t.tc.Line, Detail: fmt.Sprintf(
-				"The test %s (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested.",
+				"The test %q (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested.",
 				t.tc.Name, t.tc.Line)})
 		}
 	}
@@ -132,7 +133,7 @@ func removedFindings(files []File, base, removed []located) []Finding {
 func testNames(ts []located) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
-		out[i] = t.tc.Name
+		out[i] = strconv.Quote(t.tc.Name)
 	}
 	return out
 }
@@ -192,7 +193,7 @@ func (s *skipSet) add(t located, before []marker, isNew bool) bool {
 			s.order = append(s.order, k)
 			s.paths[k] = t.path
 		}
-		s.tests[k] = append(s.tests[k], t.tc.Name)
+		s.tests[k] = append(s.tests[k], strconv.Quote(t.tc.Name))
 		found = true
 	}
 	return found
@@ -236,12 +237,12 @@ func assertionFindings(p pair) []Finding {
 			}
 			if o.Op == '+' {
 				return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: p.next.tc.Line + o.NewLine - 1, Detail: fmt.Sprintf(
-					"In the test %s, `%s` became `%s` although no code under test changed, so the test was changed to pass rather than the code.",
+					"In the test %q, `%s` became `%s` although no code under test changed, so the test was changed to pass rather than the code.",
 					p.next.tc.Name, old, oneLineCode(o.Text))}}
 			}
 		}
 		return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: at, Detail: fmt.Sprintf(
-			"In the test %s, `%s` was deleted although no code under test changed, so the test checks less than it did.",
+			"In the test %q, `%s` was deleted although no code under test changed, so the test checks less than it did.",
 			p.next.tc.Name, old)}}
 	}
 	return nil
@@ -328,7 +329,9 @@ func behaviourChanged(files []File) []string {
 }
 
 var (
-	bugWords = regexp.MustCompile(`(?i)\b(bugs?|broken|breaks|crash(es|ed|ing)?|panic(s|ked|king)?|fails?|failed|failing|failure|errors?|wrong|incorrect(ly)?|regression|exceptions?|traceback|segfault|hangs|does ?n[o']t work|not working|unexpected(ly)?|instead of)\b`)
+	// bugWords include the suffixes of exception names: NullPointerException,
+	// TypeError.
+	bugWords = regexp.MustCompile(`(?i)\b(bugs?|broken|breaks|crash(es|ed|ing)?|panic(s|ked|king)?|fails?|failed|failing|failure|wrong|incorrect(ly)?|regression|traceback|segfault|hangs|throws|does ?n[o']t work|not working|unexpected(ly)?|instead of)\b|(exception|error)s?\b`)
 	// testIssue: an issue whose title is about tests may rightly be solved
 	// in the tests alone ("flaky test", "add tests for X").
 	testIssue = regexp.MustCompile(`(?i)\b(tests?|testing|flaky|flakes?|specs?|coverage)\b`)
