@@ -66,12 +66,11 @@ func fakeGitHub(t *testing.T, calls *atomic.Int32) *httptest.Server {
 }
 
 type fixture struct {
-	h       *Handler
-	dir     string
-	calls   *atomic.Int32
-	now     time.Time
-	done    []Credentials
-	webhook string
+	h     *Handler
+	dir   string
+	calls *atomic.Int32
+	now   time.Time
+	done  []Credentials
 }
 
 func newFixture(t *testing.T) *fixture {
