@@ -452,3 +452,18 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <p><a href="/setup">Start again</a>.</p>
 {{- end}}
 {{end}}`))
+
+// WebURLFor returns GitHub's web root for a REST root, so one setting
+// (PATCHWRIGHT_GITHUB_API_URL) serves both: https://github.com for
+// https://api.github.com/, and https://HOST for GitHub Enterprise Server's
+// https://HOST/api/v3/.
+func WebURLFor(apiURL string) (string, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("GitHub API URL %q is not an http(s) URL", apiURL)
+	}
+	if strings.EqualFold(u.Host, "api.github.com") {
+		return DefaultWebURL, nil
+	}
+	return u.Scheme + "://" + u.Host, nil
+}

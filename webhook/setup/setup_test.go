@@ -503,3 +503,20 @@ func TestWritePrivateIgnoresUmask(t *testing.T) {
 		t.Fatalf("mode %v", info.Mode())
 	}
 }
+
+func TestWebURLFor(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com/":         "https://github.com",
+		"https://ghe.example.com/api/v3/": "https://ghe.example.com",
+		"http://127.0.0.1:8080/":          "http://127.0.0.1:8080",
+	} {
+		if got, err := WebURLFor(api); err != nil || got != want {
+			t.Errorf("WebURLFor(%q) = %q, %v; want %q", api, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "api.github.com", "ftp://x/"} {
+		if _, err := WebURLFor(bad); err == nil {
+			t.Errorf("WebURLFor(%q) accepted", bad)
+		}
+	}
+}
