@@ -28,6 +28,9 @@ type dep struct {
 	Version string
 	// Line is 1-based in the file, 0 when unknown.
 	Line int
+	// ReplacedBy is set for a go.mod replace: the module's code now comes
+	// from there.
+	ReplacedBy string
 }
 
 // depFile reads one kind of manifest or lockfile. Its deps are keyed so a
@@ -118,7 +121,7 @@ func depFindings(f File, df *depFile, named map[string]bool) []Finding {
 	}
 	if extra > 0 {
 		out = append(out, Finding{Kind: NewDependency, Path: f.Path, Detail: fmt.Sprintf(
-			"%s adds or changes %d more dependencies than listed here; review the file's diff for each name.", f.Path, extra)})
+			"%s adds or changes %d more dependencies than are listed here; review its diff for each name.", f.Path, extra)})
 	}
 	return out
 }
@@ -126,6 +129,8 @@ func depFindings(f File, df *depFile, named map[string]bool) []Finding {
 func depFinding(p string, df *depFile, d, was dep, had bool) Finding {
 	f := Finding{Kind: NewDependency, Path: p, Line: d.Line}
 	switch {
+	case d.ReplacedBy != "":
+		f.Detail = fmt.Sprintf("%s now replaces %s with %s, so the build compiles that code instead; check the replacement is trusted.", p, d.Name, d.ReplacedBy)
 	case had:
 		f.Detail = fmt.Sprintf("The %s %s changes from %s to %s, which brings in code nobody on this project has reviewed; check the new version is wanted.",
 			df.what, d.Name, orNone(was.Version), orNone(d.Version))
@@ -149,7 +154,9 @@ func orNone(v string) string {
 // --- Go ---
 
 func goModDeps(src []byte) map[string]dep {
-	f, err := modfile.ParseLax("go.mod", src, nil)
+	// Parse, not ParseLax: ParseLax ignores replace directives, and a
+	// replace that points a module at a fork is the change to see.
+	f, err := modfile.Parse("go.mod", src, nil)
 	if err != nil {
 		return nil
 	}
@@ -162,7 +169,7 @@ func goModDeps(src []byte) map[string]dep {
 		if r.New.Version != "" {
 			to += " " + r.New.Version
 		}
-		out["replace "+r.Old.String()] = dep{Name: r.Old.Path + " (replaced)", Version: "by " + to, Line: r.Syntax.Start.Line}
+		out["replace "+r.Old.String()] = dep{Name: r.Old.String(), Version: to, ReplacedBy: to, Line: r.Syntax.Start.Line}
 	}
 	for _, t := range f.Tool {
 		out["tool "+t.Path] = dep{Name: t.Path + " (tool)", Line: t.Syntax.Start.Line}
@@ -343,12 +350,13 @@ func pyName(n string) string {
 	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(n, "-"))
 }
 
-func requirement(s string, line int) (dep, bool) {
+// requirement reads one PEP 508 requirement; raw is the name as written.
+func requirement(s string, line int) (d dep, raw string, ok bool) {
 	m := pep508.FindStringSubmatch(s)
 	if m == nil {
-		return dep{}, false
+		return dep{}, "", false
 	}
-	return dep{Name: pyName(m[1]), Version: strings.TrimSpace(m[3]), Line: line}, true
+	return dep{Name: pyName(m[1]), Version: strings.TrimSpace(m[3]), Line: line}, m[1], true
 }
 
 func requirementsDeps(src []byte) map[string]dep {
@@ -367,7 +375,7 @@ func requirementsDeps(src []byte) map[string]dep {
 			out[l] = dep{Name: l, Line: n}
 		case strings.HasPrefix(l, "-"):
 		default:
-			if d, ok := requirement(l, n); ok {
+			if d, _, ok := requirement(l, n); ok {
 				out[d.Name] = d
 			}
 		}
@@ -401,8 +409,8 @@ func pyprojectDeps(src []byte) map[string]dep {
 	out := map[string]dep{}
 	add := func(section string, reqs []string) {
 		for _, r := range reqs {
-			if d, ok := requirement(r, 0); ok {
-				d.Line = lineOfWord(src, d.Name)
+			if d, raw, ok := requirement(r, 0); ok {
+				d.Line = lineOfWord(src, raw)
 				out[section+"/"+d.Name] = d
 			}
 		}

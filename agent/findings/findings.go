@@ -135,18 +135,13 @@ func Analyze(in Input) []Finding {
 	return sortFindings(dedupe(out))
 }
 
-// dedupe drops repeats of one kind at one place: a skip on a class is
-// inherited by each of its tests but is one fact.
+// dedupe drops a finding that two steps made alike.
 func dedupe(fs []Finding) []Finding {
 	seen := map[Finding]bool{}
 	var out []Finding
 	for _, f := range fs {
-		key := f
-		if f.Line != 0 {
-			key.Detail = ""
-		}
-		if !seen[key] {
-			seen[key] = true
+		if !seen[f] {
+			seen[f] = true
 			out = append(out, f)
 		}
 	}
