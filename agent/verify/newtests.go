@@ -108,6 +108,17 @@ type NewTest struct {
 	// Added is true for a test that did not exist at the base commit,
 	// false for one whose body changed.
 	Added bool `json:"added"`
+	// Lang is LangGo (""), LangPython, LangJS or LangRust. For the
+	// languages other than Go, Dir is the project's directory (where its
+	// test command runs; "" when detection found no project for the
+	// file) rather than the file's.
+	Lang string `json:"lang,omitempty"`
+	// ID is how the runner selects the test: a pytest node ID, a Rust
+	// function name, a JavaScript test title; "" for Go (Name is used).
+	ID string `json:"id,omitempty"`
+	// Kind is a JavaScript project's test runner, which decides how one
+	// file is run.
+	Kind TestKind `json:"kind,omitempty"`
 }
 
 // FindNewGoTests compares every changed *_test.go file with its version at
@@ -204,6 +215,10 @@ type NewTestResult struct {
 	Command string `json:"command"`
 	// Output is the tail of that run's output.
 	Output string `json:"output,omitempty"`
+	// Reason says, for CannotShow and some NotRunBefore results, why the
+	// test could not be shown to fail before the change, as one line
+	// starting "cannot be shown because …".
+	Reason string `json:"reason,omitempty"`
 }
 
 // baseDir is where the original tree is written inside the workspace.
@@ -245,7 +260,11 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 	}
 	var out []NewTestResult
 	for _, group := range groupByDir(tests) {
-		res, err := r.runOnBase(ctx, group)
+		run := r.runOnBase
+		if group[0].Lang != LangGo {
+			run = r.runLangOnBase
+		}
+		res, err := run(ctx, group)
 		if err != nil {
 			return out, err
 		}
@@ -259,7 +278,7 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 // against except for the change under test.
 func overlayTests(ws *sandbox.Workspace, tree *os.Root, changed []string) error {
 	for _, name := range changed {
-		if !strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, "testdata/") && !strings.Contains(name, "/testdata/") {
+		if !overlayable(name) {
 			continue
 		}
 		data, err := ws.ReadFile(name)
@@ -279,13 +298,26 @@ func overlayTests(ws *sandbox.Workspace, tree *os.Root, changed []string) error 
 	return nil
 }
 
+// groupByDir groups the tests one run can take: a Go package, a Python
+// or Rust project, a JavaScript file.
 func groupByDir(tests []NewTest) [][]NewTest {
+	key := func(t NewTest) string {
+		k := t.Lang + "\x00" + t.Dir
+		if t.Lang == LangJS {
+			k += "\x00" + t.File
+		}
+		return k
+	}
 	var groups [][]NewTest
-	for i, t := range tests {
-		if i == 0 || tests[i-1].Dir != t.Dir {
+	index := map[string]int{}
+	for _, t := range tests {
+		i, ok := index[key(t)]
+		if !ok {
+			i = len(groups)
+			index[key(t)] = i
 			groups = append(groups, nil)
 		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], t)
+		groups[i] = append(groups[i], t)
 	}
 	return groups
 }
@@ -301,7 +333,7 @@ func (r *Runner) runOnBase(ctx context.Context, tests []NewTest) ([]NewTestResul
 		dir = "."
 	}
 	if !importPathRE.MatchString(dir) {
-		return notRunBefore(tests, "", "the package directory's name cannot be passed to the shell safely"), nil
+		return cannotShow(tests, "cannot be shown because the package directory's name cannot be passed to the shell safely"), nil
 	}
 	cmd := fmt.Sprintf("go test -count=1 -v -run '^(%s)$' %s", strings.Join(names, "|"), dir)
 	out, err := r.exec(ctx, "cd "+baseDir+" && "+cmd)
@@ -314,14 +346,6 @@ func (r *Runner) runOnBase(ctx context.Context, tests []NewTest) ([]NewTestResul
 		results[i] = NewTestResult{NewTest: t, Command: cmd, Output: r.tail(out.text), Status: classifyBefore(t.Name, out.ExitCode, s)}
 	}
 	return results, nil
-}
-
-func notRunBefore(tests []NewTest, cmd, why string) []NewTestResult {
-	res := make([]NewTestResult, len(tests))
-	for i, t := range tests {
-		res[i] = NewTestResult{NewTest: t, Command: cmd, Status: NotRunBefore, Output: why}
-	}
-	return res
 }
 
 func classifyBefore(name string, exit int, s *GoTestSummary) NewTestStatus {

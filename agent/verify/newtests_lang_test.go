@@ -1,0 +1,321 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+func names(m map[string]testSource) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestPythonTests(t *testing.T) {
+	src := `import pytest
+
+def helper():
+    pass
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert x
+
+async def test_async():
+    def test_inner():  # nested: not collected
+        pass
+
+class TestGroup:
+    def test_a(self):
+        assert True
+
+    def not_a_test(self):
+        pass
+
+class Helper:
+    def test_ignored(self):
+        pass
+
+def test_last():
+    assert 1
+`
+	got := pythonTests("tests/test_x.py", []byte(src))
+	want := []string{"tests/test_x.py::TestGroup::test_a", "tests/test_x.py::test_async", "tests/test_x.py::test_last", "tests/test_x.py::test_param"}
+	if !reflect.DeepEqual(names(got), want) {
+		t.Fatalf("ids = %q, want %q", names(got), want)
+	}
+	if p := got["tests/test_x.py::test_param"].text; !strings.HasPrefix(p, "@pytest.mark.parametrize") || strings.Contains(p, "test_async") {
+		t.Errorf("test_param's source = %q", p)
+	}
+	if a := got["tests/test_x.py::TestGroup::test_a"]; a.name != "TestGroup::test_a" || strings.Contains(a.text, "not_a_test") {
+		t.Errorf("test_a = %+v", a)
+	}
+}
+
+func TestJSTests(t *testing.T) {
+	src := "describe('calc', () => {\n" +
+		"  it('adds (two) numbers', () => {\n    expect(add(2, 3)).toBe(5); // ) not a close\n  });\n" +
+		"  test(\"handles ')' in strings\", () => { const s = ')'; });\n" +
+		"  it.only(`template title`, async () => { await x(`${a}`); });\n" +
+		"  it(dynamicTitle, () => {});\n" +
+		"});\n"
+	got := jsTests("x.test.js", []byte(src))
+	want := []string{"adds (two) numbers", "handles ')' in strings", "template title"}
+	if !reflect.DeepEqual(names(got), want) {
+		t.Fatalf("titles = %q, want %q", names(got), want)
+	}
+	if s := got["adds (two) numbers"].text; !strings.HasSuffix(s, "})") || strings.Contains(s, "handles") {
+		t.Errorf("source = %q", s)
+	}
+}
+
+func TestRustTests(t *testing.T) {
+	src := "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n" +
+		"    #[test]\n    #[should_panic]\n    fn panics() { let s = \"}\"; panic!(\"{}\", s); }\n\n" +
+		"    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    fn helper() {}\n}\n"
+	got := rustTests("src/lib.rs", []byte(src))
+	if !reflect.DeepEqual(names(got), []string{"adds", "panics"}) {
+		t.Fatalf("tests = %q", names(got))
+	}
+	if s := got["adds"].text; !strings.HasSuffix(s, "}") || strings.Contains(s, "helper") {
+		t.Errorf("adds = %q", s)
+	}
+}
+
+func TestTestFileNames(t *testing.T) {
+	for name, want := range map[string][2]bool{ // {python, js}
+		"tests/test_calc.py": {true, false}, "calc_test.py": {true, false}, "calc.py": {false, false},
+		"test/calc.js": {false, true}, "src/calc.test.ts": {false, true}, "src/__tests__/a.jsx": {false, true},
+		"src/calc.js": {false, false}, "spec/calc.spec.mjs": {false, true},
+	} {
+		if got := [2]bool{isPythonTestFile(name), isJSTestFile(name)}; got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"tests/api.rs": true, "src/tests.rs": true, "src/lib.rs": false, "crates/a/tests/x.rs": true} {
+		if overlayable(name) != want {
+			t.Errorf("overlayable(%s) = %v", name, !want)
+		}
+	}
+}
+
+// hostSandbox runs commands with the host's shell in a directory, for
+// the runners the offline Docker test image does not have (pytest, node,
+// cargo): the real tools, just not in a container.
+type hostSandbox struct {
+	dir, path string
+}
+
+func (h hostSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd.Script)
+	c.Dir = h.dir
+	c.Env = append(os.Environ(), "PATH="+h.path, "CARGO_TERM_COLOR=never", "NO_COLOR=1")
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	err := c.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		return sandbox.Result{}, err
+	}
+	return sandbox.Result{ExitCode: code, Stdout: sandbox.Output{Head: out.Bytes(), Total: int64(out.Len())}}, nil
+}
+func (hostSandbox) DisableNetwork(context.Context) error { return nil }
+func (hostSandbox) ID() string                           { return "host" }
+func (hostSandbox) Close() error                         { return nil }
+
+// hostRepo commits files as the base, then writes change over them, and
+// returns the workspace, the base and the changed paths.
+func hostRepo(t *testing.T, files, change map[string]string) (*sandbox.Workspace, *Base, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(m map[string]string) {
+		for name, content := range m {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write(files)
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "base")
+	head := git("rev-parse", "HEAD")
+	write(change)
+	base, err := OpenBase(dir, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sandbox.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	var changed []string
+	for name := range change {
+		changed = append(changed, name)
+	}
+	slices.Sort(changed)
+	return ws, base, changed
+}
+
+// needTool skips when the host lacks a runner these tests drive.
+func needTool(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing; .ci/run installs it (python3-pytest, nodejs, cargo)", path)
+		}
+		t.Skipf("%s is not installed", path)
+	}
+}
+
+// shimPath is a PATH whose `python` is Debian's python3 (which has
+// pytest), ahead of the host's own.
+func shimPath(t *testing.T) string {
+	bin := t.TempDir()
+	if err := os.Symlink("/usr/bin/python3", filepath.Join(bin, "python")); err != nil {
+		t.Fatal(err)
+	}
+	return bin + ":" + os.Getenv("PATH")
+}
+
+func runNewTests(t *testing.T, ws *sandbox.Workspace, base *Base, changed []string) map[string]NewTestResult {
+	t.Helper()
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := FindNewTests(ws, base, changed, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Sandbox: hostSandbox{dir: ws.Dir(), path: shimPath(t)}, Checks: d.Checks}
+	results, err := r.RunNewTestsOnBase(context.Background(), ws, base, found, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]NewTestResult{}
+	for _, res := range results {
+		out[res.Name] = res
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir(), baseDir)); !os.IsNotExist(err) {
+		t.Errorf("the original tree was left behind: %v", err)
+	}
+	return out
+}
+
+func wantStatuses(t *testing.T, got map[string]NewTestResult, want map[string]NewTestStatus) {
+	t.Helper()
+	for name, st := range want {
+		if got[name].Status != st {
+			t.Errorf("%s: %s (%s), want %s; command %q, output:\n%s", name, got[name].Status, got[name].Reason, st, got[name].Command, got[name].Output)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("found %d new tests, want %d: %v", len(got), len(want), got)
+	}
+}
+
+func TestNewPythonTestsOnHost(t *testing.T) {
+	needTool(t, "/usr/lib/python3/dist-packages/pytest")
+	ws, base, changed := hostRepo(t, map[string]string{
+		"pyproject.toml":     "[project]\nname = \"calc\"\nversion = \"0\"\n",
+		"conftest.py":        "",
+		"calc.py":            "def add(a, b):\n    return a - b\n",
+		"tests/test_calc.py": "from calc import add\n\n\ndef test_old():\n    assert add(0, 0) == 0\n",
+	}, map[string]string{
+		"calc.py": "def add(a, b):\n    return a + b\n",
+		"tests/test_calc.py": "from calc import add\n\n\ndef test_old():\n    assert add(0, 0) == 0\n\n\n" +
+			"def test_add():\n    assert add(2, 3) == 5\n\n\nclass TestMore:\n    def test_zero(self):\n        assert add(1, 0) == 1\n",
+	})
+	got := runNewTests(t, ws, base, changed)
+	wantStatuses(t, got, map[string]NewTestStatus{"test_add": FailsBefore, "TestMore::test_zero": PassesBefore})
+	if c := got["test_add"].Command; !strings.Contains(c, "'tests/test_calc.py::test_add'") {
+		t.Errorf("command %q does not select the node ID", c)
+	}
+}
+
+func TestNewJSTestsOnHost(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	needTool(t, node)
+	ws, base, changed := hostRepo(t, map[string]string{
+		"package.json":      `{"name":"calc","scripts":{"test":"node --test"}}`,
+		"calc.js":           "exports.add = (a, b) => a - b;\n",
+		"test/calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n",
+	}, map[string]string{
+		"calc.js": "exports.add = (a, b) => a + b;\n",
+		"test/calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\n" +
+			"test('adds two numbers', () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n\n" +
+			"test('adds zero', () => {\n  assert.strictEqual(add(0, 0), 0);\n});\n",
+	})
+	got := runNewTests(t, ws, base, changed)
+	wantStatuses(t, got, map[string]NewTestStatus{"adds two numbers": FailsBefore, "adds zero": PassesBefore})
+}
+
+func TestNewRustTestsOnHost(t *testing.T) {
+	cargo, err := exec.LookPath("cargo")
+	if err != nil {
+		t.Skip("cargo is not installed")
+	}
+	needTool(t, cargo)
+	lib := "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+	ws, base, changed := hostRepo(t, map[string]string{
+		"Cargo.toml":   "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/lib.rs":   lib,
+		"tests/api.rs": "use calc::add;\n",
+	}, map[string]string{
+		"src/lib.rs": strings.Replace(lib, "a - b", "a + b", 1) +
+			"\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn unit_adds() {\n        assert_eq!(super::add(1, 1), 2);\n    }\n}\n",
+		"tests/api.rs": "use calc::add;\n\n#[test]\nfn adds_two() {\n    assert_eq!(add(2, 3), 5);\n}\n\n#[test]\nfn adds_zero() {\n    assert_eq!(add(0, 0), 0);\n}\n",
+	})
+	got := runNewTests(t, ws, base, changed)
+	wantStatuses(t, got, map[string]NewTestStatus{"adds_two": FailsBefore, "adds_zero": PassesBefore, "unit_adds": CannotShow})
+	if r := got["unit_adds"].Reason; !strings.HasPrefix(r, "cannot be shown because the test is in src/lib.rs") {
+		t.Errorf("reason = %q", r)
+	}
+}
+
+func TestCannotShowWithoutProject(t *testing.T) {
+	r := &Runner{Sandbox: hostSandbox{dir: t.TempDir(), path: "/usr/bin:/bin"}}
+	res, err := r.runLangOnBase(context.Background(), []NewTest{{Name: "t", File: "x.test.js", Lang: LangJS, ID: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Status != CannotShow || !strings.Contains(res[0].Reason, "no javascript project") {
+		t.Errorf("result = %+v", res[0])
+	}
+	res, _ = r.runLangOnBase(context.Background(), []NewTest{{Name: "t", File: "test/x.test.js", Lang: LangJS, ID: "t", Dir: "."}})
+	if res[0].Status != CannotShow || !strings.Contains(res[0].Reason, "runs no JavaScript test runner") {
+		t.Errorf("unknown runner: %+v", res[0])
+	}
+}
