@@ -171,7 +171,7 @@ func pythonTests(file string, src []byte) map[string]testSource {
 	return out
 }
 
-// jsTestRE finds `it("title"`, `test('title'` and `it.only(`title``
+// jsTestRE finds `it("title"`, `test('title'` and `it.only(`title“
 // calls; the title is the test's name in every JavaScript runner.
 var jsTestRE = regexp.MustCompile("\\b(?:it|test)(?:\\.only)?\\s*\\(\\s*(?:'([^'\\\\\\n]*)'|\"([^\"\\\\\\n]*)\"|`([^`\\\\$\\n]*)`)")
 
