@@ -188,6 +188,11 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			return nil, fmt.Errorf("create cache volume %s: %w", spec.CacheVolume, err)
 		}
 	}
+	if spec.Network {
+		if err := d.ensureSetupNetwork(ctx); err != nil {
+			return nil, err
+		}
+	}
 	host := d.hostConfig(spec, lim)
 	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
 	if err != nil {
@@ -296,8 +301,11 @@ func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.Ho
 		return fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=%s,uid=%d,gid=%d", lim.TmpfsBytes, mode, d.uid, d.gid)
 	}
 	network := container.NetworkMode("none")
+	var sysctls map[string]string
 	if spec.Network {
-		network = "bridge"
+		// See SetupNetwork. The firewall rules are IPv4: no IPv6 at all.
+		network = SetupNetwork
+		sysctls = map[string]string{"net.ipv6.conf.all.disable_ipv6": "1"}
 	}
 	init := true
 	hc := &container.HostConfig{
@@ -307,6 +315,7 @@ func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.Ho
 			Target: sandbox.WorkspaceDir,
 		}},
 		NetworkMode:    network,
+		Sysctls:        sysctls,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -143,62 +142,6 @@ func interfaces(t *testing.T, sb sandbox.Sandbox) string {
 	t.Helper()
 	out := ok(t, sb, `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' '`)
 	return strings.TrimSpace(out)
-}
-
-func TestNetworkPhases(t *testing.T) {
-	d := sandboxtest.NewDocker(t, docker.Options{})
-	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
-
-	// No internet here: show the setup phase is connected by reaching a
-	// listener of this test on the docker bridge's gateway.
-	info, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gateway := info.NetworkSettings.Networks["bridge"].Gateway
-	if gateway == "" {
-		t.Fatalf("setup phase has no bridge network: %+v", info.NetworkSettings.Networks)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(gateway, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	connect := fmt.Sprintf(`timeout 10 bash -c 'echo hi > /dev/tcp/%s/%d'`, gateway, port)
-
-	if got := interfaces(t, sb); got != "eth0 lo" {
-		t.Fatalf("setup phase interfaces = %q, want eth0 and lo", got)
-	}
-	ok(t, sb, connect)
-	ok(t, sb, "mkdir -p $GOMODCACHE/cache $GOCACHE && echo filled > $GOMODCACHE/cache/marker && echo c > $GOCACHE/marker")
-
-	if err := sb.DisableNetwork(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := interfaces(t, sb); got != "lo" {
-		t.Fatalf("agent phase interfaces = %q, want only lo", got)
-	}
-	if res := run(t, sb, connect); res.ExitCode == 0 {
-		t.Fatalf("agent phase reached %s:%d", gateway, port)
-	}
-	// Caches written in setup are still there.
-	if got := ok(t, sb, "cat $GOMODCACHE/cache/marker $GOCACHE/marker"); got != "filled\nc\n" {
-		t.Fatalf("caches after DisableNetwork: %q", got)
-	}
-	// Disabling twice is harmless.
-	if err := sb.DisableNetwork(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestNoNetworkByDefault(t *testing.T) {

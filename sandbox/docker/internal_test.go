@@ -1,0 +1,69 @@
+package docker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/network"
+)
+
+func TestFirstLine(t *testing.T) {
+	tests := map[string]struct {
+		writes []string
+		line   string
+		rest   string
+	}{
+		"one write":        {[]string{"3\nout"}, "3", "out"},
+		"empty line":       {[]string{"\nerr\n"}, "", "err\n"},
+		"split line":       {[]string{"1", "2", "\n", "a", "b"}, "12", "ab"},
+		"newline later":    {[]string{"7\nx\ny\n"}, "7", "x\ny\n"},
+		"nothing after":    {[]string{"5\n"}, "5", ""},
+		"never a newline":  {[]string{"5"}, "5", ""},
+		"too long is kept": {[]string{strings.Repeat("x", 70) + "\nrest"}, "", strings.Repeat("x", 70) + "\nrest"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newCapture(1000)
+			f := &firstLine{w: c}
+			for _, w := range tt.writes {
+				if n, err := f.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			o := c.output()
+			if f.text() != tt.line || string(o.Head)+string(o.Tail) != tt.rest || o.Total != int64(len(tt.rest)) {
+				t.Fatalf("line %q, rest %q (total %d); want %q, %q", f.text(), o.Head, o.Total, tt.line, tt.rest)
+			}
+		})
+	}
+}
+
+func TestCheckSetupNetwork(t *testing.T) {
+	good := func() network.Inspect {
+		return network.Inspect{Driver: "bridge", Options: map[string]string{optBridgeName: SetupBridge, optICC: "false", optMasquerade: "true"}}
+	}
+	if err := checkSetupNetwork(good()); err != nil {
+		t.Fatalf("the network Create makes is refused: %v", err)
+	}
+	tests := map[string]struct {
+		change func(*network.Inspect)
+		want   string
+	}{
+		"overlay":        {func(n *network.Inspect) { n.Driver = "overlay" }, "driver"},
+		"other bridge":   {func(n *network.Inspect) { n.Options[optBridgeName] = "br-0123" }, "bridge interface"},
+		"no bridge name": {func(n *network.Inspect) { delete(n.Options, optBridgeName) }, "bridge interface"},
+		"icc on":         {func(n *network.Inspect) { n.Options[optICC] = "true" }, "reach each other"},
+		"icc default":    {func(n *network.Inspect) { delete(n.Options, optICC) }, "reach each other"},
+		"ipv6":           {func(n *network.Inspect) { n.EnableIPv6 = true }, "IPv6"},
+		"internal":       {func(n *network.Inspect) { n.Internal = true }, "internal"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			n := good()
+			tt.change(&n)
+			if err := checkSetupNetwork(n); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("checkSetupNetwork = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,284 @@
+package docker_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// The fake internet's addresses: a /30 for the veth pair (from the
+// shared address space, 100.64.0.0/10, which no LAN here uses) and a host
+// from TEST-NET-2, which is never routed on the internet.
+const (
+	inetHostSide = "100.127.213.1"
+	inetNSSide   = "100.127.213.2"
+	inetAddr     = "198.51.100.7"
+)
+
+// fakeInternet is a network namespace on this machine that stands for the
+// internet: an address outside every local subnet, routed from the host
+// through a veth pair, where a TCP listener of the test accepts. A
+// sandbox reaches it as it reaches the internet (forwarded and
+// masqueraded by the host), and no packet leaves this machine. It needs
+// root and iproute2; the test is skipped otherwise.
+type fakeInternet struct {
+	addr string // host:port of the listener
+}
+
+func newFakeInternet(t *testing.T) *fakeInternet {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to build a network namespace that stands for the internet")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2 (ip) to build a network namespace that stands for the internet")
+	}
+	id := os.Getpid() % 100000
+	ns, hostIf, nsIf := fmt.Sprintf("pwtest%d", id), fmt.Sprintf("pwt%dh", id), fmt.Sprintf("pwt%dn", id)
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	ip("link", "add", hostIf, "type", "veth", "peer", "name", nsIf)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
+	ip("link", "set", nsIf, "netns", ns)
+	ip("addr", "add", inetHostSide+"/30", "dev", hostIf)
+	ip("link", "set", hostIf, "up")
+	ip("-n", ns, "addr", "add", inetNSSide+"/30", "dev", nsIf)
+	ip("-n", ns, "link", "set", nsIf, "up")
+	ip("-n", ns, "link", "set", "lo", "up")
+	ip("-n", ns, "addr", "add", inetAddr+"/32", "dev", "lo")
+	ip("-n", ns, "route", "add", "default", "via", inetHostSide)
+	ip("route", "replace", inetAddr+"/32", "via", inetNSSide)
+	t.Cleanup(func() { exec.Command("ip", "route", "del", inetAddr+"/32").Run() })
+
+	ln := listenIn(t, "/run/netns/"+ns, net.JoinHostPort(inetAddr, "0"))
+	return &fakeInternet{addr: ln.Addr().String()}
+}
+
+// listenIn opens a TCP listener in the network namespace at nsPath. A
+// socket belongs to the namespace it was made in, so only the thread that
+// makes it has to switch; that thread is then thrown away.
+func listenIn(t *testing.T, nsPath, addr string) net.Listener {
+	t.Helper()
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		f, err := os.Open(nsPath)
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			got <- result{err: fmt.Errorf("setns: %w", err)}
+			return
+		}
+		ln, err := net.Listen("tcp", addr)
+		got <- result{ln, err}
+	}()
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() { r.ln.Close() })
+	accept(r.ln)
+	return r.ln
+}
+
+// accept takes and closes connections on ln until it is closed.
+func accept(ln net.Listener) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+// connectScript is a command that exits 0 when it opens a TCP connection
+// to addr (host:port) within 10 s.
+func connectScript(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf(`timeout 10 bash -c 'echo hi > /dev/tcp/%s/%s'`, host, port)
+}
+
+// hostAddresses are this machine's IPv4 addresses, loopback excluded.
+func hostAddresses(t *testing.T) []string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ips []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			ips = append(ips, n.IP.String())
+		}
+	}
+	return ips
+}
+
+// TestNetworkPhases: the setup phase has a network, the agent phase
+// (after DisableNetwork) has none, and what setup cached stays.
+func TestNetworkPhases(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	// No internet here: show the setup phase is connected by reaching a
+	// listener of this test on a stand-in for it (the host's own
+	// services are out of reach: TestSetupNetworkReachesOutNotHost).
+	inet := newFakeInternet(t)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
+	connect := connectScript(inet.addr)
+
+	if got := interfaces(t, sb); got != "eth0 lo" {
+		t.Fatalf("setup phase interfaces = %q, want eth0 and lo", got)
+	}
+	ok(t, sb, connect)
+	ok(t, sb, "mkdir -p $GOMODCACHE/cache $GOCACHE && echo filled > $GOMODCACHE/cache/marker && echo c > $GOCACHE/marker")
+
+	if err := sb.DisableNetwork(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := interfaces(t, sb); got != "lo" {
+		t.Fatalf("agent phase interfaces = %q, want only lo", got)
+	}
+	if res := run(t, sb, connect); res.ExitCode == 0 {
+		t.Fatalf("agent phase reached %s", inet.addr)
+	}
+	// Caches written in setup are still there.
+	if got := ok(t, sb, "cat $GOMODCACHE/cache/marker $GOCACHE/marker"); got != "filled\nc\n" {
+		t.Fatalf("caches after DisableNetwork: %q", got)
+	}
+	// Disabling twice is harmless.
+	if err := sb.DisableNetwork(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSetupNetworkReachesOutNotHost: a setup sandbox reaches the
+// (stand-in) internet, and no service of the Docker host: not on the
+// setup network's gateway, not on any other address of the host. It has
+// no IPv6, which the firewall rules do not cover.
+func TestSetupNetworkReachesOutNotHost(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	inet := newFakeInternet(t)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
+	info, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := info.NetworkSettings.Networks[docker.SetupNetwork]
+	if setup == nil || setup.Gateway == "" || len(info.NetworkSettings.Networks) != 1 {
+		t.Fatalf("setup sandbox networks: %+v, want only %s", info.NetworkSettings.Networks, docker.SetupNetwork)
+	}
+
+	ok(t, sb, connectScript(inet.addr))
+
+	// One listener on every address of the host, and one on the gateway
+	// alone (a service bound to the bridge only).
+	any, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer any.Close()
+	accept(any)
+	gw, err := net.Listen("tcp", net.JoinHostPort(setup.Gateway, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	accept(gw)
+	_, port, _ := net.SplitHostPort(any.Addr().String())
+	targets := []string{gw.Addr().String()}
+	for _, ip := range hostAddresses(t) {
+		targets = append(targets, net.JoinHostPort(ip, port))
+	}
+	for _, addr := range targets {
+		// The host itself can connect: the listener works.
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("the host cannot reach its own listener %s: %v", addr, err)
+		}
+		c.Close()
+		if res := run(t, sb, connectScript(addr)); res.ExitCode == 0 {
+			t.Errorf("a setup sandbox reached the host's listener on %s", addr)
+		} else if res.ExitCode == 124 {
+			t.Errorf("connecting to %s hung until the limit; want refused at once: %s", addr, res.Stderr.Head)
+		}
+	}
+	if got := ok(t, sb, "cat /proc/net/if_inet6"); got != "" {
+		t.Errorf("setup sandbox has IPv6 addresses:\n%s", got)
+	}
+}
+
+// TestSetupFirewallRulesRestored: rules flushed meanwhile (a firewall
+// reload) are back before the next setup sandbox runs anything.
+func TestSetupFirewallRulesRestored(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to change the host's firewall")
+	}
+	rules := [][]string{
+		{"INPUT", "-i", docker.SetupBridge, "-j", "REJECT"},
+		{"INPUT", "-i", docker.SetupBridge, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"},
+		{"DOCKER-USER", "-i", docker.SetupBridge, "-d", "169.254.0.0/16", "-j", "REJECT"},
+	}
+	present := func(rule []string) bool {
+		return exec.Command("iptables", append([]string{"-w", "-C"}, rule...)...).Run() == nil
+	}
+	sandboxtest.New(t, d, sandbox.Spec{Network: true})
+	for _, rule := range rules {
+		if !present(rule) {
+			t.Fatalf("rule %v missing after Create", rule)
+		}
+		for present(rule) { // concurrent Creates may have added it twice
+			if out, err := exec.Command("iptables", append([]string{"-w", "-D"}, rule...)...).CombinedOutput(); err != nil {
+				t.Fatalf("delete %v: %v: %s", rule, err, out)
+			}
+		}
+	}
+	sandboxtest.New(t, d, sandbox.Spec{Network: true})
+	for _, rule := range rules {
+		if !present(rule) {
+			t.Errorf("rule %v not restored by the next Create", rule)
+		}
+	}
+}
+
+// TestSetupNetworkFailsClosed: without the firewall rules no sandbox with
+// a network is made.
+func TestSetupNetworkFailsClosed(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	image := sandboxtest.Image(t)
+	t.Setenv("PATH", t.TempDir()) // no iptables
+	sb, err := d.Create(context.Background(), sandbox.Spec{Image: image, Workspace: sandboxtest.Workspace(t), JobID: "test-fails-closed", Network: true})
+	if err == nil {
+		sb.Close()
+		t.Fatal("Create with a network succeeded without iptables")
+	}
+	if !strings.Contains(err.Error(), "firewall rule") {
+		t.Fatalf("Create = %v, want it to say the firewall rule could not be installed", err)
+	}
+}
