@@ -54,8 +54,15 @@ func unrelatedFindings(in Input) []Finding {
 			extra++
 			continue
 		}
+		how := "changed"
+		switch {
+		case f.Base == nil:
+			how = "was added"
+		case f.New == nil:
+			how = "was deleted"
+		}
 		out = append(out, Finding{Kind: Scope, Path: f.Path, Line: firstChange(f), Detail: fmt.Sprintf(
-			"%s changed although the model read nothing in its folder and the issue does not name it, so check that it belongs in this change.", f.Path)})
+			"%s %s although the model read nothing in its folder and the issue does not name it, so check that it belongs in this change.", f.Path, how)})
 	}
 	if extra > 0 {
 		out = append(out, Finding{Kind: Scope, Detail: fmt.Sprintf(
