@@ -319,6 +319,46 @@ func scenarioNoChecks(t *testing.T, env *dockerEnv) {
 	}
 }
 
+// scenarioCouldNotRun: the offline test image has no python, so the
+// pytest check detected beside the Go module cannot run. That is "could
+// not run", once, never a failing test, and the Go checks still run.
+func scenarioCouldNotRun(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest, "pytest.ini": "[pytest]\n"})
+	r := f.runner(&memRecorder{})
+	baseline := f.run(r, Baseline)
+	f.write(map[string]string{"README.md": "docs\n"})
+	final := f.run(r, Final)
+	py := byName(final, "test (pytest)")
+	if !py.CouldNotRun || py.Ran || py.Runs != 1 || py.ExitCode != 127 || py.NotRunReason != "`python` not found in the image" {
+		t.Fatalf("pytest check = %+v, want could not run once: python not found", py)
+	}
+	if gt := byName(final, "test (go)"); !gt.Passed || gt.Summary == nil {
+		t.Errorf("go test = %+v, want passed with a summary", gt)
+	}
+	got, reason := Decide(OutcomeInput{FilesChanged: 1, Baseline: baseline, Final: final})
+	if got != Unverified || !strings.Contains(reason, "test (pytest) could not run: `python` not found in the image") {
+		t.Errorf("outcome = %s (%s), want unverified because python is missing", got, reason)
+	}
+}
+
+// scenarioZeroTests: a module whose only test file was emptied of tests
+// passes go test, but no test ran.
+func scenarioZeroTests(t *testing.T, env *dockerEnv) {
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
+	r := f.runner(&memRecorder{})
+	baseline := f.run(r, Baseline)
+	f.write(map[string]string{"calc_test.go": "package calc\n"})
+	final := f.run(r, Final)
+	ft := byName(final, "test")
+	if !ft.Passed || !ft.ZeroTests || ft.Runs != 1 {
+		t.Fatalf("final test = %+v, want passed with zero tests", ft)
+	}
+	got, reason := Decide(OutcomeInput{FilesChanged: 1, Baseline: baseline, Final: final})
+	if got != Unverified || !strings.Contains(reason, "ran no tests") {
+		t.Errorf("outcome = %s (%s), want unverified because no test ran", got, reason)
+	}
+}
+
 // TestDockerRunner runs the verification runner in a real sandbox against
 // fixture repositories, one scenario after another in one container.
 func TestDockerRunner(t *testing.T) {
@@ -333,6 +373,8 @@ func TestDockerRunner(t *testing.T) {
 		{"Flaky", scenarioFlaky},
 		{"NewTests", scenarioNewTests},
 		{"NoChecks", scenarioNoChecks},
+		{"CouldNotRun", scenarioCouldNotRun},
+		{"ZeroTests", scenarioZeroTests},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, env) })

@@ -171,8 +171,8 @@ func pythonTests(file string, src []byte) map[string]testSource {
 	return out
 }
 
-// jsTestRE finds `it("title"`, `test('title'` and `it.only(`title“
-// calls; the title is the test's name in every JavaScript runner.
+// jsTestRE finds it("title", test('title' and it.only with a template
+// literal title; the title is the test's name in every JavaScript runner.
 var jsTestRE = regexp.MustCompile("\\b(?:it|test)(?:\\.only)?\\s*\\(\\s*(?:'([^'\\\\\\n]*)'|\"([^\"\\\\\\n]*)\"|`([^`\\\\$\\n]*)`)")
 
 // jsTests maps each test title in a JavaScript or TypeScript file to the
