@@ -97,17 +97,20 @@ func (h History) section() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return execute("attempts", struct {
+	out, err := execute("attempts", struct {
 		History
 		Hidden string
 	}{h, historyMarker + base64.StdEncoding.EncodeToString(data) + " -->"})
+	return strings.TrimRight(out, "\n"), err
 }
 
 // ReplaceHistory puts h in place of the history section of body (or adds
 // it at the end), for an attempt that published no new body: the pull
 // request keeps its change and text, and its history gains the attempt. The
-// result stays under MaxBody.
+// result stays under MaxBody: when not even the latest attempt fits, the
+// body is returned as it was.
 func ReplaceHistory(body string, h History) (string, error) {
+	orig := body
 	if i := strings.Index(body, historyHeading); i >= 0 {
 		body = body[:i]
 	} else if i := strings.Index(body, historyMarker); i >= 0 {
@@ -120,8 +123,11 @@ func ReplaceHistory(body string, h History) (string, error) {
 			return "", err
 		}
 		out := body + "\n\n" + sec
-		if len(out) < MaxBody || !h.shrink() {
+		if len(out) < MaxBody {
 			return out, nil
+		}
+		if !h.shrink() {
+			return orig, nil
 		}
 	}
 }

@@ -58,8 +58,13 @@ func TestPRBodyStructure(t *testing.T) {
 			if got := headings(body); !reflect.DeepEqual(got, contractHeadings) {
 				t.Errorf("headings = %q, want exactly %q", got, contractHeadings)
 			}
-			if n := strings.Count(outsideFences(body), "<!-- patchwright:"); n != 1 {
-				t.Errorf("body has %d patchwright markers, want 1", n)
+			// One run marker, and one history marker when there is a
+			// history: nothing the run controls can forge another.
+			if n := strings.Count(outsideFences(body), "<!-- patchwright:run="); n != 1 {
+				t.Errorf("body has %d run markers, want 1", n)
+			}
+			if n, want := strings.Count(outsideFences(body), "<!-- patchwright:"), 1+min(len(in.Attempts), 1); n != want {
+				t.Errorf("body has %d patchwright markers, want %d", n, want)
 			}
 			if open, closed := strings.Count(outsideFences(body), "<details>"), strings.Count(outsideFences(body), "</details>"); open != closed {
 				t.Errorf("%d <details> but %d </details> outside code fences", open, closed)

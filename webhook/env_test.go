@@ -176,7 +176,7 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		defer f.mu.Unlock()
 		list := []map[string]any{}
 		if n, ok := f.openPRs[branch]; ok && r.URL.Query().Get("state") == "open" {
-			list = append(list, map[string]any{"number": n, "state": "open"})
+			list = append(list, map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}})
 		}
 		json.NewEncoder(w).Encode(list)
 	})

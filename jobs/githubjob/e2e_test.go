@@ -233,10 +233,7 @@ func (e *e2e) startWorker() func() {
 // real webhook handler, and returns the status code.
 func (e *e2e) deliver(event, fixture, delivery string, edit func(m map[string]any)) int {
 	e.t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", "github-webhooks", fixture))
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	raw := githubtest.Fixture(e.t, "github-webhooks", fixture)
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		e.t.Fatal(err)
@@ -354,10 +351,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	)
 	// The first status comment meets a secondary rate limit (the recorded
 	// body, no Retry-After), then a 429 with Retry-After.
-	limit, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", "github-api", "secondary-rate-limit.403.body.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	limit := githubtest.Fixture(t, "github-api", "secondary-rate-limit.403.body.json")
 	commentsPath := fmt.Sprintf("/repos/%s/%s/issues/1/comments", owner, repoName)
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 403, Body: string(limit)})
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 429, Body: string(limit), Header: http.Header{"Retry-After": {"3"}}})
