@@ -1,0 +1,323 @@
+// Package metrics holds Patchwright's Prometheus metrics: one Metrics value
+// with a method per thing worth counting, and the /metrics handler.
+//
+// It is a leaf (it imports none of Patchwright's packages), so that webhook,
+// the worker, the pipeline and the GitHub adapter can all record into it
+// without a dependency cycle. Every method is safe on a nil *Metrics and
+// does nothing, so code and tests that do not care pass nil.
+//
+// Label values that come from outside (a delivery's X-GitHub-Event header
+// arrives before its signature is checked) are folded into a fixed set, so
+// a stranger cannot grow the series without bound.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "patchwright"
+
+// Other is the label value for anything outside a label's known set.
+const Other = "other"
+
+// Outcomes of a sandbox command, for SandboxExec.
+const (
+	ExecOK      = "ok"      // exit status 0
+	ExecFailed  = "failed"  // ran, exit status not 0
+	ExecTimeout = "timeout" // killed at its time limit
+	ExecError   = "error"   // did not run: the engine failed, or the policy refused it
+)
+
+// Metrics records Patchwright's metrics. Create it with New.
+type Metrics struct {
+	deliveries     *prometheus.CounterVec
+	enqueue        *prometheus.HistogramVec
+	jobs           *prometheus.HistogramVec
+	tokens         *prometheus.CounterVec
+	cost           *prometheus.CounterVec
+	costUnknown    *prometheus.CounterVec
+	execs          *prometheus.HistogramVec
+	githubRequests *prometheus.CounterVec
+	rateLimited    *prometheus.CounterVec
+	githubWaits    prometheus.Histogram
+}
+
+// Buckets. Jobs run minutes (30 at most by default); commands from
+// milliseconds (a read) to the sandbox's 10-minute limit; an enqueue is a
+// Redis round trip or two.
+var (
+	jobBuckets     = []float64{10, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600}
+	execBuckets    = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	enqueueBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
+	waitBuckets    = []float64{1, 5, 15, 30, 60, 120, 300, 600}
+)
+
+// New creates the metrics and registers them with reg (use NewRegistry, or
+// prometheus.DefaultRegisterer). It panics when a metric of the same name
+// is already registered there, like prometheus.MustRegister: that is a
+// wiring mistake, found on the first start.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "webhook_deliveries_total",
+			Help: "Webhook deliveries by GitHub event and HTTP status answered.",
+		}, []string{"event", "status"}),
+		enqueue: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "enqueue_duration_seconds",
+			Help:    "Time to enqueue a task (lock, record and asynq enqueue), by task type and result.",
+			Buckets: enqueueBuckets,
+		}, []string{"type", "result"}),
+		jobs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "job_duration_seconds",
+			Help:    "Duration of a job's attempt, by task type and outcome.",
+			Buckets: jobBuckets,
+		}, []string{"type", "outcome"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "model_tokens_total",
+			Help: "Model tokens by model and kind (input, output, cached_input).",
+		}, []string{"model", "kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "model_cost_usd_total",
+			Help: "Estimated model cost in US dollars from the price table, by model; models without a price are counted in model_cost_unknown_total instead.",
+		}, []string{"model"}),
+		costUnknown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "model_cost_unknown_total",
+			Help: "Model usage records whose model has no price in the table.",
+		}, []string{"model"}),
+		execs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "sandbox_exec_duration_seconds",
+			Help:    "Sandbox commands by outcome (ok, failed, timeout, error); the _count is the number of commands.",
+			Buckets: execBuckets,
+		}, []string{"outcome"}),
+		githubRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "github_requests_total",
+			Help: "GitHub API requests by HTTP status (\"error\": no answer), each retry counted.",
+		}, []string{"status"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "github_rate_limited_total",
+			Help: "GitHub answers that were a rate limit, by kind (primary: no requests left; secondary).",
+		}, []string{"kind"}),
+		githubWaits: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "github_retry_wait_seconds",
+			Help:    "Waits before retrying a GitHub request (rate limits and 5xx answers).",
+			Buckets: waitBuckets,
+		}),
+	}
+	reg.MustRegister(m.deliveries, m.enqueue, m.jobs, m.tokens, m.cost, m.costUnknown,
+		m.execs, m.githubRequests, m.rateLimited, m.githubWaits)
+	return m
+}
+
+// NewRegistry returns a registry with the Go runtime and process
+// collectors, for New and Handler.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Handler serves g's metrics in the Prometheus text format, for /metrics.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+}
+
+// events are the event label's values; anything else is Other.
+var events = map[string]bool{
+	"issues": true, "issue_comment": true, "ping": true,
+	"installation": true, "installation_repositories": true, "github_app_authorization": true,
+	"pull_request": true, "pull_request_review": true, "pull_request_review_comment": true,
+	"push": true, "check_run": true, "check_suite": true,
+}
+
+func eventLabel(event string) string {
+	if events[event] {
+		return event
+	}
+	return Other
+}
+
+// statusLabel is an HTTP status as its three digits, or Other.
+func statusLabel(code int) string {
+	if code < 100 || code > 599 {
+		return Other
+	}
+	return strconv.Itoa(code)
+}
+
+// Delivery counts one webhook delivery answered with status.
+func (m *Metrics) Delivery(event string, status int) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(eventLabel(event), statusLabel(status)).Inc()
+}
+
+// Enqueue records how long enqueuing a task of taskType took; result is
+// how it ended (for example "enqueued", "duplicate", "busy", "error").
+func (m *Metrics) Enqueue(taskType, result string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.enqueue.WithLabelValues(taskType, result).Observe(d.Seconds())
+}
+
+// Job records one attempt of a job: its task type, its outcome (a
+// result.json outcome, or "retry" when it failed for another attempt) and
+// how long it ran.
+func (m *Metrics) Job(taskType, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.jobs.WithLabelValues(taskType, outcome).Observe(d.Seconds())
+}
+
+// Usage is one model call's (or one run's) token use.
+type Usage struct {
+	InputTokens, OutputTokens, CachedInputTokens int64
+	// CostUSD is the estimate from the price table; meaningful only when
+	// CostKnown.
+	CostUSD   float64
+	CostKnown bool
+}
+
+// ModelUsage adds u to model's counters ("openai:gpt-4.1").
+func (m *Metrics) ModelUsage(model string, u Usage) {
+	if m == nil {
+		return
+	}
+	for kind, n := range map[string]int64{"input": u.InputTokens, "output": u.OutputTokens, "cached_input": u.CachedInputTokens} {
+		if n > 0 {
+			m.tokens.WithLabelValues(model, kind).Add(float64(n))
+		}
+	}
+	switch {
+	case u.CostKnown && u.CostUSD > 0:
+		m.cost.WithLabelValues(model).Add(u.CostUSD)
+	case !u.CostKnown:
+		m.costUnknown.WithLabelValues(model).Inc()
+	}
+}
+
+// SandboxExec records one sandbox command: outcome is one of ExecOK,
+// ExecFailed, ExecTimeout, ExecError.
+func (m *Metrics) SandboxExec(outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	switch outcome {
+	case ExecOK, ExecFailed, ExecTimeout, ExecError:
+	default:
+		outcome = Other
+	}
+	m.execs.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// GitHubWait records a wait before retrying a GitHub request.
+func (m *Metrics) GitHubWait(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.githubWaits.Observe(d.Seconds())
+}
+
+// Sleep waits d, or until ctx ends, and records the wait: it fits
+// githubapi.RetryTransport's Sleep field.
+func (m *Metrics) Sleep(ctx context.Context, d time.Duration) error {
+	m.GitHubWait(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// GitHubTransport counts every request it sends to next (default
+// http.DefaultTransport) by status, and the answers that are rate limits.
+// Put it below the retrying transport, so each attempt counts.
+func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if m == nil {
+		return next
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err != nil {
+			m.githubRequests.WithLabelValues("error").Inc()
+			return resp, err
+		}
+		m.githubRequests.WithLabelValues(statusLabel(resp.StatusCode)).Inc()
+		if kind := rateLimitKind(resp); kind != "" {
+			m.rateLimited.WithLabelValues(kind).Inc()
+		}
+		return resp, nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// rateLimitKind tells a rate-limit answer from the headers alone (reading
+// a 403's body is the retrying transport's business): primary when no
+// requests are left, secondary for 429 or a 403 with Retry-After.
+func rateLimitKind(resp *http.Response) string {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return ""
+	}
+	switch {
+	case resp.Header.Get("X-RateLimit-Remaining") == "0":
+		return "primary"
+	case resp.StatusCode == http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "":
+		return "secondary"
+	}
+	return ""
+}
+
+// WebhookHandler wraps the webhook's handler and counts each delivery by
+// its X-GitHub-Event and the status it was answered with, so the webhook
+// package needs no metrics code of its own.
+func (m *Metrics) WebhookHandler(next http.Handler) http.Handler {
+	if m == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		m.Delivery(r.Header.Get("X-GitHub-Event"), sw.status)
+	})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
