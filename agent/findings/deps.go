@@ -312,6 +312,10 @@ func yarnNames(header string) []string {
 	return out
 }
 
+// pnpmKey splits a package key into name and version, dropping peers:
+// `(…)` from v6 on, `_…` in v5.
+var pnpmKey = regexp.MustCompile(`^((?:@[^/@]+/)?[^@/]+)[@/]([^_(]+)`)
+
 // pnpmLockDeps reads the keys of pnpm-lock.yaml's packages: `/name@1.2.3`
 // (v6), `name@1.2.3` (v9) or `/name/1.2.3` (v5), with peer suffixes.
 func pnpmLockDeps(src []byte) map[string]dep {
@@ -324,16 +328,11 @@ func pnpmLockDeps(src []byte) map[string]dep {
 	out := map[string]dep{}
 	for i := 0; i+1 < len(lock.Packages.Content); i += 2 {
 		k := lock.Packages.Content[i]
-		key := strings.TrimPrefix(k.Value, "/")
-		if j := strings.IndexAny(key, "(_"); j > 0 {
-			key = key[:j]
+		m := pnpmKey.FindStringSubmatch(strings.TrimPrefix(k.Value, "/"))
+		if m == nil {
+			continue
 		}
-		name, version := key, ""
-		if j := strings.LastIndex(key, "@"); j > 0 {
-			name, version = key[:j], key[j+1:]
-		} else if j := strings.LastIndex(key, "/"); j > 0 {
-			name, version = key[:j], key[j+1:]
-		}
+		name, version := m[1], m[2]
 		out[name+"@"+version] = dep{Name: name, Version: version, Line: k.Line}
 	}
 	return out
@@ -370,7 +369,7 @@ func requirementsDeps(src []byte) map[string]dep {
 		}
 		switch {
 		case l == "" || strings.HasPrefix(l, "#"):
-		case strings.HasPrefix(l, "-e ") || strings.HasPrefix(l, "--editable") || strings.Contains(l, "://"):
+		case strings.Contains(l, "://") || strings.Contains(l, "git+"):
 			// A URL or VCS requirement is the riskiest kind: name it whole.
 			out[l] = dep{Name: l, Line: n}
 		case strings.HasPrefix(l, "-"):

@@ -171,3 +171,29 @@ func depCases() map[string]analysisCase {
 }
 
 func TestDependencies(t *testing.T) { golden(t, "dependencies", runCases(t, depCases())) }
+
+func TestPnpmKeys(t *testing.T) {
+	lock := "lockfileVersion: 5.4\npackages:\n  /string_decoder/1.3.0:\n    resolution: {}\n  /@babel/core/7.0.0_supports-color@8.1.1:\n    resolution: {}\n  /left-pad@1.3.0(react@18.0.0):\n    resolution: {}\n  string_decoder@1.1.1:\n    resolution: {}\n"
+	got := pnpmLockDeps([]byte(lock))
+	for _, k := range []string{"string_decoder@1.3.0", "@babel/core@7.0.0", "left-pad@1.3.0", "string_decoder@1.1.1"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("missing %s in %v", k, got)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("got %d entries: %v", len(got), got)
+	}
+}
+
+func TestRequirementsLines(t *testing.T) {
+	got := requirementsDeps([]byte("-e .\n--index-url https://pypi.example/simple\nDjango_Rest.framework[x]>=3 ; python_version<'3.9'\n-e git+https://github.com/x/y.git#egg=y\n# c\n\n"))
+	want := map[string]string{"django-rest-framework": ">=3", "-e git+https://github.com/x/y.git#egg=y": "", "--index-url https://pypi.example/simple": ""}
+	if len(got) != len(want) {
+		t.Errorf("got %v", got)
+	}
+	for k, v := range want {
+		if d, ok := got[k]; !ok || d.Version != v {
+			t.Errorf("%s: got %+v (%v)", k, d, ok)
+		}
+	}
+}

@@ -180,7 +180,7 @@ func Summary(fs []Finding) string {
 	}
 	var parts []string
 	if len(blocking) > 0 {
-		parts = append(parts, fmt.Sprintf("the change cannot be reported as verified because of %s (%s); fix the code under test instead of the tests, or restore them", plural(len(blocking), "finding"), capList(blocking, 5)))
+		parts = append(parts, fmt.Sprintf("the change cannot be reported as verified because of %s (%s); %s", plural(len(blocking), "finding"), capList(blocking, 5), advice(fs)))
 	}
 	if len(review) > 0 {
 		parts = append(parts, fmt.Sprintf("a reviewer will be asked to check %s (%s)", plural(len(review), "finding"), capList(review, 5)))
@@ -201,4 +201,26 @@ func capList(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:max], ", ") + fmt.Sprintf(", and %d more", len(items)-max)
+}
+
+// advice says how to clear the blocking kinds present, in one clause.
+func advice(fs []Finding) string {
+	has := map[string]bool{}
+	for _, f := range fs {
+		has[f.Kind] = true
+	}
+	var out []string
+	if has[TestsRemoved] || has[TestSkipped] {
+		out = append(out, "restore the removed or skipped tests")
+	}
+	if has[AssertionChanged] {
+		out = append(out, "put back the original expectations and fix the code instead")
+	}
+	if has[OnlyTestsChanged] {
+		out = append(out, "fix the code the issue is about, not only its tests")
+	}
+	if has[NoTestsRan] {
+		out = append(out, "make the test check run the tests")
+	}
+	return strings.Join(out, ", ")
 }

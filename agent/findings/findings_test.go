@@ -134,7 +134,11 @@ func TestSummary(t *testing.T) {
 		"none": {nil, ""},
 		"blocking and review": {
 			[]Finding{{Kind: TestSkipped, Path: "a_test.go", Line: 4}, {Kind: NewDependency, Path: "go.mod", Line: 7}, {Kind: NoTestsRan}},
-			"findings: the change cannot be reported as verified because of 2 findings (test_skipped a_test.go:4, no_tests_ran); fix the code under test instead of the tests, or restore them; a reviewer will be asked to check 1 finding (new_dependency go.mod:7).",
+			"findings: the change cannot be reported as verified because of 2 findings (test_skipped a_test.go:4, no_tests_ran); restore the removed or skipped tests, make the test check run the tests; a reviewer will be asked to check 1 finding (new_dependency go.mod:7).",
+		},
+		"assertions and only tests": {
+			[]Finding{{Kind: AssertionChanged, Path: "a_test.py", Line: 3}, {Kind: OnlyTestsChanged, Path: "a_test.py", Line: 1}},
+			"findings: the change cannot be reported as verified because of 2 findings (assertion_changed a_test.py:3, only_tests_changed a_test.py:1); put back the original expectations and fix the code instead, fix the code the issue is about, not only its tests.",
 		},
 		"review only": {
 			[]Finding{{Kind: Scope}},
@@ -142,7 +146,7 @@ func TestSummary(t *testing.T) {
 		},
 		"many": {
 			[]Finding{{Kind: TestsRemoved, Path: "a"}, {Kind: TestsRemoved, Path: "b"}, {Kind: TestsRemoved, Path: "c"}, {Kind: TestsRemoved, Path: "d"}, {Kind: TestsRemoved, Path: "e"}, {Kind: TestsRemoved, Path: "f"}, {Kind: TestsRemoved, Path: "g"}},
-			"findings: the change cannot be reported as verified because of 7 findings (tests_removed a, tests_removed b, tests_removed c, tests_removed d, tests_removed e, and 2 more); fix the code under test instead of the tests, or restore them.",
+			"findings: the change cannot be reported as verified because of 7 findings (tests_removed a, tests_removed b, tests_removed c, tests_removed d, tests_removed e, and 2 more); restore the removed or skipped tests.",
 		},
 	}
 	for name, tc := range tests {

@@ -14,8 +14,8 @@ import (
 // mod, add and del build changed files; "\n" leading newlines in the
 // raw-string sources below are trimmed so line 1 is the first line shown.
 func mod(p, base, next string) File { return File{Path: p, Base: src(base), New: src(next)} }
-func add(p, next string) File        { return File{Path: p, New: src(next)} }
-func del(p, base string) File        { return File{Path: p, Base: src(base)} }
+func add(p, next string) File       { return File{Path: p, New: src(next)} }
+func del(p, base string) File       { return File{Path: p, Base: src(base)} }
 
 func src(s string) []byte { return []byte(strings.TrimPrefix(s, "\n")) }
 
