@@ -232,7 +232,9 @@ func TestQueueDepth(t *testing.T) {
 
 type brokenInspector struct{}
 
-func (brokenInspector) Queues() ([]string, error) { return nil, errors.New("redis: connection refused") }
+func (brokenInspector) Queues() ([]string, error) {
+	return nil, errors.New("redis: connection refused")
+}
 func (brokenInspector) GetQueueInfo(string) (*asynq.QueueInfo, error) {
 	return nil, errors.New("unreachable")
 }
