@@ -140,7 +140,7 @@ func prepareRun(o runOptions) (*pipeline.Executor, pipeline.Job, error) {
 		CommitStopped: o.commitStopped,
 		CacheVolume:   pipeline.RepoCacheVolume,
 	}
-	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out}
+	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
 	return exec, job, nil
 }
 
