@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -43,8 +44,12 @@ func lineDiff(a, b string) []lineOp {
 	return out
 }
 
-// changedLines counts added plus removed lines, as git's numstat does.
+// changedLines counts added plus removed lines, as git's numstat does;
+// like numstat it counts no lines in a binary file.
 func changedLines(f File) int {
+	if isBinary(f.Base) || isBinary(f.New) {
+		return 0
+	}
 	n := 0
 	for _, op := range lineDiff(string(f.Base), string(f.New)) {
 		if op.Op != '=' {
@@ -69,4 +74,9 @@ func firstChange(f File) int {
 		}
 	}
 	return 0
+}
+
+// isBinary uses git's rule: a NUL byte in the first 8000 bytes.
+func isBinary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
 }

@@ -57,6 +57,14 @@ func scopeCases() map[string]analysisCase {
 			files:  []File{mod("a.txt", big, strings.ReplaceAll(big, "line", "row"))},
 			limits: Limits{MaxChangedLines: 80},
 		},
+		"scope/binary files count no lines": {
+			files:  []File{mod("logo.png", "\x89PNG\x00"+big, "\x89PNG\x00"+big+big)},
+			limits: Limits{MaxChangedLines: 1},
+		},
+		"scope/read paths are cleaned": {
+			files: []File{mod("internal/billing/charge.go", "package billing\n", "package billing\n\nvar Rate = 2\n")},
+			read:  []string{"./internal/billing/../billing/rate.go"},
+		},
 		"scope/no limits": {
 			files: many,
 		},

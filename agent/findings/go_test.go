@@ -128,6 +128,13 @@ func TestEmpty(t *testing.T) {
 			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n", "\t_ = Hello(\"a\")\n"))},
 			want:  []string{"assertion_changed greet_test.go:6"},
 		},
+		"go/early return added, code unchanged": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n", "func TestHello(t *testing.T) {\n\tif true { return }\n"))},
+			want:  []string{"assertion_changed greet_test.go:6"},
+		},
+		"go/closure with a return is no early return": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n", "func TestHello(t *testing.T) {\n\tname := func() string {\n\t\treturn \"a\"\n\t}\n\t_ = name\n"))},
+		},
 		"go/table case added, feature issue": {
 			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "\t\t{\"b\", \"hello b\"},\n", "\t\t{\"b\", \"hello b\"},\n\t\t{\"c\", \"hello c\"},\n"))},
 		},

@@ -94,6 +94,10 @@ func pythonCases() map[string]analysisCase {
 			},
 			want: []string{"assertion_changed tests/test_greet.py:7"},
 		},
+		"python/early return added": {
+			files: []File{mod("tests/test_greet.py", pyTest1, replace(pyTest1, "    def test_c(self):\n", "    def test_c(self):\n        if True: return\n"))},
+			want:  []string{"assertion_changed tests/test_greet.py:15"},
+		},
 		"python/expected value edited with the code": {
 			files: []File{
 				mod("app/greet.py", pyCode1, replace(pyCode1, `"hello "`, `"hi "`)),

@@ -41,6 +41,7 @@ func unrelatedFindings(in Input) []Finding {
 	issue := strings.ToLower(in.IssueTitle + "\n" + in.IssueBody)
 	readDirs, readStems := map[string]bool{}, map[string]bool{}
 	for _, r := range in.Read {
+		r = path.Clean(strings.TrimPrefix(r, "/workspace/"))
 		readDirs[path.Dir(r)] = true
 		readStems[subjectStem(r)] = true
 	}

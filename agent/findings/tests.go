@@ -245,8 +245,19 @@ func assertionFindings(p pair) []Finding {
 			"In the test %q, `%s` was deleted although no code under test changed, so the test checks less than it did.",
 			p.next.tc.Name, old)}}
 	}
+	for _, op := range ops {
+		if op.Op == '+' && earlyReturn.MatchString(strings.ReplaceAll(op.Text, " ", "")) {
+			return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: p.next.tc.Line + op.NewLine - 1, Detail: fmt.Sprintf(
+				"In the test %q, `%s` was added although no code under test changed, so the checks after it may no longer run.",
+				p.next.tc.Name, oneLineCode(op.Text))}}
+		}
+	}
 	return nil
 }
+
+// earlyReturn matches a line (spaces removed) that leaves a test before
+// its checks: a bare return, or one guarded by an if.
+var earlyReturn = regexp.MustCompile(`^(return;?|if.*\{return;?\}|if.*:return)$`)
 
 // testLines normalizes a test's source for a line diff: whitespace inside
 // lines and a trailing comma do not count, so appending an element to a
