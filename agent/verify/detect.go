@@ -78,11 +78,13 @@ type DetectOptions struct {
 // without testing anything, so it is not a test.
 const npmPlaceholderTest = "no test specified"
 
-// maxDepth and maxProjects bound detection on a large monorepo: projects
-// deeper than this, or past the first maxProjects, are listed as not
-// checked instead of becoming checks nobody waits for.
+// maxDepth and maxProjects bound detection on a large monorepo. Projects
+// are looked for down to maxDepth directories below the root (deeper
+// directories are source trees, not projects: src/main/java/com/…);
+// projects past the first maxProjects are listed as not checked instead
+// of becoming checks nobody waits for.
 const (
-	maxDepth    = 4
+	maxDepth    = 5
 	maxProjects = 16
 )
 
@@ -146,7 +148,7 @@ func within(p, dir string) bool {
 // from its language's own markers. It reads files only through ws, so a
 // planted symlink cannot point it outside the repository.
 func Detect(ws *sandbox.Workspace, opts DetectOptions) (Detection, error) {
-	t, deep, err := scan(ws)
+	t, err := scan(ws)
 	if err != nil {
 		return Detection{}, err
 	}
@@ -157,16 +159,12 @@ func Detect(ws *sandbox.Workspace, opts DetectOptions) (Detection, error) {
 			return Detection{}, err
 		}
 	}
-	if len(deep) > 0 {
-		d.missing = append(d.missing, fmt.Sprintf("Projects deeper than %d directories were not looked for (%s); their code was not checked.", maxDepth, strings.Join(deep, ", ")))
-	}
 	return d.result(), nil
 }
 
 // scan finds the marker files of every directory down to maxDepth.
-func scan(ws *sandbox.Workspace) (tree, []string, error) {
+func scan(ws *sandbox.Workspace) (tree, error) {
 	t := tree{}
-	var deep []string
 	err := ws.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, sandbox.ErrPathDenied) || errors.Is(err, fs.ErrNotExist) {
@@ -179,9 +177,6 @@ func scan(ws *sandbox.Workspace) (tree, []string, error) {
 				return fs.SkipDir
 			}
 			if p != "." && strings.Count(p, "/") >= maxDepth {
-				if len(deep) < 3 {
-					deep = append(deep, p)
-				}
 				return fs.SkipDir
 			}
 			return nil
@@ -197,9 +192,9 @@ func scan(ws *sandbox.Workspace) (tree, []string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("detect checks: %w", err)
+		return nil, fmt.Errorf("detect checks: %w", err)
 	}
-	return t, deep, nil
+	return t, nil
 }
 
 // detector collects projects and their checks, named plainly; result

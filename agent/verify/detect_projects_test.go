@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -188,5 +189,29 @@ func TestCover(t *testing.T) {
 	only := d.Cover([]string{"web/src/app.ts"})
 	if !reflect.DeepEqual(only.Checks, []string{"test (web: npm)"}) || !reflect.DeepEqual(only.Untouched, []string{".", "api"}) {
 		t.Errorf("a change to web only: checks %q, untouched %q", only.Checks, only.Untouched)
+	}
+}
+
+func TestDetectLimits(t *testing.T) {
+	d, err := Detect(repo(t, map[string]string{
+		"a/b/c/d/e/go.mod":   "module example.com/deep\n",
+		"a/b/c/d/e/f/go.mod": "module example.com/deeper\n",
+	}), DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Projects) != 1 || d.Projects[0].Dir != "a/b/c/d/e" || d.Projects[0].Module != "example.com/deep" {
+		t.Errorf("projects = %+v, want only the one 5 levels down", d.Projects)
+	}
+	many := map[string]string{}
+	for i := range maxProjects + 2 {
+		many[fmt.Sprintf("m%02d/go.mod", i)] = fmt.Sprintf("module example.com/m%02d\n", i)
+	}
+	d, err = Detect(repo(t, many), DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Projects) != maxProjects || !strings.Contains(strings.Join(d.Missing, " "), "2 more were not (m16, m17)") {
+		t.Errorf("%d projects, missing %q", len(d.Projects), d.Missing)
 	}
 }

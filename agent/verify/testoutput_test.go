@@ -69,6 +69,7 @@ var parserCases = []struct {
 	{"maven_fail.txt", KindMaven, TestSummary{Passed: 1, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest.addsTwoNumbers"}}},
 	{"maven_q_fail.txt", KindMaven, TestSummary{Passed: 1, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest.addsTwoNumbers"}}},
 	{"maven_pass.txt", KindMaven, TestSummary{Passed: 2, Skipped: 1, Counted: true}},
+	{"maven_q_surefire_info_pass.txt", KindMaven, TestSummary{Passed: 2, Skipped: 1, Counted: true}},
 	{"maven_no_tests.txt", KindMaven, TestSummary{Counted: true, NoTests: true}},
 }
 
@@ -136,6 +137,15 @@ func TestTAPIsNotGoTest(t *testing.T) {
 	}
 	if s := ParseTestOutput(KindTAP, out); s == nil || s.Passed != 3 {
 		t.Fatalf("TAP parser: %+v", s)
+	}
+}
+
+// TestMavenQuietPassIsExitCodeOnly: `mvn -q` prints nothing when every
+// test passes, so there is no summary to read and the check is judged by
+// its exit code.
+func TestMavenQuietPassIsExitCodeOnly(t *testing.T) {
+	if s := ParseTestOutput(KindMaven, outputFixture(t, "maven_q_pass.txt")); s != nil {
+		t.Errorf("parsed %+v from an empty output", s)
 	}
 }
 
