@@ -620,3 +620,17 @@ func Configured(name, run string) Check {
 	n := strings.ToLower(name)
 	return Check{Name: name, Run: run, Gate: n == "build" || n == "compile"}
 }
+
+// Configured is the package-level Configured, with the test runner
+// detection found for the same command: a configured `npm test` in a
+// mocha project has its summary parsed like the detected one.
+func (d Detection) Configured(name, run string) Check {
+	c := Configured(name, run)
+	for _, dc := range d.Checks {
+		if strings.TrimSpace(dc.Run) == strings.TrimSpace(run) {
+			c.Kind = dc.Kind
+			break
+		}
+	}
+	return c
+}

@@ -215,3 +215,16 @@ func TestDetectLimits(t *testing.T) {
 		t.Errorf("%d projects, missing %q", len(d.Projects), d.Missing)
 	}
 }
+
+func TestDetectionConfigured(t *testing.T) {
+	d, err := Detect(repo(t, map[string]string{"package.json": `{"scripts":{"test":"mocha"}}`}), DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Configured("unit", "npm test"); c.Kind != KindMocha || c.Gate || c.Name != "unit" {
+		t.Errorf("configured npm test = %+v, want mocha's kind", c)
+	}
+	if c := d.Configured("build", "make"); c.Kind != "" || !c.Gate {
+		t.Errorf("configured make = %+v", c)
+	}
+}
