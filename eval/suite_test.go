@@ -1,0 +1,103 @@
+package eval
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// starterSuite copies testdata/eval/tasks to a temporary directory and
+// materialises its repositories there with testdata/eval/setup.sh, which
+// fails when a commit's SHA differs from its task.yml.
+func starterSuite(t *testing.T) string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "testdata", "eval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "tasks")
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(src, "tasks"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, repo := range must(filepath.Glob(filepath.Join(dst, "*", "repo"))) {
+		os.RemoveAll(repo) // a materialised copy in the source tree
+	}
+	cmd := exec.Command("bash", filepath.Join(src, "setup.sh"))
+	cmd.Env = append(os.Environ(), "EVAL_TASKS="+dst)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("setup.sh: %v\n%s", err, out)
+	}
+	return dst
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestStarterSuiteLoads(t *testing.T) {
+	tasks, err := Load(starterSuite(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	langs := map[string]int{}
+	cats := map[string]int{}
+	for _, task := range tasks {
+		langs[task.Language]++
+		cats[task.Category]++
+		if len(task.FixPatch) == 0 || task.HiddenFiles == nil || task.ExistingTests == "" {
+			t.Errorf("%s: want a fix.patch, hidden files and existing tests", task.ID)
+		}
+	}
+	if len(tasks) < 12 || langs["go"] < 4 || langs["python"] < 4 || langs["javascript"] < 4 || cats["feature"] < 3 {
+		t.Errorf("%d tasks, languages %v, categories %v", len(tasks), langs, cats)
+	}
+}
+
+// needTools skips when the host lacks a toolchain the suite's tasks run.
+func needTools(t *testing.T) {
+	for _, tool := range []string{"go", "python3", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the starter suite's host check needs %s on PATH", tool)
+		}
+	}
+}
+
+// On the host's toolchains (no Docker): every starter task is valid, the
+// reference fixes resolve all of them (doing nothing is tested on the
+// small fixtures: it would only repeat the validation here).
+func TestStarterSuiteOnHostToolchains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every starter task's tests: go, python3 and node (skipped with -short)")
+	}
+	needTools(t)
+	tasks, err := Load(starterSuite(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(t, &fakeRunner{t: t, act: applyFix}, &hostSandboxes{})
+	o.Concurrency = 2
+	rep, err := Evaluate(context.Background(), tasks, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Invalid) != 0 {
+		t.Fatalf("invalid starter tasks: %+v", rep.Invalid)
+	}
+	n := len(tasks)
+	if s := rep.Summary; s.Resolved != n || s.Attempts != n {
+		var failed []string
+		for _, r := range rep.Results {
+			if !r.Resolved {
+				log, _ := os.ReadFile(filepath.Join(o.Out, "runs", r.Task, "1", FileHiddenLog))
+				failed = append(failed, r.Task+":\n"+string(log))
+			}
+		}
+		t.Fatalf("reference fixes resolved %d of %d:\n%s", s.Resolved, n, strings.Join(failed, "\n"))
+	}
+}

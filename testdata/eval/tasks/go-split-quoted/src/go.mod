@@ -1,0 +1,3 @@
+module example.com/csvline
+
+go 1.22
