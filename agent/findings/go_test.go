@@ -67,6 +67,22 @@ func TestEmpty(t *testing.T) {
 		"go/test renamed with the same body": {
 			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "TestHello(", "TestHelloName("))},
 		},
+		"go/test renamed and edited": {
+			files: []File{mod("greet_test.go", goTest1, replace(replace(goTest1, "TestTable(", "TestTableCases("), `{"b", "hello b"}`, `{"b", "hello B"}`))},
+			want:  []string{"assertion_changed greet_test.go:14"},
+		},
+		"go/test renamed longer and extended": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n}\n",
+				"func TestHelloAndBye(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n\tif got := Hello(\"z\"); got == \"\" {\n\t\tt.Error(\"empty\")\n\t}\n\tif got := Hello(\"y\"); got == \"\" {\n\t\tt.Error(\"empty\")\n\t}\n}\n"))},
+		},
+		"go/test replaced by a different one": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n}\n",
+				"func TestBye(t *testing.T) {\n\tif Bye() == \"\" {\n\t\tt.Fatal(\"no bye\")\n\t}\n}\n"))},
+			want: []string{"tests_removed greet_test.go:5"},
+		},
+		"go/test reformatted": {
+			files: []File{mod("greet_test.go", goTest1, replace(goTest1, "		{\"a\", \"hello a\"},\n\t\t{\"b\", \"hello b\"},\n", "		{\"a\", \"hello a\"}, {\"b\", \"hello b\"},\n"))},
+		},
 		"go/test file deleted": {
 			files: []File{del("greet_test.go", goTest1)},
 			want:  []string{"tests_removed greet_test.go:0"},

@@ -9,10 +9,16 @@ import (
 	"strings"
 )
 
-// located is a test and the file it is in.
+// located is a test and the file it is in, with its source squashed
+// once for matching (with and without its name).
 type located struct {
-	path string
-	tc   testCase
+	path           string
+	tc             testCase
+	squashed, body string
+}
+
+func locate(p string, tc testCase) located {
+	return located{path: p, tc: tc, squashed: squash(tc.Text), body: squash(strings.Replace(tc.Text, tc.Short, "", 1))}
 }
 
 // pair is one test before and after the change.
@@ -24,10 +30,10 @@ func testFindings(in Input) []Finding {
 	var base, next []located
 	for _, f := range in.Files {
 		for _, tc := range testsOf(f.Path, f.Base) {
-			base = append(base, located{f.Path, tc})
+			base = append(base, locate(f.Path, tc))
 		}
 		for _, tc := range testsOf(f.Path, f.New) {
-			next = append(next, located{f.Path, tc})
+			next = append(next, locate(f.Path, tc))
 		}
 	}
 	pairs, removed, added := matchTests(base, next)
@@ -53,7 +59,9 @@ func testFindings(in Input) []Finding {
 // matchTests pairs each test before the change with itself after it: in
 // the same file by name, then anywhere by identical source (moved), then
 // by identical source but for its name (renamed), then anywhere by name
-// (moved and edited). What is left over was removed or added.
+// (moved and edited), then in the same file by mostly equal lines
+// (renamed and edited: 60% of lines alike, or 40% when the new name
+// extends the old one). What is left over was removed or added.
 func matchTests(base, next []located) (pairs []pair, removed, added []located) {
 	usedB, usedN := make([]bool, len(base)), make([]bool, len(next))
 	pass := func(same func(b, n located) bool) {
@@ -67,11 +75,19 @@ func matchTests(base, next []located) (pairs []pair, removed, added []located) {
 		}
 	}
 	pass(func(b, n located) bool { return b.path == n.path && b.tc.Name == n.tc.Name })
-	pass(func(b, n located) bool { return squash(b.tc.Text) == squash(n.tc.Text) })
-	pass(func(b, n located) bool {
-		return squash(strings.Replace(b.tc.Text, b.tc.Short, "", 1)) == squash(strings.Replace(n.tc.Text, n.tc.Short, "", 1))
-	})
+	pass(func(b, n located) bool { return b.squashed == n.squashed })
+	pass(func(b, n located) bool { return b.body == n.body })
 	pass(func(b, n located) bool { return b.tc.Name == n.tc.Name })
+	pass(func(b, n located) bool {
+		if b.path != n.path {
+			return false
+		}
+		// A name that grew (TestX to TestXAndY) needs less of the body.
+		if strings.HasPrefix(n.tc.Short, b.tc.Short) {
+			return similarity(b.tc.Text, n.tc.Text) >= 0.4
+		}
+		return similarity(b.tc.Text, n.tc.Text) >= 0.6
+	})
 	for i, b := range base {
 		if !usedB[i] {
 			removed = append(removed, b)
@@ -83,6 +99,22 @@ func matchTests(base, next []located) (pairs []pair, removed, added []located) {
 		}
 	}
 	return pairs, removed, added
+}
+
+// similarity is the share of two tests' lines that are alike, from 0 to 1.
+func similarity(a, b string) float64 {
+	same, total := 0, 0
+	for _, op := range lineDiff(testLines(a), testLines(b)) {
+		total++
+		if op.Op == '=' {
+			same++
+			total++ // a kept line is on both sides
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(2*same) / float64(total)
 }
 
 // squash collapses all whitespace, so re-indenting a moved test keeps it
@@ -221,6 +253,9 @@ func (s *skipSet) findings() []Finding {
 // assertionFindings reports an existing test whose lines were edited or
 // deleted, rather than only added to (a new table case is an addition).
 func assertionFindings(p pair) []Finding {
+	if p.base.body == p.next.body {
+		return nil // only layout changed: gofmt, re-indenting, re-wrapping
+	}
 	// A renamed test is diffed without its name.
 	before := strings.Replace(p.base.tc.Text, p.base.tc.Short, "", 1)
 	after := strings.Replace(p.next.tc.Text, p.next.tc.Short, "", 1)
@@ -379,7 +414,7 @@ func testsChangedIn(p string, pairs []pair, removed, added []located) bool {
 		}
 	}
 	for _, pr := range pairs {
-		if pr.next.path == p && squash(pr.base.tc.Text) != squash(pr.next.tc.Text) {
+		if pr.next.path == p && pr.base.squashed != pr.next.squashed {
 			return true
 		}
 	}
