@@ -305,7 +305,13 @@ func (d *detector) golang() error {
 		}
 		wf, err := modfile.ParseWork("go.work", data, nil)
 		if err != nil {
-			return fmt.Errorf("detect checks: go.work: %w", err)
+			// The go command refuses a broken go.work too: the checks
+			// will say so; check the modules as if it were absent.
+			d.missing = append(d.missing, fmt.Sprintf("go.work could not be parsed (%s); each Go module was checked on its own.", oneLine(err.Error())))
+			wf = &modfile.WorkFile{}
+			for _, m := range mods {
+				wf.Use = append(wf.Use, &modfile.Use{Path: m})
+			}
 		}
 		var used []string
 		for _, u := range wf.Use {
@@ -373,7 +379,7 @@ func (d *detector) workspaceGlobs(dir string, pkg packageJSON) ([]string, error)
 				Packages []string `json:"packages"`
 			}
 			if err := json.Unmarshal(pkg.Workspaces, &obj); err != nil {
-				return nil, fmt.Errorf("detect checks: %s: workspaces is neither a list nor {\"packages\": [...]}", path.Join(dir, "package.json"))
+				d.missing = append(d.missing, fmt.Sprintf("%s: workspaces is neither a list nor {\"packages\": [...]}; the workspace's packages were not checked one by one.", path.Join(dir, "package.json")))
 			}
 			globs = obj.Packages
 		}
@@ -387,7 +393,7 @@ func (d *detector) workspaceGlobs(dir string, pkg packageJSON) ([]string, error)
 			Packages []string `yaml:"packages"`
 		}
 		if err := yaml.Unmarshal(data, &ws); err != nil {
-			return nil, fmt.Errorf("detect checks: pnpm-workspace.yaml: %w", err)
+			d.missing = append(d.missing, fmt.Sprintf("%s could not be parsed (%s); the workspace's packages were not checked one by one.", path.Join(dir, "pnpm-workspace.yaml"), oneLine(err.Error())))
 		}
 		globs = append(globs, ws.Packages...)
 	}
@@ -447,7 +453,8 @@ func (d *detector) node() error {
 		for _, m := range members {
 			mp, err := d.readPackageJSON(m)
 			if err != nil {
-				return err
+				d.missing = append(d.missing, fmt.Sprintf("%s was not checked: %s.", m, oneLine(err.Error())))
+				continue
 			}
 			if d.usable(m, "Node") {
 				d.nodeProject(m, pm, mp, false)

@@ -144,16 +144,32 @@ func TestDetectKinds(t *testing.T) {
 	}
 }
 
+// TestDetectBadWorkspaceFiles: a malformed workspace file is reported in
+// Missing and detection goes on (the job still runs its other checks);
+// only the root package.json, which every Node check needs, is an error.
 func TestDetectBadWorkspaceFiles(t *testing.T) {
-	for name, files := range map[string]map[string]string{
-		"go.work":          {"go.work": "use (\n", "a/go.mod": goModA},
-		"pnpm yaml":        {"package.json": "{}", "pnpm-workspace.yaml": "packages: [unclosed"},
-		"workspaces shape": {"package.json": `{"workspaces": 3}`},
-		"member json":      {"package.json": `{"workspaces":["p/*"]}`, "p/x/package.json": "{bad"},
+	for name, c := range map[string]struct {
+		files      map[string]string
+		missingHas string
+		want       []string
+	}{
+		"go.work": {map[string]string{"go.work": "use (\n", "a/go.mod": goModA}, "go.work could not be parsed",
+			[]string{"build: cd a && go build ./...", "vet: cd a && go vet ./...", "test: cd a && go test ./..."}},
+		"pnpm yaml":        {map[string]string{"package.json": "{}", "pnpm-workspace.yaml": "packages: [unclosed"}, "pnpm-workspace.yaml could not be parsed", nil},
+		"workspaces shape": {map[string]string{"package.json": `{"workspaces": 3}`}, "workspaces is neither a list", nil},
+		"member json": {map[string]string{"package.json": `{"workspaces":["p/*"]}`, "p/x/package.json": "{bad", "p/y/package.json": `{"scripts":{"test":"jest"}}`},
+			"p/x was not checked", []string{"test: cd p/y && npm test"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Detect(repo(t, files), DetectOptions{}); err == nil {
-				t.Error("Detect accepted a malformed file")
+			d, err := Detect(repo(t, c.files), DetectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(d.Missing, " "), c.missingHas) {
+				t.Errorf("missing = %q, want %q", d.Missing, c.missingHas)
+			}
+			if got := commands(d.Checks); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("checks = %q, want %q", got, c.want)
 			}
 		})
 	}
