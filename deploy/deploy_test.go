@@ -268,6 +268,10 @@ func TestWorkersSeeTheirEngine(t *testing.T) {
 			t.Errorf("%s: no container `worker` running `worker`", o.file)
 			continue
 		}
+		// The setup network's firewall rules (sandbox/docker/network.go).
+		if !slices.Contains(strs(list(worker, "securityContext", "capabilities", "add")), "NET_ADMIN") {
+			t.Errorf("%s: the worker lacks NET_ADMIN for the setup network's iptables rules", o.file)
+		}
 		dataDir := "/var/lib/patchwright"
 		if got := mountPath(worker, "data"); got != dataDir {
 			t.Errorf("%s: worker mounts its data volume at %q, want %s", o.file, got, dataDir)
@@ -349,7 +353,9 @@ type compose struct {
 		Command     []string       `yaml:"command"`
 		Environment map[string]any `yaml:"environment"`
 		Volumes     []string       `yaml:"volumes"`
-		GroupAdd    []string       `yaml:"group_add"`
+		User        string         `yaml:"user"`
+		NetworkMode string         `yaml:"network_mode"`
+		CapAdd      []string       `yaml:"cap_add"`
 	} `yaml:"services"`
 }
 
@@ -391,8 +397,12 @@ func TestComposeFile(t *testing.T) {
 	if !slices.Contains(w.Volumes, "/var/run/docker.sock:/var/run/docker.sock") {
 		t.Errorf("worker does not mount the Docker socket: %q", w.Volumes)
 	}
-	if len(w.GroupAdd) == 0 {
-		t.Error("worker is not in the socket's group: it runs as uid 65532")
+	// The setup network's firewall rules (sandbox/docker/network.go).
+	if w.User != "0:0" || w.NetworkMode != "host" || !slices.Contains(w.CapAdd, "NET_ADMIN") {
+		t.Errorf("worker runs as %q in network %q with %q: it installs iptables rules on the host, so it needs root, the host's network and NET_ADMIN", w.User, w.NetworkMode, w.CapAdd)
+	}
+	if !strings.HasPrefix(envRef.ReplaceAllString(str(w.Environment, "PATCHWRIGHT_REDIS_URL"), "$1"), "redis://127.0.0.1:") {
+		t.Errorf("worker in the host's network reaches Redis at %v, want the published loopback port", w.Environment["PATCHWRIGHT_REDIS_URL"])
 	}
 	dataDir := envRef.ReplaceAllString(str(w.Environment, "PATCHWRIGHT_DATA_DIR"), "$1")
 	if dataDir == "" {
