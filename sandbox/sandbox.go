@@ -86,6 +86,17 @@ type Spec struct {
 	// fills a new volume from the image, so an image can ship warm caches.
 	// Empty: the caches live in HOME's tmpfs, empty at every start.
 	CacheVolume string
+	// CacheReadOnly keeps this sandbox from writing CacheVolume, so that
+	// nothing it does reaches a later sandbox's builds: the volume is
+	// mounted read-only, and the cache directory is a copy of it made at
+	// Create, on a tmpfs of Limits.TmpfsBytes that counts against
+	// Limits.MemoryBytes and goes with the sandbox. Builds see the warm
+	// cache and may write it. The pipeline writes the cache only from
+	// trusted commands (setup from the default branch's configuration, the
+	// baseline) and sets CacheReadOnly for the agent phase and the final
+	// checks. Default false: writable. Without CacheVolume it changes
+	// nothing: the caches are per-sandbox already.
+	CacheReadOnly bool
 }
 
 // Limits bound a sandbox's resources.

@@ -69,3 +69,36 @@ func BenchmarkCreateReadyDockerCLI(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreateReadyReadOnlyCache is BenchmarkCreateReady with the
+// tests' shared cache volume mounted read-only and copied into the
+// sandbox (Spec.CacheReadOnly); compare with BenchmarkCreateReadyCache.
+func BenchmarkCreateReadyReadOnlyCache(b *testing.B) {
+	benchmarkCreate(b, sandbox.Spec{CacheVolume: sandboxtest.CacheVolume, CacheReadOnly: true})
+}
+
+// BenchmarkCreateReadyCache is Create with the tests' shared cache volume
+// mounted writable.
+func BenchmarkCreateReadyCache(b *testing.B) {
+	benchmarkCreate(b, sandbox.Spec{CacheVolume: sandboxtest.CacheVolume})
+}
+
+func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
+	d := sandboxtest.NewDocker(b, docker.Options{})
+	spec.Image = sandboxtest.Image(b)
+	spec.Workspace = sandboxtest.Workspace(b)
+	spec.JobID = "bench"
+	spec.TTL = time.Hour
+	ctx := context.Background()
+	for b.Loop() {
+		sb, err := d.Create(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := sb.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

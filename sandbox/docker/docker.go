@@ -194,6 +194,10 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		}
 	}
 	host := d.hostConfig(spec, lim)
+	cacheLayer := ""
+	if spec.CacheReadOnly && spec.CacheVolume != "" {
+		cacheLayer = readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes, d.uid, d.gid)
+	}
 	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
@@ -202,6 +206,11 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		err = fmt.Errorf("start sandbox %.12s for job %s: %w", created.ID, spec.JobID, err)
 		return nil, errors.Join(err, c.Close())
+	}
+	if cacheLayer != "" {
+		if err := c.fillCacheLayer(ctx, cacheLayer); err != nil {
+			return nil, errors.Join(err, c.Close())
+		}
 	}
 	return c, nil
 }

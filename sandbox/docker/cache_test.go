@@ -1,0 +1,101 @@
+package docker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// cacheDigest is a digest of every file (path, mode, content) under the
+// cache directory, as a sandbox sees it.
+const cacheDigest = `cd "$XDG_CACHE_HOME" && find . -type f -printf '%p %m\n' | sort | sha256sum && find . -type f | sort | xargs -r sha256sum | sha256sum`
+
+// newCacheVolume names a fresh cache volume removed when the test ends.
+func newCacheVolume(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("patchwright-test-rocache-%d", time.Now().UnixNano())
+	cli := dockerClient(t)
+	t.Cleanup(func() { cli.VolumeRemove(context.Background(), name, true) })
+	return name
+}
+
+// TestReadOnlyCacheNotPoisoned: a sandbox with CacheReadOnly sees the
+// shared cache warm and may write its own copy, builds included, but
+// nothing it writes (a new entry, a rewritten entry, a removed one)
+// reaches the next sandbox on the same volume.
+func TestReadOnlyCacheNotPoisoned(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	volume := newCacheVolume(t)
+	ws := sandboxtest.Workspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built\") }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.HandOver(t, ws)
+
+	trusted := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume})
+	ok(t, trusted, `echo trusted > "$XDG_CACHE_HOME/entry" && go build -o /tmp/m . && /tmp/m`)
+	before := ok(t, trusted, cacheDigest)
+	if err := trusted.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	agent := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume, CacheReadOnly: true})
+	if got := ok(t, agent, cacheDigest); got != before {
+		t.Fatalf("the read-only sandbox's cache differs from the shared one:\n%s\nwant\n%s", got, before)
+	}
+	// Builds work and write their copy of the cache.
+	if got := ok(t, agent, `go build -o /tmp/m . && /tmp/m`); got != "built\n" {
+		t.Fatalf("build in the read-only sandbox: %q", got)
+	}
+	// Poison every entry, add one, remove one.
+	ok(t, agent, `cd "$XDG_CACHE_HOME" && chmod -R u+w . && find . -type f | while read -r f; do echo poison > "$f"; done && echo poison > planted && rm entry`)
+	// The shared volume itself is out of reach.
+	if res := run(t, agent, `mount | grep -q ' /patchwright-shared-cache .*ro' && touch /patchwright-shared-cache/x`); res.ExitCode == 0 {
+		t.Fatal("the read-only sandbox wrote the shared cache volume")
+	}
+	if err := agent.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	next := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume})
+	if got := ok(t, next, cacheDigest); got != before {
+		t.Fatalf("the next sandbox's cache changed after a read-only sandbox:\n%s\nwant\n%s", got, before)
+	}
+	if got := ok(t, next, `cat "$XDG_CACHE_HOME/entry"; ls "$XDG_CACHE_HOME"`); strings.Contains(got, "planted") || !strings.HasPrefix(got, "trusted\n") {
+		t.Fatalf("the next sandbox's cache: %q", got)
+	}
+}
+
+// TestReadOnlyCacheTooLarge: a shared cache that does not fit the
+// sandbox's tmpfs fails Create, saying why.
+func TestReadOnlyCacheTooLarge(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	volume := newCacheVolume(t)
+	writer := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume})
+	ok(t, writer, `head -c 3000000 /dev/zero > "$XDG_CACHE_HOME/big"`)
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := d.Create(context.Background(), sandbox.Spec{
+		Image: sandboxtest.Image(t), Workspace: sandboxtest.Workspace(t), JobID: "test-rocache-large",
+		CacheVolume: volume, CacheReadOnly: true, Limits: sandbox.Limits{TmpfsBytes: 2 << 20},
+	})
+	if err == nil {
+		sb.Close()
+		t.Fatal("Create succeeded with a cache larger than the tmpfs")
+	}
+	if !strings.Contains(err.Error(), "TmpfsBytes") {
+		t.Fatalf("Create = %v, want it to name the limit", err)
+	}
+}
