@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"slices"
 	"strings"
 )
 
@@ -13,9 +14,14 @@ import (
 // with its t.Skip calls. TestMain is setup, not a test.
 func goTests(p string, src []byte) []testCase {
 	fset := token.NewFileSet()
-	f, _ := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+	f, _ := parser.ParseFile(fset, p, src, parser.SkipObjectResolution|parser.ParseComments)
 	if f == nil {
 		return nil
+	}
+	// Tests are compared without their comments.
+	src = slices.Clone(src)
+	for _, g := range f.Comments {
+		blank(src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset])
 	}
 	var out []testCase
 	for _, d := range f.Decls {

@@ -74,6 +74,12 @@ func javaCases() map[string]analysisCase {
 			files: []File{mod(javaTestPath, javaTest1, replace(javaTest1, "    void greetsA() {\n", "    void greetsA() {\n        assumeTrue(false);\n"))},
 			want:  []string{"test_skipped src/test/java/app/GreeterTest.java:10"},
 		},
+		"java/comment fixed in a test": {
+			files: []File{mod(javaTestPath, replace(javaTest1, "    void greetsA() {\n", "    void greetsA() {\n        // Test wiht a\n"), replace(javaTest1, "    void greetsA() {\n", "    void greetsA() {\n        /* Test with a */\n"))},
+		},
+		"java/comment deleted in a test": {
+			files: []File{mod(javaTestPath, replace(javaTest1, "    void greetsA() {\n", "    void greetsA() {\n        // Test with a\n"), javaTest1)},
+		},
 		"java/expected value edited, code unchanged": {
 			files: []File{mod(javaTestPath, javaTest1, replace(javaTest1, `assertEquals("hello b"`, `assertEquals("hello B"`))},
 			want:  []string{"assertion_changed src/test/java/app/GreeterTest.java:15"},

@@ -85,6 +85,17 @@ func jsCases() map[string]analysisCase {
 			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, "    expect(greet(\"a\"))", "    this.skip();\n    expect(greet(\"a\"))"))},
 			want:  []string{"test_skipped test/greet.test.js:5"},
 		},
+		"js/ava hooks are not tests": {
+			files: []File{mod("test/ava.js", "import test from 'ava';\n\ntest.beforeEach(t => {\n  t.context.x = 1;\n});\n\ntest('don\\'t fail', t => {\n  t.is(greet('a'), 'hello a');\n});\n",
+				"import test from 'ava';\n\ntest('don\\'t fail', t => {\n  t.is(greet('a'), 'hello a');\n});\n")},
+		},
+		"js/escaped test name": {
+			files: []File{mod("test/ava.js", "import test from 'ava';\n\ntest('don\\'t fail', t => {\n  t.is(greet('a'), 'hello a');\n});\n", "import test from 'ava';\n")},
+			want:  []string{"tests_removed test/ava.js:3"},
+		},
+		"js/comment edited in a test": {
+			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, "    expect(greet(\"a\")).toBe(\"hello a\");\n", "    // a greets\n    expect(greet(\"a\")).toBe(\"hello a\"); // exact\n"))},
+		},
 		"js/expected value edited, code unchanged": {
 			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, `toBe("hello b")`, `toBe("hello B")`))},
 			want:  []string{"assertion_changed test/greet.test.js:9"},

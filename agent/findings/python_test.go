@@ -83,6 +83,9 @@ func pythonCases() map[string]analysisCase {
 				mod("tests/test_greet.py", pyTest1, replace(replace(pyTest1, "\ndef test_hello():", "\n@pytest.mark.parametrize(\"skip_empty\", [True])\ndef test_hello(skip_empty):"), "hello a", "hi a")),
 			},
 		},
+		"python/skip removed": {
+			files: []File{mod("tests/test_greet.py", replace(pyTest1, "\ndef test_hello", "\n@pytest.mark.skipif(\n    True,\n    reason=\"flaky\",\n)\ndef test_hello"), pyTest1)},
+		},
 		"python/expected value edited, code unchanged": {
 			files: []File{mod("tests/test_greet.py", pyTest1, replace(pyTest1, `== "hello b"`, `== "hello B"`))},
 			want:  []string{"assertion_changed tests/test_greet.py:12"},

@@ -39,7 +39,7 @@ func testFindings(in Input) []Finding {
 	pairs, removed, added := matchTests(base, next)
 	behaviour := behaviourChanged(in.Files)
 	var out []Finding
-	out = append(out, removedFindings(in.Files, base, removed)...)
+	out = append(out, removedFindings(in.Files, base, removed, len(added))...)
 	var skips skipSet
 	for _, p := range pairs {
 		out = append(out, pairFindings(p, len(behaviour) > 0, &skips)...)
@@ -123,7 +123,7 @@ func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // removedFindings reports removed tests, one finding per file when a file
 // lost every test it had.
-func removedFindings(files []File, base, removed []located) []Finding {
+func removedFindings(files []File, base, removed []located, added int) []Finding {
 	total := map[string]int{}
 	for _, b := range base {
 		total[b.path]++
@@ -140,6 +140,14 @@ func removedFindings(files []File, base, removed []located) []Finding {
 	for _, f := range files {
 		deleted[f.Path] = f.New == nil
 	}
+	// Tests the change adds may cover what was removed; a reviewer decides.
+	unless := "."
+	switch {
+	case added == 1:
+		unless = " unless the test the change adds covers it."
+	case added > 1:
+		unless = fmt.Sprintf(" unless the %d tests the change adds cover it.", added)
+	}
 	var out []Finding
 	for _, p := range order {
 		tests := gone[p]
@@ -149,14 +157,14 @@ func removedFindings(files []File, base, removed []located) []Finding {
 				how = "was deleted with"
 			}
 			out = append(out, Finding{Kind: TestsRemoved, Path: p, Detail: fmt.Sprintf(
-				"%s %s its %d tests (%s), so what they checked is no longer tested.",
-				p, how, len(tests), capList(testNames(tests), 4))})
+				"%s %s its %d tests (%s), so what they checked is no longer tested%s",
+				p, how, len(tests), capList(testNames(tests), 4), unless)})
 			continue
 		}
 		for _, t := range tests {
 			out = append(out, Finding{Kind: TestsRemoved, Path: p, Line: t.tc.Line, Detail: fmt.Sprintf(
-				"The test %q (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested.",
-				t.tc.Name, t.tc.Line)})
+				"The test %q (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested%s",
+				t.tc.Name, t.tc.Line, unless)})
 		}
 	}
 	return out
@@ -260,8 +268,16 @@ func assertionFindings(p pair) []Finding {
 	before := strings.Replace(p.base.tc.Text, p.base.tc.Short, "", 1)
 	after := strings.Replace(p.next.tc.Text, p.next.tc.Short, "", 1)
 	ops := lineDiff(testLines(before), testLines(after))
+	// Blank lines (comments are blanked) and the lines of a removed skip
+	// marker say nothing about what the test checks.
+	ignored := map[string]bool{"": true}
+	for _, m := range p.base.tc.Skips {
+		for l := range strings.Lines(testLines(m.Text)) {
+			ignored[strings.TrimSuffix(l, "\n")] = true
+		}
+	}
 	for i, op := range ops {
-		if op.Op != '-' {
+		if op.Op != '-' || ignored[op.Text] {
 			continue
 		}
 		at := p.next.tc.Line + op.NewLine - 1
@@ -270,7 +286,7 @@ func assertionFindings(p pair) []Finding {
 			if o.Op == '=' {
 				break
 			}
-			if o.Op == '+' {
+			if o.Op == '+' && o.Text != "" {
 				return []Finding{{Kind: AssertionChanged, Path: p.next.path, Line: p.next.tc.Line + o.NewLine - 1, Detail: fmt.Sprintf(
 					"In the test %q, `%s` became `%s` although no code under test changed, so the test was changed to pass rather than the code.",
 					p.next.tc.Name, old, oneLineCode(o.Text))}}

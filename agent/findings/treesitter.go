@@ -71,6 +71,30 @@ func walk(n *sitter.Node, fn func(*sitter.Node) bool) {
 
 func isComment(n *sitter.Node) bool { return strings.Contains(n.Type(), "comment") }
 
+// blankComments returns a copy of src with every comment turned to
+// spaces, newlines kept, so a test's text can be compared without its
+// comments while offsets and line numbers stay those of the file.
+func blankComments(root *sitter.Node, src []byte) []byte {
+	out := slices.Clone(src)
+	walk(root, func(n *sitter.Node) bool {
+		if isComment(n) {
+			blank(out[n.StartByte():n.EndByte()])
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// blank turns every byte but newlines to a space.
+func blank(b []byte) {
+	for i, c := range b {
+		if c != '\n' {
+			b[i] = ' '
+		}
+	}
+}
+
 // span is a byte range of source to leave out.
 type span struct{ start, end uint32 }
 
@@ -141,6 +165,7 @@ func pyTests(_ string, src []byte) []testCase {
 		return nil
 	}
 	defer tree.Close()
+	src = blankComments(tree.RootNode(), src)
 	var out []testCase
 	pyBlock(tree.RootNode(), src, "", pyMarks(tree.RootNode(), src, nil), &out)
 	return out
@@ -253,15 +278,21 @@ func jsRoleOf(call *sitter.Node, src []byte) (jsRole, bool) {
 	}
 	for _, p := range props {
 		switch p {
+		case "before", "after", "beforeEach", "afterEach", "beforeAll", "afterAll", "always":
+			return jsRole{}, false // AVA's hooks: test.beforeEach(fn)
 		case "skip", "todo", "failing", "skipIf", "runIf":
 			r.skip = true
 		case "only":
 			r.only = true
 		}
 	}
-	// A test needs a body to run, unless it is a todo (a skip).
+	// A test needs a name first and a body to run, unless it is a todo.
+	args := children(call.ChildByFieldName("arguments"))
+	if len(args) == 0 || isJSFunction(args[0]) {
+		return jsRole{}, false
+	}
 	hasFn := false
-	for _, a := range children(call.ChildByFieldName("arguments")) {
+	for _, a := range args {
 		switch a.Type() {
 		case "arrow_function", "function", "function_expression", "identifier", "member_expression":
 			hasFn = true
@@ -270,6 +301,17 @@ func jsRoleOf(call *sitter.Node, src []byte) (jsRole, bool) {
 	return r, hasFn || r.skip
 }
 
+func isJSFunction(n *sitter.Node) bool {
+	switch n.Type() {
+	case "arrow_function", "function", "function_expression":
+		return true
+	}
+	return false
+}
+
+// jsUnquote undoes the escapes a test name's quotes need.
+var jsUnquote = strings.NewReplacer(`\'`, `'`, `\"`, `"`, "\\`", "`")
+
 func jsTests(grammar func() *sitter.Language) func(string, []byte) []testCase {
 	return func(_ string, src []byte) []testCase {
 		tree := parse(grammar, src)
@@ -277,6 +319,7 @@ func jsTests(grammar func() *sitter.Language) func(string, []byte) []testCase {
 			return nil
 		}
 		defer tree.Close()
+		src = blankComments(tree.RootNode(), src)
 		var out []testCase
 		jsWalk(tree.RootNode(), src, "", nil, &out)
 		return out
@@ -301,7 +344,7 @@ func jsDeclared(call *sitter.Node, r jsRole, src []byte, prefix string, inherite
 	args := call.ChildByFieldName("arguments")
 	name := ""
 	if a := children(args); len(a) > 0 {
-		name = strings.Trim(text(a[0], src), "'\"`")
+		name = jsUnquote.Replace(strings.Trim(text(a[0], src), "'\"`"))
 	}
 	marks := append([]marker(nil), inherited...)
 	callee := text(call.ChildByFieldName("function"), src)
@@ -355,6 +398,7 @@ func rustTests(_ string, src []byte) []testCase {
 		return nil
 	}
 	defer tree.Close()
+	src = blankComments(tree.RootNode(), src)
 	var f rustFile
 	f.items(tree.RootNode(), src, "", nil)
 	return f.tests
@@ -517,6 +561,7 @@ func javaTests(_ string, src []byte) []testCase {
 		return nil
 	}
 	defer tree.Close()
+	src = blankComments(tree.RootNode(), src)
 	var out []testCase
 	javaTypes(tree.RootNode(), src, "", nil, &out)
 	return out
