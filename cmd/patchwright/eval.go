@@ -24,7 +24,7 @@ const defaultEvalOut = "./patchwright-eval"
 // evalOptions are the flags of `patchwright eval` (DESIGN §4.9).
 type evalOptions struct {
 	tasks, repos, model, out, image string
-	runs, concurrency              int
+	runs, concurrency               int
 }
 
 // runEval is `patchwright eval` and `patchwright eval compare`. Exit
