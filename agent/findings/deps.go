@@ -66,13 +66,13 @@ func depFileOf(p string) *depFile {
 	case base == "pyproject.toml":
 		return &depFile{what: "Python package", read: pyprojectDeps}
 	case base == "poetry.lock", base == "uv.lock", base == "pdm.lock":
-		return &depFile{what: "Python package", lock: true, read: tomlPackagesDeps}
+		return &depFile{what: "Python package", lock: true, read: tomlPackagesDeps(false)}
 	case base == "Pipfile.lock":
 		return &depFile{what: "Python package", lock: true, read: pipfileLockDeps}
 	case base == "Cargo.toml":
 		return &depFile{what: "crate", read: cargoDeps}
 	case base == "Cargo.lock":
-		return &depFile{what: "crate", lock: true, read: tomlPackagesDeps}
+		return &depFile{what: "crate", lock: true, read: tomlPackagesDeps(true)}
 	case base == "pom.xml":
 		return &depFile{what: "Maven artifact", read: pomDeps}
 	}
@@ -472,12 +472,19 @@ func tableVersion(v any) string {
 }
 
 // tomlPackagesDeps reads the [[package]] tables of poetry.lock, uv.lock,
-// pdm.lock and Cargo.lock.
-func tomlPackagesDeps(src []byte) map[string]dep {
+// pdm.lock and Cargo.lock, leaving out the project's own packages: those
+// with a local source, and in Cargo.lock those with none (workspace
+// members and path crates).
+func tomlPackagesDeps(cargo bool) func([]byte) map[string]dep {
+	return func(src []byte) map[string]dep { return tomlPackages(src, cargo) }
+}
+
+func tomlPackages(src []byte, cargo bool) map[string]dep {
 	var lock struct {
 		Package []struct {
 			Name    string `toml:"name"`
 			Version string `toml:"version"`
+			Source  any    `toml:"source"`
 		} `toml:"package"`
 	}
 	if toml.Unmarshal(src, &lock) != nil {
@@ -485,9 +492,29 @@ func tomlPackagesDeps(src []byte) map[string]dep {
 	}
 	out := map[string]dep{}
 	for _, p := range lock.Package {
+		if localSource(p.Source, cargo) {
+			continue
+		}
 		out[p.Name+"@"+p.Version] = dep{Name: p.Name, Version: p.Version, Line: tomlPackageLine(src, p.Name, p.Version)}
 	}
 	return out
+}
+
+// localSource reports whether a lock entry's source is the project
+// itself: uv's editable or virtual, Poetry's directory, a path.
+func localSource(source any, cargo bool) bool {
+	switch s := source.(type) {
+	case nil:
+		return cargo
+	case map[string]any:
+		for _, k := range []string{"editable", "virtual", "directory", "path"} {
+			if _, ok := s[k]; ok {
+				return true
+			}
+		}
+		return s["type"] == "directory" || s["type"] == "file"
+	}
+	return false
 }
 
 // tomlPackageLine finds `name = "…"` followed by its version line.

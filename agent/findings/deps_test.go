@@ -142,9 +142,25 @@ func depCases() map[string]analysisCase {
 		},
 		"deps/Cargo.lock new package": {
 			files: []File{mod("Cargo.lock",
-				"version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.197\"\n",
-				"version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.197\"\n\n[[package]]\nname = \"serde_json\"\nversion = \"1.0.114\"\n")},
+				"version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.197\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+				"version = 3\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.197\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n[[package]]\nname = \"serde_json\"\nversion = \"1.0.114\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n")},
+			want: []string{"new_dependency Cargo.lock:9"},
+		},
+		"deps/Cargo.lock workspace member bumped": {
+			files: []File{mod("Cargo.lock",
+				"version = 3\n\n[[package]]\nname = \"greet\"\nversion = \"0.1.0\"\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.197\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+				"version = 3\n\n[[package]]\nname = \"greet\"\nversion = \"0.2.0\"\n\n[[package]]\nname = \"serde\"\nversion = \"1.0.198\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n")},
 			want: []string{"new_dependency Cargo.lock:8"},
+		},
+		"deps/uv.lock project itself": {
+			files: []File{mod("uv.lock",
+				"version = 1\n\n[[package]]\nname = \"app\"\nversion = \"1.0\"\nsource = { editable = \".\" }\n",
+				"version = 1\n\n[[package]]\nname = \"app\"\nversion = \"1.1\"\nsource = { editable = \".\" }\n\n[[package]]\nname = \"idna\"\nversion = \"3.7\"\nsource = { registry = \"https://pypi.org/simple\" }\n")},
+			want: []string{"new_dependency uv.lock:9"},
+		},
+		"deps/Cargo.toml dotted table": {
+			files: []File{mod("Cargo.toml", cargo1, cargo1+"\n[target.'cfg(windows)'.dependencies.winapi]\nversion = \"0.3\"\n")},
+			want:  []string{"new_dependency Cargo.toml:8"},
 		},
 		"deps/pom.xml new dependency": {
 			files: []File{mod("pom.xml", pom1, replace(pom1, "  </dependencies>\n", "    <dependency>\n      <groupId>com.google.guava</groupId>\n      <artifactId>guava</artifactId>\n      <version>33.0.0-jre</version>\n    </dependency>\n  </dependencies>\n"))},

@@ -99,7 +99,7 @@ func lineOfWord(src []byte, word string) int {
 	if word == "" {
 		return 0
 	}
-	re := regexp.MustCompile(`(^|[^\w.-])` + regexp.QuoteMeta(word) + `($|[^\w-])`)
+	re := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(word) + `($|[^\w-])`)
 	n := 0
 	for l := range strings.Lines(string(src)) {
 		n++
