@@ -330,7 +330,9 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 		for i, t := range tests {
 			ids[i] = "'" + strings.TrimPrefix(t.ID, prefixOf(t.Dir)) + "'"
 		}
-		cmd = "python -m pytest -p no:cacheprovider -rA " + strings.Join(ids, " ")
+		// The original tree's own code first on the path: an editable
+		// install from setup points at the workspace, the changed code.
+		cmd = "PYTHONPATH=.:src${PYTHONPATH:+:$PYTHONPATH} python -m pytest -p no:cacheprovider -rA " + strings.Join(ids, " ")
 	case LangRust:
 		names := make([]string, len(tests))
 		for i, t := range tests {

@@ -362,3 +362,21 @@ func TestNewMochaTestsInSubprojectOnHost(t *testing.T) {
 		t.Errorf("command = %q", c)
 	}
 }
+
+// TestNewPythonTestsEditableInstall: with the package importable from the
+// workspace (as `pip install -e .` in setup leaves it, here through
+// PYTHONPATH), the run on the original code must still import the
+// original code, or every new test would seem to pass before the change.
+func TestNewPythonTestsEditableInstall(t *testing.T) {
+	needTool(t, "/usr/lib/python3/dist-packages/pytest")
+	ws, base, changed := hostRepo(t, map[string]string{
+		"pyproject.toml": "[project]\nname = \"calc\"\nversion = \"0\"\n",
+		"src/calc.py":    "def add(a, b):\n    return a - b\n",
+	}, map[string]string{
+		"src/calc.py":        "def add(a, b):\n    return a + b\n",
+		"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+	})
+	t.Setenv("PYTHONPATH", filepath.Join(ws.Dir(), "src"))
+	got := runNewTests(t, ws, base, changed)
+	wantStatuses(t, got, map[string]NewTestStatus{"test_add": FailsBefore})
+}
