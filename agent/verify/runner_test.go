@@ -94,3 +94,19 @@ func TestRunnerConfiguredGateStopsAll(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerZeroTestsNotRerun: pytest's exit 5 (no tests collected) is
+// not a failing test, and re-running cannot change it.
+func TestRunnerZeroTestsNotRerun(t *testing.T) {
+	sb := &scriptedSandbox{answers: map[string]struct {
+		exit int
+		out  string
+	}{"python -m pytest": {5, outputFixture(t, "pytest_no_tests.txt")}}}
+	res, err := (&Runner{Sandbox: sb, Checks: []Check{{Name: "test", Run: "python -m pytest", Kind: KindPytest}}}).Run(context.Background(), Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; !r.ZeroTests || !r.Ran || r.Passed || r.Runs != 1 || sb.runs["python -m pytest"] != 1 {
+		t.Errorf("result = %+v after %d runs, want zero tests, run once", r, sb.runs["python -m pytest"])
+	}
+}
