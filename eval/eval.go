@@ -31,6 +31,9 @@ type Options struct {
 	// Out receives eval.json's run directories (Out/runs/<task>/<run>/).
 	// Required.
 	Out string
+	// Images, when set, is asked whether each task's image exists; a task
+	// whose image is missing is invalid, with that reason.
+	Images ImageChecker
 	// Image overrides every task's image (--image).
 	Image string
 	// DefaultImage is the operator's default, for tasks and repositories
@@ -51,6 +54,12 @@ type Options struct {
 	WorkDir string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+}
+
+// ImageChecker reports whether the Docker engine has an image
+// (sandbox/docker.Docker is one).
+type ImageChecker interface {
+	ImageExists(ctx context.Context, image string) (bool, error)
 }
 
 // DefaultCacheVolume names one cache volume per task repository, so runs

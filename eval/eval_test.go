@@ -327,3 +327,22 @@ func TestUnknownPriceGivesNullCost(t *testing.T) {
 		}
 	}
 }
+
+type images map[string]bool
+
+func (m images) ImageExists(_ context.Context, image string) (bool, error) { return m[image], nil }
+
+func TestMissingImageMakesTheTaskInvalid(t *testing.T) {
+	suite := t.TempDir()
+	makeTask(t, suite, "t", defaultFixture())
+	o := testOptions(t, &fakeRunner{t: t, act: applyFix}, &hostSandboxes{})
+	o.Images = images{"other": true}
+	rep := evaluate(t, suite, o)
+	if len(rep.Invalid) != 1 || !strings.Contains(rep.Invalid[0].Reason, `sandbox image "test-image" does not exist`) {
+		t.Fatalf("invalid %+v", rep.Invalid)
+	}
+	o.Images = images{"test-image": true}
+	if rep := evaluate(t, suite, o); len(rep.Invalid) != 0 {
+		t.Errorf("invalid %+v with the image present", rep.Invalid)
+	}
+}

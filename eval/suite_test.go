@@ -101,3 +101,33 @@ func TestStarterSuiteOnHostToolchains(t *testing.T) {
 		t.Fatalf("reference fixes resolved %d of %d:\n%s", s.Resolved, n, strings.Join(failed, "\n"))
 	}
 }
+
+// Without setup.sh, a task's src/ is made into the same commit in the
+// work directory, and the suite's directory is not written to.
+func TestStarterSuiteWithoutSetup(t *testing.T) {
+	src, _ := filepath.Abs(filepath.Join("..", "testdata", "eval", "tasks", "go-lru-get-refreshes"))
+	dir := filepath.Join(t.TempDir(), "go-lru-get-refreshes")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "repo"))
+	task, err := LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evaluator{work: t.TempDir()}
+	p := &prepared{task: task, repo: task.Repo}
+	if reason := e.openRepo(context.Background(), p, t.TempDir()); reason != "" {
+		t.Fatalf("openRepo: %s", reason)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repo")); err == nil {
+		t.Error("the suite's directory was written to")
+	}
+	// An edited src/ no longer matches task.yml's commit.
+	os.WriteFile(filepath.Join(dir, "src", "go.mod"), []byte("module example.com/other\n"), 0o644)
+	e = &evaluator{work: t.TempDir()}
+	p = &prepared{task: task, repo: task.Repo}
+	if reason := e.openRepo(context.Background(), p, t.TempDir()); !strings.Contains(reason, "but task.yml says "+task.Commit) {
+		t.Errorf("reason %q", reason)
+	}
+}

@@ -19,12 +19,22 @@ import (
 // used because `git apply` is the reference implementation of what a
 // unified diff means.
 func git(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return run(ctx, dir, stdin, nil, args...)
+}
+
+// gitEnv is git with extra environment variables.
+func gitEnv(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	return run(ctx, dir, nil, env, args...)
+}
+
+func run(ctx context.Context, dir string, stdin []byte, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir),
 		"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -178,4 +188,34 @@ func applyHidden(ctx context.Context, t *Task, dir string) error {
 		return fmt.Errorf("the hidden test patch does not apply: %w", err)
 	}
 	return nil
+}
+
+// materialise makes the git repository of a task that ships its files as
+// src/ (as the starter suite does): one commit on main with a fixed
+// author, committer, date and message, so its SHA is the same on every
+// machine, exactly as testdata/eval/setup.sh makes it. It returns the SHA.
+func materialise(ctx context.Context, src, dest string) (string, error) {
+	if err := os.CopyFS(dest, os.DirFS(src)); err != nil {
+		return "", err
+	}
+	env := []string{
+		"GIT_AUTHOR_NAME=Patchwright Eval", "GIT_AUTHOR_EMAIL=eval@patchwright.invalid",
+		"GIT_COMMITTER_NAME=Patchwright Eval", "GIT_COMMITTER_EMAIL=eval@patchwright.invalid",
+		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+	}
+	steps := [][]string{
+		{"init", "--quiet", "--initial-branch=main"},
+		{"-c", "core.autocrlf=false", "add", "-A"},
+		{"-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "base"},
+		{"rev-parse", "HEAD"},
+	}
+	var out []byte
+	for _, args := range steps {
+		var err error
+		if out, err = gitEnv(ctx, dest, env, args...); err != nil {
+			return "", err
+		}
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -41,6 +41,9 @@ func (e *evaluator) validate(ctx context.Context, t *Task) (*prepared, string, e
 		return nil, "the repository's configuration at the base commit: " + err.Error(), nil
 	}
 	p.image = firstOf(e.o.Image, t.Image, p.setup.image, e.o.DefaultImage)
+	if reason, err := e.checkImage(ctx, p.image); reason != "" || err != nil {
+		return nil, reason, err
+	}
 	steps := []func(context.Context, *prepared, string) (string, error){
 		e.failsOnBase, e.passesWithFix, e.baseline,
 	}
@@ -62,10 +65,30 @@ func (e *evaluator) openRepo(ctx context.Context, p *prepared, dir string) strin
 			return "clone the task repository: " + err.Error()
 		}
 	} else if _, err := os.Stat(t.Repo); err != nil {
-		return fmt.Sprintf("the task repository %s does not exist (for the starter suite run testdata/eval/setup.sh first)", t.Repo)
+		return e.fromSource(ctx, p)
 	}
 	if err := hasCommit(ctx, p.repo, t.Commit); err != nil {
 		return err.Error()
+	}
+	return ""
+}
+
+// fromSource uses the task's src/ directory when its repository has not
+// been materialised: the same commit is made in the work directory, and
+// the suite's directory is left as it is.
+func (e *evaluator) fromSource(ctx context.Context, p *prepared) string {
+	t := p.task
+	src := filepath.Join(t.Dir, "src")
+	if info, err := os.Stat(src); t.Dir == "" || err != nil || !info.IsDir() {
+		return fmt.Sprintf("the task repository %s does not exist", t.Repo)
+	}
+	p.repo = filepath.Join(e.work, "sources", unsafeID.ReplaceAllString(t.ID, "-"))
+	sha, err := materialise(ctx, src, p.repo)
+	if err != nil {
+		return "make a repository of src/: " + err.Error()
+	}
+	if sha != t.Commit {
+		return fmt.Sprintf("src/ makes commit %s but task.yml says %s (after changing src/, run testdata/eval/setup.sh --update)", sha, t.Commit)
 	}
 	return ""
 }
@@ -161,6 +184,20 @@ func (e *evaluator) sandboxProblem(err error) (string, error) {
 		return "the repository's setup failed in the sandbox: " + err.Error(), nil
 	}
 	return "", errInfra{err}
+}
+
+func (e *evaluator) checkImage(ctx context.Context, image string) (string, error) {
+	if e.o.Images == nil {
+		return "", nil
+	}
+	ok, err := e.o.Images.ImageExists(ctx, image)
+	if err != nil {
+		return "", errInfra{fmt.Errorf("look up sandbox image %s: %w", image, err)}
+	}
+	if !ok {
+		return fmt.Sprintf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or image: in task.yml)", image), nil
+	}
+	return "", nil
 }
 
 func firstOf(s ...string) string {

@@ -54,7 +54,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer engine.Close()
-	opts.Sandboxes = engine
+	opts.Sandboxes, opts.Images = engine, engine
 	opts.Runner = &pipelinerun.Runner{Provider: prov, Sandboxes: engine, Images: engine}
 	opts.Progress = stderr
 	rep, err := eval.Evaluate(ctx, tasks, opts)
