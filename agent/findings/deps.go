@@ -82,7 +82,11 @@ func depFileOf(p string) *depFile {
 // dependencyFindings lists every dependency added or re-versioned, by
 // name and version, manifests first; lockfile entries for names a
 // manifest finding already gave are left out.
-func dependencyFindings(files []File) []Finding {
+//
+// A dependency the issue names is listed all the same (the reviewer
+// checks that it is the package the issue meant); its sentence says so.
+func dependencyFindings(files []File, issue string) []Finding {
+	issue = strings.ToLower(issue)
 	var out []Finding
 	named := map[string]bool{}
 	for _, lock := range []bool{false, true} {
@@ -91,13 +95,13 @@ func dependencyFindings(files []File) []Finding {
 			if df == nil || df.lock != lock || f.New == nil {
 				continue
 			}
-			out = append(out, depFindings(f, df, named)...)
+			out = append(out, depFindings(f, df, named, issue)...)
 		}
 	}
 	return out
 }
 
-func depFindings(f File, df *depFile, named map[string]bool) []Finding {
+func depFindings(f File, df *depFile, named map[string]bool, issue string) []Finding {
 	before, after := map[string]dep{}, df.read(f.New)
 	if f.Base != nil {
 		before = df.read(f.Base)
@@ -117,7 +121,7 @@ func depFindings(f File, df *depFile, named map[string]bool) []Finding {
 			extra++
 			continue
 		}
-		out = append(out, depFinding(f.Path, df, d, was, had))
+		out = append(out, depFinding(f.Path, df, d, was, had, namesDep(issue, d.Name)))
 	}
 	if extra > 0 {
 		out = append(out, Finding{Kind: NewDependency, Path: f.Path, Detail: fmt.Sprintf(
@@ -126,9 +130,21 @@ func depFindings(f File, df *depFile, named map[string]bool) []Finding {
 	return out
 }
 
-func depFinding(p string, df *depFile, d, was dep, had bool) Finding {
+// namesDep reports whether issue text (lower case) names a dependency as
+// a whole word.
+func namesDep(issue, name string) bool {
+	return name != "" && regexp.MustCompile(`(^|[^\w./-])`+regexp.QuoteMeta(strings.ToLower(name))+`($|[^\w/-])`).MatchString(issue)
+}
+
+func depFinding(p string, df *depFile, d, was dep, had, asked bool) Finding {
 	f := Finding{Kind: NewDependency, Path: p, Line: d.Line}
 	switch {
+	case asked && had:
+		f.Detail = fmt.Sprintf("The %s %s, which the issue names, changes from %s to %s; the new version still brings in code nobody on this project has reviewed.",
+			df.what, d.Name, orNone(was.Version), orNone(d.Version))
+	case asked:
+		f.Detail = fmt.Sprintf("The change adds the %s %s %s, which the issue names; check it is that package and not a look-alike.",
+			df.what, d.Name, orNone(d.Version))
 	case d.ReplacedBy != "":
 		f.Detail = fmt.Sprintf("%s now replaces %s with %s, so the build compiles that code instead; check the replacement is trusted.", p, d.Name, d.ReplacedBy)
 	case had:

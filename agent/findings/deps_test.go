@@ -58,6 +58,16 @@ func depCases() map[string]analysisCase {
 			files: []File{mod("go.mod", goMod1, replace(goMod1, "uuid v1.6.0", "uuid v1.6.1"))},
 			want:  []string{"new_dependency go.mod:6"},
 		},
+		"deps/package the issue asks for": {
+			title: "Use left-pad for the padding",
+			files: []File{mod("package.json", packageJSON1, replace(packageJSON1, "\"jest\": \"^29.0.0\"\n", "\"jest\": \"^29.0.0\",\n    \"left-pad\": \"1.3.0\"\n"))},
+			want:  []string{"new_dependency package.json:8"},
+		},
+		"deps/look-alike of the package the issue asks for": {
+			title: "Use left-pad for the padding",
+			files: []File{mod("package.json", packageJSON1, replace(packageJSON1, "\"jest\": \"^29.0.0\"\n", "\"jest\": \"^29.0.0\",\n    \"left-pads\": \"1.3.0\"\n"))},
+			want:  []string{"new_dependency package.json:8"},
+		},
 		"deps/go.mod replace added": {
 			files: []File{mod("go.mod", goMod1, goMod1+"\nreplace github.com/google/uuid => github.com/g00gle/uuid v1.6.0\n")},
 			want:  []string{"new_dependency go.mod:10"},

@@ -130,7 +130,7 @@ func Analyze(in Input) []Finding {
 	out = append(out, testFindings(in)...)
 	out = append(out, configFindings(in.Files)...)
 	out = append(out, checkFindings(in.Checks)...)
-	out = append(out, dependencyFindings(in.Files)...)
+	out = append(out, dependencyFindings(in.Files, in.IssueTitle+"\n"+in.IssueBody)...)
 	out = append(out, scopeFindings(in)...)
 	return sortFindings(dedupe(out))
 }
