@@ -20,6 +20,11 @@ var (
 		// env in a #! line: "/usr/bin/env: 'node': No such file or directory".
 		regexp.MustCompile(`^(?:\S*/)?env: ['‘]?([^'’]+?)['’]?: No such file or directory$`),
 	}
+	// make runs a recipe's command itself when it needs no shell: "make:
+	// python: No such file or directory", then reports the recipe's exit
+	// status: "make: *** [Makefile:2: test] Error 127".
+	makeNotFoundRE  = regexp.MustCompile(`^make(?:\[\d+\])?: (.+?): (?:No such file or directory|Command not found)$`)
+	makeError127RE  = regexp.MustCompile(`(?m)^make(?:\[\d+\])?: \*\*\* \[.*\] Error 127$`)
 	notExecutableRE = regexp.MustCompile(`^(?:\S*/)?(?:sh|dash|ash|bash): (?:\d+: |line \d+: )?(.+?): Permission denied$`)
 	// "/usr/bin/python3: No module named pytest", printed by python -m
 	// when the module is not installed (a test's own ImportError reads
@@ -44,6 +49,9 @@ func couldNotRun(exit int, output string) string {
 	if exit == 0 {
 		return ""
 	}
+	if exit != 127 && makeError127RE.MatchString(ansiRE.ReplaceAllString(output, "")) {
+		exit = 127 // the recipe's command was not found; make exits 2
+	}
 	early := 0 // non-empty lines seen: a missing module or toolchain is said first
 	for _, line := range outputLines(output) {
 		line = strings.TrimSpace(line)
@@ -52,7 +60,7 @@ func couldNotRun(exit int, output string) string {
 		}
 		early++
 		if exit == 127 {
-			for _, re := range notFoundREs {
+			for _, re := range append(notFoundREs, makeNotFoundRE) {
 				if m := re.FindStringSubmatch(line); m != nil {
 					return fmt.Sprintf("%s not found in the image", quoteName(m[1]))
 				}

@@ -17,6 +17,8 @@ func TestCouldNotRun(t *testing.T) {
 		{"sh_not_executable.txt", 126, "`./noexec.sh` cannot be executed (permission denied)"},
 		{"pytest_not_installed.txt", 1, "`pytest` is not installed for `python3` in the image"},
 		{"go_toolchain_missing.txt", 1, "the Go toolchain `go1.99.0` that go.mod asks for is not in the image and cannot be downloaded"},
+		{"make_not_found.txt", 2, "`nosuchpython` not found in the image"},
+		{"make_sh_not_found.txt", 2, "`nosuchpython` not found in the image"},
 		{"maven_offline_missing.txt", 1, "Maven is offline and `org.apache.maven.plugins:maven-resources-plugin:jar:debian` is not in its local repository"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -42,6 +44,7 @@ func TestCouldNotRunNotATestFailure(t *testing.T) {
 	}{
 		"exit 0 with the words":   {0, "sh: 1: python: not found\n"},
 		"exit 1 with the words":   {1, "sh: 1: helper: not found\nFAIL\n"},
+		"make with another error": {2, "sh: 1: helper: not found\nmake: *** [Makefile:2: test] Error 1\n"},
 		"test's own ImportError":  {1, "E   ModuleNotFoundError: No module named 'yaml'\n"},
 		"late no module line":     {1, strings.Repeat("x\n", 20) + "/usr/bin/python3: No module named pytest\n"},
 		"go test of a toolchain?": {1, strings.Repeat("=== RUN\n", 20) + "go: download go1.99.0 for linux/amd64: toolchain not available\n"},
