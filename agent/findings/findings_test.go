@@ -281,3 +281,27 @@ func TestIsTestPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnalyze measures a change to a large Go test file (500 tests,
+// one edited) beside a 5,000-entry go.sum that gained one line (which
+// counts as a change of behaviour, so the edit is no finding).
+func BenchmarkAnalyze(b *testing.B) {
+	var tests, sum strings.Builder
+	tests.WriteString("package big\n\nimport \"testing\"\n")
+	for i := range 500 {
+		fmt.Fprintf(&tests, "\nfunc Test%d(t *testing.T) {\n\tif f(%d) != %d {\n\t\tt.Fatal(\"no\")\n\t}\n}\n", i, i, i*2)
+	}
+	for i := range 5000 {
+		fmt.Fprintf(&sum, "example.com/m%d v1.0.%d h1:abc=\n", i, i)
+	}
+	base := tests.String()
+	in := Input{Files: []File{
+		{Path: "big_test.go", Base: []byte(base), New: []byte(strings.Replace(base, "f(7) != 14", "f(7) != 15", 1))},
+		{Path: "go.sum", Base: []byte(sum.String()), New: []byte(sum.String() + "example.com/new v1.0.0 h1:x=\n")},
+	}, Read: []string{"big.go"}, Limits: Limits{30, 1500}}
+	for b.Loop() {
+		if fs := Analyze(in); len(fs) != 1 {
+			b.Fatalf("findings: %v", where(fs))
+		}
+	}
+}
