@@ -181,11 +181,8 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		},
 	}
 	if spec.CacheVolume != "" {
-		// Created here, not on mount, to carry the label PruneCaches
-		// looks for. An existing volume is returned as it is.
-		_, err := d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: spec.CacheVolume, Labels: map[string]string{LabelCache: "1"}})
-		if err != nil {
-			return nil, fmt.Errorf("create cache volume %s: %w", spec.CacheVolume, err)
+		if err := d.prepareCache(ctx, spec); err != nil {
+			return nil, err
 		}
 	}
 	if spec.Network {

@@ -16,9 +16,17 @@ import (
 	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
-// DefaultImage is the test image built by testdata/sandbox-image/build.sh;
-// the environment variable PATCHWRIGHT_TEST_IMAGE overrides it.
+// DefaultImage is the test image built by testdata/sandbox-image/build.sh,
+// shaped like our shipped image (user 1000, HOME /home/agent, every
+// toolchain the checks need); the environment variable
+// PATCHWRIGHT_TEST_IMAGE overrides it.
 const DefaultImage = "patchwright-sandbox-test:latest"
+
+// DefaultPublicImage is the second test image, built by
+// testdata/sandbox-image/build-public.sh and shaped like the public golang
+// image: root-owned, no user 1000, no /home/agent, HOME unset, GOPATH=/go.
+// The environment variable PATCHWRIGHT_TEST_PUBLIC_IMAGE overrides it.
+const DefaultPublicImage = "patchwright-sandbox-public-test:latest"
 
 // UID and GID are the sandbox user's (docker.DefaultUser).
 const (
@@ -30,12 +38,32 @@ const (
 // it. Under -short it skips the test.
 func Image(t testing.TB) string {
 	t.Helper()
+	return image(t, "PATCHWRIGHT_TEST_IMAGE", DefaultImage, "testdata/sandbox-image/build.sh")
+}
+
+// PublicImage returns the public-shaped test image's name (see
+// DefaultPublicImage) after checking that the engine has it. Under -short it
+// skips the test.
+func PublicImage(t testing.TB) string {
+	t.Helper()
+	return image(t, "PATCHWRIGHT_TEST_PUBLIC_IMAGE", DefaultPublicImage, "testdata/sandbox-image/build-public.sh")
+}
+
+// Images returns both test images, ours first, for tests that must hold on
+// every image shape.
+func Images(t testing.TB) []string {
+	t.Helper()
+	return []string{Image(t), PublicImage(t)}
+}
+
+func image(t testing.TB, env, def, script string) string {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("needs Docker and the sandbox test image: run without -short after `bash testdata/sandbox-image/build.sh`")
+		t.Skipf("needs Docker and the sandbox test image: run without -short after `bash %s`", script)
 	}
-	image := os.Getenv("PATCHWRIGHT_TEST_IMAGE")
+	image := os.Getenv(env)
 	if image == "" {
-		image = DefaultImage
+		image = def
 	}
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -43,7 +71,7 @@ func Image(t testing.TB) string {
 	}
 	defer cli.Close()
 	if _, err := cli.ImageInspect(context.Background(), image); err != nil {
-		t.Fatalf("sandbox test image %s: %v\nbuild it with: bash testdata/sandbox-image/build.sh (needs a running Docker engine)", image, err)
+		t.Fatalf("sandbox test image %s: %v\nbuild it with: bash %s (needs a running Docker engine)", image, err, script)
 	}
 	return image
 }
@@ -83,14 +111,31 @@ func HandOver(t testing.TB, dir string) {
 	}
 }
 
-// CacheVolume is the cache volume the tests' sandboxes share, filled once
-// from the test image's warm Go standard-library cache; it stays between
-// runs, so its size is bounded by what the tests build.
+// CacheVolume is the cache volume the tests' sandboxes of the test image
+// share, filled once from its warm Go standard-library cache; it stays
+// between runs, so its size is bounded by what the tests build. Sandboxes
+// of other images share CacheVolumeFor(image) instead.
 const CacheVolume = "patchwright-test-cache"
+
+// CacheVolumeFor is the cache volume New gives sandboxes of image:
+// CacheVolume for the test image, and one per other image, so that a volume
+// is filled from the image it was made for.
+func CacheVolumeFor(image string) string {
+	if image == DefaultImage || image == os.Getenv("PATCHWRIGHT_TEST_IMAGE") {
+		return CacheVolume
+	}
+	name := strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, image)
+	return CacheVolume + "-" + name
+}
 
 // New creates a sandbox on d from spec, filling an empty Image (Image(t)),
 // Workspace (Workspace(t)), JobID (the test's name) and CacheVolume
-// (CacheVolume), and closes it when the test ends.
+// (CacheVolumeFor the image), and closes it when the test ends.
 func New(t testing.TB, d *docker.Docker, spec sandbox.Spec) sandbox.Sandbox {
 	t.Helper()
 	if spec.Image == "" {
@@ -103,7 +148,7 @@ func New(t testing.TB, d *docker.Docker, spec sandbox.Spec) sandbox.Sandbox {
 		spec.JobID = "test-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 	}
 	if spec.CacheVolume == "" {
-		spec.CacheVolume = CacheVolume
+		spec.CacheVolume = CacheVolumeFor(spec.Image)
 	}
 	sb, err := d.Create(context.Background(), spec)
 	if err != nil {

@@ -1,141 +1,91 @@
 #!/usr/bin/env bash
 # Builds the sandbox test image (default patchwright-sandbox-test:latest)
-# OFFLINE: no registry can be reached on CI machines, so the image is a small
-# root filesystem assembled from the host's own binaries (a shell, coreutils,
-# grep, sed, findutils, git and the Go toolchain, with the shared libraries
-# ldd names) and loaded with `docker import`.
+# OFFLINE, shaped like our shipped image (deploy/sandbox/Dockerfile): a
+# Debian root filesystem from the Debian archive with the toolchains every
+# detected check needs (Go, Python with pytest and venv, Node.js with npm,
+# Rust with cargo, Java with Maven and a JDK), the sandbox user 1000 with
+# HOME /home/agent, and a warm Go standard-library cache owned by it.
+# No registry is reached; see lib.sh.
 #
-# It is idempotent: the image carries a label with a hash of its inputs (this
-# script, the Debian package versions, the Go version) and nothing is rebuilt
-# while that hash matches.
+# Maven reads /etc/maven/settings.xml, which makes Debian's
+# /usr/share/maven-repo its local repository, offline: the plugins and
+# libraries Debian packages (surefire 2.22.3 with JUnit 4.13.2, compiler
+# 3.10.1, resources 3.3.0), so `mvn test` runs with no network when a POM
+# pins those versions. That repository is read-only: `mvn install` fails.
+#
+# It is idempotent: the image carries a label with a hash of its inputs and
+# nothing is rebuilt while that hash matches.
 #
 # Usage: bash testdata/sandbox-image/build.sh [--force]
-# Env:   PATCHWRIGHT_TEST_IMAGE (image name), GOROOT_FOR_IMAGE (default /usr/local/go)
+# Env:   PATCHWRIGHT_TEST_IMAGE (image name), GOROOT_FOR_IMAGE (default
+#        /usr/local/go), DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR, DEBIAN_SUITE
 set -euo pipefail
 [ -z "${BUILD_TRACE:-}" ] || set -x
+# shellcheck source=testdata/sandbox-image/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 image=${PATCHWRIGHT_TEST_IMAGE:-patchwright-sandbox-test:latest}
-goroot=${GOROOT_FOR_IMAGE:-/usr/local/go}
 force=${1:-}
-label=org.patchwright.inputs
 
-packages=(bash dash coreutils grep sed findutils git util-linux ca-certificates libc6)
-commands=(sh bash dash grep egrep sed find xargs git setsid)
-
-die() { echo "build.sh: $*" >&2; exit 1; }
-
-# A fresh Debian machine may lack git; install what is missing when we can.
-missing=()
-for p in "${packages[@]}"; do
-	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	[ "$(id -u)" = 0 ] || die "missing Debian packages: ${missing[*]} (run as root or install them)"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-[ -x "$goroot/bin/go" ] || die "no Go toolchain at $goroot (set GOROOT_FOR_IMAGE)"
-docker info >/dev/null 2>&1 || die "the Docker engine does not answer"
-
-hash=$(
-	{
-		cat "$0"
-		echo "$image"
-		dpkg-query -W -f '${Package} ${Version}\n' "${packages[@]}"
-		"$goroot/bin/go" version
-	} | sha256sum | cut -c1-32
+packages=(
+	bash ca-certificates git procps
+	python3 python-is-python3 python3-pytest python3-venv
+	nodejs npm
+	cargo
+	default-jdk-headless maven junit4 libsurefire-java
+	libmaven-compiler-plugin-java libmaven-resources-plugin-java
 )
-current=$(docker image inspect -f "{{index .Config.Labels \"$label\"}}" "$image" 2>/dev/null || true)
-if [ "$current" = "$hash" ] && [ "$force" != --force ]; then
+
+need_host_tools
+hash=$(inputs_hash "${packages[@]}")
+if is_current "$image" "$hash" && [ "$force" != --force ]; then
 	echo "$image is current ($hash)"
 	exit 0
 fi
 
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
 
-# Debian 12 has merged /usr: keep the same layout so that the paths ldd
-# prints (/lib/..., /lib64/...) resolve inside the image as on the host.
-mkdir -p "$root"/usr/{bin,sbin,lib,lib64} "$root"/{etc,tmp,workspace,home/agent,root,proc,sys,dev}
-for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
-chmod 1777 "$root/tmp"
+# A warm Go build cache for the standard library, built while mmdebstrap
+# downloads: the sandbox mounts a fresh volume at $HOME/.cache and Docker
+# fills a new volume from the image, so no container compiles the standard
+# library again (about 80 s of CPU each). CGO_ENABLED=0 as in the image's
+# environment; same GOROOT path, so the same keys.
+mkdir -p "$work/cache/go-build"
+GOCACHE="$work/cache/go-build" CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=local \
+	"$goroot/bin/go" build std &
+gobuild=$!
 
-# Every file to copy, collected first and copied in one tar pass: a fork per
-# file is what made this slow. The paths go through /usr (merged /usr), and
-# symlinks are copied both as links and as their targets.
-executables=()
-for c in "${commands[@]}"; do
-	executables+=("$(command -v "$c")")
-done
-while read -r f; do
-	[ -f "$f" ] && executables+=("$f")
-done < <(dpkg -L coreutils | grep -E '^(/usr)?/s?bin/')
-for f in /usr/lib/git-core/*; do
-	[ -f "$f" ] && executables+=("$f")
-done
-# ldd fails on scripts and static binaries: they have no libraries to add.
-libraries=$({ ldd "${executables[@]}" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
-list=$(
-	printf '%s\n' "${executables[@]}" $libraries /etc/ssl/certs/ca-certificates.crt | sort -u |
-		sed -E 's#^/(bin|sbin|lib|lib64)/#/usr/\1/#'
-)
-{
-	echo "$list"
-	# shellcheck disable=SC2086 # one path per line, no spaces in them
-	readlink -f $list
-} | sort -u | sed 's#^/##' >"$root.list"
-[ -d /usr/share/git-core ] && echo usr/share/git-core >>"$root.list"
-tar -C / -cf - --files-from "$root.list" | tar -C "$root" -xf -
-rm -f "$root.list"
+debian_rootfs "$root" "${packages[@]}"
+add_go "$root"
+git_system_config "$root"
+wait "$gobuild" || die "go build std failed"
 
-# The Go toolchain without its own test suite and docs (about 30 MB less).
-mkdir -p "$root/usr/local"
-tar -C "$(dirname "$goroot")" \
-	--exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/doc" \
-	--exclude="$(basename "$goroot")/api" --exclude="$(basename "$goroot")/misc" \
-	-cf - "$(basename "$goroot")" | tar -C "$root/usr/local" -xf -
-[ "$(basename "$goroot")" = go ] || mv "$root/usr/local/$(basename "$goroot")" "$root/usr/local/go"
+echo 'agent:x:1000:1000:agent:/home/agent:/bin/bash' >>"$root/etc/passwd"
+echo 'agent:x:1000:' >>"$root/etc/group"
+mkdir -p "$root/workspace" "$root/home/agent"
+mv "$work/cache" "$root/home/agent/.cache"
+chown -R 1000:1000 "$root/home/agent"
 
-cat >"$root/etc/passwd" <<'PASSWD'
-root:x:0:0:root:/root:/bin/sh
-agent:x:1000:1000:agent:/home/agent:/bin/bash
-nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
-PASSWD
-cat >"$root/etc/group" <<'GROUP'
-root:x:0:
-agent:x:1000:
-nogroup:x:65534:
-GROUP
-# The workspace is owned by whoever cloned it on the host; git must not
-# refuse it as "dubious ownership".
-cat >"$root/etc/gitconfig" <<'GITCONFIG'
-[safe]
-	directory = *
-[init]
-	defaultBranch = main
-GITCONFIG
+cat >"$root/etc/maven/settings.xml" <<'SETTINGS'
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Debian's packaged plugins and libraries are the local repository,
+     read-only, and Maven never reaches a network: `mvn test` and
+     `mvn -o test` both work for a POM that pins the versions Debian has. -->
+<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <localRepository>/usr/share/maven-repo</localRepository>
+  <offline>true</offline>
+</settings>
+SETTINGS
 
-# A warm Go build cache for the standard library, owned by the sandbox user:
-# the sandbox mounts a fresh volume at $HOME/.cache, and Docker fills a new
-# volume from the image, so no container compiles the standard library again
-# (about 80 s of CPU each on this machine's kind). CGO_ENABLED=0 as in the
-# image, where there is no C compiler; same GOROOT path, so the same keys.
-cache=$(mktemp -d)
-trap 'rm -rf "$root" "$root.tar" "$cache"' EXIT
-mkdir -p "$cache/home/agent/.cache/go-build"
-GOCACHE="$cache/home/agent/.cache/go-build" CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=local \
-	"$goroot/bin/go" build std
-
-tar -C "$root" --numeric-owner --owner=0 --group=0 -cf "$root.tar" .
-tar -C "$cache" --numeric-owner --owner=1000 --group=1000 -rf "$root.tar" home/agent/.cache
-docker import \
-		--change "LABEL $label=$hash" \
-		--change 'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-		--change 'ENV CGO_ENABLED=0' \
-		--change 'ENV GOTOOLCHAIN=local' \
-		--change 'USER 1000:1000' \
-		--change 'WORKDIR /workspace' \
-		--change 'CMD ["sleep", "infinity"]' \
-		"$root.tar" "$image" >/dev/null
-rm -f "$root.tar"
+import_rootfs "$root" "$image" \
+	"LABEL $label=$hash" \
+	'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+	'ENV CGO_ENABLED=0' \
+	'ENV GOTOOLCHAIN=local' \
+	'ENV LANG=C.UTF-8' \
+	'USER 1000:1000' \
+	'WORKDIR /workspace' \
+	'CMD ["sleep", "infinity"]'
 echo "built $image ($hash)"
