@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -266,13 +267,13 @@ func TestRunUsageErrors(t *testing.T) {
 // else on stdout.
 func TestPrintResultJSON(t *testing.T) {
 	var out bytes.Buffer
-	res := &pipeline.Result{Outcome: "no_change", Reason: "the run ended without changing any file", FilesChanged: []string{}, Checks: []pipeline.CheckSummary{}, NotVerified: []string{}}
+	res := &pipeline.Result{Outcome: "no_change", Reason: "the run ended without changing any file", FilesChanged: []string{}, Checks: []pipeline.CheckSummary{}, NotVerified: []string{}, Findings: []findings.Finding{}}
 	printResult(&out, runOptions{json: true}, res)
 	var m map[string]any
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out.String())
 	}
-	if m["outcome"] != "no_change" || len(m) != 10 {
+	if m["outcome"] != "no_change" || len(m) != 11 || m["findings"] == nil {
 		t.Errorf("result: %v", m)
 	}
 }

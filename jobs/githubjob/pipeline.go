@@ -240,7 +240,9 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, job *pipeline.Jo
 	if pr.State != "open" || pr.HeadRef != pub.branch {
 		return permanent(fmt.Errorf("pull request #%d is %s with head %q, not an open pull request from %s", a.pr, pr.State, pr.HeadRef, pub.branch))
 	}
-	pub.pr, pub.base, job.Branch = &pr, pr.BaseRef, pub.branch
+	// The clone is the agent branch; its configuration is the default
+	// branch's, which the last attempt could not write.
+	pub.pr, pub.base, job.Branch, job.ConfigBranch = &pr, pr.BaseRef, pub.branch, job.Branch
 	h := report.ParseHistory(pr.Body)
 	if len(h.Attempts) == 0 {
 		// The body lost its history: count the earlier attempt at least.

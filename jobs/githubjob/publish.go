@@ -85,11 +85,7 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
-	draft, err := g.draft(repo, res.Outcome)
-	if err != nil {
-		return githubapi.PullRequest{}, err
-	}
-	pr, err := g.gh.CreatePullRequest(ctx, g.issue, githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: res.Body, Draft: draft})
+	pr, err := g.gh.CreatePullRequest(ctx, g.issue, githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: res.Body, Draft: draft(res)})
 	if errors.Is(err, githubapi.ErrPullRequestExists) {
 		pr, ok, ferr := g.gh.FindPullRequest(ctx, g.issue, g.branch)
 		if ferr != nil || !ok {
@@ -109,10 +105,7 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 	if err := g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, res.Body); err != nil {
 		return err
 	}
-	want, err := g.draft(repo, res.Outcome)
-	if err != nil {
-		return err
-	}
+	want := draft(res)
 	if want == pr.Draft || pr.NodeID == "" {
 		return nil
 	}
@@ -122,26 +115,16 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 	return nil
 }
 
-// draft applies `draft:` from .github/agent.yml as the base commit has it
-// (never as the run left it: the model could edit the file).
-func (g *publisher) draft(repo *gitrepo.Repo, o verify.Outcome) (bool, error) {
-	data, err := repo.BaseContent(config.Path)
-	if err != nil {
-		return true, err
-	}
-	cfg := config.Default()
-	if data != nil {
-		if cfg, err = config.Parse(data); err != nil {
-			return true, fmt.Errorf("%w: %w", pipeline.ErrConfig, err)
-		}
-	}
-	switch cfg.Draft {
+// draft applies `draft:` as the run read it from the default branch's
+// configuration (never as the run left it: the model could edit the file).
+func draft(res *pipeline.Result) bool {
+	switch res.Draft {
 	case config.DraftAlways:
-		return true, nil
+		return true
 	case config.DraftNever:
-		return false, nil
+		return false
 	}
-	return o != verify.Verified, nil
+	return res.Outcome != verify.Verified
 }
 
 func (g *publisher) prIssue(n int) jobs.Issue {

@@ -226,3 +226,28 @@ func snapshot(t *testing.T, dir string) string {
 	a, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
 	return runGit(t, dir, "status", "--porcelain") + "|" + runGit(t, dir, "ls-files", "-s") + "|" + string(a)
 }
+
+// TestReadBranchFile reads a file as another branch's commit has it, not
+// as the cloned branch or any work tree does.
+func TestReadBranchFile(t *testing.T) {
+	dir := origin(t)
+	runGit(t, dir, "checkout", "-q", "-b", "agent/issue-1")
+	write(t, filepath.Join(dir, "pkg", "b.go"), "package pkg // rewritten\n")
+	runGit(t, dir, "commit", "-q", "-am", "attempt")
+	runGit(t, dir, "checkout", "-q", "main")
+	ctx := context.Background()
+	got, err := ReadBranchFile(ctx, CloneOptions{URL: dir}, "main", "pkg/b.go")
+	if err != nil || string(got) != "package pkg\n" {
+		t.Fatalf("main's pkg/b.go = %q, %v", got, err)
+	}
+	got, err = ReadBranchFile(ctx, CloneOptions{URL: dir}, "agent/issue-1", "pkg/b.go")
+	if err != nil || string(got) != "package pkg // rewritten\n" {
+		t.Fatalf("agent branch's pkg/b.go = %q, %v", got, err)
+	}
+	if got, err := ReadBranchFile(ctx, CloneOptions{URL: dir}, "main", ".github/agent.yml"); got != nil || err != nil {
+		t.Fatalf("missing file = %q, %v; want nil, nil", got, err)
+	}
+	if _, err := ReadBranchFile(ctx, CloneOptions{URL: dir}, "no-such-branch", "a.txt"); err == nil {
+		t.Fatal("a missing branch gave no error")
+	}
+}

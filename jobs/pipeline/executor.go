@@ -81,6 +81,10 @@ type Job struct {
 	Auth transport.AuthMethod
 	// Branch is the base branch; empty means the remote's HEAD.
 	Branch string
+	// ConfigBranch is the branch whose commit holds the trusted
+	// .github/agent.yml (the default branch) when Branch is another one (a
+	// retry clones the agent branch). Empty: Branch's commit.
+	ConfigBranch string
 	// Issue is the task. Number 0 means there is no issue to close.
 	Issue agent.Issue
 	// OutDir receives ledger.jsonl, result.json and pr.md; it is created

@@ -143,7 +143,7 @@ func readResult(t *testing.T, out string) map[string]any {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"base_commit", "branch", "checks", "files_changed", "head_commit", "not_verified", "outcome", "reason", "steps", "usage"}
+	want := []string{"base_commit", "branch", "checks", "files_changed", "findings", "head_commit", "not_verified", "outcome", "reason", "steps", "usage"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("result.json keys %v, want %v", keys, want)
 	}

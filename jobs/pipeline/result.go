@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
@@ -24,16 +26,17 @@ import (
 // Result is a run's result. Its JSON form is result.json, DESIGN §4.5
 // exactly; the fields without a JSON name are for the publisher.
 type Result struct {
-	Outcome      verify.Outcome `json:"outcome"`
-	Reason       string         `json:"reason"`
-	Branch       string         `json:"branch"`
-	BaseCommit   string         `json:"base_commit"`
-	HeadCommit   string         `json:"head_commit"`
-	FilesChanged []string       `json:"files_changed"`
-	Checks       []CheckSummary `json:"checks"`
-	NotVerified  []string       `json:"not_verified"`
-	Steps        int            `json:"steps"`
-	Usage        ledger.Usage   `json:"usage"`
+	Outcome      verify.Outcome     `json:"outcome"`
+	Reason       string             `json:"reason"`
+	Branch       string             `json:"branch"`
+	BaseCommit   string             `json:"base_commit"`
+	HeadCommit   string             `json:"head_commit"`
+	FilesChanged []string           `json:"files_changed"`
+	Checks       []CheckSummary     `json:"checks"`
+	NotVerified  []string           `json:"not_verified"`
+	Findings     []findings.Finding `json:"findings"`
+	Steps        int                `json:"steps"`
+	Usage        ledger.Usage       `json:"usage"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -51,6 +54,8 @@ type Result struct {
 	// URL is where the Publisher published the change (a pull request);
 	// empty when it published nothing.
 	URL string `json:"-"`
+	// Draft is the run's `draft:` setting, from the trusted configuration.
+	Draft config.Draft `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -119,6 +124,8 @@ func (r *run) result() *Result {
 		Usage:        r.agentRes.Usage,
 		Changes:      r.changes,
 		Secrets:      r.findings,
+		Findings:     r.allFindings(),
+		Draft:        r.cfg.Draft,
 		Summary:      r.agentRes.Summary,
 	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
@@ -145,6 +152,9 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = r.agentRes.Detail
 	}
 	outcome, reason := verify.Decide(in)
+	if b := findings.Blocking(r.evidence); outcome == verify.Verified && len(b) > 0 {
+		outcome, reason = verify.Unverified, "every check passed, but "+describeEvidence(b)
+	}
 	if len(r.findings) == 0 {
 		return outcome, reason
 	}
@@ -168,6 +178,29 @@ func describeFindings(fs []secrets.Finding) string {
 		parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// describeEvidence names the first blocking finding and counts the rest.
+func describeEvidence(b []findings.Finding) string {
+	s := strings.TrimSuffix(b[0].Detail, ".")
+	if len(s) > 0 {
+		s = strings.ToLower(s[:1]) + s[1:]
+	}
+	if len(b) > 1 {
+		s += fmt.Sprintf(" (and %d more findings)", len(b)-1)
+	}
+	return s
+}
+
+// allFindings are result.json's findings: those on the change and the
+// secrets the scan found (named by rule and place, never by value).
+func (r *run) allFindings() []findings.Finding {
+	out := append([]findings.Finding{}, r.evidence...)
+	for _, f := range r.findings {
+		out = append(out, findings.Finding{Kind: "secret", Path: f.File, Line: f.Line,
+			Detail: fmt.Sprintf("What looks like a secret (rule %s) is in the change, so nothing was committed.", f.RuleID)})
+	}
+	return out
 }
 
 // scan looks for secrets the change adds. A file at a secret-bearing path
@@ -285,6 +318,9 @@ func (r *run) render(res *Result) error {
 	if res.FilesChanged == nil {
 		res.FilesChanged = []string{}
 	}
+	if res.Findings == nil {
+		res.Findings = []findings.Finding{}
+	}
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
@@ -305,6 +341,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, max(r.job.Attempt.Number, 1), r.job.Issue.Number, r.job.LogURL
 	in.Outcome, in.Reason = res.Outcome, res.Reason
 	in.Missing = append(append([]string(nil), r.missing...), r.notCommitted(res)...)
+	for _, f := range r.evidence {
+		in.Missing = append(in.Missing, findingLine(f))
+	}
 	in.GoModule = r.goModule
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
@@ -319,6 +358,18 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Attempts = append(append([]report.Attempt(nil), r.job.History...), this)
 	}
 	return in, nil
+}
+
+// findingLine is one finding for "Not verified": where, then why.
+func findingLine(f findings.Finding) string {
+	where := ""
+	switch {
+	case f.Path != "" && f.Line > 0:
+		where = fmt.Sprintf("`%s` line %d: ", f.Path, f.Line)
+	case f.Path != "":
+		where = fmt.Sprintf("`%s`: ", f.Path)
+	}
+	return where + f.Detail
 }
 
 // notCommitted explains, for "Not verified", a change that exists but was

@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
@@ -47,6 +48,9 @@ type run struct {
 	changesRead     bool
 	newTests        []verify.NewTestResult
 	findings        []secrets.Finding
+	// evidence are the findings on the change (tests weakened, protected
+	// paths, dependencies, scope) for result.json and the report.
+	evidence []findings.Finding
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -77,8 +81,8 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
-	if r.cfg, err = config.Load(r.ws); err != nil {
-		return configError{err}
+	if r.cfg, err = r.loadConfig(ctx); err != nil {
+		return err
 	}
 	if err := r.chooseChecks(); err != nil {
 		return err
@@ -224,7 +228,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Workspace: r.ws,
 		Sandbox:   r.sb,
 		Verifier:  ToolVerifier{Runner: r.verifier},
-		Protected: r.cfg.ProtectedPaths,
+		Protected: r.protected(),
 	})
 	if err != nil {
 		return configError{err}
@@ -259,6 +263,9 @@ func (r *run) runFinal(ctx context.Context) error {
 	if err := r.readChanges(); err != nil {
 		return err
 	}
+	if err := r.analyze(); err != nil {
+		return err
+	}
 	return r.runNewTests(ctx)
 }
 
@@ -271,7 +278,32 @@ func (r *run) readChanges() error {
 		return fmt.Errorf("list changes: %w", err)
 	}
 	r.changes, r.changesRead = changes, true
+	r.dropProtected()
 	return nil
+}
+
+// loadConfig reads .github/agent.yml as a git object of the configuration
+// branch (Job.ConfigBranch, the default branch), never from a work tree:
+// on a retry the clone is the agent branch, which the last attempt wrote.
+func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
+	var data []byte
+	var err error
+	if r.job.ConfigBranch != "" && r.job.ConfigBranch != r.repo.BaseBranch() {
+		data, err = gitrepo.ReadBranchFile(ctx, gitrepo.CloneOptions{URL: r.job.RepoURL, Auth: r.job.Auth}, r.job.ConfigBranch, config.Path)
+	} else {
+		data, err = r.repo.BaseContent(config.Path)
+	}
+	if err != nil {
+		return config.Config{}, err
+	}
+	if data == nil {
+		return config.Default(), nil
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		return cfg, configError{err}
+	}
+	return cfg, nil
 }
 
 func (r *run) runNewTests(ctx context.Context) error {

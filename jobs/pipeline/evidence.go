@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/patchwright/patchwright/agent/findings"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+)
+
+// AlwaysProtected are protected on every repository, in addition to its
+// protected_paths (DESIGN §4.3): the configuration the next run trusts and
+// the workflows GitHub runs with the repository's secrets.
+var AlwaysProtected = []string{".github/agent.yml", ".github/workflows/**"}
+
+// KindProtectedPath is the finding for a change to a protected path that
+// was left out of the commit.
+const KindProtectedPath = "protected_path"
+
+// maxFindingsRead bounds the bytes read of one changed file for the
+// findings; a larger file is judged by its name alone.
+const maxFindingsRead = 2 << 20
+
+// protected lists every protected pattern of the run.
+func (r *run) protected() []string {
+	return append(slices.Clone(AlwaysProtected), r.cfg.ProtectedPaths...)
+}
+
+// dropProtected takes changes to protected paths out of the change list,
+// whatever wrote them (a file tool refuses them; a command does not), so
+// the commit leaves them as on the base, and records a finding for each.
+func (r *run) dropProtected() {
+	kept := r.changes[:0]
+	for _, c := range r.changes {
+		if pat, ok := matchAny(r.protected(), c.Path); ok {
+			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+				Detail: fmt.Sprintf("The change to this protected path (%s) was left out of the commit: the agent may not edit it.", pat)})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	r.changes = kept
+}
+
+func matchAny(patterns []string, path string) (string, bool) {
+	for _, p := range patterns {
+		if m, _ := doublestar.Match(p, path); m {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// analyze runs the honest-evidence step on the final change and records
+// its findings in the ledger.
+func (r *run) analyze() error {
+	in := findings.Input{
+		IssueTitle: r.job.Issue.Title, IssueBody: r.job.Issue.Body,
+		Read:   r.readPaths(),
+		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
+		Checks: r.findingChecks(),
+	}
+	root, err := os.OpenRoot(r.ws.Dir())
+	if err != nil {
+		return fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	for _, c := range r.changes {
+		f := findings.File{Path: c.Path}
+		if c.Kind != gitrepo.Added {
+			if f.Base, err = r.repo.BaseContent(c.Path); err != nil {
+				return err
+			}
+		}
+		if c.Kind != gitrepo.Deleted && !c.Symlink {
+			f.New = readBounded(root, c.Path)
+		}
+		in.Files = append(in.Files, f)
+	}
+	found := findings.Analyze(in)
+	for _, f := range found {
+		if _, err := r.ledger.Append(&FindingEvent{f}); err != nil {
+			return err
+		}
+	}
+	r.evidence = append(r.evidence, found...)
+	return nil
+}
+
+// readBounded reads a regular file of at most maxFindingsRead bytes, or
+// returns nil: the findings then judge the file by its path.
+func readBounded(root *os.Root, name string) []byte {
+	fi, err := root.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFindingsRead {
+		return nil
+	}
+	data, err := root.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// findingChecks pairs each check's baseline and final commands, with the
+// zero-tests flag of its final run.
+func (r *run) findingChecks() []findings.Check {
+	var out []findings.Check
+	index := map[string]int{}
+	add := func(c verify.CheckResult, final bool) {
+		i, ok := index[c.Name]
+		if !ok {
+			i = len(out)
+			index[c.Name] = i
+			out = append(out, findings.Check{Name: c.Name})
+		}
+		if final {
+			out[i].Final, out[i].ZeroTests = c.Command, c.ZeroTests
+		} else {
+			out[i].Baseline = c.Command
+		}
+	}
+	for _, c := range r.baseline {
+		add(c, false)
+	}
+	for _, c := range r.final {
+		add(c, true)
+	}
+	return out
+}
+
+// readPaths are the paths the model read with read_file, from the ledger.
+func (r *run) readPaths() []string {
+	var out []string
+	for _, rec := range r.ledger.Records() {
+		if rec.Type != ledger.TypeToolCall {
+			continue
+		}
+		var call ledger.ToolCall
+		if rec.Decode(&call) != nil || call.Tool != "read_file" {
+			continue
+		}
+		var args struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal([]byte(call.Arguments), &args) == nil && args.Path != "" {
+			out = append(out, args.Path)
+		}
+	}
+	return out
+}
+
+// TypeFinding is the ledger event of one finding.
+const TypeFinding = "finding"
+
+// FindingEvent is a finding as a ledger event.
+type FindingEvent struct{ findings.Finding }
+
+// EventType implements ledger.Payload.
+func (*FindingEvent) EventType() string { return TypeFinding }

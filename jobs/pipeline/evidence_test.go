@@ -1,0 +1,64 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+)
+
+// TestPipelineProtectedPathsDropped: a command (which no file-tool check
+// binds) rewrites .github/agent.yml and adds a workflow; both changes are
+// left out of the commit, each with a protected_path finding, while the
+// real fix is committed.
+func TestPipelineProtectedPathsDropped(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml && echo 'verify: [{name: t, run: \"true\"}]' > .github/agent.yml"}`),
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+			call("finish", `{"summary":"Fixed Add."}`),
+		},
+	}.run(t)
+	if res.HeadCommit == "" {
+		t.Fatalf("nothing committed: %s (%s)", res.Outcome, res.Reason)
+	}
+	if got := strings.Join(res.FilesChanged, ","); got != "calc.go" {
+		t.Errorf("files changed = %q, want only calc.go", got)
+	}
+	protected := map[string]bool{}
+	for _, f := range res.Findings {
+		if f.Kind == KindProtectedPath {
+			protected[f.Path] = true
+		}
+	}
+	if !protected[".github/agent.yml"] || !protected[".github/workflows/x.yml"] {
+		t.Errorf("findings = %+v, want protected_path for agent.yml and the workflow\n%s", res.Findings, readLedger(t, out))
+	}
+	if show := gitIn(t, repo, "show", res.HeadCommit+":.github/agent.yml"); show != strings.TrimSpace(cheapConfig) {
+		t.Errorf("committed agent.yml = %q, want the base's", show)
+	}
+	if body := readBody(t, out); !strings.Contains(body, "left out of the commit") {
+		t.Errorf("pr.md does not say the protected changes were dropped:\n%s", body)
+	}
+	readResult(t, out)
+}
+
+func readLedger(t *testing.T, out string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
