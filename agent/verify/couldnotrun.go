@@ -32,6 +32,10 @@ var (
 	noModuleRE = regexp.MustCompile(`^(?:\S*/)?(python[0-9.]*): No module named ([A-Za-z_][A-Za-z0-9_.]*)$`)
 	// "go: download go1.99.0 for linux/amd64: toolchain not available".
 	goToolchainRE = regexp.MustCompile(`^go: download (go\S+) for \S+: toolchain not available$`)
+	// A sandbox whose HOME or cache volume the user cannot write (issue
+	// 12: a root-owned cache volume): "failed to initialize build cache
+	// at /home/agent/.cache/go-build: mkdir ...: permission denied".
+	goCacheRE = regexp.MustCompile(`^(?:go: )?failed to initialize build cache at (\S+): .*(permission denied|read-only file system)$`)
 	// rustup: "error: toolchain 'nightly-x86_64-unknown-linux-gnu' is not installed".
 	rustToolchainRE = regexp.MustCompile(`^error: toolchain '([^']+)' is not installed`)
 	// Maven offline without the plugins or dependencies in its local
@@ -77,6 +81,9 @@ func couldNotRun(exit int, output string) string {
 		if m := goToolchainRE.FindStringSubmatch(line); m != nil && early <= 10 {
 			return fmt.Sprintf("the Go toolchain %s that go.mod asks for is not in the image and cannot be downloaded", quoteName(m[1]))
 		}
+		if m := goCacheRE.FindStringSubmatch(line); m != nil && early <= 10 {
+			return fmt.Sprintf("the Go build cache %s cannot be written in the sandbox (%s)", quoteText(m[1]), m[2])
+		}
 		if m := rustToolchainRE.FindStringSubmatch(line); m != nil && early <= 10 {
 			return fmt.Sprintf("the Rust toolchain %s is not installed in the image", quoteName(m[1]))
 		}
@@ -99,6 +106,11 @@ func quoteName(s string) string {
 	if strings.Contains(s, "/") && !strings.HasPrefix(s, "./") {
 		s = path.Base(s)
 	}
+	return quoteText(s)
+}
+
+// quoteText puts text from the output in backticks, printable and short.
+func quoteText(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < ' ' || r == '`' || r == 0x7f {
 			return -1

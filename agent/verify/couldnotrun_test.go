@@ -17,6 +17,7 @@ func TestCouldNotRun(t *testing.T) {
 		{"sh_not_executable.txt", 126, "`./noexec.sh` cannot be executed (permission denied)"},
 		{"pytest_not_installed.txt", 1, "`pytest` is not installed for `python3` in the image"},
 		{"go_toolchain_missing.txt", 1, "the Go toolchain `go1.99.0` that go.mod asks for is not in the image and cannot be downloaded"},
+		{"go_cache_not_writable.txt", 1, "the Go build cache `/tmp/rocache/go-build` cannot be written in the sandbox (permission denied)"},
 		{"make_not_found.txt", 2, "`nosuchpython` not found in the image"},
 		{"make_sh_not_found.txt", 2, "`nosuchpython` not found in the image"},
 		{"maven_offline_missing.txt", 1, "Maven is offline and `org.apache.maven.plugins:maven-resources-plugin:jar:debian` is not in its local repository"},
