@@ -45,9 +45,10 @@ func lineDiff(a, b string) []lineOp {
 }
 
 // changedLines counts added plus removed lines, as git's numstat does;
-// like numstat it counts no lines in a binary file.
+// like numstat it counts no lines in a binary file, nor here in one that
+// was not read.
 func changedLines(f File) int {
-	if isBinary(f.Base) || isBinary(f.New) {
+	if f.Unread || isBinary(f.Base) || isBinary(f.New) {
 		return 0
 	}
 	n := 0
@@ -64,7 +65,7 @@ func changedLines(f File) int {
 func firstChange(f File) int {
 	switch {
 	case f.New == nil:
-		return 0
+		return 0 // deleted, or not read
 	case f.Base == nil:
 		return 1
 	}

@@ -87,6 +87,11 @@ func Blocking(fs []Finding) []Finding {
 type File struct {
 	Path      string
 	Base, New []byte
+	// Unread marks a file that exists after the change but whose content
+	// was not read (too large, or a symlink). It is judged by its path
+	// alone: it counts towards the scope, and as changed behaviour unless
+	// it is a test or prose; its tests and dependencies are not read.
+	Unread bool
 }
 
 // Check is one verification check as the pipeline ran it.
@@ -116,7 +121,9 @@ type Input struct {
 	IssueTitle, IssueBody string
 	// Checks are the verification checks at baseline and final.
 	Checks []Check
-	// Read lists the paths the model read (from the ledger).
+	// Read lists the paths the model read (from the ledger); nil means it
+	// read nothing, so every changed file the issue does not name is
+	// listed as unrelated.
 	Read []string
 	// Limits bound the change's size.
 	Limits Limits
@@ -126,11 +133,18 @@ type Input struct {
 // the report and its golden files are stable. It never fails: a file it
 // cannot parse yields what can be said without parsing it.
 func Analyze(in Input) []Finding {
+	known := in
+	known.Files = nil
+	for _, f := range in.Files {
+		if !f.Unread {
+			known.Files = append(known.Files, f)
+		}
+	}
 	var out []Finding
-	out = append(out, testFindings(in)...)
-	out = append(out, configFindings(in.Files)...)
+	out = append(out, testFindings(known, behaviourChanged(in.Files))...)
+	out = append(out, configFindings(known.Files)...)
 	out = append(out, checkFindings(in.Checks)...)
-	out = append(out, dependencyFindings(in.Files, in.IssueTitle+"\n"+in.IssueBody)...)
+	out = append(out, dependencyFindings(known.Files, in.IssueTitle+"\n"+in.IssueBody)...)
 	out = append(out, scopeFindings(in)...)
 	return sortFindings(dedupe(out))
 }

@@ -68,6 +68,12 @@ func scopeCases() map[string]analysisCase {
 		"scope/no limits": {
 			files: many,
 		},
+		"scope/file not read for the findings": {
+			files:  []File{{Path: "internal/billing/huge.go", Base: []byte("package billing\n"), Unread: true}, mod("a.txt", big, big+"x\n")},
+			read:   []string{"a.txt"},
+			limits: Limits{MaxChangedFiles: 1, MaxChangedLines: 1},
+			want:   []string{"scope :0", "scope internal/billing/huge.go:0"},
+		},
 		"scope/unrelated file listed": {
 			files: []File{
 				mod("internal/greet/greet.go", goCode1, replace(goCode1, "hello", "hi")),
@@ -92,8 +98,10 @@ func scopeCases() map[string]analysisCase {
 			files: []File{mod("internal/billing/charge.go", "package billing\n", "package billing\n\nvar Rate = 2\n")},
 			read:  []string{"README.md"},
 		},
-		"scope/reads unknown": {
+		"scope/model read nothing": {
 			files: []File{mod("internal/billing/charge.go", "package billing\n", "package billing\n\nvar Rate = 2\n")},
+			read:  []string{},
+			want:  []string{"scope internal/billing/charge.go:2"},
 		},
 		"scope/deleted unrelated file": {
 			files: []File{del("old/unused.go", "package old\n")},
@@ -191,6 +199,7 @@ func TestOrder(t *testing.T) {
 			mod("a_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n", "func TestHello(t *testing.T) {\n\tt.Skip()\n")),
 		},
 		Checks: []Check{{Name: "test", Baseline: "go test ./...", Final: "go test ./...", ZeroTests: true}},
+		Read:   []string{"z_test.go", "go.mod", "a_test.go"},
 	})
 	want := "no_tests_ran :0,test_skipped a_test.go:6,new_dependency go.mod:6,test_skipped z_test.go:6"
 	if got := strings.Join(where(fs), ","); got != want {
@@ -237,7 +246,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := where(Analyze(Input{Files: tc.files, IssueTitle: "Add a thing"}))
+			got := where(Analyze(Input{Files: tc.files, IssueTitle: "Add a thing", Read: readAll(tc.files)}))
 			if tc.want == nil {
 				tc.want = []string{}
 			}

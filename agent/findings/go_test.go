@@ -170,6 +170,15 @@ func TestEmpty(t *testing.T) {
 				mod("greet_test.go", goTest1, replace(goTest1, "hello", "hello,")),
 			},
 		},
+		"go/test file too large to read is not a removal": {
+			files: []File{{Path: "greet_test.go", Base: src(goTest1), Unread: true}},
+		},
+		"go/code file too large to read counts as changed code": {
+			files: []File{
+				{Path: "greet.go", Base: src(goCode1), Unread: true},
+				mod("greet_test.go", goTest1, replace(goTest1, `{"b", "hello b"}`, `{"b", "hello c"}`)),
+			},
+		},
 		"go/golden file edited, code unchanged": {
 			files: []File{mod("testdata/hello.golden", "hello a\nhello b\n", "hello a\nhello c\n")},
 			want:  []string{"assertion_changed testdata/hello.golden:2"},

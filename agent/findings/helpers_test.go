@@ -50,7 +50,11 @@ func runCases(t *testing.T, cases map[string]analysisCase) map[string][]Finding 
 			if title == "" {
 				title = "Add a greeting option"
 			}
-			fs := Analyze(Input{Files: tc.files, IssueTitle: title, Checks: tc.checks, Read: tc.read, Limits: tc.limits})
+			read := tc.read
+			if read == nil {
+				read = readAll(tc.files) // scope cases say what was read
+			}
+			fs := Analyze(Input{Files: tc.files, IssueTitle: title, Checks: tc.checks, Read: read, Limits: tc.limits})
 			got[name] = fs
 			w := where(fs)
 			if tc.want == nil {
@@ -122,4 +126,13 @@ func lineDiffText(a, b string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// readAll is the reads of a model that read every file it changed.
+func readAll(files []File) []string {
+	out := []string{}
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
 }

@@ -32,12 +32,8 @@ func scopeFindings(in Input) []Finding {
 
 // unrelatedFindings lists changed files that the model never read, that
 // sit in no folder it read from, that are no test or subject of a file it
-// read, and that the issue does not name. A nil Read means the reads are
-// unknown and nothing is listed.
+// read, and that the issue does not name.
 func unrelatedFindings(in Input) []Finding {
-	if in.Read == nil {
-		return nil
-	}
 	issue := strings.ToLower(in.IssueTitle + "\n" + in.IssueBody)
 	readDirs, readStems := map[string]bool{}, map[string]bool{}
 	for _, r := range in.Read {
@@ -59,7 +55,7 @@ func unrelatedFindings(in Input) []Finding {
 		switch {
 		case f.Base == nil:
 			how = "was added"
-		case f.New == nil:
+		case f.New == nil && !f.Unread:
 			how = "was deleted"
 		}
 		out = append(out, Finding{Kind: Scope, Path: f.Path, Line: firstChange(f), Detail: fmt.Sprintf(

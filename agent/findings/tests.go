@@ -25,8 +25,8 @@ func locate(p string, tc testCase) located {
 type pair struct{ base, next located }
 
 // testFindings compares the tests of every changed file before and after
-// the change.
-func testFindings(in Input) []Finding {
+// the change; behaviour lists the changed files that are code.
+func testFindings(in Input, behaviour []string) []Finding {
 	var base, next []located
 	for _, f := range in.Files {
 		for _, tc := range testsOf(f.Path, f.Base) {
@@ -37,7 +37,6 @@ func testFindings(in Input) []Finding {
 		}
 	}
 	pairs, removed, added := matchTests(base, next)
-	behaviour := behaviourChanged(in.Files)
 	var out []Finding
 	out = append(out, removedFindings(in.Files, base, removed, len(added))...)
 	var skips skipSet
@@ -373,10 +372,10 @@ func expectedDataFindings(files []File) []Finding {
 func behaviourChanged(files []File) []string {
 	var out []string
 	for _, f := range files {
-		if isTestPath(f.Path) || isDocPath(f.Path) || bytes.Equal(f.Base, f.New) {
+		if isTestPath(f.Path) || isDocPath(f.Path) || (!f.Unread && bytes.Equal(f.Base, f.New)) {
 			continue
 		}
-		if f.Base != nil && f.New != nil {
+		if f.Base != nil && f.New != nil && !f.Unread {
 			if l := langOf(f.Path); l != nil {
 				a, okA := l.code(f.Path, f.Base)
 				b, okB := l.code(f.Path, f.New)
