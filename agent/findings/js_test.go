@@ -96,6 +96,9 @@ func jsCases() map[string]analysisCase {
 		"js/comment edited in a test": {
 			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, "    expect(greet(\"a\")).toBe(\"hello a\");\n", "    // a greets\n    expect(greet(\"a\")).toBe(\"hello a\"); // exact\n"))},
 		},
+		"js/a function named test is not a test": {
+			files: []File{mod("test/util.js", "export const ok = test('a') && test(name);\n", "export const ok = test('b');\n")},
+		},
 		"js/expected value edited, code unchanged": {
 			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, `toBe("hello b")`, `toBe("hello B")`))},
 			want:  []string{"assertion_changed test/greet.test.js:9"},

@@ -292,7 +292,7 @@ func jsRoleOf(call *sitter.Node, src []byte) (jsRole, bool) {
 		return jsRole{}, false
 	}
 	hasFn := false
-	for _, a := range args {
+	for _, a := range args[1:] {
 		switch a.Type() {
 		case "arrow_function", "function", "function_expression", "identifier", "member_expression":
 			hasFn = true
