@@ -63,10 +63,17 @@ type ImageChecker interface {
 }
 
 // DefaultCacheVolume names one cache volume per task repository, so runs
-// of one repository share warm caches and no repository reads another's.
+// of one task share warm caches and no repository reads another's. A
+// remote repository is known by its URL; a local one by its base commit,
+// since its path may be a temporary copy: the same task then finds its
+// cache again in the next evaluation.
 func DefaultCacheVolume(t *Task) string {
-	sum := sha256.Sum256([]byte(t.Repo))
-	return "patchwright-eval-cache-" + hex.EncodeToString(sum[:8])
+	key := t.Repo
+	if !isURL(key) {
+		key = t.Commit
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "patchwright-cache-eval-" + hex.EncodeToString(sum[:8])
 }
 
 // errInfra marks a failure of the machinery (no sandbox, no git), which
