@@ -346,3 +346,29 @@ func TestMissingImageMakesTheTaskInvalid(t *testing.T) {
 		t.Errorf("invalid %+v with the image present", rep.Invalid)
 	}
 }
+
+func TestFingerprintSeesToolOutputForms(t *testing.T) {
+	task := &Task{HiddenFiles: map[string][]byte{"x_test.go": []byte("func TestHiddenOne(t *testing.T) {\n\tif Parse(\"1,2\") != 3 {\n\t\tt.Fatal(\"Parse is wrong\")\n\t}\n}\n")}}
+	fp := newFingerprint(task, map[string]bool{})
+	forms := map[string]string{
+		"read_file": "   1\tfunc TestHiddenOne(t *testing.T) {\n   2\t\tif Parse(\"1,2\") != 3 {\n   3\t\t\tt.Fatal(\"Parse is wrong\")\n",
+		"search":    "x_test.go:1: func TestHiddenOne(t *testing.T) {\nx_test.go:2: \tif Parse(\"1,2\") != 3 {\nx_test.go:3: \t\tt.Fatal(\"Parse is wrong\")\n",
+		"cat":       string(task.HiddenFiles["x_test.go"]),
+	}
+	for name, text := range forms {
+		if _, ok := fp.seenIn(text); !ok {
+			t.Errorf("%s output of the hidden test is not recognised", name)
+		}
+	}
+	if _, ok := fp.seenIn("func TestHiddenOne(t *testing.T) {\n}\n"); ok {
+		t.Error("one matching line counted as a leak")
+	}
+	// Lines the base tree already holds are no evidence.
+	fp = newFingerprint(task, map[string]bool{"func TestHiddenOne(t *testing.T) {": true, "if Parse(\"1,2\") != 3 {": true})
+	if _, ok := fp.seenIn(forms["cat"]); !ok {
+		t.Error("the one distinctive line left is not recognised")
+	}
+	if _, ok := fp.seenIn("func TestHiddenOne(t *testing.T) {\nif Parse(\"1,2\") != 3 {\n"); ok {
+		t.Error("lines of the base tree counted as a leak")
+	}
+}

@@ -62,9 +62,10 @@ func (fp fingerprint) needed() int {
 	return min(minLeakLines, len(fp.lines))
 }
 
-// numbered strips the line numbers the read_file tool puts in front of
-// each line ("  12\tcode", "12: code", "12| code").
-var numbered = regexp.MustCompile(`^\s*\d+\s*[\t:|]\s?`)
+// numbered strips what the tools put in front of a line of a file: the
+// line numbers of read_file ("  12\tcode", "12: code", "12| code") and the
+// "path:line: " of search.
+var numbered = regexp.MustCompile(`^(\s*\d+\s*[\t:|]|[^\s:]+:\d+:)\s?`)
 
 // seenIn reports whether text holds at least needed of the distinctive
 // lines, and one of them.
