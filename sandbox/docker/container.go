@@ -83,9 +83,10 @@ type dockerSandbox struct {
 	turn turn
 
 	// Read and written only while holding turn.
-	initPID   int  // the host's PID of the container's PID 1, once known
-	topBlind  bool // ContainerTop does not show the container's processes
-	checkedPS bool // initPID and topBlind are known
+	initPID   int      // the host's PID of the container's PID 1, once known
+	topBlind  bool     // ContainerTop does not show the container's processes
+	checkedPS bool     // initPID is known
+	psArgs    []string // the ps arguments that worked, once known
 
 	mu     sync.Mutex
 	closed bool
@@ -439,11 +440,12 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 	if c.topBlind {
 		return 0, errTopBlind
 	}
-	top, err := c.d.cli.ContainerTop(ctx, c.id, []string{"-o", "pid,uid"})
+	top, err := c.top(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("list the processes of sandbox %.12s: %w", c.id, err)
+		return 0, err
 	}
-	pidCol, uidCol := slices.Index(top.Titles, "PID"), slices.Index(top.Titles, "UID")
+	pidCol := slices.Index(top.Titles, "PID")
+	uidCol := slices.IndexFunc(top.Titles, func(t string) bool { return t == "UID" || t == "USER" })
 	if pidCol < 0 || uidCol < 0 {
 		return 0, fmt.Errorf("list the processes of sandbox %.12s: columns %q", c.id, top.Titles)
 	}
@@ -464,6 +466,35 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 		}
 	}
 	return left, nil
+}
+
+// psFormats are the ps arguments ContainerTop is tried with: procps's
+// numeric uid, else the user (busybox's ps, as in docker:dind, knows no
+// uid; names differ as the uids do).
+var psFormats = [][]string{{"-o", "pid,uid"}, {"-o", "pid,user"}}
+
+// top lists the container's processes with the first ps arguments the
+// engine's host accepts. If it accepts none (no ps there), the engine
+// cannot check for survivors and reap relies on killScript alone.
+func (c *dockerSandbox) top(ctx context.Context) (container.TopResponse, error) {
+	if c.psArgs != nil {
+		top, err := c.d.cli.ContainerTop(ctx, c.id, c.psArgs)
+		if err != nil {
+			return top, fmt.Errorf("list the processes of sandbox %.12s: %w", c.id, err)
+		}
+		return top, nil
+	}
+	var errs []error
+	for _, args := range psFormats {
+		top, err := c.d.cli.ContainerTop(ctx, c.id, args)
+		if err == nil {
+			c.psArgs = args
+			return top, nil
+		}
+		errs = append(errs, err)
+	}
+	c.topBlind = true
+	return container.TopResponse{}, fmt.Errorf("%w: %w", errTopBlind, errors.Join(errs...))
 }
 
 // run is a small internal exec as the command user, outside the policy,
