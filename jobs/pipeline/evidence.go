@@ -78,8 +78,10 @@ func (r *run) analyze() error {
 				return err
 			}
 		}
-		if c.Kind != gitrepo.Deleted && !c.Symlink {
+		if c.Kind != gitrepo.Deleted {
 			f.New = readBounded(root, c.Path)
+			// Too large, or a link: judged by its path, never as deleted.
+			f.Unread = f.New == nil
 		}
 		in.Files = append(in.Files, f)
 	}

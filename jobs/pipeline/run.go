@@ -163,16 +163,23 @@ func (r *run) work(ctx context.Context) {
 	}
 }
 
+// createSandbox starts the first container: the setup container (with a
+// network when the configuration allows it, and a writable cache: setup
+// comes from the default branch's configuration), or, when there is no
+// setup, the agent's.
 func (r *run) createSandbox(ctx context.Context) error {
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
 		return err
 	}
+	if len(r.cfg.Setup) == 0 {
+		return r.createAgentSandbox(ctx)
+	}
 	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
 		Image:       r.image,
 		Workspace:   r.ws.Dir(),
 		JobID:       r.job.ID,
-		Network:     len(r.cfg.Setup) > 0 && r.cfg.Network(),
+		Network:     r.cfg.Network(),
 		Limits:      r.e.SandboxLimits,
 		CacheVolume: r.cacheVolume(),
 	})
@@ -180,13 +187,38 @@ func (r *run) createSandbox(ctx context.Context) error {
 		return err
 	}
 	r.sb = sb
-	r.verifier = &verify.Runner{
-		Sandbox:  sb,
-		Checks:   r.checks,
-		Recorder: verify.LedgerRecorder{W: r.ledger},
-		Timeout:  r.e.CheckTimeout,
-	}
 	return nil
+}
+
+// createAgentSandbox starts the container the model works in: no network,
+// and the cache read-only, so nothing it does reaches a later run's builds.
+func (r *run) createAgentSandbox(ctx context.Context) error {
+	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
+		Image:         r.image,
+		Workspace:     r.ws.Dir(),
+		JobID:         r.job.ID,
+		Limits:        r.e.SandboxLimits,
+		CacheVolume:   r.cacheVolume(),
+		CacheReadOnly: true,
+	})
+	if err != nil {
+		return err
+	}
+	r.sb = sb
+	r.verifier = r.runner(sb)
+	return nil
+}
+
+// closeSandbox removes the current container: its processes, detached
+// ones included, end with it, so nothing writes the work tree afterwards.
+func (r *run) closeSandbox() {
+	if r.sb == nil {
+		return
+	}
+	if err := r.sb.Close(); err != nil {
+		r.e.logger().Warn("remove sandbox", jobs.LogError, err)
+	}
+	r.sb = nil
 }
 
 // setup runs the repository's setup commands, with a network when the
@@ -205,15 +237,22 @@ func (r *run) setup(ctx context.Context) error {
 			return fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
 		}
 	}
-	if len(r.cfg.Setup) > 0 && r.cfg.Network() {
-		return r.sb.DisableNetwork(ctx)
+	if len(r.cfg.Setup) == 0 {
+		return nil
 	}
-	return nil
+	// The setup container goes with its network and its writable cache.
+	r.closeSandbox()
+	return r.createAgentSandbox(ctx)
 }
 
+// runBaseline runs the checks on the untouched code in a fresh container.
 func (r *run) runBaseline(ctx context.Context) error {
-	var err error
-	r.baseline, err = r.verifier.Run(ctx, verify.Baseline)
+	c, err := r.newCheckSandbox(ctx, PhaseBaseline, true)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	r.baseline, err = r.runner(c.sb).Run(ctx, verify.Baseline)
 	r.mu.Lock()
 	r.progress.Baseline = r.baseline
 	r.mu.Unlock()
@@ -253,20 +292,28 @@ func (r *run) runAgent(ctx context.Context) error {
 	return err
 }
 
-// runFinal verifies the change whatever the model said, then runs the
-// tests the change added against the original code.
+// runFinal stops the agent's container, reads the change from the tree
+// that nothing can write any more, and verifies it in a fresh container
+// whatever the model said; then it runs the tests the change added against
+// the original code there.
 func (r *run) runFinal(ctx context.Context) error {
-	var err error
-	if r.final, err = r.verifier.Run(ctx, verify.Final); err != nil {
+	r.closeSandbox()
+	if err := r.readChanges(); err != nil {
 		return err
 	}
-	if err := r.readChanges(); err != nil {
+	c, err := r.newCheckSandbox(ctx, PhaseFinal, false)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	v := r.runner(c.sb)
+	if r.final, err = v.Run(ctx, verify.Final); err != nil {
 		return err
 	}
 	if err := r.analyze(); err != nil {
 		return err
 	}
-	return r.runNewTests(ctx)
+	return r.runNewTests(ctx, v, c.ws)
 }
 
 func (r *run) readChanges() error {
@@ -306,17 +353,17 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 	return cfg, nil
 }
 
-func (r *run) runNewTests(ctx context.Context) error {
+func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
 	changed := r.changedPaths()
 	base, err := verify.OpenBase(filepath.Join(r.tmp, "git"), r.repo.Base().String())
 	if err != nil {
 		return err
 	}
-	tests, err := verify.FindNewGoTests(r.ws, base, changed)
+	tests, err := verify.FindNewGoTests(ws, base, changed)
 	if err != nil || len(tests) == 0 {
 		return err
 	}
-	if r.newTests, err = r.verifier.RunNewTestsOnBase(ctx, r.ws, base, tests, changed); err != nil {
+	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, base, tests, changed); err != nil {
 		return err
 	}
 	return verify.LedgerRecorder{W: r.ledger}.RecordNewTests(ctx, r.newTests)
@@ -333,11 +380,7 @@ func (r *run) changedPaths() []string {
 // cleanup removes the container and the clone. The container goes first:
 // it may still be writing to the work tree.
 func (r *run) cleanup() {
-	if r.sb != nil {
-		if err := r.sb.Close(); err != nil {
-			r.e.logger().Warn("remove sandbox", jobs.LogError, err)
-		}
-	}
+	r.closeSandbox()
 	if r.ws != nil {
 		r.ws.Close()
 	}

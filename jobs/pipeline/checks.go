@@ -1,0 +1,154 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// checkEnv turns off the per-user configuration hooks of the toolchains
+// checks run, so that nothing the agent phase wrote outside the work tree
+// can change what a check does (a GOFLAGS=-exec written by `go env -w`, an
+// npmrc script-shell, a Python user site). HOME is a fresh tmpfs in every
+// sandbox anyway; these also cover the image's own defaults.
+var checkEnv = []string{
+	"GOENV=off", "GOFLAGS=",
+	"NPM_CONFIG_USERCONFIG=/dev/null", "NPM_CONFIG_GLOBALCONFIG=/dev/null",
+	"PYTHONNOUSERSITE=1", "PYTHONSTARTUP=", "PIP_CONFIG_FILE=/dev/null",
+	"GIT_CONFIG_GLOBAL=/dev/null",
+	"BASH_ENV=", "ENV=",
+	"MAVEN_OPTS=", "MAVEN_ARGS=",
+	"CARGO_BUILD_RUSTC_WRAPPER=", "RUSTC_WRAPPER=",
+}
+
+// checkSandbox is a fresh container for the baseline or the final checks:
+// the run's image on a copy of the work tree, with a new HOME, no network,
+// no process of the agent phase and the hooks of checkEnv off. The copy
+// keeps what the checks write (build output, a test that edits files) out
+// of the tree that is committed.
+type checkSandbox struct {
+	sb  sandbox.Sandbox
+	ws  *sandbox.Workspace
+	dir string
+}
+
+// newCheckSandbox copies the work tree and starts the container; the
+// cache volume is read-only unless writeCache (the baseline, which runs
+// only the repository's own code).
+func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool) (*checkSandbox, error) {
+	dir := filepath.Join(r.tmp, "check-"+string(phase))
+	if err := copyTree(r.ws.Dir(), dir); err != nil {
+		return nil, fmt.Errorf("copy the work tree for the %s checks: %w", phase, err)
+	}
+	c := &checkSandbox{dir: dir}
+	uid, gid := r.e.sandboxOwner()
+	if err := sandbox.HandOver(dir, uid, gid); err != nil {
+		c.close()
+		return nil, err
+	}
+	var err error
+	if c.ws, err = sandbox.OpenWorkspace(dir); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.sb, err = r.e.Sandboxes.Create(ctx, sandbox.Spec{
+		Image:         r.image,
+		Workspace:     dir,
+		JobID:         r.job.ID,
+		Limits:        r.e.SandboxLimits,
+		CacheVolume:   r.cacheVolume(),
+		CacheReadOnly: !writeCache,
+		Env:           checkEnv,
+	})
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// runner is a verification runner over the check sandbox, recording to
+// the run's ledger.
+func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
+	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: verify.LedgerRecorder{W: r.ledger}, Timeout: r.e.CheckTimeout}
+}
+
+func (c *checkSandbox) close() {
+	if c.sb != nil {
+		c.sb.Close()
+	}
+	if c.ws != nil {
+		c.ws.Close()
+	}
+	os.RemoveAll(c.dir)
+}
+
+// copyTree copies the regular files, directories and symbolic links (as
+// links, never followed) of src into a new directory dst. Anything else a
+// command may have made (a FIFO, a device, a socket) is left out, so no
+// read can block.
+func copyTree(src, dst string) error {
+	from, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	to, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return fs.WalkDir(from.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			return to.Mkdir(p, 0o755)
+		case t&fs.ModeSymlink != 0:
+			target, err := from.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return to.Symlink(target, p)
+		case t.IsRegular():
+			return copyFile(from, to, p)
+		}
+		return nil
+	})
+}
+
+// maxCopyBytes is the largest file copied for the checks: GitHub refuses
+// larger files, so such a file cannot be part of the change either, and a
+// sparse file of many gigabytes must not fill the host's disk.
+const maxCopyBytes = 100 << 20
+
+// copyFile streams one regular file (opened without following a link).
+func copyFile(from, to *os.Root, p string) error {
+	info, err := from.Lstat(p)
+	if err != nil || !info.Mode().IsRegular() || info.Size() > maxCopyBytes {
+		return err
+	}
+	in, err := from.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := to.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, io.LimitReader(in, maxCopyBytes))
+	return errors.Join(err, out.Close())
+}
