@@ -1,0 +1,137 @@
+package docker_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// variants are the states of a testdata/repos repository a toolchain test
+// runs, by the workspace directory each is written to: the repository as
+// it is, with only the regression test (it fails: the bug is real), with
+// the fix (test and code: it passes), and with a change that breaks a test
+// that passed. None is named "test": node --test would take every file
+// under such a directory for a test file.
+var variants = map[string][]string{
+	"base":    nil,
+	"newtest": {"test"},
+	"fixed":   {"fix"},
+	"broken":  {"break"},
+}
+
+// toolRun is one command in one variant and what the runner must say.
+type toolRun struct {
+	variant string
+	cmd     string
+	exit    int
+	want    []string // in stdout or stderr
+	unwant  []string
+}
+
+// TestToolchainsRunRepos runs each language's real test runner in the
+// test image on the repositories of testdata/repos (see its README.md),
+// with the commands check detection produces, and checks the exit codes
+// and the runners' own summary lines that testdata/repos/README.md
+// records for the end-to-end tests.
+func TestToolchainsRunRepos(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	image := sandboxtest.Image(t)
+	cases := map[string][]toolRun{
+		"go": {
+			{"base", "go test ./...", 0, []string{"ok  \texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
+			{"newtest", "go test ./...", 1, []string{"--- FAIL: TestCountSpaces", "FAIL\texample.com/textstats/words", "ok  \texample.com/textstats/mean"}, nil},
+			{"fixed", "go test ./...", 0, []string{"ok  \texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
+			{"broken", "go test ./...", 1, []string{"--- FAIL: TestOf ", "FAIL\texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
+		},
+		"python": {
+			{"base", "python -m pytest", 0, []string{" 3 passed in "}, nil},
+			{"base", "python3 -m pytest -q", 0, []string{"3 passed in "}, nil},
+			{"newtest", "python -m pytest", 1, []string{" 1 failed, 3 passed in ", "FAILED tests/test_slugify.py::test_collapses_punctuation"}, nil},
+			{"fixed", "python -m pytest", 0, []string{" 4 passed in "}, nil},
+			{"broken", "python -m pytest", 1, []string{" 1 failed, 2 passed in ", "FAILED tests/test_slugify.py::test_lowercases"}, nil},
+			{"base", "python -m venv /tmp/venv && /tmp/venv/bin/python -c 'print(42)'", 0, []string{"42"}, nil},
+		},
+		"js": {
+			{"base", "npm test", 0, []string{"# tests 2\n", "# pass 2\n", "# fail 0\n"}, nil},
+			{"newtest", "npm test", 1, []string{"# tests 3\n", "# pass 2\n", "# fail 1\n", "not ok 3 - chunk keeps a short last chunk"}, nil},
+			{"fixed", "npm test", 0, []string{"# tests 3\n", "# pass 3\n", "# fail 0\n"}, nil},
+			{"broken", "npm test", 1, []string{"# tests 2\n", "# pass 1\n", "# fail 1\n", "not ok 2 - sum adds"}, nil},
+		},
+		"rust": {
+			{"base", "cargo test --offline", 0, []string{"test result: ok. 3 passed; 0 failed;"}, nil},
+			{"newtest", "cargo test --offline", 101, []string{"test tests::median_even ... FAILED", "test result: FAILED. 3 passed; 1 failed;"}, nil},
+			{"fixed", "cargo test --offline", 0, []string{"test result: ok. 4 passed; 0 failed;"}, nil},
+			{"broken", "cargo test --offline", 101, []string{"test tests::clamps ... FAILED", "test result: FAILED. 2 passed; 1 failed;"}, nil},
+		},
+		// With -q, as detection runs it, Maven prints nothing on success:
+		// the passing runs without -q show Surefire's summary.
+		"java": {
+			{"base", "mvn -q -B -o test", 0, nil, []string{"Tests run:"}},
+			{"newtest", "mvn -q -B -o test", 1, []string{"Tests run: 4, Failures: 1, Errors: 0, Skipped: 0", "RomanTest.subtractive"}, nil},
+			{"fixed", "mvn -B -o test", 0, []string{"Tests run: 4, Failures: 0, Errors: 0, Skipped: 0", "BUILD SUCCESS"}, nil},
+			{"broken", "mvn -q -B -o test", 1, []string{"Tests run: 3, Failures: 1, Errors: 0, Skipped: 0", "RomanTest.rejectsZero"}, nil},
+		},
+		"go-npm": {
+			{"base", "go test ./...", 0, []string{"ok  \texample.com/dual/version"}, nil},
+			{"base", "npm test", 0, []string{"# tests 2\n", "# pass 2\n"}, nil},
+			{"newtest", "go test ./...", 0, []string{"ok  \texample.com/dual/version"}, nil},
+			{"newtest", "npm test", 1, []string{"# tests 3\n", "# fail 1\n", "not ok 3 - numeric parts compare as numbers"}, nil},
+			{"fixed", "npm test", 0, []string{"# tests 3\n", "# pass 3\n"}, nil},
+			{"broken", "go test ./...", 1, []string{"--- FAIL: TestLess ", "FAIL\texample.com/dual/version"}, nil},
+			{"broken", "npm test", 0, []string{"# tests 2\n", "# pass 2\n"}, nil},
+		},
+		// go.work at a root that is not a module: `go test ./...` there
+		// matches nothing, so each module is tested from its own directory.
+		"monorepo": {
+			{"base", "go test ./...", 1, []string{"directory prefix . does not contain modules listed in go.work"}, nil},
+			{"base", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
+			{"base", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
+			{"base", "npm test", 0, []string{"# tests 1\n", "# pass 1\n"}, nil},
+			{"newtest", "cd lib && go test ./...", 1, []string{"--- FAIL: TestIntAbove ", "FAIL\texample.com/mono/lib/clamp"}, nil},
+			{"newtest", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
+			{"fixed", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
+			{"fixed", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
+			{"broken", "npm test", 1, []string{"# fail 1\n", "not ok 1 - labels a page", "in workspace: web@1.0.0"}, nil},
+			{"broken", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
+		},
+	}
+	for repo, runs := range cases {
+		t.Run(repo, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			for dir, patches := range variants {
+				sandboxtest.CopyRepo(t, filepath.Join(ws, dir), repo, patches...)
+			}
+			sandboxtest.HandOver(t, ws)
+			sb := sandboxtest.New(t, d, sandbox.Spec{Image: image, Workspace: ws})
+			for _, r := range runs {
+				script := "cd " + r.variant + " && " + r.cmd
+				res, err := sb.Exec(context.Background(), sandbox.Command{Script: script, Timeout: 5 * time.Minute})
+				if err != nil {
+					t.Fatalf("%s: %v", script, err)
+				}
+				out := string(res.Stdout.Head) + string(res.Stdout.Tail) + string(res.Stderr.Head) + string(res.Stderr.Tail)
+				if res.ExitCode != r.exit {
+					t.Errorf("%s: exit %d, want %d\n%s", script, res.ExitCode, r.exit, out)
+					continue
+				}
+				for _, w := range r.want {
+					if !strings.Contains(out, w) {
+						t.Errorf("%s: output lacks %q\n%s", script, w, out)
+					}
+				}
+				for _, w := range r.unwant {
+					if strings.Contains(out, w) {
+						t.Errorf("%s: output has %q\n%s", script, w, out)
+					}
+				}
+			}
+		})
+	}
+}

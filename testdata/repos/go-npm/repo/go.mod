@@ -1,0 +1,3 @@
+module example.com/dual
+
+go 1.22

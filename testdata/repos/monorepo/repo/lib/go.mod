@@ -1,0 +1,3 @@
+module example.com/mono/lib
+
+go 1.22
