@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -319,25 +320,65 @@ func scenarioNoChecks(t *testing.T, env *dockerEnv) {
 	}
 }
 
-// scenarioCouldNotRun: the offline test image has no python, so the
-// pytest check detected beside the Go module cannot run. That is "could
-// not run", once, never a failing test, and the Go checks still run.
+// scenarioCouldNotRun: a check whose program the image lacks could not
+// run. That is said once, never as a failing test, and the Go checks of
+// the same repository still run.
 func scenarioCouldNotRun(t *testing.T, env *dockerEnv) {
-	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest, "pytest.ini": "[pytest]\n"})
+	f := newFixture(t, env, map[string]string{"go.mod": gomod, "calc.go": calcGood, "calc_test.go": addTest})
 	r := f.runner(&memRecorder{})
+	r.Checks = append(r.Checks, Check{Name: "lint", Run: "patchwright-no-such-linter --check ."})
 	baseline := f.run(r, Baseline)
 	f.write(map[string]string{"README.md": "docs\n"})
 	final := f.run(r, Final)
-	py := byName(final, "test (pytest)")
-	if !py.CouldNotRun || py.Ran || py.Runs != 1 || py.ExitCode != 127 || py.NotRunReason != "`python` not found in the image" {
-		t.Fatalf("pytest check = %+v, want could not run once: python not found", py)
+	lint := byName(final, "lint")
+	if !lint.CouldNotRun || lint.Ran || lint.Runs != 1 || lint.ExitCode != 127 || lint.NotRunReason != "`patchwright-no-such-linter` not found in the image" {
+		t.Fatalf("lint check = %+v, want could not run once: not found", lint)
 	}
-	if gt := byName(final, "test (go)"); !gt.Passed || gt.Summary == nil {
+	if gt := byName(final, "test"); !gt.Passed || gt.Summary == nil {
 		t.Errorf("go test = %+v, want passed with a summary", gt)
 	}
 	got, reason := Decide(OutcomeInput{FilesChanged: 1, Baseline: baseline, Final: final})
-	if got != Unverified || !strings.Contains(reason, "test (pytest) could not run: `python` not found in the image") {
-		t.Errorf("outcome = %s (%s), want unverified because python is missing", got, reason)
+	if got != Unverified || !strings.Contains(reason, "lint could not run: `patchwright-no-such-linter` not found in the image") {
+		t.Errorf("outcome = %s (%s), want unverified because the linter is missing", got, reason)
+	}
+}
+
+// scenarioOtherRunners runs detected pytest and node:test checks in the
+// sandbox (the test image has both): their summaries are read by their
+// own parsers, a fix is verified, and an empty pytest project ran no
+// tests.
+func scenarioOtherRunners(t *testing.T, env *dockerEnv) {
+	if out, err := env.sb.Exec(context.Background(), sandbox.Command{Script: "command -v python && command -v node", Timeout: time.Minute}); err != nil || out.ExitCode != 0 {
+		t.Skip("the sandbox image has no python or node; build it with testdata/sandbox-image/build.sh")
+	}
+	f := newFixture(t, env, map[string]string{
+		"pytest.ini":         "[pytest]\n",
+		"conftest.py":        "",
+		"calc.py":            "def add(a, b):\n    return a - b\n",
+		"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+		"package.json":       `{"name":"calc","scripts":{"test":"node --test"}}`,
+		"calc.js":            "exports.add = (a, b) => a - b;\n",
+		"test/calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\n" +
+			"test('adds', () => assert.strictEqual(add(2, 3), 5));\ntest('zero', () => assert.strictEqual(add(0, 0), 0));\n",
+	})
+	r := f.runner(&memRecorder{})
+	baseline := f.run(r, Baseline)
+	py, js := byName(baseline, "test (pytest)"), byName(baseline, "test (npm)")
+	if s := py.Summary; s == nil || s.Passed != 1 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"tests/test_calc.py::test_add"}) {
+		t.Errorf("baseline pytest summary = %+v; output:\n%s", s, py.Output)
+	}
+	if s := js.Summary; s == nil || s.Passed != 1 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"adds"}) || js.Tests != nil {
+		t.Errorf("baseline node:test summary = %+v, go summary %+v; output:\n%s", s, js.Tests, js.Output)
+	}
+	f.write(map[string]string{"calc.py": "def add(a, b):\n    return a + b\n", "calc.js": "exports.add = (a, b) => a + b;\n"})
+	final := f.run(r, Final)
+	if got, reason := Decide(OutcomeInput{FilesChanged: 2, Baseline: baseline, Final: final}); got != Verified {
+		t.Errorf("outcome = %s (%s), want verified", got, reason)
+	}
+	empty := newFixture(t, env, map[string]string{"pytest.ini": "[pytest]\n"})
+	res := empty.run(empty.runner(&memRecorder{}), Final)
+	if c := byName(res, "test"); !c.ZeroTests || c.ExitCode != 5 || c.Runs != 1 {
+		t.Errorf("empty pytest project = %+v, want zero tests (exit 5), run once", c)
 	}
 }
 
@@ -374,6 +415,7 @@ func TestDockerRunner(t *testing.T) {
 		{"NewTests", scenarioNewTests},
 		{"NoChecks", scenarioNoChecks},
 		{"CouldNotRun", scenarioCouldNotRun},
+		{"OtherRunners", scenarioOtherRunners},
 		{"ZeroTests", scenarioZeroTests},
 	}
 	for _, sc := range scenarios {
