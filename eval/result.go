@@ -51,10 +51,10 @@ type Summary struct {
 
 // Group is a resolve rate with its 95% Wilson interval.
 type Group struct {
-	Attempts int        `json:"attempts"`
-	Resolved int        `json:"resolved"`
-	Rate     float64    `json:"rate"`
-	Wilson95 [2]float64 `json:"wilson95"`
+	Attempts int      `json:"attempts"`
+	Resolved int      `json:"resolved"`
+	Rate     float64  `json:"rate"`
+	Wilson95 Interval `json:"wilson95"`
 }
 
 // Agreement counts the run's own verdict (outcome "verified") against
@@ -100,16 +100,25 @@ type Result struct {
 	Reason string `json:"-"`
 }
 
+// Interval is a 95% interval's lower and upper bound.
+type Interval [2]float64
+
+// MarshalJSON writes the bounds with four decimals: more would be false
+// precision, and the last bits of a float differ between machines that
+// fuse multiply-adds. Figures printed from memory are rounded once, from
+// the exact bounds.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	return json.Marshal([2]float64{round4(iv[0]), round4(iv[1])})
+}
+
 // newGroup computes a rate and its interval.
 func newGroup(resolved, attempts int) Group {
 	g := Group{Attempts: attempts, Resolved: resolved}
 	if attempts > 0 {
 		g.Rate = float64(resolved) / float64(attempts)
 	}
-	// Four decimals: more would be false precision, and the last bits of
-	// a float differ between machines that fuse multiply-adds.
 	lo, hi := Wilson(resolved, attempts)
-	g.Wilson95 = [2]float64{round4(lo), round4(hi)}
+	g.Wilson95 = Interval{lo, hi}
 	return g
 }
 

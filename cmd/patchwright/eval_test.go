@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/eval"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 func runArgs(args ...string) (int, string, string) {
@@ -93,5 +95,54 @@ func TestEvalCompare(t *testing.T) {
 	pd := writeEvalJSON(t, dir, "d", append(append([]bool{}, c[:5]...), make([]bool, 15)...))
 	if code, stdout, _ := runArgs("eval", "compare", pd, pc); code != 0 || !strings.Contains(stdout, "verdict: B resolves more than A: significant") {
 		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestEvalEndToEnd drives `patchwright eval` on one starter task (shipped
+// as src/, without setup.sh) with the real pipeline and sandbox and a
+// scripted model that makes the reference fix through the tools.
+func TestEvalEndToEnd(t *testing.T) {
+	image := sandboxtest.Image(t)
+	src, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "eval", "tasks", "go-lru-get-refreshes"))
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	if err := os.CopyFS(filepath.Join(tasks, "go-lru-get-refreshes"), os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(tasks, "go-lru-get-refreshes", "repo"))
+	call := func(name, args string) pt.Turn { return pt.Calls(pt.Call(name, args)) }
+	srv := pt.New(t,
+		call("read_file", `{"path":"cache/lru.go"}`),
+		call("edit", `{"edits":[{"path":"cache/lru.go","old_text":"\t\treturn 0, false\n\t}\n\treturn el.Value","new_text":"\t\treturn 0, false\n\t}\n\tc.order.MoveToFront(el)\n\treturn el.Value"}]}`),
+		call("finish", `{"summary":"Get now marks the entry as recently used."}`),
+	)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runArgs("eval", "--tasks", tasks, "--model", "openai:"+pt.OpenAIModel, "--image", image, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "resolved 1 of 1 attempts: 100.0% (95% interval 20.7%-100.0%); 0 of 1 tasks invalid") {
+		t.Errorf("stdout: %s", stdout)
+	}
+	if !strings.Contains(stderr, "eval: 1/1 tasks done · run 1/1 · 1 resolved · $") {
+		t.Errorf("progress: %s", stderr)
+	}
+	rep, err := eval.ReadReport(filepath.Join(out, eval.FileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if !r.Resolved || r.Outcome != "verified" || r.Steps != 3 || r.CostUSD == nil || rep.Summary.CostUSD == nil {
+		t.Errorf("result %+v", r)
+	}
+	for _, f := range []string{eval.FileReport, eval.FilePlot, "runs/go-lru-get-refreshes/1/pr.md", "runs/go-lru-get-refreshes/1/result.json",
+		"runs/go-lru-get-refreshes/1/ledger.jsonl", "runs/go-lru-get-refreshes/1/hidden.log"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(src, "repo", "cache", "lru_hidden_test.go")); err == nil {
+		t.Error("the hidden test was written into the suite's repository")
 	}
 }
