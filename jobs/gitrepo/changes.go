@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"syscall"
@@ -39,7 +40,15 @@ type Change struct {
 	Binary  bool `json:"binary,omitempty"`
 	// Symlink is set when the new version is a symbolic link.
 	Symlink bool `json:"symlink,omitempty"`
+	// TooLarge is set when the new version is over MaxFileBytes: it was
+	// not read (no line counts) and must not be committed.
+	TooLarge bool `json:"too_large,omitempty"`
 }
+
+// MaxFileBytes is the largest changed file Changes reads. A larger one is
+// reported TooLarge without reading it, so a sparse file of gigabytes
+// costs a stat, not the worker's memory (GitHub refuses files over 100 MB).
+const MaxFileBytes = 10 << 20
 
 // Changes compares the work tree with the last commit (the base, until
 // Commit) and returns every changed path in order. Files whose size and modification time match the
@@ -61,7 +70,7 @@ func (r *Repo) Changes() ([]Change, error) {
 		return nil, fmt.Errorf("open work tree: %w", err)
 	}
 	defer root.Close()
-	ignore, err := r.ignoreMatcher()
+	ignore, err := r.ignoreMatcher(root)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +147,9 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (
 	if mode == e.Mode && info.Mode().IsRegular() && uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) {
 		return Change{}, false, nil
 	}
+	if info.Size() > MaxFileBytes {
+		return Change{Path: p, Kind: Modified, Binary: true, TooLarge: true}, true, nil
+	}
 	content, err := readEntry(root, p, info)
 	if err != nil {
 		return Change{}, false, err
@@ -161,11 +173,15 @@ func (r *Repo) describe(root *os.Root, p string, old []byte, d fs.DirEntry) (Cha
 	if err != nil {
 		return Change{}, err
 	}
+	c := Change{Path: p, Kind: Added, Symlink: info.Mode()&fs.ModeSymlink != 0}
+	if info.Size() > MaxFileBytes {
+		c.Binary, c.TooLarge = true, true
+		return c, nil
+	}
 	content, err := readEntry(root, p, info)
 	if err != nil {
 		return Change{}, err
 	}
-	c := Change{Path: p, Kind: Added, Symlink: info.Mode()&fs.ModeSymlink != 0}
 	if isBinary(content) || isBinary(old) {
 		c.Binary = true
 		return c, nil
@@ -194,7 +210,7 @@ func readEntry(root *os.Root, p string, info fs.FileInfo) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
-	return io.ReadAll(f)
+	return io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 }
 
 func modeOf(info fs.FileInfo) filemode.FileMode {
@@ -238,17 +254,62 @@ func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-// ignoreMatcher reads every .gitignore of the work tree.
-func (r *Repo) ignoreMatcher() (gitignore.Matcher, error) {
-	wt, err := r.repo.Worktree()
+// ignoreMatcher reads every .gitignore of the work tree through root:
+// regular files only, opened without blocking and read up to a bound, so a
+// FIFO or a huge file named .gitignore cannot hang or exhaust the worker
+// (go-git's own reader opens them blocking). Directories that an earlier
+// pattern ignores are not searched, as git does.
+func (r *Repo) ignoreMatcher(root *os.Root) (gitignore.Matcher, error) {
+	var ps []gitignore.Pattern
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if d.Name() == ".git" && p != "." {
+			return fs.SkipDir
+		}
+		var domain []string
+		if p != "." {
+			domain = strings.Split(p, "/")
+			if gitignore.NewMatcher(ps).Match(domain, true) {
+				return fs.SkipDir
+			}
+		}
+		ps = append(ps, readIgnoreFile(root, path.Join(p, ".gitignore"), domain)...)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("open work tree: %w", err)
-	}
-	ps, err := gitignore.ReadPatterns(wt.Filesystem, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read .gitignore: %w", err)
+		return nil, fmt.Errorf("read .gitignore files: %w", err)
 	}
 	return gitignore.NewMatcher(ps), nil
+}
+
+// maxIgnoreBytes bounds one .gitignore file.
+const maxIgnoreBytes = 1 << 20
+
+// readIgnoreFile parses one .gitignore; a missing, special or oversized
+// one gives no patterns.
+func readIgnoreFile(root *os.Root, name string, domain []string) []gitignore.Pattern {
+	info, err := root.Lstat(name)
+	if err != nil || !info.Mode().IsRegular() || info.Size() > maxIgnoreBytes {
+		return nil
+	}
+	data, err := readEntry(root, name, info)
+	if err != nil {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
 }
 
 func isBinary(b []byte) bool {

@@ -251,3 +251,44 @@ func TestReadBranchFile(t *testing.T) {
 		t.Fatal("a missing branch gave no error")
 	}
 }
+
+// TestChangesSurvivesHostileFiles: a FIFO named .gitignore (in the root
+// and in a subdirectory) neither hangs the scan nor counts as a change,
+// and a sparse file of a gigabyte is reported TooLarge without being read.
+func TestChangesSurvivesHostileFiles(t *testing.T) {
+	r := clone(t, origin(t))
+	wt := r.Worktree()
+	if err := os.Remove(filepath.Join(wt, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".gitignore", "pkg/.gitignore"} {
+		if err := syscall.Mkfifo(filepath.Join(wt, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Create(filepath.Join(wt, "data.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	changes, err := r.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Change{}
+	for _, c := range changes {
+		got[c.Path] = c
+	}
+	if c := got["data.bin"]; !c.TooLarge || c.Kind != Added {
+		t.Errorf("data.bin = %+v, want added and TooLarge", c)
+	}
+	if c, ok := got[".gitignore"]; !ok || c.Kind != Deleted {
+		t.Errorf(".gitignore = %+v, %v; want deleted (the FIFO is no file)", c, ok)
+	}
+	if _, ok := got["pkg/.gitignore"]; ok {
+		t.Error("a FIFO counted as a change")
+	}
+}

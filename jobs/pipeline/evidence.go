@@ -19,9 +19,13 @@ import (
 // the workflows GitHub runs with the repository's secrets.
 var AlwaysProtected = []string{".github/agent.yml", ".github/workflows/**"}
 
-// KindProtectedPath is the finding for a change to a protected path that
-// was left out of the commit.
-const KindProtectedPath = "protected_path"
+// Kinds of the findings this package makes itself (DESIGN §4.5): a change
+// to a protected path, and a file too large to commit, left out of the
+// commit.
+const (
+	KindProtectedPath = "protected_path"
+	KindLargeFile     = "large_file"
+)
 
 // maxFindingsRead bounds the bytes read of one changed file for the
 // findings; a larger file is judged by its name alone.
@@ -32,15 +36,22 @@ func (r *run) protected() []string {
 	return append(slices.Clone(AlwaysProtected), r.cfg.ProtectedPaths...)
 }
 
-// dropProtected takes changes to protected paths out of the change list,
-// whatever wrote them (a file tool refuses them; a command does not), so
-// the commit leaves them as on the base, and records a finding for each.
-func (r *run) dropProtected() {
+// dropUncommittable takes out of the change list what must not be
+// committed, whatever wrote it (a file tool refuses protected paths; a
+// command does not): changes to protected paths, which the commit leaves
+// as on the base, and files over gitrepo.MaxFileBytes. Each gets a
+// finding.
+func (r *run) dropUncommittable() {
 	kept := r.changes[:0]
 	for _, c := range r.changes {
 		if pat, ok := matchAny(r.protected(), c.Path); ok {
 			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("The change to this protected path (%s) was left out of the commit: the agent may not edit it.", pat)})
+			continue
+		}
+		if c.TooLarge {
+			r.evidence = append(r.evidence, findings.Finding{Kind: KindLargeFile, Path: c.Path,
+				Detail: fmt.Sprintf("This file is over %d MB, so it was left out of the commit unread.", gitrepo.MaxFileBytes>>20)})
 			continue
 		}
 		kept = append(kept, c)

@@ -62,3 +62,33 @@ func readLedger(t *testing.T, out string) string {
 	}
 	return string(data)
 }
+
+// TestPipelineLargeFileLeftOut: a 1 GiB sparse file made with a command is
+// left out of the commit with a large_file finding; the fix is committed.
+func TestPipelineLargeFileLeftOut(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"truncate -s 1G data.bin"}`),
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+			call("finish", `{"summary":"Fixed Add."}`),
+		},
+	}.run(t)
+	if got := strings.Join(res.FilesChanged, ","); got != "calc.go" || res.HeadCommit == "" {
+		t.Fatalf("files changed %q, head %q: want calc.go committed alone", got, res.HeadCommit)
+	}
+	found := false
+	for _, f := range res.Findings {
+		found = found || (f.Kind == KindLargeFile && f.Path == "data.bin")
+	}
+	if !found {
+		t.Errorf("findings = %+v, want large_file for data.bin", res.Findings)
+	}
+	readResult(t, out)
+}

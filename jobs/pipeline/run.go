@@ -325,7 +325,7 @@ func (r *run) readChanges() error {
 		return fmt.Errorf("list changes: %w", err)
 	}
 	r.changes, r.changesRead = changes, true
-	r.dropProtected()
+	r.dropUncommittable()
 	return nil
 }
 
