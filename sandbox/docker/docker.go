@@ -309,9 +309,8 @@ func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.Ho
 	network := container.NetworkMode("none")
 	var sysctls map[string]string
 	if spec.Network {
-		// See SetupNetwork. The firewall rules are IPv4: no IPv6 at all.
-		network = SetupNetwork
-		sysctls = map[string]string{"net.ipv6.conf.all.disable_ipv6": "1"}
+		network = SetupNetwork // see SetupNetwork
+		sysctls = setupSysctls()
 	}
 	init := true
 	hc := &container.HostConfig{

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -59,6 +60,17 @@ var firewallRules = [][]string{
 	{"INPUT", "-i", SetupBridge, "-j", "REJECT"},
 	{"INPUT", "-i", SetupBridge, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"},
 	{"DOCKER-USER", "-i", SetupBridge, "-d", "169.254.0.0/16", "-j", "REJECT"},
+}
+
+// setupSysctls are set in setup sandboxes: no IPv6 at all, since the
+// firewall rules are IPv4 only (the bridge's link-local IPv6 address would
+// otherwise reach the host). A kernel without IPv6 has no such setting,
+// and none is needed.
+func setupSysctls() map[string]string {
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		return nil
+	}
+	return map[string]string{"net.ipv6.conf.all.disable_ipv6": "1"}
 }
 
 // setupNetworkMu serialises ensureSetupNetwork within this process; other
