@@ -79,12 +79,27 @@ var (
 	headingRE = regexp.MustCompile(`^(\s{0,3})(#|=+\s*$|-{2,}\s*$|_{3,}\s*$|\*{3,}\s*$|>)`)
 )
 
+// urlRE finds what GitHub would turn into a link.
+var urlRE = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s<>()\[\]` + "`" + `]+`)
+
 // prose renders untrusted Markdown prose (the model's summary) so it keeps
 // emphasis, lists and code spans but cannot produce HTML, headings,
-// rules, quotes that look like ours, mentions or closing keywords.
+// rules, quotes that look like ours, mentions, closing keywords, images or
+// links: GitHub fetches the images of a rendered body, which would carry
+// data out of a sandbox that has no network, so square brackets are
+// escaped and every URL is shown as code.
 func prose(s string) string {
 	s = clean(s)
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	// NULs cannot survive clean, so they mark where each URL goes back.
+	var urls []string
+	s = urlRE.ReplaceAllStringFunc(s, func(u string) string {
+		urls = append(urls, u)
+		return "\x00"
+	})
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`).Replace(s)
+	for _, u := range urls {
+		s = strings.Replace(s, "\x00", code(u), 1)
+	}
 	s = closingRE.ReplaceAllString(s, "$1$2$3&#35;")
 	s = mentionRE.ReplaceAllString(s, "$1&#64;$2")
 	lines := strings.Split(s, "\n")

@@ -352,6 +352,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
 		in.CostUSD = &cost
 	}
+	if err := withholdSecrets(&in); err != nil {
+		return report.Input{}, err
+	}
 	if r.job.Attempt.Number > 0 {
 		this := r.job.Attempt
 		this.Outcome, this.Reason = res.Outcome, res.Reason
