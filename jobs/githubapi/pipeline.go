@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +84,7 @@ func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (IssueText, error)
 	if err != nil {
 		return IssueText{}, fmt.Errorf("get issue %s: %w", issue, err)
 	}
-	return IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin()}, nil
+	return IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin(), Updated: i.GetUpdatedAt().Time}, nil
 }
 
 // AddReaction adds a reaction (for example "eyes") to the issue.
@@ -194,8 +195,13 @@ func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np NewPull
 	})
 	if err != nil {
 		var er *github.ErrorResponse
-		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity && alreadyExists(er) {
-			return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity {
+			switch {
+			case alreadyExists(er):
+				return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
+			case np.Draft && draftRefused(er.Message):
+				return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w (%w)", np.Head, repo.Owner, repo.Repo, ErrDraftUnsupported, err)
+			}
 		}
 		return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, err)
 	}
@@ -225,8 +231,8 @@ func (a *App) EditPullRequest(ctx context.Context, pr jobs.Issue, title, body st
 }
 
 // ReviewComments lists review comments still placed on the diff: GitHub
-// sets position to null on outdated ones. (Whether a thread is resolved is
-// only in the GraphQL API.)
+// sets line to null on outdated ones (position, which did the same, is
+// closing down). Whether a thread is resolved is only in the GraphQL API.
 func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]Comment, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
@@ -246,7 +252,7 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]Comment, err
 			return nil, fmt.Errorf("list review comments of %s: %w", pr, err)
 		}
 		for _, x := range cs {
-			if x.Position == nil || resolved[x.GetID()] {
+			if x.Line == nil || resolved[x.GetID()] {
 				continue
 			}
 			out = append(out, Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(),
@@ -261,12 +267,14 @@ func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]Comment, err
 
 // reviewThreadsQuery pages through a pull request's review threads. REST
 // has no resolved state; only GraphQL tells a resolved thread from an open
-// one.
+// one. It selects fullDatabaseId, a BigInt sent as a string: databaseId
+// is a 32-bit Int, and review-comment IDs have passed 2^31 (GitHub then
+// answers with a coercion error).
 const reviewThreadsQuery = `query($owner: String!, $repo: String!, $number: Int!, $cursor: String) {
   repository(owner: $owner, name: $repo) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $cursor) {
-        nodes { isResolved comments(first: 100) { nodes { databaseId } } }
+        nodes { isResolved comments(first: 100) { nodes { fullDatabaseId } } }
         pageInfo { hasNextPage endCursor }
       }
     }
@@ -281,7 +289,7 @@ type reviewThreadsPage struct {
 					IsResolved bool `json:"isResolved"`
 					Comments   struct {
 						Nodes []struct {
-							DatabaseID int64 `json:"databaseId"`
+							FullDatabaseID bigInt `json:"fullDatabaseId"`
 						} `json:"nodes"`
 					} `json:"comments"`
 				} `json:"nodes"`
@@ -308,7 +316,7 @@ func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map
 		for _, t := range threads.Nodes {
 			for _, cm := range t.Comments.Nodes {
 				if t.IsResolved {
-					resolved[cm.DatabaseID] = true
+					resolved[int64(cm.FullDatabaseID)] = true
 				}
 			}
 		}
@@ -317,6 +325,24 @@ func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map
 		}
 		vars["cursor"] = threads.PageInfo.EndCursor
 	}
+}
+
+// bigInt decodes GraphQL's BigInt scalar, which GitHub sends as a string
+// of digits (a number is accepted too).
+type bigInt int64
+
+func (b *bigInt) UnmarshalJSON(data []byte) error {
+	s := strings.Trim(string(data), `"`)
+	if s == "null" || s == "" {
+		*b = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("BigInt %s: %w", data, err)
+	}
+	*b = bigInt(n)
+	return nil
 }
 
 // graphql sends one GraphQL request and decodes its data into out; an
@@ -359,6 +385,9 @@ func (a *App) SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft 
 		} `json:"pullRequest"`
 	}
 	if err := graphql(ctx, c, query, map[string]any{"id": nodeID}, &out); err != nil {
+		if draft && draftRefused(err.Error()) {
+			return fmt.Errorf("set draft=%v on %s: %w (%w)", draft, pr, ErrDraftUnsupported, err)
+		}
 		return fmt.Errorf("set draft=%v on %s: %w", draft, pr, err)
 	}
 	if got := out[mutation].PullRequest.IsDraft; got != draft {
@@ -460,4 +489,51 @@ func pullRequest(p *github.PullRequest) PullRequest {
 		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
 		NodeID: p.GetNodeID(),
 	}
+}
+
+// Reviews lists a pull request's submitted reviews with a body, oldest
+// first (pending ones are the reviewer's own and not listed by GitHub).
+func (a *App) Reviews(ctx context.Context, pr jobs.Issue) ([]Comment, error) {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.ListOptions{PerPage: 100}
+	var out []Comment
+	for {
+		rs, resp, err := c.PullRequests.ListReviews(ctx, pr.Owner, pr.Repo, pr.Number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list reviews of %s: %w", pr, err)
+		}
+		for _, r := range rs {
+			if strings.TrimSpace(r.GetBody()) == "" {
+				continue
+			}
+			out = append(out, Comment{ID: r.GetID(), Author: r.GetUser().GetLogin(), Body: r.GetBody(),
+				State: r.GetState(), Created: r.GetSubmittedAt().Time})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// DeleteBranch deletes branch of repo (DELETE /repos/{o}/{r}/git/refs/heads/B).
+// A branch that is already gone (422 "Reference does not exist") is not
+// an error.
+func (a *App) DeleteBranch(ctx context.Context, repo jobs.Issue, branch string) error {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Git.DeleteRef(ctx, repo.Owner, repo.Repo, "heads/"+branch); err != nil {
+		var er *github.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity &&
+			strings.Contains(er.Message, "Reference does not exist") {
+			return nil
+		}
+		return fmt.Errorf("delete branch %s of %s/%s: %w", branch, repo.Owner, repo.Repo, err)
+	}
+	return nil
 }

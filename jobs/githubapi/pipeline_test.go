@@ -313,19 +313,260 @@ func TestPutCheckRunBatchesAnnotations(t *testing.T) {
 func TestSecondaryRateLimitIsRetried(t *testing.T) {
 	e := newEnv(t)
 	body := fixture(t, "secondary-rate-limit.403.body.json")
-	// Without Retry-After (as in the recorded headers): a minute's wait.
-	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 403, Body: body})
 	// With Retry-After: its value.
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 429, Body: body,
 		Header: http.Header{"Retry-After": {"7"}}})
+	// Without Retry-After (as in the recorded headers): at least a minute,
+	// and at least twice the last wait; then twice that.
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 403, Body: body})
+	e.fake.Fail(githubtest.SecondaryRateLimit(http.MethodPost, "/repos/acme/widgets/issues/7/comments", 1))
 	if _, err := e.app.PostComment(context.Background(), e.repo, "hello"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.fake.Comments("acme", "widgets", 7); len(got) != 1 || got[0].Body != "hello" {
 		t.Fatalf("comments = %+v (the retried POST must carry its body)", got)
 	}
-	if w := e.sleeps.all(); len(w) != 2 || w[0] != githubapi.SecondaryLimitWait || w[1] != 7*time.Second {
-		t.Fatalf("waits = %v", w)
+	want := []time.Duration{7 * time.Second, githubapi.SecondaryLimitWait, 2 * githubapi.SecondaryLimitWait}
+	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("waits = %v, want %v", w, want)
+	}
+}
+
+// Repeated secondary limits back off exponentially up to MaxWait.
+func TestSecondaryRateLimitsBackOffExponentially(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.SecondaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", 4))
+	if _, err := e.app.GetIssue(context.Background(), e.repo); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, githubapi.DefaultMaxWait}
+	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("waits = %v, want %v", w, want)
+	}
+}
+
+// newClockedApp is an App on fake whose transport's clock is now.
+func newClockedApp(t *testing.T, now time.Time) (*githubtest.Server, *githubapi.App, *sleeps) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := githubtest.New(t, &key.PublicKey)
+	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main"})
+	fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 7, Title: "Fix it", Body: "It is broken.", Author: "maria"})
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	s := &sleeps{}
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.sleep, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, app, s
+}
+
+// A primary limit, in either of GitHub's two statuses, waits until
+// x-ratelimit-reset.
+func TestPrimaryRateLimitFromGitHubWaitsForReset(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, status := range []int{http.StatusForbidden, http.StatusTooManyRequests} {
+		fake, app, s := newClockedApp(t, now)
+		f := githubtest.PrimaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", now.Add(90*time.Second))
+		f.Status = status
+		fake.Fail(f)
+		if _, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
+			t.Fatalf("%d: %v", status, err)
+		}
+		if w := s.all(); len(w) != 1 || w[0] != 91*time.Second {
+			t.Fatalf("%d: waits = %v, want [1m31s]", status, w)
+		}
+	}
+}
+
+// A reset further off than MaxWait is not waited for: the error comes at
+// once, as a rate limit, not a refusal.
+func TestPrimaryRateLimitPastMaxWaitFailsAtOnce(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	fake, app, s := newClockedApp(t, now)
+	fake.Fail(githubtest.PrimaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", now.Add(40*time.Minute)))
+	_, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if _, ok := githubapi.AsRefusal(err); ok {
+		t.Fatalf("a rate limit was taken for a refusal: %v", err)
+	}
+	if w := s.all(); len(w) != 0 {
+		t.Fatalf("waits = %v, want none", w)
+	}
+}
+
+// A comment POST answered 502 after GitHub stored it is not sent again;
+// a GET after a 502 is.
+func TestCommentPostIsNotResentAfterServerError(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues/7/comments", Status: 502, Landed: true, Body: `{"message":"Server Error"}`})
+	if _, err := e.app.PostComment(context.Background(), e.repo, "once"); err == nil {
+		t.Fatal("the 502 was not reported")
+	}
+	if got := e.fake.Comments("acme", "widgets", 7); len(got) != 1 {
+		t.Fatalf("%d comments, want the 1 that landed", len(got))
+	}
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/check-runs", Status: 504, Landed: true})
+	run := githubapi.CheckRun{Name: "n", HeadSHA: strings.Repeat("ab", 20), Conclusion: "success", Title: "t", Summary: "s"}
+	if _, err := e.app.PutCheckRun(context.Background(), e.repo, 0, run); err == nil {
+		t.Fatal("the 504 was not reported")
+	}
+	if got := e.fake.CheckRuns("acme", "widgets", run.HeadSHA); len(got) != 1 {
+		t.Fatalf("%d check runs, want the 1 that landed", len(got))
+	}
+	if w := e.sleeps.all(); len(w) != 0 {
+		t.Fatalf("waits = %v, want none", w)
+	}
+}
+
+// A permission the installation lacks is a Refusal naming it, from
+// GitHub's X-Accepted-GitHub-Permissions header.
+func TestMissingPermissionIsARefusal(t *testing.T) {
+	e := newEnv(t)
+	e.fake.SetInstallationPermissions(11, map[string]string{"contents": "write", "issues": "write", "checks": "write"})
+	_, err := e.app.CreatePullRequest(context.Background(), e.repo, githubapi.NewPullRequest{Title: "t", Head: "agent/issue-7", Base: "main", Body: "b"})
+	r, ok := githubapi.AsRefusal(err)
+	if !ok || !r.Forbidden() || r.Lacks("?") != "pull_requests: write" || !strings.Contains(r.Message, "Resource not accessible by integration") {
+		t.Fatalf("refusal %+v (%v) from %v", r, ok, err)
+	}
+	if w := e.sleeps.all(); len(w) != 0 {
+		t.Fatalf("a denial was retried: waits %v", w)
+	}
+	// What the installation has still works.
+	if _, err := e.app.PostComment(context.Background(), e.repo, "fine"); err != nil {
+		t.Fatal(err)
+	}
+	if (&githubapi.Refusal{Status: 403}).Lacks("checks: write") != "checks: write" {
+		t.Error("no header: the fallback is not named")
+	}
+}
+
+// A repository without drafts refuses a draft pull request with 422, and
+// the draft mutation with a GraphQL error.
+func TestDraftRefusal(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", NoDrafts: true})
+	ctx := context.Background()
+	np := githubapi.NewPullRequest{Title: "t", Head: "agent/issue-7", Base: "main", Body: "b", Draft: true}
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !errors.Is(err, githubapi.ErrDraftUnsupported) {
+		t.Fatalf("draft on a repository without drafts: %v", err)
+	}
+	np.Draft = false
+	pr, err := e.app.CreatePullRequest(ctx, e.repo, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prIssue := e.repo
+	prIssue.Number = pr.Number
+	if err := e.app.SetDraft(ctx, prIssue, pr.NodeID, true); !errors.Is(err, githubapi.ErrDraftUnsupported) {
+		t.Fatalf("convert to draft: %v", err)
+	}
+}
+
+// Titles, bodies and check-run output over GitHub's limits are refused
+// with 422 by the fake, as by GitHub; at the limits they pass.
+func TestGitHubLimits(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	np := githubapi.NewPullRequest{Title: strings.Repeat("é", githubtest.MaxTitle+1), Head: "agent/issue-7", Base: "main", Body: "b"}
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !refused(err, 422) {
+		t.Errorf("title of %d characters: %v", githubtest.MaxTitle+1, err)
+	}
+	np.Title, np.Body = strings.Repeat("é", githubtest.MaxTitle), strings.Repeat("x", githubtest.MaxBody+1)
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !refused(err, 422) {
+		t.Errorf("body of %d characters: %v", githubtest.MaxBody+1, err)
+	}
+	np.Body = strings.Repeat("é", githubtest.MaxBody)
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); err != nil {
+		t.Errorf("body of %d characters: %v", githubtest.MaxBody, err)
+	}
+	if _, err := e.app.PostComment(ctx, e.repo, strings.Repeat("x", githubtest.MaxBody+1)); !refused(err, 422) {
+		t.Errorf("comment over the limit: %v", err)
+	}
+	sha := strings.Repeat("cd", 20)
+	run := githubapi.CheckRun{Name: "n", HeadSHA: sha, Conclusion: "success", Title: "t", Summary: strings.Repeat("x", githubtest.MaxCheckRunText+1)}
+	if _, err := e.app.PutCheckRun(ctx, e.repo, 0, run); !refused(err, 422) {
+		t.Errorf("summary over the limit: %v", err)
+	}
+	run.Summary = "s"
+	run.Annotations = [][]githubapi.Annotation{make([]githubapi.Annotation, githubtest.MaxAnnotations+1)}
+	for i := range run.Annotations[0] {
+		run.Annotations[0][i] = githubapi.Annotation{Path: "a", StartLine: 1, EndLine: 1, Level: "notice", Message: "m"}
+	}
+	if _, err := e.app.PutCheckRun(ctx, e.repo, 0, run); !refused(err, 422) {
+		t.Errorf("%d annotations in one request: %v", githubtest.MaxAnnotations+1, err)
+	}
+}
+
+func refused(err error, status int) bool {
+	r, ok := githubapi.AsRefusal(err)
+	return ok && r.Status == status
+}
+
+// Review-comment IDs past 2^31: the fake answers databaseId on them with
+// GitHub's coercion error, so the lookup must use fullDatabaseId.
+func TestReviewCommentIDsPast32Bits(t *testing.T) {
+	e := newEnv(t)
+	e.fake.SetNextID(3_000_000_000)
+	open := e.fake.AddReviewComment("acme", "widgets", 8, "rev", "a.go", 3, "rename this", false)
+	e.fake.ResolveThread(e.fake.AddReviewComment("acme", "widgets", 8, "rev", "d.go", 5, "fixed already", false))
+	e.fake.AddReviewComment("acme", "widgets", 8, "rev", "b.go", 9, "old remark", true)
+	pr := e.repo
+	pr.Number = 8
+	cs, err := e.app.ReviewComments(context.Background(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].ID != open || cs[0].ID <= 1<<31 {
+		t.Fatalf("review comments = %+v, want only %d", cs, open)
+	}
+	// The fake does refuse the 32-bit field, as GitHub does.
+	c, err := e.app.Installation(11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.NewRequest(http.MethodPost, "graphql", map[string]any{"query": "query { reviewThreads { nodes { comments { nodes { databaseId } } } } }",
+		"variables": map[string]any{"owner": "acme", "repo": "widgets", "number": 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	if _, err := c.Do(context.Background(), req, &answer); err != nil || len(answer.Errors) == 0 || !strings.Contains(answer.Errors[0].Message, "32-bit") {
+		t.Fatalf("databaseId on a large ID: %+v, %v", answer, err)
+	}
+}
+
+func TestReviewsAndDeleteBranch(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.fake.AddReview("acme", "widgets", 8, "rev", "CHANGES_REQUESTED", "Please add a test.")
+	e.fake.AddReview("acme", "widgets", 8, "rev", "APPROVED", "")
+	pr := e.repo
+	pr.Number = 8
+	rs, err := e.app.Reviews(ctx, pr)
+	if err != nil || len(rs) != 1 || rs[0].State != "CHANGES_REQUESTED" || rs[0].Body != "Please add a test." || rs[0].Author != "rev" {
+		t.Fatalf("reviews = %+v, %v (want the one with a body)", rs, err)
+	}
+	branches := map[string]bool{"agent/issue-7": true}
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", DeleteRef: func(b string) bool {
+		ok := branches[b]
+		delete(branches, b)
+		return ok
+	}})
+	for range 2 { // the second finds it gone: not an error
+		if err := e.app.DeleteBranch(ctx, e.repo, "agent/issue-7"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := e.fake.Deleted(); len(d) != 1 || d[0] != "acme/widgets:agent/issue-7" {
+		t.Fatalf("deleted = %v", d)
 	}
 }
 

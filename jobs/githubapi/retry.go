@@ -29,11 +29,21 @@ const (
 )
 
 // RetryTransport retries GitHub requests that failed for a reason that
-// passes: 429, a 403 that is a rate limit (secondary, or primary with no
-// requests left), and 500, 502, 503 and 504. It waits what Retry-After
-// says, else until X-RateLimit-Reset for a primary limit, else a minute for
-// a secondary limit, else an exponential backoff. Requests whose body
-// cannot be replayed are not retried. Zero fields take the defaults named.
+// passes, as GitHub's rate-limit documentation asks:
+//   - a primary rate limit (403 or 429 with X-RateLimit-Remaining: 0)
+//     waits until X-RateLimit-Reset; a reset further off than MaxWait is
+//     not waited for (the error is returned at once: asking again sooner
+//     would only fail again);
+//   - a secondary rate limit (429, or a 403 with Retry-After or GitHub's
+//     message) waits Retry-After, else a minute, and each further
+//     secondary limit of the same request at least twice the last wait;
+//   - 500, 502, 503 and 504 back off exponentially, except for the
+//     requests that create content (a comment, a check run): a 5xx can
+//     come after GitHub stored it, so sending it again could post it
+//     twice. Their caller looks it up before posting again.
+//
+// Requests whose body cannot be replayed are not retried. Zero fields
+// take the defaults named.
 type RetryTransport struct {
 	// Base sends the requests; default http.DefaultTransport.
 	Base http.RoundTripper
@@ -60,6 +70,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if maxRetries == 0 {
 		maxRetries = DefaultMaxRetries
 	}
+	var last time.Duration // the last secondary-limit wait
 	for attempt := 0; ; attempt++ {
 		r := req
 		if attempt > 0 {
@@ -72,17 +83,80 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil || attempt >= maxRetries {
 			return resp, err
 		}
-		wait, retry := t.waitFor(resp, attempt)
-		if !retry || (req.Body != nil && req.GetBody == nil) {
+		d := t.decide(req, resp, attempt, last)
+		if !d.retry || (req.Body != nil && req.GetBody == nil) {
 			return resp, nil
+		}
+		if d.secondary {
+			last = d.wait
 		}
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 		resp.Body.Close()
-		if err := t.sleep(req.Context(), wait); err != nil {
-			return nil, fmt.Errorf("%s %s: waiting %s to retry after HTTP %d: %w", req.Method, req.URL.Path, wait, resp.StatusCode, err)
+		if err := t.sleep(req.Context(), d.wait); err != nil {
+			return nil, fmt.Errorf("%s %s: waiting %s to retry after HTTP %d: %w", req.Method, req.URL.Path, d.wait, resp.StatusCode, err)
 		}
 	}
+}
+
+// decision is whether to retry a response and after how long.
+type decision struct {
+	wait      time.Duration
+	retry     bool
+	secondary bool
+}
+
+// decide reads resp. last is the wait after this request's previous
+// secondary limit (0 for none).
+func (t *RetryTransport) decide(req *http.Request, resp *http.Response, attempt int, last time.Duration) decision {
+	code := resp.StatusCode
+	retryAfter, hasRetryAfter := retryAfter(resp)
+	switch {
+	case (code == http.StatusForbidden || code == http.StatusTooManyRequests) && resp.Header.Get("X-RateLimit-Remaining") == "0":
+		wait := t.untilReset(resp)
+		if hasRetryAfter {
+			wait = max(wait, retryAfter)
+		}
+		return decision{wait: wait, retry: wait <= t.maxWait()}
+	case code == http.StatusTooManyRequests, code == http.StatusForbidden && secondaryLimit(resp):
+		wait := SecondaryLimitWait
+		if hasRetryAfter {
+			wait = retryAfter
+		}
+		wait = max(wait, 2*last)
+		return decision{wait: min(wait, t.maxWait()), retry: true, secondary: true}
+	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
+		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
+		if createsContent(req) {
+			return decision{}
+		}
+		wait := t.backoff() << attempt
+		if hasRetryAfter {
+			wait = retryAfter
+		}
+		return decision{wait: min(wait, t.maxWait()), retry: true}
+	}
+	return decision{}
+}
+
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
+	if err != nil || s < 0 {
+		return 0, false
+	}
+	return time.Duration(s) * time.Second, true
+}
+
+// createsContent reports whether req adds something GitHub keeps once per
+// request: a comment or a check run. Everything else Patchwright sends is
+// safe to send twice (edits replace, a second pull request or reaction is
+// refused or answered 200, a token is just another token).
+func createsContent(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	p := strings.TrimRight(req.URL.Path, "/")
+	return strings.HasSuffix(p, "/comments") || strings.HasSuffix(p, "/check-runs")
 }
 
 func rewind(req *http.Request) (*http.Request, error) {
@@ -95,34 +169,6 @@ func rewind(req *http.Request) (*http.Request, error) {
 		r.Body = b
 	}
 	return r, nil
-}
-
-// waitFor decides whether resp is worth a retry and how long to wait.
-// It reads (and puts back) a 403 body to tell a rate limit from a denial.
-func (t *RetryTransport) waitFor(resp *http.Response, attempt int) (time.Duration, bool) {
-	var wait time.Duration
-	switch code := resp.StatusCode; {
-	case code == http.StatusTooManyRequests:
-		wait = SecondaryLimitWait
-	case code == http.StatusForbidden:
-		primary := resp.Header.Get("X-RateLimit-Remaining") == "0"
-		if !primary && !secondaryLimit(resp) {
-			return 0, false
-		}
-		wait = SecondaryLimitWait
-		if primary {
-			wait = t.untilReset(resp)
-		}
-	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
-		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
-		wait = t.backoff() << attempt
-	default:
-		return 0, false
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s >= 0 {
-		wait = time.Duration(s) * time.Second
-	}
-	return min(wait, t.maxWait()), true
 }
 
 // secondaryLimit reports whether a 403 is GitHub's secondary rate limit:

@@ -34,6 +34,8 @@ type IssueText struct {
 	State string
 	// Author is the login of the person who filed it.
 	Author string
+	// Updated is GitHub's updated_at.
+	Updated time.Time
 }
 
 // Comment is an issue comment or a review comment.
@@ -42,8 +44,11 @@ type Comment struct {
 	Author string
 	Body   string
 	// Path and Line locate a review comment; empty for issue comments.
-	Path    string
-	Line    int
+	Path string
+	Line int
+	// State is a review's: APPROVED, CHANGES_REQUESTED or COMMENTED; empty
+	// for comments.
+	State   string
 	Created time.Time
 }
 

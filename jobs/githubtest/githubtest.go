@@ -70,6 +70,13 @@ type Server struct {
 	faults     []*fault
 	requests   []Request
 	now        func() time.Time
+	// installPerms are the permissions granted to an installation; one
+	// not listed has every permission.
+	installPerms map[int64]map[string]string
+	// prReviews are pull-request reviews (not their line comments).
+	prReviews []*Review
+	// deleted lists the branches deleted through the API.
+	deleted []string
 }
 
 // Repo is a repository the fake knows.
@@ -78,6 +85,13 @@ type Repo struct {
 	// Heads answers the head SHA of a branch for pull requests; nil means
 	// pull requests carry no head SHA.
 	Heads func(branch string) string
+	// NoDrafts makes the repository refuse draft pull requests, as GitHub
+	// does for private repositories on GitHub Free (422 "Draft pull
+	// requests are not supported in this repository.").
+	NoDrafts bool
+	// DeleteRef, when set, deletes a branch for DELETE .../git/refs/heads/B
+	// (the git remote's); it reports whether the branch existed.
+	DeleteRef func(branch string) bool
 }
 
 // Token is an installation token the fake minted.
@@ -108,6 +122,18 @@ type Comment struct {
 	Line        int
 	Outdated    bool
 	Resolved    bool // the review thread it starts is resolved (GraphQL only)
+	Created     time.Time
+}
+
+// Review is a pull-request review: its state and body.
+type Review struct {
+	ID          int64
+	Owner, Repo string
+	Pull        int
+	Author      string
+	State       string // APPROVED, CHANGES_REQUESTED, COMMENTED
+	Body        string
+	Submitted   time.Time
 }
 
 // Reaction is one reaction on an issue.
@@ -167,6 +193,7 @@ func New(t testing.TB, key *rsa.PublicKey) *Server {
 	s := &Server{
 		key: key, nextID: 1000, repos: map[string]*Repo{}, perms: map[string]string{},
 		tokens: map[string]Token{}, issues: map[string]*Issue{}, now: time.Now,
+		installPerms: map[int64]map[string]string{},
 	}
 	hs := httptest.NewServer(s.handler())
 	t.Cleanup(hs.Close)
@@ -179,6 +206,63 @@ func (s *Server) AddRepo(r Repo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.repos[strings.ToLower(r.Owner+"/"+r.Name)] = &r
+}
+
+// SetNextID makes the fake's next IDs (comments, review comments, check
+// runs, tokens) start after id: real review-comment IDs passed 2^31, and
+// a 32-bit field breaks on them.
+func (s *Server) SetNextID(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID = id
+}
+
+// SetInstallationPermissions limits what installation id was granted, as
+// GitHub names permissions ("pull_requests": "write"). Tokens it mints
+// carry only these, a token request for more is refused with 422, and an
+// endpoint that needs more answers 403 "Resource not accessible by
+// integration". Metadata read is always granted.
+func (s *Server) SetInstallationPermissions(id int64, perms map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.installPerms[id] = perms
+}
+
+// EditIssue changes an issue's title and body, as a person editing it.
+func (s *Server) EditIssue(owner, repo string, n int, title, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := s.issues[issueKey(owner, repo, n)]; i != nil {
+		i.Title, i.Body = title, body
+	}
+}
+
+// AddReview adds a submitted review of pull request pr and returns its ID.
+func (s *Server) AddReview(owner, repo string, pr int, author, state, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body, Submitted: s.now()})
+	return s.nextID
+}
+
+// SetPullState sets a pull request's state ("open", "closed"), as a person
+// closing or merging it.
+func (s *Server) SetPullState(owner, repo string, n int, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Number == n {
+			p.State = state
+		}
+	}
+}
+
+// Deleted returns the branches deleted through the API, as "owner/repo:branch".
+func (s *Server) Deleted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.deleted...)
 }
 
 // AddIssue registers an issue; State defaults to "open".
@@ -205,7 +289,7 @@ func (s *Server) AddReviewComment(owner, repo string, pr int, author, path strin
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	s.reviews = append(s.reviews, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: pr, Author: author, Body: body, Path: path, Line: line, Outdated: outdated})
+	s.reviews = append(s.reviews, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: pr, Author: author, Body: body, Path: path, Line: line, Outdated: outdated, Created: s.now()})
 	return s.nextID
 }
 
@@ -226,7 +310,7 @@ func (s *Server) AddComment(owner, repo string, issue int, author, body string) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	s.comments = append(s.comments, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: issue, Author: author, Body: body})
+	s.comments = append(s.comments, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: issue, Author: author, Body: body, Created: s.now()})
 	return s.nextID
 }
 
@@ -247,6 +331,30 @@ type Fault struct {
 	Status int
 	Body   string
 	Header http.Header
+	// Landed lets the request take effect before the fault is answered:
+	// a 502 or a timeout after GitHub created the comment.
+	Landed bool
+}
+
+// PrimaryRateLimit is GitHub's answer once an installation's hourly quota
+// is spent: 403 with x-ratelimit-remaining 0 and the reset time in epoch
+// seconds (GitHub also answers 429 for it).
+func PrimaryRateLimit(method, path string, reset time.Time) Fault {
+	return Fault{Method: method, Path: path, Status: http.StatusForbidden,
+		Body: `{"message":"API rate limit exceeded for installation ID 11.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`,
+		Header: http.Header{
+			"X-Ratelimit-Limit": {"5000"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Used": {"5000"},
+			"X-Ratelimit-Reset": {strconv.FormatInt(reset.Unix(), 10)}, "X-Ratelimit-Resource": {"core"},
+		}}
+}
+
+// SecondaryRateLimit is GitHub's secondary limit: 403 with its message,
+// quota left, and no Retry-After (as in the recorded headers), times
+// times.
+func SecondaryRateLimit(method, path string, times int) Fault {
+	return Fault{Method: method, Path: path, Status: http.StatusForbidden, Times: times,
+		Body:   `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`,
+		Header: http.Header{"X-Ratelimit-Limit": {"5000"}, "X-Ratelimit-Remaining": {"4990"}, "X-Ratelimit-Resource": {"core"}}}
 }
 
 type fault struct {
@@ -345,6 +453,22 @@ func (s *Server) ValidToken(token, owner, repo string) bool {
 	defer s.mu.Unlock()
 	t, ok := s.tokens[token]
 	return ok && t.allows(repo)
+}
+
+// has reports whether the token carries perm ("issues=write"). A token
+// without a permission list has all of them; metadata read always.
+func (t Token) has(perm string) bool {
+	name, level, _ := strings.Cut(perm, "=")
+	if len(t.Permissions) == 0 || name == "metadata" && level == "read" {
+		return true
+	}
+	return atLeast(t.Permissions[name], level)
+}
+
+// atLeast reports whether GitHub permission level have includes want.
+func atLeast(have, want string) bool {
+	rank := map[string]int{"read": 1, "write": 2, "admin": 3}
+	return rank[have] >= rank[want] && rank[have] > 0
 }
 
 func (t Token) allows(repo string) bool {

@@ -4,40 +4,73 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
+
+// GitHub's limits on what it stores, in characters; over them it answers
+// 422 "Validation Failed".
+const (
+	// MaxBody is the longest issue, comment or pull-request body.
+	MaxBody = 65536
+	// MaxCheckRunText is the longest check-run output summary or text.
+	MaxCheckRunText = 65535
+	// MaxAnnotations is how many annotations one check-run request takes.
+	MaxAnnotations = 50
+	// MaxTitle is the longest pull-request title.
+	MaxTitle = 256
+)
+
+// tooLong answers GitHub's 422 for a field over its limit.
+func tooLong(w http.ResponseWriter, resource, field string, limit int) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+		"message": "Validation Failed",
+		"errors": []map[string]string{{"resource": resource, "code": "custom", "field": field,
+			"message": fmt.Sprintf("%s is too long (maximum is %d characters)", field, limit)}},
+		"documentation_url": "https://docs.github.com/rest",
+	})
+}
+
+func chars(s string) int { return utf8.RuneCountInString(s) }
 
 // handler routes the endpoints; every request is recorded, then checked
 // against the injected faults, then authenticated.
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	app := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.appAuth(h)) }
-	inst := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.tokenAuth(h)) }
+	// inst registers an installation endpoint with the permission GitHub
+	// requires of an app for it ("" for none), as its REST reference
+	// lists it.
+	inst := func(pattern, perm string, h http.HandlerFunc) { mux.Handle(pattern, s.tokenAuth(perm, h)) }
 
 	app("GET /app", s.getApp)
 	app("POST /app/installations/{id}/access_tokens", s.mintToken)
 	app("GET /app/hook/deliveries", s.listDeliveries)
 	app("POST /app/hook/deliveries/{id}/attempts", s.redeliverOne)
-	inst("GET /users/{login}", s.getUser)
-	inst("GET /repos/{owner}/{repo}", s.getRepo)
-	inst("GET /repos/{owner}/{repo}/collaborators/{user}/permission", s.getPermission)
-	inst("GET /repos/{owner}/{repo}/issues/{n}", s.getIssue)
-	inst("GET /repos/{owner}/{repo}/issues/{n}/comments", s.listComments)
-	inst("POST /repos/{owner}/{repo}/issues/{n}/comments", s.createComment)
-	inst("PATCH /repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
-	inst("POST /repos/{owner}/{repo}/issues/{n}/reactions", s.createReaction)
-	inst("GET /repos/{owner}/{repo}/pulls", s.listPulls)
-	inst("POST /repos/{owner}/{repo}/pulls", s.createPull)
-	inst("GET /repos/{owner}/{repo}/pulls/{n}", s.getPull)
-	inst("PATCH /repos/{owner}/{repo}/pulls/{n}", s.editPull)
-	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", s.listReviewComments)
-	inst("POST /graphql", s.graphql)
-	inst("POST /repos/{owner}/{repo}/check-runs", s.createCheckRun)
-	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", s.updateCheckRun)
-	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", s.listCheckRuns)
+	inst("GET /users/{login}", "", s.getUser)
+	inst("GET /repos/{owner}/{repo}", "metadata=read", s.getRepo)
+	inst("GET /repos/{owner}/{repo}/collaborators/{user}/permission", "metadata=read", s.getPermission)
+	inst("GET /repos/{owner}/{repo}/issues/{n}", "issues=read", s.getIssue)
+	inst("GET /repos/{owner}/{repo}/issues/{n}/comments", "issues=read", s.listComments)
+	inst("POST /repos/{owner}/{repo}/issues/{n}/comments", "issues=write", s.createComment)
+	inst("PATCH /repos/{owner}/{repo}/issues/comments/{id}", "issues=write", s.editComment)
+	inst("POST /repos/{owner}/{repo}/issues/{n}/reactions", "issues=write", s.createReaction)
+	inst("GET /repos/{owner}/{repo}/pulls", "pull_requests=read", s.listPulls)
+	inst("POST /repos/{owner}/{repo}/pulls", "pull_requests=write", s.createPull)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}", "pull_requests=read", s.getPull)
+	inst("PATCH /repos/{owner}/{repo}/pulls/{n}", "pull_requests=write", s.editPull)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", "pull_requests=read", s.listReviewComments)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}/reviews", "pull_requests=read", s.listReviews)
+	inst("POST /graphql", "", s.graphql)
+	inst("POST /repos/{owner}/{repo}/check-runs", "checks=write", s.createCheckRun)
+	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)
+	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", "checks=read", s.listCheckRuns)
+	inst("DELETE /repos/{owner}/{repo}/git/refs/{ref...}", "contents=write", s.deleteRef)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -47,6 +80,10 @@ func (s *Server) handler() http.Handler {
 			s.mu.Unlock()
 		}()
 		if f := s.takeFault(r); f != nil {
+			if f.Landed {
+				// The request takes effect; only its answer is lost.
+				mux.ServeHTTP(httptest.NewRecorder(), r)
+			}
 			for k, vs := range f.Header {
 				for _, v := range vs {
 					rec.Header().Add(k, v)
@@ -94,7 +131,11 @@ func (s *Server) appAuth(h http.HandlerFunc) http.Handler {
 	})
 }
 
-func (s *Server) tokenAuth(h http.HandlerFunc) http.Handler {
+// tokenAuth checks the installation token, the repository it may reach,
+// and the permission perm ("issues=write") the endpoint needs: a token
+// without it gets GitHub's 403 "Resource not accessible by integration"
+// with the X-Accepted-GitHub-Permissions header naming what is needed.
+func (s *Server) tokenAuth(perm string, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
 		s.mu.Lock()
@@ -105,6 +146,11 @@ func (s *Server) tokenAuth(h http.HandlerFunc) http.Handler {
 			return
 		}
 		if repo := r.PathValue("repo"); repo != "" && !t.allows(repo) {
+			fail(w, http.StatusForbidden, "Resource not accessible by integration")
+			return
+		}
+		if perm != "" && !t.has(perm) {
+			w.Header().Set("X-Accepted-GitHub-Permissions", perm)
 			fail(w, http.StatusForbidden, "Resource not accessible by integration")
 			return
 		}
@@ -164,8 +210,20 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	granted, limited := s.installPerms[id]
+	perms := req.Permissions
+	if perms == nil && limited {
+		perms = granted
+	}
+	for name, level := range req.Permissions {
+		if limited && !atLeast(granted[name], level) {
+			s.mu.Unlock()
+			fail(w, http.StatusUnprocessableEntity, "The permissions requested are not granted to this installation.")
+			return
+		}
+	}
 	s.nextID++
-	t := Token{Value: fmt.Sprintf("ghs_fake%d", s.nextID), InstallationID: id, Repositories: req.Repositories, Permissions: req.Permissions}
+	t := Token{Value: fmt.Sprintf("ghs_fake%d", s.nextID), InstallationID: id, Repositories: req.Repositories, Permissions: perms}
 	s.tokens[t.Value] = t
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{
@@ -251,10 +309,14 @@ func (s *Server) getIssue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) commentJSON(c *Comment) map[string]any {
+	created := c.Created
+	if created.IsZero() {
+		created = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
 	return map[string]any{
 		"id": c.ID, "body": c.Body, "user": user(c.Author),
 		"html_url":   fmt.Sprintf("https://github.com/%s/%s/issues/%d#issuecomment-%d", c.Owner, c.Repo, c.Issue, c.ID),
-		"created_at": "2026-01-01T00:00:00Z",
+		"created_at": created.UTC().Format(time.RFC3339),
 	}
 }
 
@@ -313,7 +375,7 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.nextID++
-	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: body}
+	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: body, Created: s.now()}
 	s.comments = append(s.comments, c)
 	out := s.commentJSON(c)
 	s.mu.Unlock()
@@ -333,8 +395,8 @@ func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	case req.Body == "":
 		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is missing")
 		return "", false
-	case len(req.Body) > 65536:
-		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+	case chars(req.Body) > MaxBody:
+		tooLong(w, "IssueComment", "body", MaxBody)
 		return "", false
 	}
 	return req.Body, true
@@ -458,12 +520,18 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, "Validation Failed: title, head and base are required")
 		return
 	}
-	if len(req.Body) > 65536 {
-		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+	if !validPull(w, &req.Title, &req.Body) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if rp := s.repos[strings.ToLower(owner+"/"+repo)]; req.Draft && rp != nil && rp.NoDrafts {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+			"message":           draftRefusal,
+			"documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+		})
+		return
+	}
 	for _, p := range s.pulls {
 		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Head == req.Head && p.State == "open" {
 			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
@@ -488,6 +556,24 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 		Draft: req.Draft, State: "open", Author: s.tokenLogin(r), HeadSHA: s.headSHA(owner, repo, req.Head)}
 	s.pulls = append(s.pulls, p)
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
+}
+
+// draftRefusal is GitHub's message where draft pull requests are not
+// available (private repositories on GitHub Free).
+const draftRefusal = "Draft pull requests are not supported in this repository."
+
+// validPull checks a pull request's title and body against GitHub's
+// limits; nil fields are not being set.
+func validPull(w http.ResponseWriter, title, body *string) bool {
+	switch {
+	case title != nil && chars(*title) > MaxTitle:
+		tooLong(w, "PullRequest", "title", MaxTitle)
+		return false
+	case body != nil && chars(*body) > MaxBody:
+		tooLong(w, "PullRequest", "body", MaxBody)
+		return false
+	}
+	return true
 }
 
 func (s *Server) pull(w http.ResponseWriter, r *http.Request) *Pull {
@@ -528,8 +614,7 @@ func (s *Server) editPull(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	if req.Body != nil && len(*req.Body) > 65536 {
-		fail(w, http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
+	if !validPull(w, req.Title, req.Body) {
 		return
 	}
 	if req.Title != nil {
@@ -554,10 +639,13 @@ func (s *Server) listReviewComments(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	for _, c := range s.reviews {
 		if sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) && c.Issue == int(n) {
+			// position is closing down: the fake leaves it null, so code
+			// that still reads it sees every comment as outdated. An
+			// outdated comment has a null line and keeps original_line.
 			m := s.commentJSON(c)
-			m["path"], m["line"], m["position"] = c.Path, c.Line, c.Line
+			m["path"], m["line"], m["original_line"], m["position"] = c.Path, c.Line, c.Line, nil
 			if c.Outdated {
-				m["position"], m["line"] = nil, nil
+				m["line"] = nil
 			}
 			all = append(all, m)
 		}
@@ -608,6 +696,10 @@ func (s *Server) setDraft(w http.ResponseWriter, req graphqlReq, mutation string
 	defer s.mu.Unlock()
 	for _, p := range s.pulls {
 		if pullNodeID(p) == req.Variables.ID {
+			if rp := s.repos[strings.ToLower(p.Owner+"/"+p.Repo)]; draft && rp != nil && rp.NoDrafts {
+				graphqlError(w, draftRefusal)
+				return
+			}
 			p.Draft = draft
 			p.Edits++
 			writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{mutation: map[string]any{"pullRequest": map[string]any{"isDraft": p.Draft}}}})
@@ -629,9 +721,25 @@ func (s *Server) reviewThreads(w http.ResponseWriter, req graphqlReq) {
 	s.mu.Lock()
 	for _, c := range s.reviews {
 		if sameRepo(c.Owner, c.Repo, v.Owner, v.Repo) && c.Issue == v.Number {
+			node := map[string]any{}
+			if strings.Contains(strings.ReplaceAll(req.Query, "fullDatabaseId", ""), "databaseId") {
+				if c.ID > math.MaxInt32 {
+					// databaseId is a GraphQL Int: 32 bits. GitHub
+					// answers a larger ID with a coercion error.
+					s.mu.Unlock()
+					graphqlError(w, fmt.Sprintf("Int cannot represent non 32-bit signed integer value: %d", c.ID))
+					return
+				}
+				node["databaseId"] = c.ID
+			}
+			if strings.Contains(req.Query, "fullDatabaseId") {
+				// A BigInt, which GitHub encodes as a string.
+				node["fullDatabaseId"] = strconv.FormatInt(c.ID, 10)
+			}
 			threads = append(threads, map[string]any{
 				"isResolved": c.Resolved,
-				"comments":   map[string]any{"nodes": []map[string]any{{"databaseId": c.ID}}},
+				"isOutdated": c.Outdated,
+				"comments":   map[string]any{"nodes": []map[string]any{node}},
 			})
 		}
 	}
@@ -651,6 +759,7 @@ type checkRunReq struct {
 	Output     *struct {
 		Title       string            `json:"title"`
 		Summary     string            `json:"summary"`
+		Text        string            `json:"text"`
 		Annotations []json.RawMessage `json:"annotations"`
 	} `json:"output"`
 }
@@ -667,11 +776,14 @@ func (c *CheckRun) apply(req checkRunReq) error {
 		c.Status = "completed"
 	}
 	if o := req.Output; o != nil {
-		if len(o.Annotations) > 50 {
-			return fmt.Errorf("at most 50 annotations per request, got %d", len(o.Annotations))
+		if len(o.Annotations) > MaxAnnotations {
+			return fmt.Errorf("at most %d annotations per request, got %d", MaxAnnotations, len(o.Annotations))
 		}
-		if len(o.Summary) > 65535 {
-			return fmt.Errorf("output summary over 65535 characters")
+		if chars(o.Summary) > MaxCheckRunText {
+			return fmt.Errorf("output.summary is too long (maximum is %d characters)", MaxCheckRunText)
+		}
+		if chars(o.Text) > MaxCheckRunText {
+			return fmt.Errorf("output.text is too long (maximum is %d characters)", MaxCheckRunText)
 		}
 		c.Title, c.Summary = o.Title, o.Summary
 		c.Annotations += len(o.Annotations)
@@ -744,4 +856,41 @@ func (s *Server) listCheckRuns(w http.ResponseWriter, r *http.Request) {
 		runs = []map[string]any{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs})
+}
+
+// listReviews lists a pull request's submitted reviews.
+func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
+	n, ok := number(w, r, "n")
+	if !ok {
+		return
+	}
+	var all []map[string]any
+	s.mu.Lock()
+	for _, v := range s.prReviews {
+		if sameRepo(v.Owner, v.Repo, r.PathValue("owner"), r.PathValue("repo")) && v.Pull == int(n) {
+			all = append(all, map[string]any{"id": v.ID, "user": user(v.Author), "body": v.Body, "state": v.State,
+				"submitted_at": v.Submitted.UTC().Format(time.RFC3339)})
+		}
+	}
+	s.mu.Unlock()
+	writePage(w, r, all)
+}
+
+// deleteRef deletes a branch through the repository's DeleteRef: 204, or
+// 422 "Reference does not exist" as GitHub answers for a missing one.
+func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request) {
+	ref := r.PathValue("ref")
+	branch, ok := strings.CutPrefix(ref, "heads/")
+	rp, found := s.repo(w, r)
+	if !found {
+		return
+	}
+	if !ok || rp.DeleteRef == nil || !rp.DeleteRef(branch) {
+		fail(w, http.StatusUnprocessableEntity, "Reference does not exist")
+		return
+	}
+	s.mu.Lock()
+	s.deleted = append(s.deleted, rp.Owner+"/"+rp.Name+":"+branch)
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
