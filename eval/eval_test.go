@@ -372,3 +372,36 @@ func TestFingerprintSeesToolOutputForms(t *testing.T) {
 		t.Error("lines of the base tree counted as a leak")
 	}
 }
+
+func TestCheckBase(t *testing.T) {
+	hiddenTest := "def test_hidden_sum():\n    assert total([1, 2, 3]) == 6\n    assert total([]) == 0\n"
+	task := &Task{HiddenPatch: []byte("--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1,2 +1,6 @@\n import pytest\n+\n+" +
+		strings.ReplaceAll(strings.TrimSuffix(hiddenTest, "\n"), "\n", "\n+") + "\n+\n+import os\n")}
+	cases := map[string]struct {
+		files map[string]string
+		leak  bool
+	}{
+		"clean":               {map[string]string{"tests/test_x.py": "import pytest\n"}, false},
+		"block elsewhere":     {map[string]string{"old/copy.py": "# copied\n" + hiddenTest}, true},
+		"reindented":          {map[string]string{"x.py": strings.ReplaceAll(hiddenTest, "    ", "\t\t")}, true},
+		"one common line":     {map[string]string{"y.py": "import os\nassert total([]) == 0\n"}, false},
+		"short hidden file":   {map[string]string{"conftest.py": "import pytest\n"}, false},
+		"same file same path": {map[string]string{"conftest.py": "import pytest\n", "a": ""}, true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, c.files)
+			tk := task
+			if name == "short hidden file" || name == "same file same path" {
+				tk = &Task{HiddenFiles: map[string][]byte{"tests/conftest.py": []byte("import pytest\n")}}
+				if name == "same file same path" {
+					writeFiles(t, dir, map[string]string{"tests/conftest.py": "import pytest\n"})
+				}
+			}
+			if err := checkBase(tk, dir); (err != nil) != c.leak {
+				t.Errorf("checkBase = %v, want leak %v", err, c.leak)
+			}
+		})
+	}
+}

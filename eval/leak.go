@@ -203,40 +203,47 @@ func contextStrings(v any, keep bool) []string {
 	return out
 }
 
-// minBlock is the shortest block of added lines that counts as present in
-// the base tree: a few characters occur anywhere by chance.
-const minBlock = 40
+// A block of hidden test lines counts as present in the base tree only
+// when it is this long: a line or two, or a few characters, occur in any
+// large tree by chance.
+const (
+	minBlockLines = 3
+	minBlockBytes = 60
+)
 
 // hiddenBlocks are the hidden tests as blocks of normalized text: each
-// hidden file whole, or each run of lines the hidden patch adds.
+// hidden file whole, or each run of lines the hidden patch adds; blocks
+// shorter than the minimums are left out.
 func hiddenBlocks(t *Task) map[string]string {
 	blocks := map[string]string{}
-	for p, data := range t.HiddenFiles {
-		blocks[normalize(string(data))] = p
-	}
-	var run []string
-	flush := func(file string) {
-		if b := strings.Join(run, "\n"); len(b) >= minBlock {
+	keep := func(b, file string) {
+		if strings.Count(b, "\n")+1 >= minBlockLines && len(b) >= minBlockBytes {
 			blocks[b] = file
 		}
+	}
+	for p, data := range t.HiddenFiles {
+		keep(normalize(string(data)), p)
+	}
+	var run []string
+	file := ""
+	flush := func() {
+		keep(strings.Join(run, "\n"), file)
 		run = nil
 	}
-	file := ""
 	for line := range strings.SplitSeq(string(t.HiddenPatch), "\n") {
 		switch {
 		case strings.HasPrefix(line, "+++ "):
-			flush(file)
+			flush()
 			file = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
-		case strings.HasPrefix(line, "+"):
-			if l := strings.TrimSpace(line[1:]); l != "" {
-				run = append(run, l)
-			}
+		case strings.HasPrefix(line, "+") && strings.TrimSpace(line[1:]) != "":
+			run = append(run, strings.TrimSpace(line[1:]))
 		default:
-			flush(file)
+			// A blank added line ends a block too: blocks are then about
+			// one function each, and a whole function is what a copy holds.
+			flush()
 		}
 	}
-	flush(file)
-	delete(blocks, "")
+	flush()
 	return blocks
 }
 
@@ -253,10 +260,14 @@ func normalize(s string) string {
 }
 
 // checkBase refuses a base tree that already holds the hidden tests: a
-// hidden file's content, or a block of lines the hidden patch adds.
+// hidden file at its own path with the same content, or a long enough
+// block of a hidden file or of the lines the hidden patch adds.
 func checkBase(t *Task, dir string) error {
 	blocks := hiddenBlocks(t)
 	return walkFiles(dir, func(rel string, data []byte) error {
+		if h, ok := t.HiddenFiles[rel]; ok && len(bytes.TrimSpace(h)) > 0 && bytes.Equal(bytes.TrimSpace(h), bytes.TrimSpace(data)) {
+			return fmt.Errorf("the hidden test file %s is already in the base tree", rel)
+		}
 		text := normalize(string(data))
 		for b, hidden := range blocks {
 			if strings.Contains(text, b) {
