@@ -382,6 +382,107 @@ func scenarioOtherRunners(t *testing.T, env *dockerEnv) {
 	}
 }
 
+// scenarioNewTestsOtherLanguages shows new pytest and node:test tests
+// failing on the original code inside the real sandbox.
+func scenarioNewTestsOtherLanguages(t *testing.T, env *dockerEnv) {
+	if out, err := env.sb.Exec(context.Background(), sandbox.Command{Script: "command -v python && command -v node", Timeout: time.Minute}); err != nil || out.ExitCode != 0 {
+		t.Skip("the sandbox image has no python or node; build it with testdata/sandbox-image/build.sh")
+	}
+	f := newFixture(t, env, map[string]string{
+		"pyproject.toml":     "[project]\nname = \"calc\"\nversion = \"0\"\n",
+		"conftest.py":        "",
+		"calc.py":            "def add(a, b):\n    return a - b\n",
+		"web/package.json":   `{"name":"web","scripts":{"test":"node --test"}}`,
+		"web/calc.js":        "exports.add = (a, b) => a - b;\n",
+		"web/test/x.test.js": "const test = require('node:test');\n",
+	})
+	f.write(map[string]string{
+		"calc.py":            "def add(a, b):\n    return a + b\n",
+		"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+		"web/calc.js":        "exports.add = (a, b) => a + b;\n",
+		"web/test/x.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\n" +
+			"test('adds', () => assert.strictEqual(add(2, 3), 5));\n",
+	})
+	changed := []string{"calc.py", "tests/test_calc.py", "web/calc.js", "web/test/x.test.js"}
+	ws := f.workspace()
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := OpenBase(f.dir, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := FindNewTests(ws, base, changed, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Sandbox: f.sb, Checks: d.Checks, Timeout: 5 * time.Minute}
+	results, err := r.RunNewTestsOnBase(context.Background(), ws, base, found, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]NewTestStatus{}
+	for _, res := range results {
+		status[res.Name] = res.Status
+		if res.Status == NotRunBefore || res.Status == CannotShow {
+			t.Logf("%s: %s (%s)\n%s", res.Name, res.Status, res.Reason, res.Output)
+		}
+	}
+	want := map[string]NewTestStatus{"test_add": FailsBefore, "test_zero": PassesBefore, "adds": FailsBefore}
+	if !reflect.DeepEqual(status, want) {
+		t.Errorf("statuses = %v, want %v", status, want)
+	}
+}
+
+// scenarioCargo runs detected cargo checks in the sandbox and shows a new
+// integration test failing on the original code.
+func scenarioCargo(t *testing.T, env *dockerEnv) {
+	if out, err := env.sb.Exec(context.Background(), sandbox.Command{Script: "command -v cargo", Timeout: time.Minute}); err != nil || out.ExitCode != 0 {
+		t.Skip("the sandbox image has no cargo; build it with testdata/sandbox-image/build.sh")
+	}
+	lib := "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n"
+	f := newFixture(t, env, map[string]string{
+		"Cargo.toml": "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/lib.rs": lib,
+	})
+	r := f.runner(&memRecorder{})
+	baseline := f.run(r, Baseline)
+	bt := byName(baseline, "test")
+	if s := bt.Summary; s == nil || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"tests::adds"}) {
+		t.Fatalf("baseline cargo test = %+v; output:\n%s", bt.Summary, bt.Output)
+	}
+	f.write(map[string]string{
+		"src/lib.rs":   strings.Replace(lib, "a - b", "a + b", 1),
+		"tests/api.rs": "#[test]\nfn adds_two() {\n    assert_eq!(calc::add(2, 2), 4);\n}\n",
+	})
+	final := f.run(r, Final)
+	if got, reason := Decide(OutcomeInput{FilesChanged: 2, Baseline: baseline, Final: final}); got != Verified {
+		t.Errorf("outcome = %s (%s), want verified", got, reason)
+	}
+	ws := f.workspace()
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := OpenBase(f.dir, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := []string{"src/lib.rs", "tests/api.rs"}
+	found, err := FindNewTests(ws, base, changed, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := r.RunNewTestsOnBase(context.Background(), ws, base, found, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0].Name != "adds_two" || results[0].Status != FailsBefore {
+		t.Errorf("new tests = %+v, want adds_two failing before", results)
+	}
+}
+
 // scenarioZeroTests: a module whose only test file was emptied of tests
 // passes go test, but no test ran.
 func scenarioZeroTests(t *testing.T, env *dockerEnv) {
@@ -416,6 +517,8 @@ func TestDockerRunner(t *testing.T) {
 		{"NoChecks", scenarioNoChecks},
 		{"CouldNotRun", scenarioCouldNotRun},
 		{"OtherRunners", scenarioOtherRunners},
+		{"NewTestsOtherLanguages", scenarioNewTestsOtherLanguages},
+		{"Cargo", scenarioCargo},
 		{"ZeroTests", scenarioZeroTests},
 	}
 	for _, sc := range scenarios {

@@ -258,6 +258,9 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 	if err := overlayTests(ws, tree, changed); err != nil {
 		return nil, err
 	}
+	if err := openTree(tree); err != nil {
+		return nil, err
+	}
 	var out []NewTestResult
 	for _, group := range groupByDir(tests) {
 		run := r.runOnBase
@@ -271,6 +274,31 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 		out = append(out, res...)
 	}
 	return out, nil
+}
+
+// openTree lets the sandbox's command user, whoever owns the files the
+// worker wrote, write in the original tree: cargo writes Cargo.lock and
+// target/ beside the sources, pytest and node their caches.
+func openTree(tree *os.Root) error {
+	err := fs.WalkDir(tree.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return tree.Chmod(p, 0o777)
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return tree.Chmod(p, info.Mode().Perm()|0o666)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("run new tests on original code: open the original tree to the sandbox user: %w", err)
+	}
+	return nil
 }
 
 // overlayTests copies the change's versions of test files and testdata
