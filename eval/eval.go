@@ -121,6 +121,9 @@ func Evaluate(ctx context.Context, tasks []*Task, o Options) (*Report, error) {
 		rep.Results = append(rep.Results, results[p.task.ID]...)
 	}
 	rep.Summary = summarize(rep.Results, rep.Meta)
+	if ctx.Err() != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("interrupted: %d of %d runs finished; the figures cover those only", len(rep.Results), len(valid)*o.Runs))
+	}
 	return rep, ctx.Err()
 }
 

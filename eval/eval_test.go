@@ -405,3 +405,27 @@ func TestCheckBase(t *testing.T) {
 		})
 	}
 }
+
+func TestInterruptedEvaluationSaysSo(t *testing.T) {
+	suite := t.TempDir()
+	for i := range 3 {
+		makeTask(t, suite, fmt.Sprintf("t%d", i), defaultFixture())
+	}
+	tasks, err := Load(suite, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := runnerFunc(func(ctx context.Context, req RunRequest) (RunResult, error) {
+		cancel() // Ctrl-C during the first run
+		return RunResult{Outcome: "stopped"}, nil
+	})
+	rep, err := Evaluate(ctx, tasks, testOptions(t, stop, &hostSandboxes{}))
+	if err == nil || rep == nil {
+		t.Fatalf("Evaluate = %v, %v: want the partial report and the context's error", rep, err)
+	}
+	if len(rep.Results) != 1 || !strings.Contains(strings.Join(rep.Problems, " "), "interrupted: 1 of 3 runs finished") {
+		t.Errorf("results %+v problems %q", rep.Results, rep.Problems)
+	}
+}
