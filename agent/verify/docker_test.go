@@ -483,6 +483,25 @@ func scenarioCargo(t *testing.T, env *dockerEnv) {
 	}
 }
 
+// scenarioMavenOffline: the detected Maven check runs offline (the agent
+// phase has no network); with the plugins missing from the local
+// repository that is "could not run", not a failing build.
+func scenarioMavenOffline(t *testing.T, env *dockerEnv) {
+	if out, err := env.sb.Exec(context.Background(), sandbox.Command{Script: "command -v mvn", Timeout: time.Minute}); err != nil || out.ExitCode != 0 {
+		t.Skip("the sandbox image has no mvn; build it with testdata/sandbox-image/build.sh")
+	}
+	f := newFixture(t, env, map[string]string{
+		"pom.xml": "<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>" +
+			"<groupId>x</groupId><artifactId>calc</artifactId><version>1</version>" +
+			"<build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>99.0.0</version></plugin></plugins></build></project>\n",
+	})
+	res := f.run(f.runner(&memRecorder{}), Final)
+	c := byName(res, "test")
+	if !c.CouldNotRun || c.Runs != 1 || !strings.Contains(c.NotRunReason, "Maven is offline") {
+		t.Errorf("maven check = %+v; output:\n%s", c, c.Output)
+	}
+}
+
 // scenarioZeroTests: a module whose only test file was emptied of tests
 // passes go test, but no test ran.
 func scenarioZeroTests(t *testing.T, env *dockerEnv) {
@@ -519,6 +538,7 @@ func TestDockerRunner(t *testing.T) {
 		{"OtherRunners", scenarioOtherRunners},
 		{"NewTestsOtherLanguages", scenarioNewTestsOtherLanguages},
 		{"Cargo", scenarioCargo},
+		{"MavenOffline", scenarioMavenOffline},
 		{"ZeroTests", scenarioZeroTests},
 	}
 	for _, sc := range scenarios {
