@@ -263,11 +263,13 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 	}
 	var out []NewTestResult
 	for _, group := range groupByDir(tests) {
-		run := r.runOnBase
-		if group[0].Lang != LangGo {
-			run = r.runLangOnBase
+		var res []NewTestResult
+		var err error
+		if group[0].Lang == LangGo {
+			res, err = r.runOnBase(ctx, group, goModuleDir(tree, group[0].Dir))
+		} else {
+			res, err = r.runLangOnBase(ctx, group)
 		}
-		res, err := run(ctx, group)
 		if err != nil {
 			return out, err
 		}
@@ -350,21 +352,46 @@ func groupByDir(tests []NewTest) [][]NewTest {
 	return groups
 }
 
-// runOnBase runs one package's new tests in the original tree.
-func (r *Runner) runOnBase(ctx context.Context, tests []NewTest) ([]NewTestResult, error) {
+// goModuleDir is the directory of the nearest go.mod at or above dir in
+// the original tree: "." for the root module (or none), "api" for a
+// package of the module in api/.
+func goModuleDir(tree *os.Root, dir string) string {
+	for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if _, err := tree.Stat(path.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return "."
+}
+
+// runOnBase runs one package's new tests in the original tree, from the
+// directory of the module holding it: a nested module's packages are not
+// part of the root module.
+func (r *Runner) runOnBase(ctx context.Context, tests []NewTest, module string) ([]NewTestResult, error) {
 	names := make([]string, len(tests))
 	for i, t := range tests {
 		names[i] = t.Name // identifiers: parsed by go/parser, safe in a shell word
 	}
-	dir := "./" + tests[0].Dir
-	if tests[0].Dir == "." {
+	rel := tests[0].Dir
+	if module != "." {
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, module), "/")
+		if rel == "" {
+			rel = "."
+		}
+	}
+	dir := "./" + rel
+	if rel == "." {
 		dir = "."
 	}
-	if !importPathRE.MatchString(dir) {
+	if !importPathRE.MatchString(dir) || !importPathRE.MatchString(module) {
 		return cannotShow(tests, "cannot be shown because the package directory's name cannot be passed to the shell safely"), nil
 	}
 	cmd := fmt.Sprintf("go test -count=1 -v -run '^(%s)$' %s", strings.Join(names, "|"), dir)
-	out, err := r.exec(ctx, "cd "+baseDir+" && "+cmd)
+	where := baseDir
+	if module != "." {
+		cmd = "cd " + module + " && " + cmd
+	}
+	out, err := r.exec(ctx, "cd "+where+" && "+cmd)
 	if err != nil {
 		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}

@@ -380,3 +380,23 @@ func TestNewPythonTestsEditableInstall(t *testing.T) {
 	got := runNewTests(t, ws, base, changed)
 	wantStatuses(t, got, map[string]NewTestStatus{"test_add": FailsBefore})
 }
+
+// TestNewGoTestsInNestedModuleOnHost: a new test in a module below the
+// root runs from that module's directory in the original tree.
+func TestNewGoTestsInNestedModuleOnHost(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH")
+	}
+	ws, base, changed := hostRepo(t, map[string]string{
+		"api/go.mod":       "module example.com/api\n\ngo 1.22\n",
+		"api/calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+	}, map[string]string{
+		"api/calc/calc.go":      "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+		"api/calc/calc_test.go": addTest,
+	})
+	got := runNewTestsPath(t, ws, base, changed, os.Getenv("PATH"))
+	wantStatuses(t, got, map[string]NewTestStatus{"TestAdd": FailsBefore})
+	if c := got["TestAdd"].Command; c != "cd api && go test -count=1 -v -run '^(TestAdd)$' ./calc" {
+		t.Errorf("command = %q", c)
+	}
+}
