@@ -7,9 +7,10 @@ import (
 
 // Plot layout, in SVG user units.
 const (
-	plotLabelW = 300
+	plotLabelW = 200 // at least; wider for long labels
+	plotCharW  = 7.5 // a 13-unit sans-serif character, generously
 	plotBarW   = 400
-	plotTextW  = 190
+	plotTextW  = 230
 	plotRowH   = 24
 	plotTop    = 56
 )
@@ -28,7 +29,11 @@ type plotRow struct {
 // configuration, the numbers written beside each bar.
 func Plot(reps []*Report) []byte {
 	rows := plotRows(reps)
-	w := plotLabelW + plotBarW + plotTextW
+	labelW := plotLabelW
+	for _, r := range rows {
+		labelW = max(labelW, 20+int(float64(len([]rune(r.label)))*plotCharW))
+	}
+	w := labelW + plotBarW + plotTextW
 	h := plotTop + len(rows)*plotRowH + 30
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n", w, h, w, h)
@@ -37,12 +42,12 @@ func Plot(reps []*Report) []byte {
 	b.WriteString(`<text x="10" y="40" fill="#555">bar: share of attempts resolved · line: 95% Wilson interval · n: attempts</text>` + "\n")
 	bottom := plotTop + len(rows)*plotRowH
 	for _, tick := range []int{0, 25, 50, 75, 100} {
-		x := plotLabelW + tick*plotBarW/100
+		x := labelW + tick*plotBarW/100
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#ddd"/>`+"\n", x, plotTop-4, x, bottom)
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#555">%d%%</text>`+"\n", x, bottom+16, tick)
 	}
 	for i, r := range rows {
-		plotRowSVG(&b, r, plotTop+i*plotRowH)
+		plotRowSVG(&b, r, labelW, plotTop+i*plotRowH)
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
@@ -117,8 +122,7 @@ func groupOf(s Summary, name string) (Group, bool) {
 	return g, ok
 }
 
-func plotRowSVG(b *strings.Builder, r plotRow, y int) {
-	x0 := plotLabelW
+func plotRowSVG(b *strings.Builder, r plotRow, x0, y int) {
 	xr := func(v float64) float64 { return float64(x0) + v*plotBarW }
 	mid := y + plotRowH/2
 	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end" fill="%s">%s</text>`+"\n", x0-8, mid+4, r.color, esc(r.label))
