@@ -71,30 +71,9 @@ func matchAny(patterns []string, path string) (string, bool) {
 // analyze runs the honest-evidence step on the final change and records
 // its findings in the ledger.
 func (r *run) analyze() error {
-	in := findings.Input{
-		IssueTitle: r.job.Issue.Title, IssueBody: r.job.Issue.Body,
-		Read:   r.readPaths(),
-		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
-		Checks: r.findingChecks(),
-	}
-	root, err := os.OpenRoot(r.ws.Dir())
+	in, err := r.findingsInput(r.changes)
 	if err != nil {
-		return fmt.Errorf("open work tree: %w", err)
-	}
-	defer root.Close()
-	for _, c := range r.changes {
-		f := findings.File{Path: c.Path}
-		if c.Kind != gitrepo.Added {
-			if f.Base, err = r.repo.BaseContent(c.Path); err != nil {
-				return err
-			}
-		}
-		if c.Kind != gitrepo.Deleted {
-			f.New = readBounded(root, c.Path)
-			// Too large, or a link: judged by its path, never as deleted.
-			f.Unread = f.New == nil
-		}
-		in.Files = append(in.Files, f)
+		return err
 	}
 	found := findings.Analyze(in)
 	for _, f := range found {
@@ -104,6 +83,54 @@ func (r *run) analyze() error {
 	}
 	r.evidence = append(r.evidence, found...)
 	return nil
+}
+
+// findingsSoFar is what the verify tool tells the model about its change
+// as it stands, so it can undo a weakened test before it finishes: the
+// findings' one-line summary ("" for none) and whether one blocks
+// verified.
+func (r *run) findingsSoFar() (string, bool) {
+	changes, err := r.repo.Changes()
+	if err != nil {
+		return "", false
+	}
+	in, err := r.findingsInput(changes)
+	if err != nil {
+		return "", false
+	}
+	found := findings.Analyze(in)
+	return findings.Summary(found), len(findings.Blocking(found)) > 0
+}
+
+// findingsInput reads what the findings look at: each changed file before
+// and after (bounded), the issue, the checks and what the model read.
+func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
+	in := findings.Input{
+		IssueTitle: r.job.Issue.Title, IssueBody: r.job.Issue.Body,
+		Read:   r.readPaths(),
+		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
+		Checks: r.findingChecks(),
+	}
+	root, err := os.OpenRoot(r.ws.Dir())
+	if err != nil {
+		return in, fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	for _, c := range changes {
+		f := findings.File{Path: c.Path}
+		if c.Kind != gitrepo.Added {
+			if f.Base, err = r.repo.BaseContent(c.Path); err != nil {
+				return in, err
+			}
+		}
+		if c.Kind != gitrepo.Deleted {
+			f.New = readBounded(root, c.Path)
+			// Too large, or a link: judged by its path, never as deleted.
+			f.Unread = f.New == nil
+		}
+		in.Files = append(in.Files, f)
+	}
+	return in, nil
 }
 
 // readBounded reads a regular file of at most maxFindingsRead bytes, or

@@ -92,3 +92,28 @@ func TestPipelineLargeFileLeftOut(t *testing.T) {
 	}
 	readResult(t, out)
 }
+
+// TestVerifyToolTellsFindings: the model deletes the failing test and
+// calls verify; the tool's result names the finding, so the model hears it
+// before it finishes, and the outcome is not verified.
+func TestVerifyToolTellsFindings(t *testing.T) {
+	repo := gitRepo(t, calcFiles(true))
+	res, _, srv := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add returns the wrong result."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("delete_file", `{"path":"calc_test.go"}`),
+			call("verify", `{}`),
+			call("finish", `{"summary":"Fixed."}`),
+		},
+	}.run(t)
+	reqs := srv.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "findings") || !strings.Contains(last, "calc_test.go") {
+		t.Errorf("the model did not hear of the finding; last request:\n%s", last)
+	}
+	if res.Outcome == "verified" {
+		t.Errorf("outcome verified with the only test deleted (%s)", res.Reason)
+	}
+}

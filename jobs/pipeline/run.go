@@ -266,7 +266,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
 		Sandbox:   r.sb,
-		Verifier:  ToolVerifier{Runner: r.verifier},
+		Verifier:  ToolVerifier{Runner: r.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 	})
 	if err != nil {

@@ -18,6 +18,11 @@ const loopPhase verify.Phase = "loop"
 // runner's Recorder: the tool call records its own commands.
 type ToolVerifier struct {
 	Runner *verify.Runner
+	// Findings, when set, returns the findings on the change so far in
+	// one line (see findings.Summary); a non-empty line is shown to the
+	// model as one more check, "findings", that fails when it holds a
+	// finding that keeps the change from being verified.
+	Findings func() (summary string, blocking bool)
 }
 
 // Verify implements tools.Verifier.
@@ -36,6 +41,12 @@ func (v ToolVerifier) Verify(ctx context.Context) ([]tools.Check, error) {
 			rec.Output = "not run: " + res.NotRunReason
 		}
 		out = append(out, tools.Check{Name: res.Name, Passed: res.Passed, CommandRecord: rec})
+	}
+	if v.Findings != nil && err == nil {
+		if summary, blocking := v.Findings(); summary != "" {
+			out = append(out, tools.Check{Name: "findings", Passed: !blocking, CommandRecord: tools.CommandRecord{
+				Command: "(Patchwright's review of the diff)", Output: summary}})
+		}
 	}
 	return out, err
 }
