@@ -135,3 +135,11 @@ func TestLoadSWEBenchRejectsBadInstances(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadSaysWhatATaskDirectoryIs(t *testing.T) {
+	suite := t.TempDir()
+	writeFiles(t, suite, map[string]string{"README.md": "notes\n", "tasks/one/task.yml": "x: 1\n"})
+	if _, err := Load(suite, ""); err == nil || !strings.Contains(err.Error(), "tasks is not a task directory: it has no task.yml") {
+		t.Fatalf("error %v", err)
+	}
+}

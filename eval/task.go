@@ -135,6 +135,9 @@ func LoadTaskDir(dir string) (*Task, error) {
 	}
 	name := filepath.Join(dir, "task.yml")
 	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not a task directory: it has no task.yml (--tasks takes a directory of task directories, or one of them)", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", filepath.Base(dir), err)
 	}
