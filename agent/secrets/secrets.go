@@ -1,12 +1,14 @@
 // Package secrets finds credentials in text with gitleaks' default rules,
 // so that a diff carrying one is never committed or pushed and tool output
-// carrying one never reaches the model (DESIGN §5).
+// carrying one never reaches the model (DESIGN §5): agent/tools withholds
+// such output with secret_detected.
 //
 // A Finding names the file, line and rule, never the secret itself: findings
 // end up in logs, comments and pull-request bodies.
 package secrets
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -57,8 +59,18 @@ func Default() (*Scanner, error) {
 // Scan returns the secrets in content, attributed to file. Lines are
 // 1-based within content.
 func (s *Scanner) Scan(file, content string) []Finding {
+	return s.ScanContext(context.Background(), file, content)
+}
+
+// ScanContext is Scan that stops early when ctx ends. A scan cut short
+// may miss findings, so a caller whose context ended must not treat the
+// text as clean: it checks ctx.Err() afterwards.
+func (s *Scanner) ScanContext(ctx context.Context, file, content string) []Finding {
+	if content == "" {
+		return nil
+	}
 	var out []Finding
-	for _, f := range s.det.DetectString(content) {
+	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: content}) {
 		out = append(out, Finding{
 			File:        file,
 			Line:        f.StartLine + 1,
@@ -71,8 +83,10 @@ func (s *Scanner) Scan(file, content string) []Finding {
 }
 
 // Redact replaces every secret in text with "[REDACTED:rule]" and reports
-// how many it replaced. It is meant for command output on its way to the
-// model.
+// how many it replaced. Tool output does not use it: DESIGN §4.4 withholds
+// output holding a secret (secret_detected) instead of redacting it and
+// carrying on, because a redaction can miss a second copy of the secret
+// in another encoding.
 func (s *Scanner) Redact(text string) (string, int) {
 	found := s.det.DetectString(text)
 	n := 0

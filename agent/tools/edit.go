@@ -27,7 +27,7 @@ type pendingFile struct {
 	orig, next []byte
 }
 
-func (s *Set) edit(_ context.Context, p EditParams) (Result, error) {
+func (s *Set) edit(ctx context.Context, p EditParams) (Result, error) {
 	if len(p.Edits) == 0 {
 		return fail(InvalidArguments, "edits is empty", "give at least one {path, old_text, new_text}"), nil
 	}
@@ -51,7 +51,7 @@ func (s *Set) edit(_ context.Context, p EditParams) (Result, error) {
 		}
 		f := byPath[rel]
 		if f == nil {
-			data, res, err := s.readRegular(rel)
+			data, res, err := s.readRegular(ctx, rel)
 			if err != nil || res.Code != "" {
 				return prefixed(res, where), err
 			}
@@ -260,7 +260,7 @@ type WriteFileParams struct {
 	Content string `json:"content" jsonschema_description:"The complete content of the file."`
 }
 
-func (s *Set) writeFile(_ context.Context, p WriteFileParams) (Result, error) {
+func (s *Set) writeFile(ctx context.Context, p WriteFileParams) (Result, error) {
 	rel, res, ok := s.cleanWritable(p.Path)
 	if !ok {
 		return res, nil
@@ -272,7 +272,7 @@ func (s *Set) writeFile(_ context.Context, p WriteFileParams) (Result, error) {
 	switch {
 	case err == nil:
 		// Overwriting needs the model to know what it replaces.
-		data, res, err := s.readRegular(rel)
+		data, res, err := s.readRegular(ctx, rel)
 		if err != nil || res.Code != "" {
 			return res, err
 		}

@@ -61,7 +61,7 @@ type ReadFileParams struct {
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"minimum=1" jsonschema_description:"Last line to show, inclusive. Default: the end of the file."`
 }
 
-func (s *Set) readFile(_ context.Context, p ReadFileParams) (Result, error) {
+func (s *Set) readFile(ctx context.Context, p ReadFileParams) (Result, error) {
 	if p.StartLine < 0 || p.EndLine < 0 || (p.EndLine > 0 && p.StartLine > p.EndLine) {
 		return fail(InvalidArguments, fmt.Sprintf("invalid line range %d-%d", p.StartLine, p.EndLine),
 			"give 1 <= start_line <= end_line, or leave both out"), nil
@@ -70,7 +70,7 @@ func (s *Set) readFile(_ context.Context, p ReadFileParams) (Result, error) {
 	if !ok {
 		return res, nil
 	}
-	data, res, err := s.readRegular(rel)
+	data, res, err := s.readRegular(ctx, rel)
 	if err != nil || res.Code != "" {
 		return res, err
 	}
@@ -91,10 +91,17 @@ func (s *Set) readFile(_ context.Context, p ReadFileParams) (Result, error) {
 		return fail(TooLarge, fmt.Sprintf("%s lines %d-%d is too much to show at once (%d lines, %d bytes in the file)", rel, start, end, len(lines), len(data)),
 			fmt.Sprintf("read a range with start_line and end_line of at most %d lines, or use search to find the part you need", s.limits.MaxReadLines)), nil
 	}
+	// Scanned here, not only by the guard, so that a withheld file is not
+	// recorded as read: the model never saw it, so it may not edit it.
+	res, err = s.guard(ctx, "read_file", Result{Text: renderLines(rel, data, lines, start, end)}, locateRead(rel, start))
+	if err != nil || res.Code != "" {
+		return res, err
+	}
+	res.scanned = true
 	// The whole file's version is recorded even for a range: edit checks
 	// that the file did not change, and the model chose what to look at.
 	s.reads.record(rel, data)
-	return Result{Text: renderLines(rel, data, lines, start, end)}, nil
+	return res, nil
 }
 
 // renderLines numbers lines start..end (1-based) under a header that says

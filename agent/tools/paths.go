@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -74,8 +76,11 @@ func staleResult(rel string, why staleness) Result {
 }
 
 // fileFailure turns a workspace error about rel into a result the model
-// can act on. It returns false for errors that are not the model's to fix
-// (an I/O failure), which the caller returns as a Go error.
+// can act on. Every error the operating system gives for a path the model
+// chose is the model's to work around, so it becomes a result, never the
+// end of the run; it returns false only for errors that are not about the
+// path (an I/O error, a failure without an errno), which the caller
+// returns as a Go error.
 func fileFailure(rel string, err error) (Result, bool) {
 	switch {
 	case errors.Is(err, sandbox.ErrPathDenied), errors.Is(err, syscall.ELOOP):
@@ -85,15 +90,65 @@ func fileFailure(rel string, err error) (Result, bool) {
 		return fail(NotFound, rel+" does not exist", "check the path with list_files or search"), true
 	case errors.Is(err, sandbox.ErrTooLarge):
 		return fail(TooLarge, err.Error(), "inspect the file with run (for example head, wc -l or grep)"), true
-	case errors.Is(err, sandbox.ErrNotRegular):
+	case errors.Is(err, sandbox.ErrNotRegular), errors.Is(err, syscall.EISDIR):
 		return fail(InvalidArguments, rel+" is not a regular file (a directory or a special file)",
 			"use list_files for a directory; only regular files can be read or written"), true
+	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EILSEQ):
+		return fail(InvalidArguments, "the path is not valid here: "+errnoText(err),
+			fmt.Sprintf("use a shorter, plain path (components of at most %d bytes, no NUL bytes)", maxComponent)), true
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return fail(TooLarge, "the workspace is full: "+errnoText(err),
+			"remove build output or large files a command created (run `du -sh *` to find them), then retry"), true
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) && errno != syscall.EIO {
+		return fail(PathDenied, rel+" cannot be used: "+errnoText(err),
+			"try another path, or inspect it with run (for example ls -l)"), true
 	}
 	return Result{}, false
 }
 
+// errnoText is the system's reason for err without the operation and path
+// that *fs.PathError puts in front.
+func errnoText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return err.Error()
+}
+
+// Limits of a path the model supplies: Linux's NAME_MAX for one component
+// and PATH_MAX less its terminating NUL for the whole path. Longer ones
+// could only fail deep in a system call.
+const (
+	maxComponent = 255
+	maxPath      = 4095
+)
+
+// pathProblem says what makes a model-supplied path unusable before any
+// system call sees it: a NUL byte (which no system call accepts), or a
+// component or whole path over the kernel's limits. Empty means none.
+func pathProblem(name string) string {
+	if strings.IndexByte(name, 0) >= 0 {
+		return "the path contains a NUL byte"
+	}
+	if len(name) > maxPath {
+		return fmt.Sprintf("the path is %d bytes long (the limit is %d)", len(name), maxPath)
+	}
+	for part := range strings.SplitSeq(name, "/") {
+		if len(part) > maxComponent {
+			return fmt.Sprintf("a component of the path is %d bytes long (the limit is %d)", len(part), maxComponent)
+		}
+	}
+	return ""
+}
+
 // clean checks a model-supplied path and returns it relative to the root.
 func (s *Set) clean(name string) (string, Result, bool) {
+	if problem := pathProblem(name); problem != "" {
+		return "", fail(InvalidArguments, problem, "give a plain path relative to the repository root, as list_files shows it"), false
+	}
 	rel, err := s.fs.Clean(name)
 	if err != nil {
 		res, _ := fileFailure(name, err)
@@ -126,12 +181,18 @@ func (s *Set) cleanWritable(name string) (string, Result, bool) {
 
 // readRegular reads rel for the model. A final symlink is refused: the
 // workspace keeps it inside the repository, but it could still name a
-// secret file under an innocent name.
-func (s *Set) readRegular(rel string) ([]byte, Result, error) {
+// secret file under an innocent name. A hard link to a secret-bearing file
+// is refused for the same reason.
+func (s *Set) readRegular(ctx context.Context, rel string) ([]byte, Result, error) {
 	info, err := s.fs.Stat(rel)
 	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
 		return nil, fail(PathDenied, rel+" is a symbolic link",
 			"read the file it points to by its own path (run `readlink "+rel+"` shows it)"), nil
+	}
+	if err == nil {
+		if res, lerr := s.refuseSecretLink(ctx, rel, info); lerr != nil || res.Code != "" {
+			return nil, res, lerr
+		}
 	}
 	var data []byte
 	if err == nil {
@@ -144,6 +205,20 @@ func (s *Set) readRegular(rel string) ([]byte, Result, error) {
 		return nil, Result{}, fmt.Errorf("read %s: %w", rel, err)
 	}
 	return data, Result{}, nil
+}
+
+// refuseSecretLink is path_denied for a hard link to a secret-bearing
+// file, and nothing for any other file.
+func (s *Set) refuseSecretLink(ctx context.Context, rel string, info fs.FileInfo) (Result, error) {
+	linked, err := s.links.check(ctx, info)
+	if err != nil {
+		return Result{}, fmt.Errorf("check the links of %s: %w", rel, err)
+	}
+	if linked {
+		return fail(PathDenied, rel+" is a hard link to a secret-bearing file (.env, a key, credentials)",
+			"secret files are never shown, under any name; work without their content"), nil
+	}
+	return Result{}, nil
 }
 
 // checkStart checks the path a listing or search starts from. A symlink is

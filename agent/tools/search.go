@@ -32,7 +32,7 @@ type fileMatches struct {
 
 // searchStats counts files a search passed over, for the closing note.
 type searchStats struct {
-	binary, large int
+	binary, large, linked int
 }
 
 func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
@@ -78,7 +78,7 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	for range searchWorkers() {
 		wg.Go(func() {
 			for j := range jobs {
-				s.searchDir(m, j, func(fm fileMatches, skipped skipReason, err error) {
+				s.searchDir(ctx, m, j, func(fm fileMatches, skipped skipReason, err error) {
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -88,6 +88,8 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 						stats.binary++
 					case skipped == skipLarge:
 						stats.large++
+					case skipped == skipLinked:
+						stats.linked++
 					case fm.count > 0:
 						found = append(found, fm)
 					}
@@ -122,6 +124,11 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Workers drop their jobs once ctx ends: what was found is not
+		// the whole answer.
+		return nil, stats, err
+	}
 	if walkErr != nil {
 		return nil, stats, walkErr
 	}
@@ -149,17 +156,38 @@ type dirOpener interface {
 
 // searchDir searches the files of one job, reporting each to report. If
 // the directory cannot be opened on its own, each file is read from the
-// root, which classifies the failure per file.
-func (s *Set) searchDir(m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
+// root, which classifies the failure per file. Once ctx ends the rest of
+// the job is dropped; the walk reports the context's error.
+func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
 	read := func(name string) ([]byte, error) { return s.fs.ReadFile(j.dir + name) }
+	stat := func(name string) (fs.FileInfo, error) { return s.fs.Stat(j.dir + name) }
 	if o, ok := s.fs.(dirOpener); ok && j.dir != "" {
 		if sub, err := o.OpenDir(j.dir); err == nil {
 			defer sub.Close()
-			read = sub.ReadFile
+			read, stat = sub.ReadFile, sub.Stat
 		}
 	}
 	for i, name := range j.names {
+		if ctx.Err() != nil {
+			return
+		}
 		fm, skipped, err := s.searchFile(m, j.dir+name, func() ([]byte, error) { return read(name) })
+		if err == nil && fm.count > 0 {
+			// Only a file that matched can show anything, so only those
+			// pay for the link check. One that vanished since is skipped
+			// quietly, like any file that goes away during a search.
+			info, serr := stat(name)
+			linked := false
+			if serr == nil {
+				linked, err = s.links.check(ctx, info)
+			}
+			switch {
+			case serr != nil:
+				fm = fileMatches{}
+			case err != nil || linked:
+				fm, skipped = fileMatches{}, skipLinked
+			}
+		}
 		fm.order = j.order + i
 		report(fm, skipped, err)
 	}
@@ -179,6 +207,7 @@ const (
 	notSkipped skipReason = iota
 	skipBinary
 	skipLarge
+	skipLinked
 )
 
 // searchFile reports the lines of rel that re matches. Files that vanish
@@ -243,6 +272,9 @@ func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
 	}
 	if stats.binary+stats.large > 0 {
 		fmt.Fprintf(&b, "[skipped %d binary and %d large files]\n", stats.binary, stats.large)
+	}
+	if stats.linked > 0 {
+		fmt.Fprintf(&b, "[left out %d matching files that are hard links to secret-bearing files, which are never shown]\n", stats.linked)
 	}
 	return b.String()
 }

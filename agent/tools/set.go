@@ -11,6 +11,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -124,6 +125,9 @@ type Options struct {
 	Protected []string
 	// Limits bound outputs and commands; zero fields take DefaultLimits.
 	Limits Limits
+	// Secrets scans every result and command output before the model or
+	// the ledger sees it; nil means secrets.Default() (gitleaks' rules).
+	Secrets *secrets.Scanner
 }
 
 // files is the part of *sandbox.Workspace the tools use. It is a seam so
@@ -141,6 +145,8 @@ type files interface {
 // for concurrent use; calls that write are serialised.
 type Set struct {
 	fs        files
+	secrets   *secrets.Scanner
+	links     *secretLinks
 	sandbox   sandbox.Sandbox
 	verifier  Verifier
 	protected []string
@@ -171,12 +177,26 @@ func New(opts Options) (*Set, error) {
 			return nil, fmt.Errorf("tools: protected path %q is not a valid glob", p)
 		}
 	}
+	if opts.Secrets == nil {
+		sc, err := defaultSecrets()
+		if err != nil {
+			return nil, fmt.Errorf("tools: %w", err)
+		}
+		opts.Secrets = sc
+	}
 	return newSet(opts.Workspace, opts), nil
 }
 
 func newSet(fsys files, opts Options) *Set {
+	if opts.Secrets == nil {
+		// New has loaded them already; this is for tests that build a
+		// Set over a fake file system.
+		opts.Secrets, _ = defaultSecrets()
+	}
 	s := &Set{
 		fs:        fsys,
+		secrets:   opts.Secrets,
+		links:     newSecretLinks(fsys),
 		sandbox:   opts.Sandbox,
 		verifier:  opts.Verifier,
 		protected: append([]string(nil), opts.Protected...),
@@ -184,15 +204,15 @@ func newSet(fsys files, opts Options) *Set {
 		reads:     newReadState(),
 	}
 	s.tools = []Tool{
-		newTool("list_files", descListFiles, s.listFiles),
-		newTool("read_file", descReadFile, s.readFile),
-		newTool("search", descSearch, s.search),
-		newTool("edit", descEdit, s.edit),
-		newTool("write_file", descWriteFile, s.writeFile),
-		newTool("delete_file", descDeleteFile, s.deleteFile),
-		newTool("run", descRun, s.run),
-		newTool("verify", descVerify, s.verify),
-		newTool("finish", descFinish, s.finish),
+		newTool("list_files", descListFiles, guarded(s, "list_files", locateIn("list_files"), s.listFiles)),
+		newTool("read_file", descReadFile, guarded(s, "read_file", locateIn("read_file"), s.readFile)),
+		newTool("search", descSearch, guarded(s, "search", locateSearch, s.search)),
+		newTool("edit", descEdit, guarded(s, "edit", locateIn("edit"), s.edit)),
+		newTool("write_file", descWriteFile, guarded(s, "write_file", locateIn("write_file"), s.writeFile)),
+		newTool("delete_file", descDeleteFile, guarded(s, "delete_file", locateIn("delete_file"), s.deleteFile)),
+		newTool("run", descRun, guarded(s, "run", locateIn("run"), afterCommands(s, s.run))),
+		newTool("verify", descVerify, guarded(s, "verify", locateIn("verify"), afterCommands(s, s.verify))),
+		newTool("finish", descFinish, guarded(s, "finish", locateIn("finish"), s.finish)),
 	}
 	s.byName = make(map[string]Tool, len(s.tools))
 	for _, t := range s.tools {

@@ -39,6 +39,10 @@ const (
 	Timeout          Code = "timeout"
 	TooLarge         Code = "too_large"
 	InvalidArguments Code = "invalid_arguments"
+	// SecretDetected: the output held something the secret rules match;
+	// it was withheld from the model, and the result names the rule and
+	// where, never the secret.
+	SecretDetected Code = "secret_detected"
 )
 
 // Result is what a tool call returned to the model, plus the facts the
@@ -54,6 +58,22 @@ type Result struct {
 	Finish *FinishRecord
 	// Changed lists workspace paths the call wrote or deleted.
 	Changed []string
+	// Secrets are the findings that withheld this result (Code
+	// SecretDetected): rule and location, never the secret.
+	Secrets []SecretFinding
+
+	// scanned marks a result whose tool scanned it already, so the
+	// set's guard does not scan the same bytes twice.
+	scanned bool
+}
+
+// SecretFinding says where output held what looks like a secret.
+type SecretFinding struct {
+	// Rule is the gitleaks rule ID, for example "aws-access-token".
+	Rule string `json:"rule"`
+	// Where is a location for people: "config/app.go line 12" or
+	// "output of command `cat .env`, line 3".
+	Where string `json:"where"`
 }
 
 // CommandRecord is one command that ran in the sandbox, as the ledger

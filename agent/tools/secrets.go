@@ -1,0 +1,177 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/patchwright/patchwright/agent/secrets"
+)
+
+// locator names where line (1-based) of a tool's result text is, for a
+// finding: "pkg/a.go line 12" is more use to the model and to a reviewer
+// than "line 40 of the result".
+type locator func(text string, line int) string
+
+// guarded wraps a tool's function so that what it returns is scanned for
+// secrets before the model or the ledger sees it (DESIGN §5). It is the
+// one place every result passes; a tool that scanned its own result (to
+// attribute findings better, or to act on them) marks it scanned.
+func guarded[P any](s *Set, tool string, locate locator, f func(context.Context, P) (Result, error)) func(context.Context, P) (Result, error) {
+	return func(ctx context.Context, p P) (Result, error) {
+		res, err := f(ctx, p)
+		if err != nil || res.scanned {
+			return res, err
+		}
+		return s.guard(ctx, tool, res, locate)
+	}
+}
+
+// guard withholds res when its text or a command's recorded output holds
+// what the secret rules match. DESIGN's rule is to block, not to redact
+// and carry on: the result becomes secret_detected, naming each rule and
+// where it matched, and each offending command output in the record is
+// replaced by a note. Files the call changed stay reported as changed.
+func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator) (Result, error) {
+	var found []SecretFinding
+	rest := res.Text
+	for i := range res.Commands {
+		c := &res.Commands[i]
+		hits := s.secrets.ScanContext(ctx, "", c.Output)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if len(hits) == 0 {
+			// The text usually repeats the output; it was just scanned.
+			if c.Output != "" {
+				rest = strings.Replace(rest, c.Output, "", 1)
+			}
+			continue
+		}
+		where := "output of command `" + shortCommand(c.Command) + "`"
+		var lines []string
+		for _, h := range hits {
+			found = append(found, SecretFinding{Rule: h.RuleID, Where: where + ", line " + strconv.Itoa(h.Line)})
+			lines = append(lines, fmt.Sprintf("%s at line %d", h.RuleID, h.Line))
+		}
+		c.Output = "[withheld: secret_detected: " + strings.Join(lines, ", ") + "]\n"
+	}
+	if len(found) == 0 {
+		for _, h := range s.secrets.ScanContext(ctx, "", rest) {
+			found = append(found, SecretFinding{Rule: h.RuleID, Where: locate(rest, h.Line)})
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+	}
+	if len(found) == 0 {
+		return res, nil
+	}
+	return s.withheld(tool, res, found), nil
+}
+
+// withheld builds the secret_detected result that replaces res.
+func (s *Set) withheld(tool string, res Result, found []SecretFinding) Result {
+	what := fmt.Sprintf("the %s result was withheld because it holds what looks like a secret (%s)", tool, describeFindings(found))
+	out := fail(SecretDetected, what, secretHint(tool))
+	if len(s.secrets.Scan("", out.Text)) > 0 {
+		// A location (a file name, the model's own command) matched a
+		// rule itself: say less.
+		out = fail(SecretDetected, fmt.Sprintf("the %s result was withheld because it holds what looks like a secret", tool), secretHint(tool))
+		for i := range found {
+			found[i].Where = "(location withheld)"
+		}
+	}
+	if len(res.Changed) > 0 {
+		out.Text += "\nthe call's changes were made: " + strings.Join(res.Changed, ", ")
+	}
+	out.Commands, out.Changed, out.Finish, out.Secrets = res.Commands, res.Changed, res.Finish, found
+	out.scanned = true
+	return out
+}
+
+// describeFindings lists the first few findings as "rule at where".
+func describeFindings(found []SecretFinding) string {
+	const show = 3
+	var parts []string
+	for _, f := range found[:min(len(found), show)] {
+		parts = append(parts, f.Rule+" at "+f.Where)
+	}
+	if len(found) > show {
+		parts = append(parts, fmt.Sprintf("and %d more", len(found)-show))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func secretHint(tool string) string {
+	switch tool {
+	case "run":
+		return "do not print credentials; if you need to know something about them, check it without printing them (for example test -s FILE, wc -l or grep -c)"
+	case "search":
+		return "narrow the search with path, glob or a more specific pattern so that it leaves out the file named above"
+	case "read_file":
+		return "this file holds a credential and cannot be shown; work without its content, and say in your finish summary if the change needs it"
+	case "verify":
+		return "a check printed a credential; it cannot be shown, but its pass or fail is in the run's record; use run on a narrower command that does not print it"
+	}
+	return "the output cannot be shown; continue without it"
+}
+
+// shortCommand keeps a command to one line of at most 80 bytes for a
+// location.
+func shortCommand(cmd string) string {
+	cmd = oneLine(cmd)
+	if len(cmd) > 80 {
+		cut := 80
+		for cut > 0 && cmd[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		cmd = cmd[:cut] + "…"
+	}
+	return cmd
+}
+
+// resultLine is line n (1-based) of text, or "".
+func resultLine(text string, n int) string {
+	for i := 1; text != ""; i++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		if i == n {
+			return line
+		}
+		text = rest
+	}
+	return ""
+}
+
+// locateIn is the default locator: the line of the tool's result.
+func locateIn(tool string) locator {
+	return func(_ string, line int) string {
+		return fmt.Sprintf("line %d of the %s result", line, tool)
+	}
+}
+
+var searchLine = regexp.MustCompile(`^(.+?):(\d+): `)
+
+// locateSearch reads "path:line: text" back into "path line N".
+func locateSearch(text string, line int) string {
+	if m := searchLine.FindStringSubmatch(resultLine(text, line)); m != nil {
+		return m[1] + " line " + m[2]
+	}
+	return locateIn("search")(text, line)
+}
+
+// locateRead maps a line of read_file's rendering (a header, then one
+// line of the file per line from start) back to the file's line.
+func locateRead(rel string, start int) locator {
+	return func(_ string, line int) string {
+		if line < 2 {
+			return rel + " (the result's header)"
+		}
+		return fmt.Sprintf("%s line %d", rel, start+line-2)
+	}
+}
+
+// defaultSecrets loads gitleaks' rules once per process.
+func defaultSecrets() (*secrets.Scanner, error) { return secrets.Default() }
