@@ -33,6 +33,13 @@ func newCacheVolume(t *testing.T) string {
 // reaches the next sandbox on the same volume.
 func TestReadOnlyCacheNotPoisoned(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
+	// Builds on our image only: the public-shaped one has no warm cache,
+	// and a cold build of fmt costs a minute here.
+	t.Run("ours", func(t *testing.T) { testReadOnlyCacheNotPoisoned(t, d, sandboxtest.Image(t), true) })
+	t.Run("public", func(t *testing.T) { testReadOnlyCacheNotPoisoned(t, d, sandboxtest.PublicImage(t), false) })
+}
+
+func testReadOnlyCacheNotPoisoned(t *testing.T, d *docker.Docker, image string, build bool) {
 	volume := newCacheVolume(t)
 	ws := sandboxtest.Workspace(t)
 	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module example.com/m\n\ngo 1.21\n"), 0o644); err != nil {
@@ -43,20 +50,28 @@ func TestReadOnlyCacheNotPoisoned(t *testing.T) {
 	}
 	sandboxtest.HandOver(t, ws)
 
-	trusted := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume})
-	ok(t, trusted, `echo trusted > "$XDG_CACHE_HOME/entry" && go build -o /tmp/m . && /tmp/m`)
+	trusted := sandboxtest.New(t, d, sandbox.Spec{Image: image, Workspace: ws, CacheVolume: volume})
+	ok(t, trusted, `echo trusted > "$XDG_CACHE_HOME/entry"`)
+	if build {
+		ok(t, trusted, `go build -o /tmp/m . && /tmp/m`)
+	}
 	before := ok(t, trusted, cacheDigest)
 	if err := trusted.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	agent := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume, CacheReadOnly: true})
+	agent := sandboxtest.New(t, d, sandbox.Spec{Image: image, Workspace: ws, CacheVolume: volume, CacheReadOnly: true})
 	if got := ok(t, agent, cacheDigest); got != before {
 		t.Fatalf("the read-only sandbox's cache differs from the shared one:\n%s\nwant\n%s", got, before)
 	}
 	// Builds work and write their copy of the cache.
-	if got := ok(t, agent, `go build -o /tmp/m . && /tmp/m`); got != "built\n" {
-		t.Fatalf("build in the read-only sandbox: %q", got)
+	if got := ok(t, agent, `mkdir -p "$XDG_CACHE_HOME/new" && echo new > "$XDG_CACHE_HOME/new/entry" && cat "$XDG_CACHE_HOME/new/entry"`); got != "new\n" {
+		t.Fatalf("writing the read-only sandbox's cache: %q", got)
+	}
+	if build {
+		if got := ok(t, agent, `go build -o /tmp/m . && /tmp/m`); got != "built\n" {
+			t.Fatalf("build in the read-only sandbox: %q", got)
+		}
 	}
 	// Poison every entry, add one, remove one.
 	ok(t, agent, `cd "$XDG_CACHE_HOME" && chmod -R u+w . && find . -type f | while read -r f; do echo poison > "$f"; done && echo poison > planted && rm entry`)
@@ -68,7 +83,7 @@ func TestReadOnlyCacheNotPoisoned(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	next := sandboxtest.New(t, d, sandbox.Spec{Workspace: ws, CacheVolume: volume})
+	next := sandboxtest.New(t, d, sandbox.Spec{Image: image, Workspace: ws, CacheVolume: volume})
 	if got := ok(t, next, cacheDigest); got != before {
 		t.Fatalf("the next sandbox's cache changed after a read-only sandbox:\n%s\nwant\n%s", got, before)
 	}

@@ -40,7 +40,13 @@ func commandProcesses(t *testing.T, sb sandbox.Sandbox) []string {
 // the command's process group and environment, is gone when Exec returns.
 func TestNothingOutlivesCommand(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
-	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	for _, image := range sandboxtest.Images(t) {
+		t.Run(image, func(t *testing.T) { testNothingOutlivesCommand(t, d, image) })
+	}
+}
+
+func testNothingOutlivesCommand(t *testing.T, d *docker.Docker, image string) {
+	sb := sandboxtest.New(t, d, sandbox.Spec{Image: image})
 	for name, script := range map[string]string{
 		"setsid without env":  `env -i setsid sh -c 'sleep 1000 &'`,
 		"double fork":         `(sh -c 'sleep 1001 </dev/null >/dev/null 2>&1 &' &)`,
