@@ -414,10 +414,35 @@ func (c *dockerSandbox) reap() error {
 		}
 	}
 	c.markDead()
-	if kerr := c.d.cli.ContainerKill(ctx, c.id, "KILL"); kerr != nil && !cerrdefs.IsNotFound(kerr) {
+	if kerr := c.stopContainer(ctx); kerr != nil {
 		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w", c.id, cause, kerr)
 	}
 	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w", c.id, cause, ErrDead)
+}
+
+// stopContainer SIGKILLs the container and waits until the engine reports
+// it stopped: every process of it gone (see Close).
+func (c *dockerSandbox) stopContainer(ctx context.Context) error {
+	waitC, errC := c.d.cli.ContainerWait(ctx, c.id, container.WaitConditionNotRunning)
+	if err := c.d.cli.ContainerKill(ctx, c.id, "KILL"); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		// Not running already is as good.
+		if info, ierr := c.d.cli.ContainerInspect(ctx, c.id); ierr == nil && info.State != nil && !info.State.Running {
+			return nil
+		}
+		return err
+	}
+	select {
+	case <-waitC:
+		return nil
+	case err := <-errC:
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("wait for the container to stop: %w", err)
+	}
 }
 
 // errTopBlind says that ContainerTop does not list the container's

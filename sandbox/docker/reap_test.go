@@ -253,3 +253,31 @@ func TestConcurrentExecsEachCleanedUp(t *testing.T) {
 		t.Fatalf("processes outlived their commands:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// TestSurvivorFightingBack: a detached process that SIGKILLs everything it
+// can, over and over (the cleanup's own helper included), either loses or
+// costs the sandbox: after Exec nothing of the command runs, or the
+// sandbox is dead and its container stopped.
+func TestSurvivorFightingBack(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	_, err := sb.Exec(context.Background(), sandbox.Command{
+		Script:  `env -i setsid sh -c 'while :; do kill -9 -1; done' </dev/null >/dev/null 2>&1 & sleep 1`,
+		Timeout: time.Minute,
+	})
+	switch {
+	case err == nil:
+		if left := commandProcesses(t, sb); len(left) > 0 {
+			t.Fatalf("Exec succeeded with processes left:\n%s", strings.Join(left, "\n"))
+		}
+		ok(t, sb, "true")
+	case errors.Is(err, docker.ErrDead):
+		info, ierr := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
+		if ierr != nil || info.State.Running {
+			t.Fatalf("sandbox reported dead, container running=%v (%v)", info.State != nil && info.State.Running, ierr)
+		}
+		t.Logf("the survivor cost the sandbox: %v", err)
+	default:
+		t.Fatalf("Exec = %v, want success or ErrDead", err)
+	}
+}
