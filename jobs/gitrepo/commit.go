@@ -90,7 +90,14 @@ var ErrRemoteMoved = errors.New("remote branch moved")
 // expected hash the branch must not exist on the remote (a plain push, so a
 // branch that appeared meanwhile with other commits is refused); otherwise
 // the remote branch must still be at expected, and is then force-updated.
+// A remote that is a local repository (`patchwright run --repo`) gets the
+// objects copied and its branch set directly (see pushLocal).
 func (r *Repo) Push(ctx context.Context, branch string, expected plumbing.Hash) error {
+	if remote, err := r.repo.Remote("origin"); err == nil && len(remote.Config().URLs) > 0 {
+		if dir, ok := localPath(remote.Config().URLs[0]); ok {
+			return r.pushLocal(dir, branch, expected)
+		}
+	}
 	ref := plumbing.NewBranchReferenceName(branch)
 	spec := config.RefSpec(ref.String() + ":" + ref.String())
 	opts := &git.PushOptions{RemoteName: "origin", Auth: r.auth}

@@ -117,3 +117,31 @@ func TestVerifyToolTellsFindings(t *testing.T) {
 		t.Errorf("outcome verified with the only test deleted (%s)", res.Reason)
 	}
 }
+
+// TestPipelineShallowRepository: `patchwright run` on a repository that is
+// itself a shallow clone clones it at depth 1, commits and pushes the
+// branch back.
+func TestPipelineShallowRepository(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	full := gitRepo(t, files)
+	gitIn(t, full, "commit", "--allow-empty", "-q", "-m", "second")
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	gitIn(t, full, "clone", "-q", "--depth", "1", "file://"+full, shallow)
+	if got := gitIn(t, shallow, "rev-parse", "--is-shallow-repository"); got != "true" {
+		t.Fatalf("setup: %s is not shallow (%s)", shallow, got)
+	}
+	res, _, _ := scenario{
+		repo:  shallow,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+			call("finish", `{"summary":"Fixed Add."}`),
+		},
+	}.run(t)
+	if res.HeadCommit == "" || gitIn(t, shallow, "rev-parse", res.Branch) != res.HeadCommit {
+		t.Fatalf("branch %q head %q not in the shallow repository (%s: %s)", res.Branch, res.HeadCommit, res.Outcome, res.Reason)
+	}
+}

@@ -1,0 +1,87 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bigRepo makes a repository with 3,000 files over 1,000 commits, fast,
+// through git fast-import, once per test binary.
+var bigRepoDir string
+
+func bigRepo(b *testing.B) string {
+	b.Helper()
+	if bigRepoDir != "" {
+		return bigRepoDir
+	}
+	dir, err := os.MkdirTemp("", "patchwright-bigrepo-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gitB(b, dir, "init", "-q", "-b", "main")
+	var in strings.Builder
+	for c := 0; c < 1000; c++ {
+		fmt.Fprintf(&in, "commit refs/heads/main\ncommitter T <t@example.com> %d +0000\ndata 8\ncommit %d\n", 1700000000+c, c%10)
+		files := 3
+		if c == 0 {
+			files = 3000
+		}
+		for f := 0; f < files; f++ {
+			n := f
+			if c > 0 {
+				n = (c*7 + f) % 3000
+			}
+			body := fmt.Sprintf("package p%d\n\n// revision %d\nvar V%d = %d\n%s", n%50, c, n, c, strings.Repeat("// filler line of text\n", 40))
+			fmt.Fprintf(&in, "M 100644 inline pkg%02d/file%04d.go\ndata %d\n%s\n", n%50, n, len(body), body)
+		}
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	gitB(b, dir, "checkout", "-q", "main")
+	bigRepoDir = dir
+	return dir
+}
+
+// BenchmarkClone is a depth-1 clone of a 3,000-file repository with 1,000
+// commits: go-git as Clone does it, against the git CLI in the same run,
+// and Clone with the full history.
+//
+//	go test -run '^$' -bench BenchmarkClone -benchtime 5x -count 3 ./jobs/gitrepo/
+func BenchmarkClone(b *testing.B) {
+	src := "file://" + bigRepo(b)
+	b.Run("gitrepo-depth1", func(b *testing.B) { benchClone(b, src, 1) })
+	b.Run("gitcli-depth1", func(b *testing.B) {
+		for b.Loop() {
+			dst := filepath.Join(b.TempDir(), "c")
+			if out, err := exec.Command("git", "clone", "-q", "--depth", "1", "--single-branch", "--no-tags", src, dst).CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	})
+	b.Run("gitrepo-full", func(b *testing.B) { benchClone(b, src, 0) })
+}
+
+func benchClone(b *testing.B, src string, depth int) {
+	for b.Loop() {
+		tmp := b.TempDir()
+		if _, err := Clone(context.Background(), CloneOptions{URL: src, Depth: depth,
+			Worktree: filepath.Join(tmp, "w"), GitDir: filepath.Join(tmp, "g")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func gitB(b *testing.B, dir string, args ...string) {
+	b.Helper()
+	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
