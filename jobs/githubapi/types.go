@@ -96,6 +96,14 @@ type Annotation struct {
 	Message string
 }
 
+// GitHub's limits, in characters, on what Patchwright sends.
+const (
+	// MaxBody is the longest issue, comment or pull-request body.
+	MaxBody = 65536
+	// MaxTitle is the longest pull-request title.
+	MaxTitle = 256
+)
+
 // ErrPullRequestExists is what CreatePullRequest wraps when GitHub answers
 // that an open pull request from that head exists (a race with another
 // run, or a lookup that missed it).

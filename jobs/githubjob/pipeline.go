@@ -153,7 +153,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
 	if err := st.find(ctx); err != nil {
-		return err
+		return refused(err, "read the issue's comments", "issues: read", "")
 	}
 	react := a.issue
 	if a.pr != 0 {
@@ -163,7 +163,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
 	}
 	if err := st.write(ctx); err != nil {
-		return err
+		// Without issues: write nothing can be said on the issue at all.
+		return refused(err, "comment on the issue", "issues: write", "")
 	}
 	job, pub, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
@@ -219,7 +220,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	token, err := p.GitHub.RepoToken(ctx, a.issue)
 	if err != nil {
-		return pipeline.Job{}, nil, err
+		return pipeline.Job{}, nil, refused(err, "clone and push with a token for this repository", "contents: write", "")
 	}
 	// The token stays in memory: go-git sends it as basic auth and
 	// nothing writes it to the clone's config or the sandbox.
@@ -307,7 +308,11 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	final := errors.Is(cause, asynq.SkipRetry) || a.at.Last()
 	var reason string
 	var perr *provider.Error
+	var rf *refusal
 	switch {
+	case errors.As(cause, &rf):
+		final = true
+		reason = rf.reason()
 	case errors.Is(cause, pipeline.ErrConfig):
 		final = true
 		reason = "the repository's configuration needs fixing: " + cause.Error()
@@ -320,6 +325,11 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 		final = true
 		reason = fmt.Sprintf("someone pushed to `%s` during the run, so nothing was overwritten; comment `/agent retry` to start from that push", jobs.AgentBranch(a.issue.Number))
 	default:
+		if gh, ok := githubapi.AsRefusal(cause); ok {
+			final = true
+			reason = (&refusal{what: "go on", gh: gh, err: cause}).reason()
+			break
+		}
 		reason = "an infrastructure failure: " + cause.Error()
 	}
 	if !final {

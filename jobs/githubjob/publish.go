@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -62,13 +63,16 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 		return "", nil
 	}
 	if err := repo.Push(ctx, res.Branch, g.expected); err != nil {
-		return "", err
+		return "", pushRefused(err, res.Branch)
 	}
 	pr, err := g.upsertPR(ctx, repo, res)
 	if err != nil {
-		return "", err
+		return "", refused(err, "open pull requests", "pull_requests: write", res.Branch)
 	}
-	return pr.URL, g.checkRuns(ctx, res)
+	if err := g.checkRuns(ctx, res); err != nil {
+		return pr.URL, refused(err, "post check runs", "checks: write", res.Branch)
+	}
+	return pr.URL, nil
 }
 
 // upsertPR updates the retry's pull request, or the open one of the
@@ -85,7 +89,13 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
-	pr, err := g.gh.CreatePullRequest(ctx, g.issue, githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: res.Body, Draft: draft(res)})
+	np := githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: res.Body, Draft: draft(res)}
+	pr, err := g.gh.CreatePullRequest(ctx, g.issue, np)
+	if np.Draft && errors.Is(err, githubapi.ErrDraftUnsupported) {
+		g.log.Info("the repository has no draft pull requests: opening a ready one that says it is not a draft by choice")
+		np.Draft, np.Body = false, noDraftBody(res)
+		pr, err = g.gh.CreatePullRequest(ctx, g.issue, np)
+	}
 	if errors.Is(err, githubapi.ErrPullRequestExists) {
 		pr, ok, ferr := g.gh.FindPullRequest(ctx, g.issue, g.branch)
 		if ferr != nil || !ok {
@@ -102,17 +112,37 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 // request ready for review, and one that does not makes it a draft again.
 // Failing to change the state is logged, not fatal.
 func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipeline.Result, pr githubapi.PullRequest, title string) error {
-	if err := g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, res.Body); err != nil {
-		return err
+	body := res.Body
+	if want := draft(res); want != pr.Draft && pr.NodeID != "" {
+		err := g.gh.SetDraft(ctx, g.prIssue(pr.Number), pr.NodeID, want)
+		switch {
+		case want && errors.Is(err, githubapi.ErrDraftUnsupported):
+			body = noDraftBody(res)
+		case err != nil:
+			g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
+		}
 	}
-	want := draft(res)
-	if want == pr.Draft || pr.NodeID == "" {
-		return nil
+	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body)
+}
+
+// noDraftNote heads the body of a pull request that should have been a
+// draft but could not be: a reviewer must not read "ready for review" as
+// "verified".
+const noDraftNote = "> [!WARNING]\n> This pull request should be a draft, but this repository does not allow draft pull requests, so it is open for review. %s\n\n"
+
+// noDraftBody is res.Body under noDraftNote, or res.Body alone when the
+// note would take it past GitHub's limit (the body's outcome line still
+// says what was verified).
+func noDraftBody(res *pipeline.Result) string {
+	why := "It is **not verified**: read the Verification and Not verified sections before merging."
+	if res.Outcome == verify.Verified {
+		why = "Its checks passed, but `draft: always` asks for a person's look before it is marked ready."
 	}
-	if err := g.gh.SetDraft(ctx, g.prIssue(pr.Number), pr.NodeID, want); err != nil {
-		g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
+	body := fmt.Sprintf(noDraftNote, why) + res.Body
+	if utf8.RuneCountInString(body) > githubapi.MaxBody {
+		return res.Body
 	}
-	return nil
+	return body
 }
 
 // draft applies `draft:` as the run read it from the default branch's
@@ -133,10 +163,15 @@ func (g *publisher) prIssue(n int) jobs.Issue {
 	return i
 }
 
+// prTitle is the issue's title on one line, cut to GitHub's limit.
 func prTitle(title string, n int) string {
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
 		return fmt.Sprintf("Patchwright: issue #%d", n)
+	}
+	if utf8.RuneCountInString(title) > githubapi.MaxTitle {
+		r := []rune(title)
+		title = string(r[:githubapi.MaxTitle-1]) + "…"
 	}
 	return title
 }
@@ -165,11 +200,34 @@ func (g *publisher) checkRuns(ctx context.Context, res *pipeline.Result) error {
 		if len(ids) > 0 {
 			id = ids[0]
 		}
-		if _, err := g.gh.PutCheckRun(ctx, g.issue, id, checkRun(name, res.HeadCommit, g.logURL, out)); err != nil {
+		if err := g.putCheckRun(ctx, id, checkRun(name, res.HeadCommit, g.logURL, out)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// putCheckRun creates or updates one check run. A create that failed
+// without a refusal (a 5xx, a timeout) may have landed, and the transport
+// does not send it again: look for the run first, and update it if it is
+// there, so one check never shows twice.
+func (g *publisher) putCheckRun(ctx context.Context, id int64, run githubapi.CheckRun) error {
+	got, err := g.gh.PutCheckRun(ctx, g.issue, id, run)
+	if err == nil || id != 0 || got != 0 {
+		return err
+	}
+	if _, ok := githubapi.AsRefusal(err); ok {
+		return err
+	}
+	ids, lerr := g.gh.CheckRunIDs(ctx, g.issue, run.HeadSHA, run.Name)
+	if lerr != nil {
+		return fmt.Errorf("%w (and looking it up: %v)", err, lerr)
+	}
+	if len(ids) > 0 {
+		id = ids[0]
+	}
+	_, err = g.gh.PutCheckRun(ctx, g.issue, id, run)
+	return err
 }
 
 // checkRun turns the report's output into the adapter's check run.

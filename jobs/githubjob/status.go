@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
 )
@@ -38,6 +39,13 @@ type statusComment struct {
 // find looks for the status comment among the bot's comments; only the
 // bot's count, so a person quoting the marker cannot redirect the edits.
 func (s *statusComment) find(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.findLocked(ctx)
+}
+
+// findLocked is find with wmu held.
+func (s *statusComment) findLocked(ctx context.Context) error {
 	cs, err := s.gh.Comments(ctx, s.issue)
 	if err != nil {
 		return err
@@ -45,9 +53,7 @@ func (s *statusComment) find(ctx context.Context) error {
 	marker := report.StatusMarker(s.issue.Number)
 	for _, c := range cs {
 		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, marker) {
-			s.wmu.Lock()
 			s.id = c.ID
-			s.wmu.Unlock()
 			return nil
 		}
 	}
@@ -74,11 +80,20 @@ func (s *statusComment) writeBody(ctx context.Context, body string) error {
 		return s.gh.EditComment(ctx, s.issue, s.id, body)
 	}
 	id, err := s.gh.PostComment(ctx, s.issue, body)
-	if err != nil {
+	if err == nil {
+		s.id = id
+		return nil
+	}
+	if _, ok := githubapi.AsRefusal(err); ok {
 		return err
 	}
-	s.id = id
-	return nil
+	// A 5xx or a timeout can come after GitHub stored the comment (the
+	// transport does not send it again): find it by its marker before
+	// anything posts a second one.
+	if ferr := s.findLocked(ctx); ferr != nil || s.id == 0 {
+		return err
+	}
+	return s.gh.EditComment(ctx, s.issue, s.id, body)
 }
 
 // progress maps the Executor's progress onto the status comment's phases.
