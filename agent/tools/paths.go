@@ -210,7 +210,7 @@ func (s *Set) readRegular(ctx context.Context, rel string) ([]byte, Result, erro
 // refuseSecretLink is path_denied for a hard link to a secret-bearing
 // file, and nothing for any other file.
 func (s *Set) refuseSecretLink(ctx context.Context, rel string, info fs.FileInfo) (Result, error) {
-	linked, err := s.links.check(ctx, info)
+	linked, err := s.links.isLink(ctx, info)
 	if err != nil {
 		return Result{}, fmt.Errorf("check the links of %s: %w", rel, err)
 	}

@@ -179,7 +179,7 @@ func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report fu
 			info, serr := stat(name)
 			linked := false
 			if serr == nil {
-				linked, err = s.links.check(ctx, info)
+				linked, err = s.links.isLink(ctx, info)
 			}
 			switch {
 			case serr != nil:

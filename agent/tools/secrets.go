@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,8 +40,8 @@ func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator
 	rest := res.Text
 	for i := range res.Commands {
 		c := &res.Commands[i]
-		hits := s.secrets.ScanContext(ctx, "", c.Output)
-		if err := ctx.Err(); err != nil {
+		hits, err := s.scan(ctx, c.Output)
+		if err != nil {
 			return Result{}, err
 		}
 		if len(hits) == 0 {
@@ -53,23 +54,60 @@ func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator
 		where := "output of command `" + shortCommand(c.Command) + "`"
 		var lines []string
 		for _, h := range hits {
-			found = append(found, SecretFinding{Rule: h.RuleID, Where: where + ", line " + strconv.Itoa(h.Line)})
-			lines = append(lines, fmt.Sprintf("%s at line %d", h.RuleID, h.Line))
+			found = append(found, SecretFinding{Rule: h.rule, Where: where + ", line " + strconv.Itoa(h.line)})
+			lines = append(lines, fmt.Sprintf("%s at line %d", h.rule, h.line))
 		}
 		c.Output = "[withheld: secret_detected: " + strings.Join(lines, ", ") + "]\n"
 	}
 	if len(found) == 0 {
-		for _, h := range s.secrets.ScanContext(ctx, "", rest) {
-			found = append(found, SecretFinding{Rule: h.RuleID, Where: locate(rest, h.Line)})
-		}
-		if err := ctx.Err(); err != nil {
+		hits, err := s.scan(ctx, rest)
+		if err != nil {
 			return Result{}, err
+		}
+		for _, h := range hits {
+			found = append(found, SecretFinding{Rule: h.rule, Where: locate(rest, h.line)})
 		}
 	}
 	if len(found) == 0 {
 		return res, nil
 	}
 	return s.withheld(tool, res, found), nil
+}
+
+// RuleSecretFile names a finding that is a value from one of the work
+// tree's secret-bearing files (.env, a key) rather than a gitleaks match.
+const RuleSecretFile = "secret-file-content"
+
+// hit is one finding in a text: a rule and a 1-based line.
+type hit struct {
+	rule string
+	line int
+}
+
+// scan applies gitleaks' rules and the values of the tree's secret files
+// to text. A scan cut short by ctx is an error, never a clean result.
+func (s *Set) scan(ctx context.Context, text string) ([]hit, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var hits []hit
+	for _, f := range s.secrets.ScanContext(ctx, "", text) {
+		hits = append(hits, hit{f.RuleID, f.Line})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lines, err := s.links.find(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if !slices.ContainsFunc(hits, func(h hit) bool { return h.line == l }) {
+			hits = append(hits, hit{RuleSecretFile, l})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.line - b.line })
+	return hits, nil
 }
 
 // withheld builds the secret_detected result that replaces res.

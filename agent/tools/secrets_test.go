@@ -295,3 +295,43 @@ func TestToolsHonourContext(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretFileValues: a value of .env no gitleaks rule knows is
+// withheld wherever it shows, including in a copy made after the index
+// was built; settings that are not secret-looking are not.
+func TestSecretFileValues(t *testing.T) {
+	env := newEnv(t, map[string]string{
+		".env":    "NODE_ENV=development\nAWS_REGION=eu-west-1\nPORT=8080\nDB_PASSWORD=\"" + weakPassword + "\"\n",
+		"main.go": "package main\n",
+	})
+	out := "mode development in eu-west-1 on 8080\n"
+	env.sb.exec = func(context.Context, sandbox.Command) (sandbox.Result, error) { return stdout(out), nil }
+	wantCode(t, env.call(t, "run", RunParams{Command: "./serve --dry-run"}), "")
+
+	out = "connecting\nwith " + weakPassword + "\n"
+	res := env.call(t, "run", RunParams{Command: "env | grep DB"})
+	wantCode(t, res, SecretDetected)
+	noSecret(t, "the result", res.Text)
+	noSecret(t, "the record", res.Commands[0].Output)
+	if len(res.Secrets) != 1 || res.Secrets[0] != (SecretFinding{Rule: RuleSecretFile, Where: "output of command `env | grep DB`, line 3"}) {
+		t.Errorf("secrets %+v", res.Secrets)
+	}
+
+	// A copy has one link; its content is still a value of .env.
+	if err := os.WriteFile(filepath.Join(env.dir, "copy.txt"), []byte("pw "+weakPassword+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = env.call(t, "read_file", ReadFileParams{Path: "copy.txt"})
+	wantCode(t, res, SecretDetected)
+	if len(res.Secrets) != 1 || res.Secrets[0].Where != "copy.txt line 1" {
+		t.Errorf("secrets %+v", res.Secrets)
+	}
+}
+
+func TestSecretValues(t *testing.T) {
+	got := secretValues([]byte("# comment\nexport A=x\nTOKEN='s3cr3t-Value-99'\nmachine example.com login me password Pa55w0rd!x\nlowercaseonlyword\n-----BEGIN KEY-----\n"))
+	want := []string{"s3cr3t-Value-99", "Pa55w0rd!x"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("values %q, want %q", got, want)
+	}
+}

@@ -146,7 +146,7 @@ type files interface {
 type Set struct {
 	fs        files
 	secrets   *secrets.Scanner
-	links     *secretLinks
+	links     *secretFiles
 	sandbox   sandbox.Sandbox
 	verifier  Verifier
 	protected []string
@@ -196,7 +196,7 @@ func newSet(fsys files, opts Options) *Set {
 	s := &Set{
 		fs:        fsys,
 		secrets:   opts.Secrets,
-		links:     newSecretLinks(fsys),
+		links:     newSecretFiles(fsys),
 		sandbox:   opts.Sandbox,
 		verifier:  opts.Verifier,
 		protected: append([]string(nil), opts.Protected...),
