@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/webhook"
+	"github.com/patchwright/patchwright/webhook/setup"
 )
 
 // Configuration defaults (DESIGN §4.2).
@@ -33,7 +36,22 @@ type config struct {
 	privateKeyFile string
 	model          string // PROVIDER:NAME; required by a worker
 	runURL         string // base of run links; "" = comments say where the log lies
+	sandboxImage   string // "" = pipeline.DefaultImage
+	// workerConcurrency is jobs per worker process; 0 = worker.DefaultConcurrency.
+	workerConcurrency int
+	// queuePassword opens /queue; "" = no queue dashboard.
+	queuePassword string
+	// listenSet: PATCHWRIGHT_LISTEN was given. A worker serves /metrics
+	// and /healthz only then, so that several on one host do not collide.
+	listenSet bool
+	// setupMode: serve has no app credentials, given or stored under the
+	// data directory by webhook/setup; it offers only /setup.
+	setupMode bool
 }
+
+// minQueuePassword mirrors queueui.MinPasswordLength, checked at start-up
+// so a short password is exit status 1, not a dashboard silently missing.
+const minQueuePassword = 16
 
 // setting is one configuration name.
 type setting struct {
@@ -44,7 +62,10 @@ type setting struct {
 // parseConfig reads env, then flags, and checks what command needs. Every
 // error is one line naming exactly what is missing or wrong.
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
-	var raw struct{ secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string }
+	var raw struct {
+		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
+		image, concurrency, queuePassword                                           string
+	}
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
 		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
@@ -57,6 +78,9 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs (default: the system temporary directory)", &raw.data},
 		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
+		{"PATCHWRIGHT_SANDBOX_IMAGE", "sandbox-image", "", "default sandbox image when .github/agent.yml names none (default " + pipeline.DefaultImage + ")", &raw.image},
+		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
+		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
 	}
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,19 +97,35 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("%s takes no arguments, got %q", command, fs.Args())
 	}
+	_, listenSet := os.LookupEnv("PATCHWRIGHT_LISTEN")
+	fs.Visit(func(f *flag.Flag) { listenSet = listenSet || f.Name == "listen" })
 	cfg := config{
 		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
 		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
+		sandboxImage: strings.TrimSpace(raw.image), queuePassword: raw.queuePassword, listenSet: listenSet,
+	}
+	if raw.concurrency != "" {
+		n, err := strconv.Atoi(raw.concurrency)
+		if err != nil || n <= 0 {
+			return config{}, fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
+		}
+		cfg.workerConcurrency = n
+	}
+	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
+		return config{}, fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)
+	}
+	if err := storedCredentials(command, &raw.appID, &raw.key, &raw.keyFile, &raw.secret, raw.data, &cfg); err != nil {
+		return config{}, err
 	}
 	var missing []string
-	if command == "serve" && raw.secret == "" {
+	if command == "serve" && raw.secret == "" && !cfg.setupMode {
 		missing = append(missing, "PATCHWRIGHT_WEBHOOK_SECRET (--webhook-secret)")
 	}
-	if raw.appID == "" {
+	if raw.appID == "" && !cfg.setupMode {
 		missing = append(missing, "PATCHWRIGHT_APP_ID (--app-id)")
 	}
-	if raw.key == "" && raw.keyFile == "" {
+	if raw.key == "" && raw.keyFile == "" && !cfg.setupMode {
 		missing = append(missing, "PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE (--private-key, --private-key-file)")
 	}
 	if command == "worker" && raw.redis == "" {
@@ -95,7 +135,17 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		missing = append(missing, "PATCHWRIGHT_MODEL (--model, e.g. openai:gpt-4.1)")
 	}
 	if len(missing) > 0 {
-		return config{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+		msg := "missing " + strings.Join(missing, ", ")
+		if command == "serve" && raw.data == "" && raw.appID == "" {
+			msg += " (or set PATCHWRIGHT_DATA_DIR to register the app at /setup)"
+		}
+		return config{}, errors.New(msg)
+	}
+	if cfg.triggerLabel == "" {
+		return config{}, errors.New("PATCHWRIGHT_TRIGGER_LABEL: empty")
+	}
+	if cfg.setupMode {
+		return cfg, nil
 	}
 	id, err := strconv.ParseInt(raw.appID, 10, 64)
 	if err != nil || id <= 0 {
@@ -114,8 +164,32 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		}
 		cfg.privateKey = b
 	}
-	if cfg.triggerLabel == "" {
-		return config{}, errors.New("PATCHWRIGHT_TRIGGER_LABEL: empty")
-	}
 	return cfg, nil
+}
+
+// storedCredentials fills unset app credentials from what the manifest
+// flow stored under dataDir (webhook/setup), and puts serve in setup mode
+// when there are none at all. Credentials given in part are left for the
+// missing-setting check: half an identity is a mistake, not setup mode.
+func storedCredentials(command string, appID, key, keyFile, secret *string, dataDir string, cfg *config) error {
+	given := *appID != "" || *key != "" || *keyFile != "" || (command == "serve" && *secret != "")
+	if given || dataDir == "" || (command != "serve" && command != "worker") {
+		return nil
+	}
+	creds, ok, err := setup.Load(dataDir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("PATCHWRIGHT_DATA_DIR: %w", err)
+	case ok:
+		*appID = strconv.FormatInt(creds.AppID, 10)
+		*keyFile = setup.KeyPath(dataDir)
+		cfg.privateKeyFile = *keyFile
+		if command == "serve" {
+			*secret = creds.WebhookSecret
+			cfg.webhookSecret = creds.WebhookSecret
+		}
+	case command == "serve":
+		cfg.setupMode = true
+	}
+	return nil
 }

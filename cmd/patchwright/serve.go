@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -17,10 +18,12 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubjob"
+	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
+	"github.com/patchwright/patchwright/webhook/queueui"
 )
 
 // Server timeouts. The webhook body may be 25 MiB, read within ReadTimeout.
@@ -43,7 +46,7 @@ func (e errInfra) Unwrap() error { return e.err }
 // the Docker sandbox and the configured model. serve's embedded worker
 // without PATCHWRIGHT_MODEL gets worker.NoModelPipeline (every agent job
 // fails permanently, saying so), with a warning; `worker` requires a model.
-func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue) (worker.Pipeline, func(), error) {
+func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue, m *metrics.Metrics) (worker.Pipeline, func(), error) {
 	if cfg.model == "" {
 		log.Warn("PATCHWRIGHT_MODEL is not set: solve and retry jobs fail permanently; reply comments are posted")
 		return worker.NoModelPipeline{}, func() {}, nil
@@ -51,6 +54,10 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	prov, err := provider.New(cfg.model, provider.Options{Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
+	}
+	prices, err := provider.PricesFromEnv(nil)
+	if err != nil {
+		return nil, nil, err
 	}
 	engine, err := docker.New(ctx, docker.Options{})
 	if err != nil {
@@ -60,8 +67,9 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	go engine.RunReaper(ctx, 0, log)
 	p := &githubjob.Pipeline{
 		GitHub: app,
-		Executor: &pipeline.Executor{Sandboxes: engine, Images: engine, Provider: prov, Logger: log,
-			CacheVolume: pipeline.RepoCacheVolume},
+		Executor: &pipeline.Executor{Sandboxes: meteredRunner{engine, m}, Images: engine,
+			Provider: meteredProvider{prov, m, prices}, Logger: log,
+			CacheVolume: pipeline.RepoCacheVolume, DefaultImage: cfg.sandboxImage},
 		Cancels: queue,
 		DataDir: cfg.dataDir,
 		RunURL:  cfg.runURL,
@@ -92,9 +100,42 @@ func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), err
 }
 
 // serve runs the webhook receiver on ln until ctx ends, with the worker in
-// the same process when the queue is embedded.
+// the same process when the queue is embedded. Without app credentials it
+// first serves the manifest flow (setup mode) on the same listener.
 func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) error {
-	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, nil)
+	h := &swapHandler{}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+	}
+	errc := make(chan error, 1)
+	// Serving starts once h has a handler: the receiver's, or setup's.
+	start := sync.OnceFunc(func() { go func() { errc <- srv.Serve(ln) }() })
+	err := receive(ctx, cfg, log, h, receiving{start, errc}, ln.Addr().String())
+	if ctx.Err() != nil {
+		log.Info("shutting down")
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = errInfra{fmt.Errorf("shut down http server: %w", serr)}
+	}
+	return err
+}
+
+// receive sets up the receiver behind h and waits until ctx ends or the
+// HTTP server fails.
+func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, srv receiving, addr string) error {
+	if cfg.setupMode {
+		var err error
+		if cfg, err = awaitSetup(ctx, cfg, log, h, srv); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	m, reg := newMetrics()
+	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, githubTransport(m))
 	if err != nil {
 		return err
 	}
@@ -114,38 +155,43 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 	if err != nil {
 		return err
 	}
+	dashboard, err := queueDashboard(cfg, rdb)
+	if err != nil {
+		return err
+	}
 
 	var embedded *asynq.Server
 	if cfg.redisURL == "" {
 		var closeWorker func()
-		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log); err != nil {
+		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log, m); err != nil {
 			return err
 		}
 		defer closeWorker()
 	}
 	go (&webhook.Redeliverer{Source: app, Logger: log}).Run(ctx, 0)
 
-	srv := &http.Server{
-		Handler:           routes(hook, queue),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
+	mux := routes(m.WebhookHandler(hook), queue)
+	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
+	mux.Handle("GET /metrics", metrics.Handler(reg))
+	if dashboard != nil {
+		defer dashboard.Close()
+		mux.Handle(queueui.DefaultPath+"/", dashboard)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil)
+	h.set(mux)
+	srv.start()
+	log.Info("serving", "addr", addr, "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil, "queue_dashboard", dashboard != nil)
 	select {
-	case err := <-errc:
+	case err := <-srv.errc:
 		return errInfra{fmt.Errorf("http server: %w", err)}
 	case <-ctx.Done():
+		return nil
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return errInfra{fmt.Errorf("shut down http server: %w", err)}
-	}
-	return nil
+}
+
+// receiving starts the HTTP server (once) and reports its failure.
+type receiving struct {
+	start func()
+	errc  <-chan error
 }
 
 func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
@@ -168,14 +214,16 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
-func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger) (*asynq.Server, func(), error) {
-	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue)
+func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*asynq.Server, func(), error) {
+	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, m)
 	if err != nil {
 		return nil, nil, err
 	}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
-	srv := worker.NewServer(rdb, worker.Config{Logger: log})
-	if err := srv.Start(h.Mux()); err != nil {
+	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency})
+	mux := h.Mux()
+	mux.Use(jobMetrics(m))
+	if err := srv.Start(mux); err != nil {
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
@@ -188,7 +236,8 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 
 // work runs the worker until ctx ends.
 func work(ctx context.Context, cfg config, log *slog.Logger) error {
-	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, nil)
+	m, reg := newMetrics()
+	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, githubTransport(m))
 	if err != nil {
 		return err
 	}
@@ -198,11 +247,19 @@ func work(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
-	_, closeWorker, err := startWorker(ctx, cfg, rdb, queue, app, log)
+	_, closeWorker, err := startWorker(ctx, cfg, rdb, queue, app, log, m)
 	if err != nil {
 		return err
 	}
-	log.Info("worker running", "model", cfg.model)
+	if cfg.listenSet {
+		stop, err := serveWorkerHTTP(cfg.listen, reg, log)
+		if err != nil {
+			closeWorker()
+			return err
+		}
+		defer stop()
+	}
+	log.Info("worker running", "model", cfg.model, "concurrency", cfg.workerConcurrency)
 	<-ctx.Done()
 	log.Info("shutting down: waiting for running jobs")
 	closeWorker()
