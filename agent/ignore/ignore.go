@@ -21,9 +21,11 @@ type Matcher struct {
 	byDir map[string][]gitignore.Pattern
 }
 
-// New returns a Matcher that reads .gitignore files with read, a
-// workspace's escape-proof ReadFile. A file read cannot return adds no
-// rules.
+// New returns a Matcher that reads .gitignore files with read. The files
+// are the repository's, which untrusted code can replace by anything, so
+// read must be a workspace's ReadFile or as safe: through os.Root (no
+// symlink out of the tree), never blocking on a FIFO, regular files only,
+// size-capped. A file read cannot return adds no rules.
 func New(read func(name string) ([]byte, error)) *Matcher {
 	return &Matcher{read: read, byDir: make(map[string][]gitignore.Pattern)}
 }
