@@ -132,7 +132,9 @@ type Config struct {
 	// Provider is the model; required.
 	Provider provider.Provider
 	// Tools are offered to the model in this order; required. Names must
-	// be unique.
+	// be unique. What a tool returns goes to the model and the ledger as
+	// it is: the tools of tools.New scan their results and withhold those
+	// holding a secret (secret_detected), and any other tool must too.
 	Tools []tools.Tool
 	// Ledger receives every event; required.
 	Ledger *ledger.Writer
@@ -566,6 +568,9 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, res.Changed
 	for _, p := range res.Changed {
 		r.changed[p] = true
+	}
+	for _, f := range res.Secrets {
+		r.log.Warn("tool output withheld: it holds what looks like a secret", LogStep, r.steps, LogTool, c.Name, "rule", f.Rule, "where", f.Where)
 	}
 	r.log.Debug("tool call", LogStep, r.steps, LogTool, c.Name, "code", rec.ErrorCode, "duration", rec.Duration)
 	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -81,4 +82,16 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestScanContextStops(t *testing.T) {
+	s := scanner(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if found := s.ScanContext(ctx, "a", "key = \""+awsKey+"\"\n"); len(found) != 0 {
+		t.Errorf("a cancelled scan found %v", found)
+	}
+	if found := s.ScanContext(context.Background(), "a", "key = \""+awsKey+"\"\n"); len(found) != 1 {
+		t.Errorf("findings %v, want one", found)
+	}
 }
