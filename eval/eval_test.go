@@ -88,6 +88,9 @@ func TestDoingNothingResolvesNone(t *testing.T) {
 	if rep.Summary.Attempts != 6 || rep.Summary.Resolved != 0 || rep.Summary.Wilson95[0] != 0 {
 		t.Fatalf("summary %+v, want 0 of 6", rep.Summary.Group)
 	}
+	if md := Markdown(rep); !strings.Contains(md, "- t0 run 2 (outcome no_change): no change was committed") {
+		t.Errorf("report.md:\n%s", md)
+	}
 	for _, r := range rep.Results {
 		if r.Outcome != "no_change" || r.Resolved || r.HiddenPassed {
 			t.Errorf("result %+v, want no_change and not resolved", r)
@@ -268,8 +271,13 @@ func TestRegressionsAndBrokenBaselines(t *testing.T) {
 		t.Errorf("agreement %+v, want the regressing verified run as a false positive", a)
 	}
 	md := Markdown(rep)
-	if !strings.Contains(md, "broken-baseline: existing check existing_tests (`false`) fails on the base commit") {
-		t.Errorf("report.md does not carry the note:\n%s", md)
+	for _, want := range []string{
+		"broken-baseline: existing check existing_tests (`false`) fails on the base commit",
+		"- regress run 1 (outcome verified): 1 existing check(s) that pass on the base commit fail; see `runs/regress/1/hidden.log`",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
 	}
 }
 

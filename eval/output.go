@@ -64,6 +64,7 @@ func Markdown(rep *Report) string {
 	writeAgreement(&b, s.VerifiedAgreement)
 	writeCost(&b, rep)
 	writeTasks(&b, rep)
+	writeUnresolved(&b, rep)
 	writeInvalid(&b, rep)
 	if len(rep.Problems) > 0 {
 		b.WriteString("## Problems\n\nThese runs could not be judged and count as not resolved:\n\n")
@@ -171,6 +172,22 @@ func writeTasks(b *strings.Builder, rep *Report) {
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// writeUnresolved lists the runs that were not resolved and why, each
+// with the file that shows it.
+func writeUnresolved(b *strings.Builder, rep *Report) {
+	var lines []string
+	for _, r := range rep.Results {
+		if r.Resolved || r.Why == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("- %s run %d (outcome %s): %s; see `runs/%s/%d/%s`", r.Task, r.Run, r.Outcome, r.Why, safeName(r.Task), r.Run, FileHiddenLog))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Not resolved\n\n" + strings.Join(lines, "\n") + "\n\n")
 }
 
 func writeInvalid(b *strings.Builder, rep *Report) {

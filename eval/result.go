@@ -98,6 +98,8 @@ type Result struct {
 
 	// Reason is the run's one-line reason for its outcome.
 	Reason string `json:"-"`
+	// Why says in a few words why the run is not resolved.
+	Why string `json:"-"`
 }
 
 // Interval is a 95% interval's lower and upper bound.

@@ -115,6 +115,7 @@ func (e *evaluator) runOne(ctx context.Context, s runSlot) (res Result, refusal,
 	if err != nil {
 		res.Outcome = "error"
 		res.Reason = oneLine(err.Error())
+		res.Why = "the run failed: " + res.Reason
 		writeLog(out, "The run failed: "+res.Reason+"\nThe hidden tests were not run.\n")
 		return res, "", ""
 	}
@@ -136,21 +137,25 @@ func (r *Result) fill(rr RunResult, cost func(Usage) (float64, bool)) {
 func (e *evaluator) judge(ctx context.Context, s runSlot, rr RunResult, repo, work, out string, res Result) (Result, string, string) {
 	t := s.p.task
 	if rr.HeadCommit == "" {
+		res.Why = "no change was committed"
 		writeLog(out, fmt.Sprintf("No change was committed (outcome %s): not resolved. The hidden tests were not run; on the base commit they fail (checked at validation).\n", res.Outcome))
 		return res, "", ""
 	}
 	tree := filepath.Join(work, "result")
 	if err := exportTree(ctx, repo, rr.HeadCommit, tree); err != nil {
+		res.Why = "the result could not be read"
 		writeLog(out, "Could not read the result: "+err.Error()+"\n")
 		return res, "", "read the result: " + err.Error()
 	}
 	if err := applyHidden(ctx, t, tree); err != nil {
+		res.Why = "the hidden test patch does not apply to the result"
 		writeLog(out, "Not resolved: "+err.Error()+"\n")
 		return res, "", ""
 	}
 	cmds := append([]command{{"hidden", t.HiddenRun}}, s.p.setup.existing...)
 	outs, err := e.chk.run(ctx, jobID(t, "judge-"+strconv.Itoa(s.run)), s.p.image, s.p.cache, s.p.setup, tree, cmds)
 	if err != nil {
+		res.Why = "the hidden tests could not be run"
 		writeLog(out, "The hidden tests could not be run: "+err.Error()+"\n")
 		return res, "", "run the hidden tests: " + oneLine(err.Error())
 	}
@@ -161,6 +166,12 @@ func (e *evaluator) judge(ctx context.Context, s runSlot, rr RunResult, repo, wo
 		}
 	}
 	res.Resolved = res.HiddenPassed && res.Regressions == 0
+	switch {
+	case !res.HiddenPassed:
+		res.Why = fmt.Sprintf("the hidden tests fail (exit %d): %s", outs[0].ExitCode, lastLine(outs[0].Output))
+	case res.Regressions > 0:
+		res.Why = fmt.Sprintf("%d existing check(s) that pass on the base commit fail", res.Regressions)
+	}
 	writeLog(out, judgeLog(res, outs, s.p.baseOK))
 	return res, "", ""
 }
