@@ -12,12 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/patchwright/patchwright/agent/config"
 )
 
 // settings are the environment names the binary reads: DESIGN §4.2's, the
@@ -481,5 +484,51 @@ func TestDockerfile(t *testing.T) {
 	}
 	if build == "" {
 		t.Error("no go build line")
+	}
+}
+
+// yamlKeys lists the YAML keys of a struct type, nested ones as
+// "parent.child" (the way docs/agent-yml.md names them).
+func yamlKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && f.Name == "Limits" {
+			keys = append(keys, yamlKeys(ft, prefix+name+".")...)
+			continue
+		}
+		keys = append(keys, prefix+name)
+	}
+	return keys
+}
+
+// TestAgentYMLReference: every key agent/config reads has a row in
+// docs/agent-yml.md, and the page's example parses with the real parser.
+func TestAgentYMLReference(t *testing.T) {
+	b, err := os.ReadFile("../docs/agent-yml.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, k := range yamlKeys(reflect.TypeOf(config.Config{}), "") {
+		if !strings.Contains(doc, "| `"+k+"` |") {
+			t.Errorf("docs/agent-yml.md has no row for `%s`", k)
+		}
+	}
+	start := strings.Index(doc, "```yaml\n")
+	end := strings.Index(doc[start+1:], "```\n")
+	if start < 0 || end < 0 {
+		t.Fatal("no yaml example")
+	}
+	if _, err := config.Parse([]byte(doc[start+len("```yaml\n") : start+1+end])); err != nil {
+		t.Fatalf("the example does not parse: %v", err)
 	}
 }
