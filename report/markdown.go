@@ -111,6 +111,17 @@ func prose(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// item renders one list item that the pipeline wrote but that may quote
+// repository text (a path, a test name): it keeps code spans and emphasis
+// but stays on one line and cannot produce HTML, mentions or closing
+// keywords.
+func item(s string) string {
+	s = strings.Join(strings.Fields(clean(s)), " ")
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	s = closingRE.ReplaceAllString(s, "$1$2$3&#35;")
+	return mentionRE.ReplaceAllString(s, "$1&#64;$2")
+}
+
 // plain renders untrusted text for a place where Markdown is not wanted
 // (a <summary>, a sentence): HTML and Markdown punctuation are escaped.
 func plain(s string) string {

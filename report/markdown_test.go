@@ -27,3 +27,14 @@ func TestProseNoImagesOrLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestItemInert: a "Not verified" line quoting a hostile path cannot open
+// HTML, ping anyone or close an issue.
+func TestItemInert(t *testing.T) {
+	got := item("`a<img src=https://e.example/x>`: fixes #3 for @team\nnext")
+	for _, bad := range []string{"<img", "fixes #3", "@team", "\n"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("item kept %q: %q", bad, got)
+		}
+	}
+}

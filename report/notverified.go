@@ -96,7 +96,9 @@ var languages = []struct {
 // reviewer needs it. It is never empty unless truly nothing is missing.
 func notVerified(in Input) []string {
 	var out []string
-	out = append(out, in.Missing...)
+	for _, m := range in.Missing {
+		out = append(out, item(m))
+	}
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
 		return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
 	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {
@@ -104,8 +106,13 @@ func notVerified(in Input) []string {
 	}
 	out = append(out, untestedLanguages(in)...)
 	for _, c := range in.Final {
-		if !c.Ran {
+		switch {
+		case c.CouldNotRun:
+			out = append(out, fmt.Sprintf("%s (%s) could not run after the change: %s, so what it covers was not checked.", code(c.Name), code(c.Command), plain(c.NotRunReason)))
+		case !c.Ran:
 			out = append(out, fmt.Sprintf("%s (%s) did not run after the change: %s.", code(c.Name), code(c.Command), plain(c.NotRunReason)))
+		case c.ZeroTests:
+			out = append(out, fmt.Sprintf("%s ran no tests (%s); its pass shows nothing.", code(c.Name), plain(c.ZeroTestsDetail)))
 		}
 	}
 	for _, b := range in.Baseline {
@@ -129,7 +136,13 @@ func notVerified(in Input) []string {
 		case verify.BuildFailsBefore:
 			out = append(out, fmt.Sprintf("The new test %s does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong.", code(t.Name)))
 		case verify.NotRunBefore:
-			out = append(out, fmt.Sprintf("The new test %s could not be run against the original code, so it is not shown to fail without the change.", code(t.Name)))
+			line := fmt.Sprintf("The new test %s could not be run against the original code, so it is not shown to fail without the change", code(t.Name))
+			if t.Reason != "" {
+				line += ": " + plain(t.Reason)
+			}
+			out = append(out, line+".")
+		case verify.CannotShow:
+			out = append(out, fmt.Sprintf("The new test %s %s.", code(t.Name), plain(strings.TrimSuffix(t.Reason, "."))))
 		}
 	}
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)

@@ -39,12 +39,18 @@ func failText(c verify.CheckResult) string {
 	default:
 		s = c.ExitText()
 	}
-	if c.Tests != nil {
-		names := c.Tests.FailedTestNames()
+	var names []string
+	switch {
+	case c.Tests != nil:
+		names = c.Tests.FailedTestNames()
+	case c.Summary != nil:
+		names = c.Summary.FailedTests
+	}
+	if len(names) > 0 || c.Tests != nil {
 		if len(names) > 0 {
-			shown := names[:min(3, len(names))]
-			for i, n := range shown {
-				shown[i] = code(n)
+			shown := make([]string, min(3, len(names)))
+			for i := range shown {
+				shown[i] = code(names[i])
 			}
 			s += ": " + strings.Join(shown, ", ")
 			if len(names) > 3 {
@@ -62,10 +68,16 @@ func resultText(c *verify.CheckResult) string {
 	switch {
 	case c == nil:
 		return "—"
+	case c.CouldNotRun:
+		return "⛔ could not run (" + plain(c.NotRunReason) + ")"
 	case !c.Ran:
 		return "⏭ not run (" + plain(c.NotRunReason) + ")"
 	case c.Flaky:
 		return "⚠️ flaky: " + c.RunsText()
+	case c.ZeroTests:
+		return "⚠️ no tests ran (" + plain(c.ZeroTestsDetail) + ")"
+	case c.Passed && c.Summary != nil && c.Summary.Counted:
+		return "✅ passed (" + plain(c.Summary.Text()) + ")"
 	case c.Passed:
 		if c.Tests != nil && len(c.Tests.PackagesOK) > 0 {
 			if n := len(c.Tests.PackagesOK); n == 1 {

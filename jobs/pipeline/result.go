@@ -344,6 +344,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	for _, f := range r.evidence {
 		in.Missing = append(in.Missing, findingLine(f))
 	}
+	in.Missing = append(in.Missing, r.coverage()...)
 	in.GoModule = r.goModule
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
@@ -361,6 +362,32 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Attempts = append(append([]report.Attempt(nil), r.job.History...), this)
 	}
 	return in, nil
+}
+
+// coverage says, for a repository of several projects, which checks
+// cover the change and which paths no check covers.
+func (r *run) coverage() []string {
+	if len(r.detection.Projects) < 2 || len(r.changes) == 0 || len(r.cfg.Verify) > 0 {
+		return nil
+	}
+	cov := r.detection.Cover(r.changedPaths())
+	var out []string
+	if len(cov.Checks) > 0 && len(cov.Untouched) > 0 {
+		out = append(out, fmt.Sprintf("The change is covered by %s; the checks of %s ran but do not cover it.",
+			quoteList(cov.Checks), quoteList(cov.Untouched)))
+	}
+	for _, p := range cov.Uncovered {
+		out = append(out, fmt.Sprintf("`%s` is in no detected project; no check covers it.", p))
+	}
+	return out
+}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = "`" + s + "`"
+	}
+	return strings.Join(q, ", ")
 }
 
 // findingLine is one finding for "Not verified": where, then why.

@@ -35,6 +35,7 @@ type run struct {
 	checks    []verify.Check
 	missing   []string
 	goModule  string
+	detection verify.Detection
 	image     string
 	ledger    *ledger.Writer
 	ledgerOut *os.File
@@ -95,23 +96,21 @@ func (r *run) prepare(ctx context.Context) error {
 
 // chooseChecks takes the configured checks, or detects them.
 func (r *run) chooseChecks() error {
-	if len(r.cfg.Verify) > 0 {
-		for _, c := range r.cfg.Verify {
-			r.checks = append(r.checks, verify.Configured(c.Name, c.Run))
-		}
-		// The report maps go test's packages to files for any Go module.
-		d, err := verify.Detect(r.ws, verify.DetectOptions{})
-		if err != nil {
-			return fmt.Errorf("read repository: %w", err)
-		}
-		r.goModule = d.GoModule
-		return nil
-	}
 	d, err := verify.Detect(r.ws, verify.DetectOptions{})
 	if err != nil {
 		return fmt.Errorf("detect verification checks: %w", err)
 	}
-	r.checks, r.missing, r.goModule = d.Checks, d.Missing, d.GoModule
+	// The report maps go test's packages to files for any Go module, and
+	// new tests are found by the detected projects, configured checks or
+	// not.
+	r.detection, r.goModule = d, d.GoModule
+	if len(r.cfg.Verify) == 0 {
+		r.checks, r.missing = d.Checks, d.Missing
+		return nil
+	}
+	for _, c := range r.cfg.Verify {
+		r.checks = append(r.checks, d.Configured(c.Name, c.Run))
+	}
 	return nil
 }
 
@@ -362,7 +361,7 @@ func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Wor
 	if err != nil {
 		return err
 	}
-	tests, err := verify.FindNewGoTests(ws, base, changed)
+	tests, err := verify.FindNewTests(ws, base, changed, r.detection)
 	if err != nil || len(tests) == 0 {
 		return err
 	}

@@ -37,8 +37,11 @@ func (v ToolVerifier) Verify(ctx context.Context) ([]tools.Check, error) {
 			Command: res.Command, ExitCode: res.ExitCode, Duration: res.Duration,
 			TimedOut: res.TimedOut, OOMKilled: res.OOMKilled, Output: res.Output,
 		}
-		if !res.Ran {
-			rec.Output = "not run: " + res.NotRunReason
+		switch {
+		case !res.Ran:
+			rec.Output = res.NotRunText()
+		case res.ZeroTests:
+			rec.Output = "passed, but ran no tests (" + res.ZeroTestsDetail + "): its pass shows nothing\n" + rec.Output
 		}
 		out = append(out, tools.Check{Name: res.Name, Passed: res.Passed, CommandRecord: rec})
 	}
