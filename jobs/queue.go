@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -357,6 +358,100 @@ func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (stri
 		return id, nil
 	}
 	return id, q.Release(ctx, issue, id)
+}
+
+// EnqueueDeleteBranch enqueues a branch deletion; a redelivery is a
+// Duplicate.
+func (q *Queue) EnqueueDeleteBranch(ctx context.Context, p DeleteBranch) (EnqueueResult, error) {
+	task, err := NewDeleteBranchTask(p)
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	_, err = q.client.EnqueueContext(ctx, task)
+	switch {
+	case err == nil:
+		return EnqueueResult{Outcome: Enqueued}, nil
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		return EnqueueResult{Outcome: Duplicate}, nil
+	}
+	return EnqueueResult{}, fmt.Errorf("enqueue branch deletion on %s: %w", p.Issue, err)
+}
+
+// CancelRepo cancels the active job of every issue of owner/repo (of
+// every repository of owner when repo is ""), for an app uninstalled or a
+// repository removed from its installation, and returns the cancelled
+// task IDs. It finds the issues by their lock keys.
+func (q *Queue) CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error) {
+	name := globEscape(strings.ToLower(repo))
+	if repo == "" {
+		name = "*"
+	}
+	pattern := KeyPrefix + "active:" + globEscape(strings.ToLower(owner)) + "/" + name + "#*"
+	var keys []string
+	iter := q.rdb.Scan(ctx, 0, pattern, 100).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("list active jobs of %s/%s: %w", owner, repo, err)
+	}
+	var ids []string
+	for _, k := range keys {
+		issue, ok := issueOfLockKey(k)
+		if !ok {
+			continue
+		}
+		id, err := q.Cancel(ctx, issue, requester)
+		if err != nil {
+			return ids, err
+		}
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// issueOfLockKey is lockKey's inverse (owner and repo in lower case, as
+// the key holds them).
+func issueOfLockKey(k string) (Issue, bool) {
+	rest, ok := strings.CutPrefix(k, KeyPrefix+"active:")
+	if !ok {
+		return Issue{}, false
+	}
+	slash, hash := strings.Index(rest, "/"), strings.LastIndex(rest, "#")
+	if slash <= 0 || hash <= slash+1 {
+		return Issue{}, false
+	}
+	n, err := strconv.Atoi(rest[hash+1:])
+	if err != nil || n <= 0 {
+		return Issue{}, false
+	}
+	return Issue{Owner: rest[:slash], Repo: rest[slash+1 : hash], Number: n}, true
+}
+
+// globEscape quotes Redis glob characters.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// CancelBy is the requester Cancel records for a job stopped by
+// something other than `/agent stop`: the login and what they did
+// ("closed the issue"). ParseCancelBy splits it again.
+func CancelBy(login, why string) string { return login + ": " + why }
+
+// ParseCancelBy splits a cancel record into the login and what they did;
+// why is "" for `/agent stop`.
+func ParseCancelBy(by string) (login, why string) {
+	login, why, _ = strings.Cut(by, ": ")
+	return login, why
 }
 
 // Cancelled reports whether the task was cancelled, and by whom.

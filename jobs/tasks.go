@@ -6,9 +6,12 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -28,6 +31,10 @@ const (
 	// Reply. It is a task so the webhook never waits on GitHub to answer and
 	// so the delivery-ID task ID keeps a redelivery from replying twice.
 	TypeReply = "comment:reply"
+	// TypeDeleteBranch deletes agent/issue-N after its pull request was
+	// closed or merged, if the branch is still where Patchwright left it;
+	// payload DeleteBranch.
+	TypeDeleteBranch = "branch:delete"
 )
 
 // Queue names and their settings. asynq's own defaults (25 retries, 30
@@ -89,6 +96,35 @@ type SolveIssue struct {
 	// Instructions is free text from `/agent retry ...` on an issue; empty
 	// for a label trigger.
 	Instructions string `json:"instructions,omitempty"`
+	// IssueHash pins the issue's text as it was when the trigger came
+	// (IssueHash of its title and body): the worker refuses to run text
+	// edited since. Empty in tasks from before it existed: not checked.
+	IssueHash string `json:"issue_hash,omitempty"`
+}
+
+// PushedMarker is the hidden line the publisher puts in a pull request's
+// body with the commit it last pushed to agent/issue-N: when the pull
+// request is closed, a branch whose head is still that commit holds
+// nobody else's work and is deleted.
+func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha + " -->" }
+
+var pushedRE = regexp.MustCompile(`<!-- patchwright:pushed ([0-9a-f]{40}) -->`)
+
+// ParsePushed finds the last PushedMarker in body; "" when there is none.
+func ParsePushed(body string) string {
+	m := pushedRE.FindAllStringSubmatch(body, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return m[len(m)-1][1]
+}
+
+// IssueHash is the pin of an issue's text: SHA-256 of its title and body,
+// hex. The label approves the text it was put on, not what someone edits
+// in later (a mid-run edit is an injection route).
+func IssueHash(title, body string) string {
+	sum := sha256.Sum256([]byte(title + "\x00" + body))
+	return hex.EncodeToString(sum[:])
 }
 
 // RetryPR is the payload of TypeRetryPR. Issue is the issue the pull request
@@ -99,6 +135,20 @@ type RetryPR struct {
 	DeliveryID   string `json:"delivery_id"`
 	Requester    string `json:"requester"`
 	Instructions string `json:"instructions,omitempty"`
+	// IssueHash pins the issue's text at the retry's trigger, as
+	// SolveIssue's does; empty: not checked.
+	IssueHash string `json:"issue_hash,omitempty"`
+}
+
+// DeleteBranch is the payload of TypeDeleteBranch: Issue names the
+// repository and the issue whose branch it is, PR the closed pull
+// request, and SHA the commit Patchwright last pushed there. The branch is
+// deleted only while its head is still SHA: a person's push keeps it.
+type DeleteBranch struct {
+	Issue
+	PR         int    `json:"pr"`
+	SHA        string `json:"sha"`
+	DeliveryID string `json:"delivery_id"`
 }
 
 // Reply is the payload of TypeReply: a comment to post on Issue.
@@ -123,6 +173,28 @@ func NewRetryPRTask(p RetryPR) (*asynq.Task, error) {
 		return nil, fmt.Errorf("retry task: %w", err)
 	}
 	return newTask(TypeRetryPR, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout)
+}
+
+// NewDeleteBranchTask builds the task for p, queued with the replies
+// (it is one short call), its ID "branch:" plus the delivery ID.
+func NewDeleteBranchTask(p DeleteBranch) (*asynq.Task, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("delete-branch task: %w", err)
+	}
+	return newTask(TypeDeleteBranch, p, "branch:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout)
+}
+
+func (p DeleteBranch) validate() error {
+	if err := p.Issue.validate(); err != nil {
+		return err
+	}
+	if p.PR <= 0 {
+		return errors.New("pr missing")
+	}
+	if len(p.SHA) != 40 {
+		return errors.New("sha missing")
+	}
+	return validDelivery(p.DeliveryID)
 }
 
 // NewReplyTask builds the task for p. Its task ID is "reply:" plus the

@@ -180,6 +180,13 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		}
 		json.NewEncoder(w).Encode(list)
 	})
+	mux.HandleFunc("GET /repos/{o}/{r}/issues/{n}", func(w http.ResponseWriter, r *http.Request) {
+		if !f.installationAuth(w, r) {
+			return
+		}
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		json.NewEncoder(w).Encode(map[string]any{"number": n, "title": "Issue title", "body": "Issue body", "state": "open"})
+	})
 	mux.HandleFunc("POST /repos/{o}/{r}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request) {
 		if !f.installationAuth(w, r) {
 			return

@@ -47,6 +47,16 @@ func (q *countingQueue) Cancel(context.Context, jobs.Issue, string) (string, err
 
 func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { return true, nil }
 
+func (q *countingQueue) EnqueueDeleteBranch(context.Context, jobs.DeleteBranch) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
+func (q *countingQueue) CancelRepo(context.Context, string, string, string) ([]string, error) {
+	q.add()
+	return nil, nil
+}
+
 // writerGitHub says everyone can write and every pull request is Patchwright's.
 type writerGitHub struct{}
 
@@ -60,6 +70,10 @@ func (writerGitHub) GetPullRequest(context.Context, jobs.Issue) (githubapi.PullR
 
 func (writerGitHub) FindPullRequest(context.Context, jobs.Issue, string) (githubapi.PullRequest, bool, error) {
 	return githubapi.PullRequest{}, false, nil
+}
+
+func (writerGitHub) GetIssue(context.Context, jobs.Issue) (githubapi.IssueText, error) {
+	return githubapi.IssueText{Title: "t", Body: "b", State: "open"}, nil
 }
 
 // FuzzHandler feeds arbitrary bodies, events and signatures to the handler:

@@ -35,6 +35,10 @@ type Queue interface {
 	EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error)
 	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
+	EnqueueDeleteBranch(ctx context.Context, p jobs.DeleteBranch) (jobs.EnqueueResult, error)
+	// CancelRepo cancels every active job of owner/repo (of owner, for
+	// repo "").
+	CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an
@@ -49,6 +53,9 @@ type GitHub interface {
 	// FindPullRequest finds the open pull request from branch; ok is false
 	// when there is none.
 	FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (pr githubapi.PullRequest, ok bool, err error)
+	// GetIssue reads an issue's text, to pin it for a retry asked on its
+	// pull request.
+	GetIssue(ctx context.Context, issue jobs.Issue) (githubapi.IssueText, error)
 }
 
 // Config configures a Handler.
@@ -196,11 +203,20 @@ func recycle(buf *bytes.Buffer) {
 // dispatch looks the event's handler up. Errors are dependency failures
 // (Redis, GitHub); bad input is a response.
 func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
+	if res, ok, err := h.alwaysSent(ctx, d); ok {
+		return res, err
+	}
+	// The events app.yml subscribes to: exactly these (a test in
+	// webhook/setup compares the two lists).
 	switch d.event {
 	case "issues":
 		return h.onIssues(ctx, d)
 	case "issue_comment":
 		return h.onIssueComment(ctx, d)
+	case "pull_request":
+		return h.onPullRequest(ctx, d)
+	case "pull_request_review":
+		return h.onReview(ctx, d)
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.
@@ -211,6 +227,21 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "pong"), nil
 	}
 	return done(http.StatusOK, "ignored event %q", d.event), nil
+}
+
+// alwaysSent handles the events GitHub sends every app without a
+// subscription (a manifest cannot list them): installation and
+// installation_repositories. ok is false for any other event.
+func (h *Handler) alwaysSent(ctx context.Context, d delivery) (res response, ok bool, err error) {
+	switch d.event {
+	case "installation":
+		res, err = h.onInstallation(ctx, d)
+	case "installation_repositories":
+		res, err = h.onInstallationRepositories(ctx, d)
+	default:
+		return response{}, false, nil
+	}
+	return res, true, err
 }
 
 // malformed is the response to a verified body that is not JSON, or not

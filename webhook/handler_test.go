@@ -53,7 +53,9 @@ func TestLabelByWriterEnqueuesOneTask(t *testing.T) {
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	want := jobs.SolveIssue{Issue: jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, DeliveryID: "d-1", Requester: writerLogin}
+	// The task pins the issue's text as the delivery carried it.
+	pin := jobs.IssueHash("Spelling error in the README file", "It looks like you accidently spelled 'commit' with two 't's.")
+	want := jobs.SolveIssue{Issue: jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, DeliveryID: "d-1", Requester: writerLogin, IssueHash: pin}
 	if p != want || ts[0].ID != "d-1" || ts[0].Type != jobs.TypeSolveIssue {
 		t.Fatalf("task %s %s %+v, want d-1 %s %+v", ts[0].ID, ts[0].Type, p, jobs.TypeSolveIssue, want)
 	}

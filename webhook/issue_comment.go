@@ -35,7 +35,7 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 	if res != nil {
 		return *res, nil
 	}
-	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd}
+	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body)}
 	c.d.log = d.log.With(jobs.LogInstallation, target.InstallationID, jobs.LogIssue, target.String(), jobs.LogSender, c.sender, "command", cmd.Command.String())
 	if ev.Issue.PullRequest {
 		if !strings.EqualFold(ev.Issue.Author, h.cfg.BotLogin) {
@@ -57,6 +57,9 @@ type commentCtx struct {
 	sender string
 	cmd    ParseResult
 	isPR   bool
+	// issueHash pins the text of the issue commented on (not of a pull
+	// request: a retry there pins its issue's text itself).
+	issueHash string
 }
 
 // workedOn reports whether Patchwright was asked to work on an issue: it
@@ -101,11 +104,7 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		return h.stop(ctx, c, issue)
 	}
 	if c.isPR {
-		enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: c.target.Number, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions})
-		if err != nil {
-			return response{}, err
-		}
-		return h.enqueued(ctx, c.d, c.target, enq, "retry of "+issue.String())
+		return h.retryPR(ctx, c, issue)
 	}
 	pr, open, err := h.github.FindPullRequest(ctx, issue, jobs.AgentBranch(issue.Number))
 	if err != nil {
@@ -114,11 +113,27 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if open {
 		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr.Number), "pointed to the open pull request")
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions})
+	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash})
 	if err != nil {
 		return response{}, err
 	}
 	return h.enqueued(ctx, c.d, c.target, enq, "solve of "+issue.String())
+}
+
+// retryPR enqueues a retry of the pull request c.target for issue, pinned
+// to the issue's text as it is now: the text the retry's requester
+// approves.
+func (h *Handler) retryPR(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+	text, err := h.github.GetIssue(ctx, issue)
+	if err != nil {
+		return response{}, err
+	}
+	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: c.target.Number, DeliveryID: c.d.id, Requester: c.sender,
+		Instructions: c.cmd.Instructions, IssueHash: jobs.IssueHash(text.Title, text.Body)})
+	if err != nil {
+		return response{}, err
+	}
+	return h.enqueued(ctx, c.d, c.target, enq, "retry of "+issue.String())
 }
 
 // prIssue finds the issue a Patchwright pull request belongs to from its

@@ -11,13 +11,19 @@ import (
 )
 
 // onIssues handles issues events: issues.labeled with the trigger label, by
-// a non-bot sender with write access, enqueues a solve job.
+// a non-bot sender with write access, enqueues a solve job pinned to the
+// issue's text as the payload carries it; issues.closed and the trigger
+// label's removal stop the running job.
 func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	ev, err := payload.ParseIssues(d.body)
 	if err != nil {
 		return malformed(d, err), nil
 	}
-	if ev.Action != "labeled" {
+	switch ev.Action {
+	case "closed", "unlabeled":
+		return h.onIssueLifecycle(ctx, d, ev)
+	case "labeled":
+	default:
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
 	if !strings.EqualFold(ev.Label, h.cfg.TriggerLabel) {
@@ -45,7 +51,8 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		}
 		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login})
+	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
+		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body)})
 	if err != nil {
 		return response{}, err
 	}

@@ -537,3 +537,21 @@ func (a *App) DeleteBranch(ctx context.Context, repo jobs.Issue, branch string) 
 	}
 	return nil
 }
+
+// BranchHead reads the commit branch points at (GET .../git/ref/heads/B);
+// ok is false when there is no such branch.
+func (a *App) BranchHead(ctx context.Context, repo jobs.Issue, branch string) (string, bool, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return "", false, err
+	}
+	ref, _, err := c.Git.GetRef(ctx, repo.Owner, repo.Repo, "heads/"+branch)
+	if err != nil {
+		var er *github.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("read branch %s of %s/%s: %w", branch, repo.Owner, repo.Repo, err)
+	}
+	return ref.GetObject().GetSHA(), true, nil
+}

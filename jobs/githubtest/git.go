@@ -125,3 +125,12 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 	)
 	return cmd
 }
+
+// DeleteBranch deletes branch in owner/repo, as GitHub's DELETE of the
+// ref does (for Repo.DeleteRef); it reports whether the branch existed.
+func (g *GitRemote) DeleteBranch(owner, repo, branch string) bool {
+	if gitCmd(g.Dir(owner, repo), "rev-parse", "--verify", "-q", "refs/heads/"+branch).Run() != nil {
+		return false
+	}
+	return gitCmd(g.Dir(owner, repo), "update-ref", "-d", "refs/heads/"+branch).Run() == nil
+}

@@ -71,6 +71,7 @@ func (s *Server) handler() http.Handler {
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", "checks=read", s.listCheckRuns)
 	inst("DELETE /repos/{owner}/{repo}/git/refs/{ref...}", "contents=write", s.deleteRef)
+	inst("GET /repos/{owner}/{repo}/git/ref/{ref...}", "contents=read", s.getRef)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -893,4 +894,22 @@ func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request) {
 	s.deleted = append(s.deleted, rp.Owner+"/"+rp.Name+":"+branch)
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// getRef answers a branch's head from the repository's Heads, or 404.
+func (s *Server) getRef(w http.ResponseWriter, r *http.Request) {
+	rp, found := s.repo(w, r)
+	if !found {
+		return
+	}
+	branch, ok := strings.CutPrefix(r.PathValue("ref"), "heads/")
+	sha := ""
+	if ok && rp.Heads != nil {
+		sha = rp.Heads(branch)
+	}
+	if sha == "" {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/heads/" + branch, "object": map[string]any{"type": "commit", "sha": sha}})
 }

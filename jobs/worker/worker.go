@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 )
 
 // Pipeline does the work of an agent job (DESIGN §1 steps 1-9). It must be
@@ -25,9 +27,20 @@ type Pipeline interface {
 }
 
 // Commenter posts a comment on an issue or pull request and returns its
-// ID; *githubapi.App is one.
+// ID, and lists an issue's comments (a reply retried after a 5xx looks
+// for itself first); *githubapi.App is one.
 type Commenter interface {
 	PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error)
+	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
+}
+
+// Branches reads and deletes branches; *githubapi.App is one.
+type Branches interface {
+	// BranchHead is the commit branch points at; ok is false when there
+	// is no such branch.
+	BranchHead(ctx context.Context, repo jobs.Issue, branch string) (sha string, ok bool, err error)
+	// DeleteBranch deletes branch; one already gone is no error.
+	DeleteBranch(ctx context.Context, repo jobs.Issue, branch string) error
 }
 
 // ErrNoModel is what NoModelPipeline fails every job with.
@@ -51,12 +64,16 @@ func (NoModelPipeline) Retry(context.Context, jobs.RetryPR, jobs.Attempt) error 
 }
 
 // Handlers turns asynq tasks into Pipeline and Commenter calls and releases
-// an issue's lock when its job ends. All fields are required.
+// an issue's lock when its job ends. All fields but Branches are
+// required.
 type Handlers struct {
 	Queue     *jobs.Queue
 	Pipeline  Pipeline
 	Commenter Commenter
-	Logger    *slog.Logger
+	// Branches deletes the branch of a closed pull request; default the
+	// Commenter, when it has the methods (*githubapi.App does).
+	Branches Branches
+	Logger   *slog.Logger
 }
 
 // Mux routes every task type of the catalogue to its handler.
@@ -65,6 +82,7 @@ func (h *Handlers) Mux() *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeSolveIssue, h.solve)
 	mux.HandleFunc(jobs.TypeRetryPR, h.retry)
 	mux.HandleFunc(jobs.TypeReply, h.reply)
+	mux.HandleFunc(jobs.TypeDeleteBranch, h.deleteBranch)
 	return mux
 }
 
@@ -95,9 +113,66 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Commenter.PostComment(ctx, p.Issue, p.Body); err != nil {
+	// The marker makes the reply findable: a POST answered with a 5xx
+	// may have been stored, and its retry must not post it again.
+	// Replies are rare: looking first on every try costs little.
+	marker := replyMarker(p.DeliveryID)
+	cs, err := h.Commenter.Comments(ctx, p.Issue)
+	if err != nil {
+		return fmt.Errorf("reply on %s: look for an earlier try: %w", p.Issue, err)
+	}
+	for _, c := range cs {
+		if strings.Contains(c.Body, marker) {
+			return nil
+		}
+	}
+	if _, err := h.Commenter.PostComment(ctx, p.Issue, p.Body+"\n\n"+marker); err != nil {
+		if _, ok := githubapi.AsRefusal(err); ok {
+			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+		}
 		return fmt.Errorf("reply on %s: %w", p.Issue, err)
 	}
+	return nil
+}
+
+// replyMarker is the hidden line of the reply to delivery id.
+func replyMarker(id string) string { return "<!-- patchwright:reply " + id + " -->" }
+
+// deleteBranch deletes agent/issue-N of a closed pull request if its head
+// is still the commit Patchwright pushed; a branch someone pushed to since
+// is kept, and nothing is said about it.
+func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
+	p, err := jobs.Decode[jobs.DeleteBranch](t)
+	if err != nil {
+		return err
+	}
+	b := h.Branches
+	if b == nil {
+		b, _ = h.Commenter.(Branches)
+	}
+	if b == nil {
+		return fmt.Errorf("delete branch of %s: no GitHub client for branches: %w", p.Issue, asynq.SkipRetry)
+	}
+	branch := jobs.AgentBranch(p.Number)
+	log := h.Logger.With(jobs.LogIssue, p.Issue.String(), "branch", branch)
+	head, ok, err := b.BranchHead(ctx, p.Issue, branch)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		log.Info("branch already gone")
+		return nil
+	case !strings.EqualFold(head, p.SHA):
+		log.Info("branch kept: someone pushed to it", "head", head, "pushed", p.SHA)
+		return nil
+	}
+	if err := b.DeleteBranch(ctx, p.Issue, branch); err != nil {
+		if _, ok := githubapi.AsRefusal(err); ok {
+			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+		}
+		return err
+	}
+	log.Info("branch deleted after its pull request was closed", "pr", p.PR)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
@@ -60,6 +61,8 @@ func (r *recorder) Retry(ctx context.Context, _ jobs.RetryPR, run jobs.Attempt) 
 type nopCommenter struct{}
 
 func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
+
+func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) { return nil, nil }
 
 func testHandlers(t *testing.T, q *jobs.Queue, p Pipeline) *Handlers {
 	return &Handlers{Queue: q, Pipeline: p, Commenter: nopCommenter{}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}

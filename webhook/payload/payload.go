@@ -51,6 +51,8 @@ type Issue struct {
 	Author      string // user.login
 	PullRequest bool   // the "issue" is a pull request
 	Labels      []string
+	// Title and Body are the text as it was when the event was sent.
+	Title, Body string
 }
 
 // Repo names a repository.
@@ -73,7 +75,7 @@ var whereWho = []string{
 	"sender.login", "sender.type", "installation.id",
 }
 
-var issuesPaths = newPaths(append([]string{"action", "label.name", "issue.number"}, whereWho...)...)
+var issuesPaths = newPaths(append([]string{"action", "label.name", "issue.number", "issue.title", "issue.body"}, whereWho...)...)
 
 // ParseIssues decodes an issues event.
 func ParseIssues(body []byte) (Issues, error) {
@@ -85,13 +87,15 @@ func ParseIssues(body []byte) (Issues, error) {
 	d.str(&e.Action)
 	d.str(&e.Label)
 	d.integer(&e.Issue.Number)
+	d.str(&e.Issue.Title)
+	d.str(&e.Issue.Body)
 	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
 	return e, d.err
 }
 
 var commentPaths = newPaths(append([]string{
 	"action", "comment.body",
-	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels",
+	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels", "issue.title", "issue.body",
 }, whereWho...)...)
 
 // ParseIssueComment decodes an issue_comment event.
@@ -107,8 +111,178 @@ func ParseIssueComment(body []byte) (IssueComment, error) {
 	d.str(&e.Issue.Author)
 	e.Issue.PullRequest = d.object()
 	d.labels(&e.Issue.Labels)
+	d.str(&e.Issue.Title)
+	d.str(&e.Issue.Body)
 	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
 	return e, d.err
+}
+
+// PullRequest is the pull request of a pull_request or pull_request_review
+// event.
+type PullRequest struct {
+	Number  int
+	Author  string // user.login
+	State   string
+	Merged  bool
+	Body    string
+	HeadRef string
+	HeadSHA string
+	// HeadRepo is head.repo.full_name: the fork's name for a pull request
+	// from a fork, "" when the fork is gone.
+	HeadRepo string
+}
+
+// PullRequestEvent is a pull_request event.
+type PullRequestEvent struct {
+	Action       string
+	PullRequest  PullRequest
+	Repo         Repo
+	FullName     string // repository.full_name
+	Sender       User
+	Installation int64
+}
+
+var pullPaths = newPaths(append([]string{
+	"action", "pull_request.number", "pull_request.user.login", "pull_request.state", "pull_request.merged",
+	"pull_request.body", "pull_request.head.ref", "pull_request.head.sha", "pull_request.head.repo.full_name",
+	"repository.full_name",
+}, whereWho...)...)
+
+// ParsePullRequest decodes a pull_request event.
+func ParsePullRequest(body []byte) (PullRequestEvent, error) {
+	var e PullRequestEvent
+	d, err := newDecoder(pullPaths, body)
+	if err != nil {
+		return e, err
+	}
+	d.str(&e.Action)
+	d.pull(&e.PullRequest)
+	d.str(&e.FullName)
+	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
+	return e, d.err
+}
+
+func (d *decoder) pull(p *PullRequest) {
+	d.integer(&p.Number)
+	d.str(&p.Author)
+	d.str(&p.State)
+	d.boolean(&p.Merged)
+	d.str(&p.Body)
+	d.str(&p.HeadRef)
+	d.str(&p.HeadSHA)
+	d.str(&p.HeadRepo)
+}
+
+// Review is a pull-request review.
+type Review struct {
+	State string // approved, changes_requested, commented (lower case in webhooks)
+	Body  string
+}
+
+// PullRequestReview is a pull_request_review event.
+type PullRequestReview struct {
+	Action       string
+	Review       Review
+	PullRequest  PullRequest
+	Repo         Repo
+	FullName     string
+	Sender       User
+	Installation int64
+}
+
+var reviewPaths = newPaths(append([]string{
+	"action", "review.state", "review.body",
+	"pull_request.number", "pull_request.user.login", "pull_request.state", "pull_request.merged",
+	"pull_request.body", "pull_request.head.ref", "pull_request.head.sha", "pull_request.head.repo.full_name",
+	"repository.full_name",
+}, whereWho...)...)
+
+// ParsePullRequestReview decodes a pull_request_review event.
+func ParsePullRequestReview(body []byte) (PullRequestReview, error) {
+	var e PullRequestReview
+	d, err := newDecoder(reviewPaths, body)
+	if err != nil {
+		return e, err
+	}
+	d.str(&e.Action)
+	d.str(&e.Review.State)
+	d.str(&e.Review.Body)
+	d.pull(&e.PullRequest)
+	d.str(&e.FullName)
+	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
+	return e, d.err
+}
+
+// Installation is an installation or installation_repositories event:
+// the account the app is installed on and the repositories concerned
+// (repositories for installation, repositories_removed for
+// installation_repositories), as "owner/name".
+type Installation struct {
+	Action       string
+	Installation int64
+	Account      string // installation.account.login
+	Repositories []string
+	Sender       User
+}
+
+var installationPaths = newPaths("action", "installation.id", "installation.account.login", "repositories", "sender.login", "sender.type")
+var installationReposPaths = newPaths("action", "installation.id", "installation.account.login", "repositories_removed", "sender.login", "sender.type")
+
+// ParseInstallation decodes an installation event.
+func ParseInstallation(body []byte) (Installation, error) {
+	return parseInstallation(installationPaths, body)
+}
+
+// ParseInstallationRepositories decodes an installation_repositories
+// event; Repositories are those removed.
+func ParseInstallationRepositories(body []byte) (Installation, error) {
+	return parseInstallation(installationReposPaths, body)
+}
+
+func parseInstallation(p *paths, body []byte) (Installation, error) {
+	var e Installation
+	d, err := newDecoder(p, body)
+	if err != nil {
+		return e, err
+	}
+	d.str(&e.Action)
+	d.int64(&e.Installation)
+	d.str(&e.Account)
+	d.repos(&e.Repositories)
+	d.str(&e.Sender.Login)
+	d.str(&e.Sender.Type)
+	return e, d.err
+}
+
+// repos decodes an array of repository objects into their full names.
+func (d *decoder) repos(dst *[]string) {
+	r := d.next()
+	if r == nil {
+		return
+	}
+	var rs []struct {
+		FullName string `json:"full_name"`
+	}
+	if err := json.Unmarshal(r, &rs); err != nil {
+		d.fail("an array of repositories", r)
+		return
+	}
+	for _, x := range rs {
+		*dst = append(*dst, x.FullName)
+	}
+}
+
+func (d *decoder) boolean(dst *bool) {
+	r := d.next()
+	switch string(r) {
+	case "":
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		d.fail("a boolean", r)
+	}
 }
 
 // decoder turns picked raw values into Go values, one a call in the order

@@ -50,7 +50,7 @@ func TestParseIssuesMatchesGoGitHub(t *testing.T) {
 		want := Issues{
 			Action: ev.GetAction(),
 			Label:  ev.GetLabel().GetName(),
-			Issue:  Issue{Number: ev.GetIssue().GetNumber()},
+			Issue:  Issue{Number: ev.GetIssue().GetNumber(), Title: ev.GetIssue().GetTitle(), Body: ev.GetIssue().GetBody()},
 			Repo:   Repo{Owner: ev.GetRepo().GetOwner().GetLogin(), Name: ev.GetRepo().GetName()},
 			Sender: User{Login: ev.GetSender().GetLogin(), Type: ev.GetSender().GetType()},
 
@@ -81,6 +81,8 @@ func TestParseIssueCommentMatchesGoGitHub(t *testing.T) {
 				Number:      gi.GetNumber(),
 				Author:      gi.GetUser().GetLogin(),
 				PullRequest: gi.IsPullRequest(),
+				Title:       gi.GetTitle(),
+				Body:        gi.GetBody(),
 			},
 			Repo:         Repo{Owner: ev.GetRepo().GetOwner().GetLogin(), Name: ev.GetRepo().GetName()},
 			Sender:       User{Login: ev.GetSender().GetLogin(), Type: ev.GetSender().GetType()},
@@ -92,6 +94,89 @@ func TestParseIssueCommentMatchesGoGitHub(t *testing.T) {
 		if !equal(got, want) || got.Body == "" {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
+	}
+}
+
+func TestParsePullRequestMatchesGoGitHub(t *testing.T) {
+	body := withInstallation(t, fixture(t, "pull_request.closed.json"))
+	got, err := ParsePullRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev github.PullRequestEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	p := ev.GetPullRequest()
+	want := PullRequestEvent{
+		Action: ev.GetAction(),
+		PullRequest: PullRequest{Number: p.GetNumber(), Author: p.GetUser().GetLogin(), State: p.GetState(), Merged: p.GetMerged(),
+			Body: p.GetBody(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), HeadRepo: p.GetHead().GetRepo().GetFullName()},
+		Repo:         Repo{Owner: ev.GetRepo().GetOwner().GetLogin(), Name: ev.GetRepo().GetName()},
+		FullName:     ev.GetRepo().GetFullName(),
+		Sender:       User{Login: ev.GetSender().GetLogin(), Type: ev.GetSender().GetType()},
+		Installation: ev.GetInstallation().GetID(),
+	}
+	if !equal(got, want) || got.Action != "closed" || len(got.PullRequest.HeadSHA) != 40 {
+		t.Errorf("\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := ParsePullRequest([]byte(`{"pull_request":{"merged":"yes"}}`)); err == nil {
+		t.Error("merged as a string accepted")
+	}
+}
+
+func TestParsePullRequestReviewMatchesGoGitHub(t *testing.T) {
+	body := withInstallation(t, fixture(t, "pull_request_review.submitted.json"))
+	got, err := ParsePullRequestReview(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev github.PullRequestReviewEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	p := ev.GetPullRequest()
+	if got.Action != ev.GetAction() || got.Review.State != ev.GetReview().GetState() || got.Review.Body != ev.GetReview().GetBody() ||
+		got.PullRequest.Number != p.GetNumber() || got.PullRequest.HeadRef != p.GetHead().GetRef() || got.PullRequest.Author != p.GetUser().GetLogin() ||
+		got.Sender.Login != ev.GetSender().GetLogin() || got.Installation != 4242 {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestParseInstallationEvents(t *testing.T) {
+	got, err := ParseInstallation(fixture(t, "installation.deleted.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev github.InstallationEvent
+	if err := json.Unmarshal(fixture(t, "installation.deleted.json"), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if got.Action != "deleted" || got.Installation != ev.GetInstallation().GetID() || got.Account != ev.GetInstallation().GetAccount().GetLogin() ||
+		len(got.Repositories) != len(ev.Repositories) || got.Repositories[0] != ev.Repositories[0].GetFullName() {
+		t.Errorf("installation: %+v", got)
+	}
+	raw := fixture(t, "installation_repositories.added.json")
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["action"] = "removed"
+	m["repositories_removed"] = m["repositories_added"]
+	b, _ := json.Marshal(m)
+	r, err := ParseInstallationRepositories(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rev github.InstallationRepositoriesEvent
+	if err := json.Unmarshal(b, &rev); err != nil {
+		t.Fatal(err)
+	}
+	if r.Action != "removed" || len(r.Repositories) == 0 || len(r.Repositories) != len(rev.RepositoriesRemoved) || r.Repositories[0] != rev.RepositoriesRemoved[0].GetFullName() {
+		t.Errorf("installation_repositories: %+v", r)
+	}
+	if _, err := ParseInstallation([]byte(`{"repositories":{}}`)); err == nil {
+		t.Error("repositories as an object accepted")
 	}
 }
 

@@ -1,0 +1,111 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+)
+
+// memGitHub keeps comments and branches in memory.
+type memGitHub struct {
+	mu       sync.Mutex
+	comments []githubapi.Comment
+	// landedFail makes the next PostComment store the comment and fail,
+	// as a 502 after GitHub stored it.
+	landedFail bool
+	branches   map[string]string
+	deleted    []string
+}
+
+func (m *memGitHub) PostComment(_ context.Context, _ jobs.Issue, body string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.comments = append(m.comments, githubapi.Comment{ID: int64(len(m.comments) + 1), Body: body})
+	if m.landedFail {
+		m.landedFail = false
+		return 0, errors.New("HTTP 502")
+	}
+	return int64(len(m.comments)), nil
+}
+
+func (m *memGitHub) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]githubapi.Comment(nil), m.comments...), nil
+}
+
+func (m *memGitHub) BranchHead(_ context.Context, _ jobs.Issue, b string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sha, ok := m.branches[b]
+	return sha, ok, nil
+}
+
+func (m *memGitHub) DeleteBranch(_ context.Context, _ jobs.Issue, b string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.branches, b)
+	m.deleted = append(m.deleted, b)
+	return nil
+}
+
+func memHandlers(t *testing.T, gh *memGitHub) *Handlers {
+	return &Handlers{Pipeline: NoModelPipeline{}, Commenter: gh, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+}
+
+// A reply whose POST was stored but answered 502 is not posted again by
+// the task's retry.
+func TestReplyIsPostedOnceAcrossAServerError(t *testing.T) {
+	gh := &memGitHub{landedFail: true}
+	h := memHandlers(t, gh)
+	task, err := jobs.NewReplyTask(jobs.Reply{Issue: issue, DeliveryID: "d-reply", Body: "Nothing is running for this issue."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reply(context.Background(), task); err == nil {
+		t.Fatal("the 502 was not reported, so asynq would not retry")
+	}
+	if err := h.reply(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	if len(gh.comments) != 1 || !strings.HasPrefix(gh.comments[0].Body, "Nothing is running") {
+		t.Fatalf("comments: %+v, want the one reply", gh.comments)
+	}
+}
+
+func TestDeleteBranchOnlyWhereNobodyPushed(t *testing.T) {
+	const pushed, other = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	gh := &memGitHub{branches: map[string]string{"agent/issue-5": pushed, "agent/issue-6": other}}
+	h := memHandlers(t, gh)
+	for _, n := range []int{5, 6, 7} { // 7 has no branch at all
+		i := issue
+		i.Number = n
+		task, err := jobs.NewDeleteBranchTask(jobs.DeleteBranch{Issue: i, PR: 10 + n, SHA: pushed, DeliveryID: "d-close"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.deleteBranch(context.Background(), task); err != nil {
+			t.Fatalf("#%d: %v", n, err)
+		}
+	}
+	if len(gh.deleted) != 1 || gh.deleted[0] != "agent/issue-5" {
+		t.Fatalf("deleted %v, want only agent/issue-5 (agent/issue-6 has someone's commit)", gh.deleted)
+	}
+	if _, ok := gh.branches["agent/issue-6"]; !ok {
+		t.Fatal("agent/issue-6 is gone")
+	}
+	// Without a client for branches the task cannot succeed: no retries.
+	h = &Handlers{Commenter: nopCommenter{}, Logger: h.Logger}
+	task, _ := jobs.NewDeleteBranchTask(jobs.DeleteBranch{Issue: issue, PR: 15, SHA: pushed, DeliveryID: "d-close"})
+	if err := h.deleteBranch(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("no branch client: %v", err)
+	}
+}
