@@ -62,7 +62,9 @@ type nopCommenter struct{}
 
 func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
 
-func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) { return nil, nil }
+func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
+	return nil, nil
+}
 
 func testHandlers(t *testing.T, q *jobs.Queue, p Pipeline) *Handlers {
 	return &Handlers{Queue: q, Pipeline: p, Commenter: nopCommenter{}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
