@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"sync"
 	"testing"
@@ -93,5 +94,15 @@ func TestScanContextStops(t *testing.T) {
 	}
 	if found := s.ScanContext(context.Background(), "a", "key = \""+awsKey+"\"\n"); len(found) != 1 {
 		t.Errorf("findings %v, want one", found)
+	}
+}
+
+func TestScanDecodesBase64(t *testing.T) {
+	s := scanner(t)
+	// `base64 .env`, wrapped at 76 columns as base64(1) does.
+	enc := base64.StdEncoding.EncodeToString([]byte("AWS_REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n"))
+	wrapped := enc[:76] + "\n" + enc[76:] + "\n"
+	if found := s.Scan("out", wrapped); len(found) == 0 || found[0].RuleID != "aws-access-token" {
+		t.Errorf("findings in base64 output: %v", found)
 	}
 }

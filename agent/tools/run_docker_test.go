@@ -77,3 +77,41 @@ func TestRunInDocker(t *testing.T) {
 		wantCode(t, env.call(t, "edit", edits(Edit{Path: "a.go", OldText: "package a", NewText: "package b"})), StaleFile)
 	})
 }
+
+// TestSecretsInDocker: the routes to .env through a real sandbox: cat,
+// a hard link read back with read_file and search, and base64. It skips
+// under -short.
+func TestSecretsInDocker(t *testing.T) {
+	image := sandboxtest.Image(t)
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	dir := sandboxtest.Workspace(t)
+	writeTree(t, dir, map[string]string{
+		".env":    "AWS_ACCESS_KEY_ID=" + fakeKey + "\nDB_PASSWORD=" + weakPassword + "\n",
+		"main.go": "package main\n",
+	})
+	sandboxtest.HandOver(t, dir)
+	sb := sandboxtest.New(t, d, sandbox.Spec{Image: image, Workspace: dir})
+	ws, err := sandbox.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	set, err := New(Options{Workspace: ws, Sandbox: sb, Verifier: &fakeVerifier{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &testEnv{dir: dir, ws: ws, set: set}
+	for _, cmd := range []string{"cat .env", "grep DB_ .env", "base64 .env", "cat .env >&2; exit 1"} {
+		res := env.call(t, "run", RunParams{Command: cmd})
+		wantCode(t, res, SecretDetected)
+		noSecret(t, cmd, res.Text)
+		noSecret(t, cmd+" record", res.Commands[0].Output)
+	}
+	wantCode(t, env.call(t, "run", RunParams{Command: "ln .env notes.txt"}), "")
+	wantCode(t, env.call(t, "read_file", ReadFileParams{Path: "notes.txt"}), PathDenied)
+	res := env.call(t, "search", SearchParams{Pattern: "DB_|AWS"})
+	noSecret(t, "search", res.Text)
+	if !strings.Contains(res.Text, "left out 1 matching files") {
+		t.Errorf("search:\n%s", res.Text)
+	}
+}
