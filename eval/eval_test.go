@@ -437,3 +437,24 @@ func TestInterruptedEvaluationSaysSo(t *testing.T) {
 		t.Errorf("results %+v problems %q", rep.Results, rep.Problems)
 	}
 }
+
+func TestExportTreeIgnoresExportIgnore(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{".gitattributes": "tests/ export-ignore\n", "tests/test_a.py": "x\n", "a.py": "y\n"})
+	runGit(t, repo, "init", "-q", "-b", "main")
+	runGit(t, repo, "add", "-A")
+	runGit(t, repo, "commit", "-q", "-m", "base")
+	dest := filepath.Join(t.TempDir(), "tree")
+	if err := exportTree(context.Background(), repo, runGit(t, repo, "rev-parse", "HEAD"), dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "tests", "test_a.py")); err != nil {
+		t.Errorf("the export lost a file marked export-ignore: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, ".git")); err == nil {
+		t.Error("the export has a .git")
+	}
+	if status := runGit(t, repo, "status", "--porcelain"); status != "" {
+		t.Errorf("the source repository changed: %q", status)
+	}
+}

@@ -1,12 +1,10 @@
 package eval
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,66 +81,24 @@ func cloneAt(ctx context.Context, src, commit, dest string) error {
 }
 
 // exportTree writes commit's files from repo into dest, which must not
-// exist, with no .git: what a fresh checkout holds.
+// exist, with no .git: what a fresh checkout holds. It checks out through
+// a temporary index of its own, so repo's index and work tree are never
+// touched; unlike git archive it ignores export-ignore attributes, which
+// some repositories put on their tests.
 func exportTree(ctx context.Context, repo, commit, dest string) error {
-	out, err := git(ctx, repo, nil, "archive", "--format=tar", commit)
-	if err != nil {
-		return err
-	}
 	if err := os.Mkdir(dest, 0o755); err != nil {
 		return err
 	}
-	return untar(bytes.NewReader(out), dest)
-}
-
-// untar extracts regular files, directories and symlinks through os.Root,
-// so no entry can write outside dest.
-func untar(r io.Reader, dest string) error {
-	root, err := os.OpenRoot(dest)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read archive: %w", err)
-		}
-		name := strings.TrimSuffix(h.Name, "/")
-		if name == "" || name == "pax_global_header" {
-			continue
-		}
-		if err := extract(root, tr, h, name); err != nil {
+	index := dest + ".index"
+	defer os.Remove(index)
+	env := []string{"GIT_INDEX_FILE=" + index}
+	for _, args := range [][]string{
+		{"--work-tree=" + dest, "read-tree", commit},
+		{"--work-tree=" + dest, "checkout-index", "--all", "--force"},
+	} {
+		if _, err := gitEnv(ctx, repo, env, args...); err != nil {
 			return err
 		}
-	}
-}
-
-func extract(root *os.Root, tr *tar.Reader, h *tar.Header, name string) error {
-	if dir := filepath.Dir(name); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	switch h.Typeflag {
-	case tar.TypeDir:
-		return root.MkdirAll(name, 0o755)
-	case tar.TypeSymlink:
-		return root.Symlink(h.Linkname, name)
-	case tar.TypeReg:
-		f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o644)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, tr)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
 	}
 	return nil
 }
