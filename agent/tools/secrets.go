@@ -51,13 +51,7 @@ func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator
 			}
 			continue
 		}
-		where := "output of command `" + shortCommand(c.Command) + "`"
-		var lines []string
-		for _, h := range hits {
-			found = append(found, SecretFinding{Rule: h.rule, Where: where + ", line " + strconv.Itoa(h.line)})
-			lines = append(lines, fmt.Sprintf("%s at line %d", h.rule, h.line))
-		}
-		c.Output = "[withheld: secret_detected: " + strings.Join(lines, ", ") + "]\n"
+		found = append(found, withholdOutput(c, hits)...)
 	}
 	if len(found) == 0 {
 		hits, err := s.scan(ctx, rest)
@@ -72,6 +66,41 @@ func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator
 		return res, nil
 	}
 	return s.withheld(tool, res, found), nil
+}
+
+// withholdOutput replaces c's output by a note naming each hit's rule and
+// line, and returns the findings.
+func withholdOutput(c *CommandRecord, hits []hit) []SecretFinding {
+	where := "output of command `" + shortCommand(c.Command) + "`"
+	var found []SecretFinding
+	var lines []string
+	for _, h := range hits {
+		found = append(found, SecretFinding{Rule: h.rule, Where: where + ", line " + strconv.Itoa(h.line)})
+		lines = append(lines, fmt.Sprintf("%s at line %d", h.rule, h.line))
+	}
+	c.Output = "[withheld: secret_detected: " + strings.Join(lines, ", ") + "]\n"
+	return found
+}
+
+// WithholdSecrets is the tools' scan for a command record that reaches
+// the ledger or a report without passing through a tool: setup commands,
+// baseline and final verification. When rec's output holds what sc's
+// rules match, the output is replaced by a note naming the rules and
+// lines and the findings say where; otherwise rec comes back unchanged.
+// The error is the context's, when it ended the scan.
+func WithholdSecrets(ctx context.Context, sc *secrets.Scanner, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
+	var hits []hit
+	for _, f := range sc.ScanContext(ctx, "", rec.Output) {
+		hits = append(hits, hit{f.RuleID, f.Line})
+	}
+	if err := ctx.Err(); err != nil {
+		return rec, nil, err
+	}
+	if len(hits) == 0 {
+		return rec, nil, nil
+	}
+	found := withholdOutput(&rec, hits)
+	return rec, found, nil
 }
 
 // RuleSecretFile names a finding that is a value from one of the work

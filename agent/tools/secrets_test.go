@@ -335,3 +335,41 @@ func TestSecretValues(t *testing.T) {
 		t.Errorf("values %q, want %q", got, want)
 	}
 }
+
+func TestWithholdSecrets(t *testing.T) {
+	sc, err := defaultSecrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := CommandRecord{Command: "make setup", Output: "--- stdout (9 bytes) ---\nkey " + fakeKey + "\n", StdoutSHA256: "x"}
+	got, found, err := WithholdSecrets(context.Background(), sc, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSecret(t, "the record", got.Output)
+	if len(found) != 1 || found[0] != (SecretFinding{Rule: "aws-access-token", Where: "output of command `make setup`, line 2"}) || got.StdoutSHA256 != "x" {
+		t.Errorf("record %+v, findings %+v", got, found)
+	}
+	clean := CommandRecord{Command: "make", Output: "ok\n"}
+	if got, found, _ := WithholdSecrets(context.Background(), sc, clean); got != clean || found != nil {
+		t.Errorf("a clean record changed: %+v %+v", got, found)
+	}
+}
+
+// BenchmarkSecretIndex measures the walk that indexes secret files, which
+// runs once after each run or verify call, on the search benchmark's
+// repository of 10,000 files with a .env added. Run:
+//
+//	go test -run '^$' -bench BenchmarkSecretIndex ./agent/tools/
+func BenchmarkSecretIndex(b *testing.B) {
+	dir := generateRepo(b, 10000)
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DB_PASSWORD="+weakPassword+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		_, values, err := indexSecretFiles(context.Background(), dir)
+		if err != nil || len(values) != 1 {
+			b.Fatalf("values %q, %v", values, err)
+		}
+	}
+}
