@@ -103,10 +103,12 @@ func Evaluate(ctx context.Context, tasks []*Task, o Options) (*Report, error) {
 		Invalid: []Invalid{}, Results: []Result{},
 		Notes: map[string][]string{}, Meta: map[string]TaskMeta{},
 	}
+	e.say("eval: validating %d task(s): hidden tests must fail on the base commit and pass with fix.patch", len(tasks))
 	valid, err := e.validateAll(ctx, tasks, rep)
 	if err != nil {
 		return nil, err
 	}
+	e.say("eval: %d valid, %d invalid; %d run(s) to go, %d at a time", len(valid), len(rep.Invalid), len(valid)*o.Runs, o.Concurrency)
 	results, refused, problems := e.runAll(ctx, valid)
 	rep.Problems = problems
 	for _, p := range valid {
@@ -170,6 +172,13 @@ type evaluator struct {
 	o    Options
 	work string
 	chk  checker
+}
+
+// say writes a progress line, when there is a progress writer.
+func (e *evaluator) say(format string, args ...any) {
+	if e.o.Progress != nil {
+		fmt.Fprintf(e.o.Progress, format+"\n", args...)
+	}
 }
 
 // prepared is a task that passed validation, with what its runs need.

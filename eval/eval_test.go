@@ -65,8 +65,11 @@ func TestReferenceFixResolvesAll(t *testing.T) {
 			t.Errorf("result %+v", r)
 		}
 	}
-	if n := strings.Count(progress.String(), "\n"); n != 12 {
-		t.Errorf("%d progress lines, want one per run:\n%s", n, progress.String())
+	if n := strings.Count(progress.String(), "\n"); n != 14 {
+		t.Errorf("%d progress lines, want two for validation and one per run:\n%s", n, progress.String())
+	}
+	if !strings.Contains(progress.String(), "eval: 12 valid, 0 invalid; 12 run(s) to go, 3 at a time\n") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 	if !strings.Contains(progress.String(), "eval: 12/12 tasks done · run 12/12 · 12 resolved · $0.0120 · about 0s left") {
 		t.Errorf("last progress line:\n%s", progress.String())
