@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"time"
@@ -28,8 +29,8 @@ type Options struct {
 	Runs int
 	// Concurrency is how many runs (and validations) go at once; default 1.
 	Concurrency int
-	// Out receives eval.json's run directories (Out/runs/<task>/<run>/).
-	// Required.
+	// Out receives the run directories, Out/runs/<task>/<run>/; an
+	// earlier Out/runs is removed first. Required.
 	Out string
 	// Images, when set, is asked whether each task's image exists; a task
 	// whose image is missing is invalid, with that reason.
@@ -92,6 +93,11 @@ func Evaluate(ctx context.Context, tasks []*Task, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.fill()
+	// Run directories left by an earlier evaluation into the same Out
+	// would mix with this one's (and a stale ledger would be read).
+	if err := os.RemoveAll(filepath.Join(o.Out, "runs")); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp(o.WorkDir, "patchwright-eval-")
 	if err != nil {
 		return nil, err

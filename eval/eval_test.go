@@ -461,3 +461,23 @@ func TestExportTreeIgnoresExportIgnore(t *testing.T) {
 		t.Errorf("the source repository changed: %q", status)
 	}
 }
+
+func TestAnEarlierEvaluationsRunsAreReplaced(t *testing.T) {
+	suite := t.TempDir()
+	makeTask(t, suite, "t", defaultFixture())
+	o := testOptions(t, &fakeRunner{t: t, act: applyFix}, &hostSandboxes{})
+	// A stale ledger that would read as a leak, and a run this
+	// evaluation does not make.
+	task, _ := LoadTaskDir(filepath.Join(suite, "t"))
+	writeFiles(t, o.Out, map[string]string{
+		"runs/t/1/ledger.jsonl": `{"result": ` + string(must(json.Marshal(string(task.HiddenFiles["checks/value_check.sh"])))) + "}\n",
+		"runs/t/7/pr.md":        "old\n",
+	})
+	rep := evaluate(t, suite, o)
+	if len(rep.Invalid) != 0 || rep.Summary.Resolved != 1 {
+		t.Errorf("invalid %+v summary %+v", rep.Invalid, rep.Summary.Group)
+	}
+	if _, err := os.Stat(filepath.Join(o.Out, "runs", "t", "7")); err == nil {
+		t.Error("an earlier run's directory is still there")
+	}
+}
