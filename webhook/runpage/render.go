@@ -1,0 +1,232 @@
+package runpage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/jobs/runstore"
+)
+
+// foldAt is the length past which text is folded into <details>.
+const foldAt = 1500
+
+// unsafeText matches what must not reach a person's screen as is: ANSI
+// escape sequences (CSI and OSC), other control characters except tab and
+// newline, and Unicode bidirectional controls, which can make text read
+// differently from what it is.
+var unsafeText = regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b.?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u0080-\u009f]|[\u202a-\u202e\u2066-\u2069\u200e\u200f]")
+
+// clean makes untrusted text inert beyond what html/template's escaping
+// does.
+func clean(s string) string { return unsafeText.ReplaceAllString(s, "") }
+
+// block is text shown preformatted, folded when long.
+type block struct {
+	Text   string
+	Folded bool
+	Lines  int
+}
+
+func newBlock(s string) block {
+	s = clean(s)
+	return block{Text: s, Folded: len(s) > foldAt, Lines: strings.Count(s, "\n") + 1}
+}
+
+// event is one ledger line as the page shows it.
+type event struct {
+	Kind     string // "prompt", "turn", "tool", "command", "check", "stop", "other"
+	Step     int
+	Title    string
+	Meta     string
+	Body     block
+	Args     block
+	ExitCode int
+	Failed   bool
+}
+
+// check is one row of the verification table.
+type check struct {
+	Name, Command   string
+	Baseline, Final string
+	Duration        string
+}
+
+// view is everything the template reads.
+type view struct {
+	ID, Title, Outcome, Reason string
+	Running                    bool
+	RefreshSeconds             int
+	Updated                    string
+	Events                     []event
+	Checks                     []check
+	Usage                      string
+	Body                       block
+	LedgerError                string
+}
+
+// result is the part of result.json (DESIGN §4.5) the page shows.
+type result struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+	Checks  []struct {
+		Name       string `json:"name"`
+		Command    string `json:"command"`
+		Phase      string `json:"phase"`
+		Ran        bool   `json:"ran"`
+		ExitCode   int    `json:"exit_code"`
+		Passed     bool   `json:"passed"`
+		DurationMS int64  `json:"duration_ms"`
+	} `json:"checks"`
+	Steps int          `json:"steps"`
+	Usage ledger.Usage `json:"usage"`
+}
+
+func render(rec runstore.Record, refresh time.Duration) ([]byte, error) {
+	v := view{
+		ID: clean(rec.ID), Running: !rec.Done, RefreshSeconds: int(refresh.Seconds()),
+		Updated: rec.UpdatedAt.UTC().Format(time.RFC3339), Body: newBlock(string(rec.Body)),
+		Title: "Run " + clean(rec.ID),
+	}
+	if rec.Repo != "" {
+		v.Title = fmt.Sprintf("%s#%d, run %s", clean(rec.Repo), rec.Issue, clean(rec.ID))
+	}
+	v.Outcome = "running"
+	if rec.Done {
+		var res result
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			v.Outcome, v.Reason = "unknown", "result.json could not be read: "+err.Error()
+		} else {
+			v.Outcome, v.Reason = clean(res.Outcome), clean(res.Reason)
+			v.Checks = checks(res)
+			v.Usage = fmt.Sprintf("%d steps; %d input tokens (%d cached), %d output tokens",
+				res.Steps, res.Usage.InputTokens, res.Usage.CachedInputTokens, res.Usage.OutputTokens)
+		}
+	}
+	log, err := ledger.Read(bytes.NewReader(rec.Ledger))
+	if err != nil {
+		v.LedgerError = clean(err.Error())
+	}
+	for _, r := range log.Records {
+		v.Events = append(v.Events, toEvent(r))
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checks pairs each check's baseline and final runs.
+func checks(res result) []check {
+	var rows []check
+	index := map[string]int{}
+	for _, c := range res.Checks {
+		i, ok := index[c.Name]
+		if !ok {
+			i = len(rows)
+			index[c.Name] = i
+			rows = append(rows, check{Name: clean(c.Name), Command: clean(c.Command), Baseline: "—", Final: "—"})
+		}
+		state := "could not run"
+		switch {
+		case c.Ran && c.Passed:
+			state = "passed"
+		case c.Ran:
+			state = fmt.Sprintf("failed (exit %d)", c.ExitCode)
+		}
+		if c.Phase == "baseline" {
+			rows[i].Baseline = state
+		} else {
+			rows[i].Final = state
+			rows[i].Duration = (time.Duration(c.DurationMS) * time.Millisecond).String()
+		}
+	}
+	return rows
+}
+
+func toEvent(r ledger.Record) event {
+	e := event{Kind: "other", Title: clean(r.Type)}
+	switch r.Type {
+	case ledger.TypeRunStart:
+		var p ledger.RunStart
+		if r.Decode(&p) == nil {
+			e = event{Kind: "prompt", Title: "Prompt (the issue and the instructions)", Meta: clean(p.Model), Body: newBlock(p.Prompt)}
+		}
+	case ledger.TypeModelTurn:
+		var p ledger.ModelTurn
+		if r.Decode(&p) == nil {
+			var calls []string
+			for _, c := range p.ToolCalls {
+				calls = append(calls, c.Name+" "+c.Arguments)
+			}
+			e = event{Kind: "turn", Step: p.Step, Title: fmt.Sprintf("Model turn %d", p.Step),
+				Meta: fmt.Sprintf("%s, %d in / %d out tokens, %s", p.Model, p.InputTokens, p.OutputTokens, p.Duration.Round(time.Millisecond)),
+				Body: newBlock(p.Text + p.Error), Args: newBlock(strings.Join(calls, "\n"))}
+		}
+	case ledger.TypeToolCall:
+		var p ledger.ToolCall
+		if r.Decode(&p) == nil {
+			e = event{Kind: "tool", Step: p.Step, Title: "Tool " + clean(p.Tool),
+				Meta: fmt.Sprintf("%s, %d bytes", p.Duration.Round(time.Millisecond), p.ResultBytes),
+				Args: newBlock(p.Arguments), Body: newBlock(p.Result), Failed: p.ErrorCode != ""}
+		}
+	case ledger.TypeCommand:
+		var p ledger.Command
+		if r.Decode(&p) == nil {
+			e = event{Kind: "command", Step: p.Step, Title: "$ " + clean(p.CommandRecord.Command), ExitCode: p.ExitCode,
+				Meta: fmt.Sprintf("exit %d, %s", p.ExitCode, p.Duration.Round(time.Millisecond)),
+				Body: newBlock(p.Output), Failed: p.ExitCode != 0 || p.TimedOut}
+			if p.TimedOut {
+				e.Meta += ", timed out"
+			}
+		}
+	case ledger.TypeRunStop:
+		var p ledger.RunStop
+		if r.Decode(&p) == nil {
+			e = event{Kind: "stop", Title: "Stopped: " + clean(p.Reason), Meta: clean(p.Detail), Body: newBlock(p.Summary)}
+		}
+	default:
+		e.Body = newBlock(string(r.Raw))
+	}
+	return e
+}
+
+var page = template.Must(template.New("run").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+{{if .Running}}<meta http-equiv="refresh" content="{{.RefreshSeconds}}">{{end}}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#1f2328}
+pre{background:#f6f8fa;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-word}
+.ev{border-left:3px solid #d0d7de;padding:.2em .8em;margin:.8em 0}
+.failed{border-color:#cf222e}.meta{color:#59636e;font-size:.9em}
+table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3em .6em;text-align:left}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p><strong>{{.Outcome}}</strong>{{with .Reason}}: {{.}}{{end}}{{if .Running}} (this page reloads every {{.RefreshSeconds}} s){{end}}</p>
+<p class="meta">Last updated {{.Updated}}{{with .Usage}}. {{.}}{{end}}</p>
+{{with .Checks}}<h2>Verification</h2>
+<table><tr><th>check</th><th>command</th><th>baseline</th><th>final</th><th>duration</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td><code>{{.Command}}</code></td><td>{{.Baseline}}</td><td>{{.Final}}</td><td>{{.Duration}}</td></tr>
+{{end}}</table>{{end}}
+<h2>Run</h2>
+{{with .LedgerError}}<p>Part of the ledger could not be read: {{.}}</p>{{end}}
+{{range .Events}}<div class="ev{{if .Failed}} failed{{end}}">
+<div><strong>{{.Title}}</strong> <span class="meta">{{.Meta}}</span></div>
+{{if .Args.Text}}<pre>{{.Args.Text}}</pre>{{end}}
+{{if .Body.Text}}{{if .Body.Folded}}<details><summary>{{.Body.Lines}} lines</summary><pre>{{.Body.Text}}</pre></details>{{else}}<pre>{{.Body.Text}}</pre>{{end}}{{end}}
+</div>
+{{else}}<p>Nothing recorded yet.</p>
+{{end}}
+{{if .Body.Text}}<h2>Pull-request body</h2>
+<p class="meta">As posted, shown as text. The diff is on the pull request.</p>
+<details open><summary>pr.md</summary><pre>{{.Body.Text}}</pre></details>{{end}}
+</body></html>
+`))
