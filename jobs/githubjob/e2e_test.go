@@ -154,7 +154,8 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 		"README.md":         "A greeting.\n",
 	})
 	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
-		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) }})
+		Heads:     func(b string) string { return e.remote.Head(t, owner, repoName, b) },
+		DeleteRef: func(b string) bool { return e.remote.DeleteBranch(owner, repoName, b) }})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 1, Title: "Greeting is misspelled", Body: "greeting.txt says helo; it should say hello.", Author: owner})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 2, Title: "Another one", Body: "Something else.", Author: owner})
 	e.fake.SetPermission(owner, repoName, owner, "admin")
@@ -252,17 +253,27 @@ func (e *e2e) deliver(event, fixture, delivery string, edit func(m map[string]an
 	return rec.Code
 }
 
+// label delivers the trigger label on issue, with the issue's text as
+// the fake holds it now (as GitHub's payload carries it).
 func (e *e2e) label(issue int, delivery string) int {
 	return e.deliver("issues", "issues.labeled.json", delivery, func(m map[string]any) {
 		m["label"].(map[string]any)["name"] = "agent"
-		m["issue"].(map[string]any)["number"] = issue
+		e.issueText(m["issue"].(map[string]any), issue)
 	})
+}
+
+// issueText sets a payload's issue number, title and body from the fake.
+func (e *e2e) issueText(is map[string]any, n int) {
+	is["number"] = n
+	if i, ok := e.fake.Issue(owner, repoName, n); ok {
+		is["title"], is["body"] = i.Title, i.Body
+	}
 }
 
 func (e *e2e) comment(issue int, onPR bool, body, delivery string) int {
 	return e.deliver("issue_comment", "issue_comment.created.with-installation.json", delivery, func(m map[string]any) {
 		is := m["issue"].(map[string]any)
-		is["number"] = issue
+		e.issueText(is, issue)
 		is["state"] = "open"
 		is["labels"] = []any{map[string]any{"name": "agent"}}
 		if onPR {
@@ -443,7 +454,15 @@ func TestGitHubEndToEnd(t *testing.T) {
 	githubtest.Git(t, work, "commit", "-qm", "human commit")
 	githubtest.Git(t, work, "push", "-q", "origin", "agent/issue-1")
 	human := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	e.fake.SetPermission(owner, repoName, "reviewer", "write")
 	e.fake.AddReviewComment(owner, repoName, pr.Number, "reviewer", "greeting.txt", 1, "Please explain the change in a NOTES.md.", false)
+	// Words of people without write access never reach the model.
+	e.fake.AddReviewComment(owner, repoName, pr.Number, "drive-by", "greeting.txt", 1, "Drive-by line remark.", false)
+	e.fake.AddComment(owner, repoName, pr.Number, "drive-by", "Drive-by conversation remark.")
+	e.fake.AddReview(owner, repoName, pr.Number, "drive-by", "CHANGES_REQUESTED", "Drive-by review.")
+	// Reviews and conversation by writers since the last attempt do.
+	e.fake.AddReview(owner, repoName, pr.Number, "reviewer", "CHANGES_REQUESTED", "Review body: keep the file short.")
+	e.fake.AddComment(owner, repoName, pr.Number, "reviewer", "Conversation: thanks, nearly there.")
 	e.fake.ResolveThread(e.fake.AddReviewComment(owner, repoName, pr.Number, "reviewer", "greeting.txt", 1, "Settled remark the retry must not see.", false))
 
 	if code := e.comment(pr.Number, true, "/agent retry add a NOTES.md file", "delivery-retry-1"); code != http.StatusAccepted {
@@ -487,6 +506,12 @@ func TestGitHubEndToEnd(t *testing.T) {
 			}
 			if strings.Contains(s, "Settled remark") {
 				t.Error("the model was told a review comment from a resolved thread")
+			}
+			if strings.Contains(s, "Drive-by") {
+				t.Error("the model was told words of someone without write access")
+			}
+			if strings.Contains(s, "add a NOTES.md file") && (!strings.Contains(s, "Review body: keep the file short.") || !strings.Contains(s, "Conversation: thanks, nearly there.")) {
+				t.Error("the model was not told the writer's review body and conversation comment")
 			}
 		}
 	}

@@ -65,4 +65,11 @@ type attemptSource interface {
 	// that is not outdated with an error wrapping
 	// githubapi.ErrThreadsUnknown.
 	ReviewComments(ctx context.Context, pr jobs.Issue) ([]githubapi.Comment, error)
+	// Reviews lists a pull request's submitted reviews that have a body.
+	Reviews(ctx context.Context, pr jobs.Issue) ([]githubapi.Comment, error)
+	// Comments lists an issue's or pull request's conversation comments.
+	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
+	// Permission is a user's permission on the repository: only the words
+	// of people with write access are given to the model.
+	Permission(ctx context.Context, repo jobs.Issue, user string) (githubapi.Permission, error)
 }

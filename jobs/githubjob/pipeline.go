@@ -80,18 +80,21 @@ type request struct {
 	instructions string
 	trigger      string // for the attempt history
 	pr           int    // the pull request of a retry; 0 for a solve
+	issueHash    string // the issue's text as the trigger pinned it; "" for none
+	bot          string // the app's bot login
 	at           jobs.Attempt
 }
 
 // Solve runs a first (or new) attempt at an issue.
 func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
-	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue", at: at})
+	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
+		issueHash: job.IssueHash, at: at})
 }
 
 // Retry runs another attempt on the pull request job.PR.
 func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error {
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
-		trigger: "/agent retry", pr: job.PR, at: at})
+		trigger: "/agent retry", pr: job.PR, issueHash: job.IssueHash, at: at})
 }
 
 // Abandoned says in the issue's status comment that its job was given up:
@@ -150,6 +153,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err != nil {
 		return fmt.Errorf("find the app's bot user: %w", err)
 	}
+	a.bot = bot.Login
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
 	if err := st.find(ctx); err != nil {
@@ -196,6 +200,9 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	if err != nil {
 		return pipeline.Job{}, nil, err
 	}
+	if err := checkPin(a.issueHash, text); err != nil {
+		return pipeline.Job{}, nil, err
+	}
 	repo, err := p.GitHub.Repository(ctx, a.issue)
 	if err != nil {
 		return pipeline.Job{}, nil, err
@@ -213,10 +220,17 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		Publisher: pub,
 		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
 	}
+	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
 	if a.pr != 0 {
-		if err := p.prepareRetry(ctx, a, &job, pub); err != nil {
+		if err := p.prepareRetry(ctx, a, w, &job, pub); err != nil {
 			return pipeline.Job{}, nil, err
 		}
+	} else {
+		comments, err := p.issueContext(ctx, w, a.issue)
+		if err != nil {
+			return pipeline.Job{}, nil, err
+		}
+		job.Issue.Feedback = strings.TrimSpace(job.Issue.Feedback + "\n" + comments)
 	}
 	token, err := p.GitHub.RepoToken(ctx, a.issue)
 	if err != nil {
@@ -229,9 +243,10 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 }
 
 // prepareRetry points a retry at the pull request's branch and tells the
-// model what the last attempt left: its failed checks, the history and
-// the review comments still open.
-func (p *Pipeline) prepareRetry(ctx context.Context, a request, job *pipeline.Job, pub *publisher) error {
+// model what the last attempt left: its failed checks, the history, the
+// review comments still open, and the reviews and conversation comments
+// since the last attempt, of people with write access only.
+func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job *pipeline.Job, pub *publisher) error {
 	prIssue := a.issue
 	prIssue.Number = a.pr
 	pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
@@ -250,13 +265,33 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, job *pipeline.Jo
 		h.Attempts = []report.Attempt{{Number: 1, Outcome: "unknown", Reason: "the history was not found in the pull request body"}}
 	}
 	job.History, job.Attempt.Number = h.Attempts, len(h.Attempts)+1
-	reviews, err := p.GitHub.ReviewComments(ctx, prIssue)
+	lines, err := p.GitHub.ReviewComments(ctx, prIssue)
 	if errors.Is(err, githubapi.ErrThreadsUnknown) {
 		p.logger().Warn("review comments of resolved threads are not told apart", jobs.LogError, err)
 	} else if err != nil {
 		return err
 	}
-	job.Issue.Feedback = retryFeedback(a, h, reviews)
+	if lines, err = w.filter(ctx, lines, time.Time{}); err != nil {
+		return err
+	}
+	since := h.Attempts[len(h.Attempts)-1].Started
+	reviews, err := p.GitHub.Reviews(ctx, prIssue)
+	if err != nil {
+		return err
+	}
+	if reviews, err = w.filter(ctx, reviews, since); err != nil {
+		return err
+	}
+	talk, err := p.GitHub.Comments(ctx, prIssue)
+	if err != nil {
+		return err
+	}
+	if talk, err = w.filter(ctx, talk, since); err != nil {
+		return err
+	}
+	job.Issue.Feedback = retryFeedback(a, h, lines) +
+		commentList("Reviews since the previous attempt:", reviews) +
+		commentList("Comments on the pull request since the previous attempt:", talk)
 	return nil
 }
 
@@ -285,7 +320,13 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 	st.status.Phase = report.PhaseFailed
 	if cancelled {
 		st.status.Outcome = verify.Stopped
-		st.status.Reason = fmt.Sprintf("stopped by @%s with `/agent stop`; the sandbox was removed and nothing was pushed", by)
+		who, why := jobs.ParseCancelBy(by)
+		if why == "" {
+			why = "with `/agent stop`"
+		} else {
+			why = "(" + why + ")"
+		}
+		st.status.Reason = fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why)
 		if err := st.write(actx); err != nil {
 			p.logger().Warn("could not say on the issue that the run was stopped", jobs.LogError, err)
 		}
@@ -313,6 +354,12 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	case errors.As(cause, &rf):
 		final = true
 		reason = rf.reason()
+	case errors.Is(cause, errIssueEdited) && a.pr != 0:
+		final = true
+		reason = "the issue was edited after the retry was asked for: comment /agent retry again to run the new text"
+	case errors.Is(cause, errIssueEdited):
+		final = true
+		reason = "the issue was edited after it was labelled: label it again to run the new text"
 	case errors.Is(cause, pipeline.ErrConfig):
 		final = true
 		reason = "the repository's configuration needs fixing: " + cause.Error()

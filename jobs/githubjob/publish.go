@@ -89,11 +89,11 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
-	np := githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: res.Body, Draft: draft(res)}
+	np := githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: withPushed(res.Body, res.HeadCommit), Draft: draft(res)}
 	pr, err := g.gh.CreatePullRequest(ctx, g.issue, np)
 	if np.Draft && errors.Is(err, githubapi.ErrDraftUnsupported) {
 		g.log.Info("the repository has no draft pull requests: opening a ready one that says it is not a draft by choice")
-		np.Draft, np.Body = false, noDraftBody(res)
+		np.Draft, np.Body = false, withPushed(noDraftBody(res), res.HeadCommit)
 		pr, err = g.gh.CreatePullRequest(ctx, g.issue, np)
 	}
 	if errors.Is(err, githubapi.ErrPullRequestExists) {
@@ -122,7 +122,19 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 			g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
 		}
 	}
-	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body)
+	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, withPushed(body, res.HeadCommit))
+}
+
+// withPushed ends body with the marker of the commit pushed, so that the
+// branch can be deleted when the pull request closes if nobody pushed
+// since (jobs.PushedMarker); without it when it would not fit, which only
+// keeps the branch.
+func withPushed(body, sha string) string {
+	out := body + "\n" + jobs.PushedMarker(sha) + "\n"
+	if sha == "" || utf8.RuneCountInString(out) > githubapi.MaxBody {
+		return body
+	}
+	return out
 }
 
 // noDraftNote heads the body of a pull request that should have been a

@@ -228,6 +228,17 @@ func (s *Server) SetInstallationPermissions(id int64, perms map[string]string) {
 	s.installPerms[id] = perms
 }
 
+// Issue returns a copy of an issue; ok is false for an unknown one.
+func (s *Server) Issue(owner, repo string, n int) (Issue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.issues[issueKey(owner, repo, n)]
+	if !ok {
+		return Issue{}, false
+	}
+	return *i, true
+}
+
 // EditIssue changes an issue's title and body, as a person editing it.
 func (s *Server) EditIssue(owner, repo string, n int, title, body string) {
 	s.mu.Lock()
