@@ -476,12 +476,23 @@ func (r *runner) failure(ctx context.Context, reason StopReason, err error) *sto
 	if errors.As(err, &le) {
 		reason = Infrastructure
 	}
-	detail := err.Error()
+	// The detail is posted (status comment, check run): the worker's
+	// host paths are not for readers.
+	detail := r.hostPathsOut(err.Error())
 	var pe *provider.Error
 	if reason == ProviderError && errors.As(err, &pe) {
 		detail = "the model's service failed: " + pe.Reason
 	}
 	return &stop{reason, detail, err}
+}
+
+// hostPathsOut replaces the workspace's host directory in s by a
+// placeholder.
+func (r *runner) hostPathsOut(s string) string {
+	if ws := r.cfg.Workspace; ws != nil && ws.Dir() != "" {
+		s = strings.ReplaceAll(s, ws.Dir(), "<workspace>")
+	}
+	return s
 }
 
 func contextStop(ctx context.Context) *stop {

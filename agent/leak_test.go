@@ -8,6 +8,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,5 +279,22 @@ func TestHardLinkedInstructionFile(t *testing.T) {
 	r.noLeak(t)
 	if first := r.srv.Requests()[0].Messages[0].Text; !strings.Contains(first, "[not shown: it is a hard link") {
 		t.Errorf("first message:\n%s", first)
+	}
+}
+
+// TestDetailHasNoHostPath: an infrastructure failure's detail, which the
+// worker posts, names the workspace by a placeholder.
+func TestDetailHasNoHostPath(t *testing.T) {
+	r := newLeakRun(t, provider.NameOpenAI, map[string]string{"main.go": "package main\n"},
+		providertest.Calls(providertest.Call("boom", `{}`)))
+	dir := r.dir
+	boom := &fakeTool{name: "boom", fn: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{}, &os.PathError{Op: "open", Path: filepath.Join(dir, "main.go"), Err: syscall.EIO}
+	}}
+	r.cfg.Tools = append(r.cfg.Tools, boom)
+	res, err := Run(context.Background(), r.cfg)
+	wantStop(t, res, err, Infrastructure)
+	if real, _ := filepath.EvalSymlinks(dir); strings.Contains(res.Detail, dir) || strings.Contains(res.Detail, real) || !strings.Contains(res.Detail, "<workspace>/main.go") {
+		t.Errorf("detail %q", res.Detail)
 	}
 }
