@@ -153,6 +153,9 @@ func indexSecretFiles(ctx context.Context, dir string) (map[fileID]bool, []strin
 		if st.Nlink > 1 {
 			links[idOf(st)] = true
 		}
+		if isTemplate(p) {
+			return nil // placeholders, which documentation repeats
+		}
 		for _, v := range secretValues(data) {
 			if !seen[v] {
 				seen[v] = true
@@ -164,6 +167,18 @@ func indexSecretFiles(ctx context.Context, dir string) (map[fileID]bool, []strin
 	// Longest first: a finding then names the most specific value.
 	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
 	return links, values, err
+}
+
+// isTemplate: a secret file's template by the usual names
+// (.env.example, .env.sample, credentials.template, …), whose values are
+// placeholders the README repeats, not secrets.
+func isTemplate(p string) bool {
+	for _, suffix := range []string{".example", ".sample", ".template", ".dist", ".tmpl"} {
+		if strings.HasSuffix(p, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // readSecretFile reads up to maxSecretFile bytes of a regular file, or

@@ -301,10 +301,11 @@ func TestToolsHonourContext(t *testing.T) {
 // was built; settings that are not secret-looking are not.
 func TestSecretFileValues(t *testing.T) {
 	env := newEnv(t, map[string]string{
-		".env":    "NODE_ENV=development\nAWS_REGION=eu-west-1\nPORT=8080\nDB_PASSWORD=\"" + weakPassword + "\"\n",
-		"main.go": "package main\n",
+		".env":         "NODE_ENV=development\nAWS_REGION=eu-west-1\nPORT=8080\nDB_PASSWORD=\"" + weakPassword + "\"\n",
+		".env.example": "DB_PASSWORD=your-Password-here\n",
+		"main.go":      "package main\n",
 	})
-	out := "mode development in eu-west-1 on 8080\n"
+	out := "mode development in eu-west-1 on 8080; set DB_PASSWORD=your-Password-here\n"
 	env.sb.exec = func(context.Context, sandbox.Command) (sandbox.Result, error) { return stdout(out), nil }
 	wantCode(t, env.call(t, "run", RunParams{Command: "./serve --dry-run"}), "")
 
