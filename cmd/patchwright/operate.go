@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/metrics"
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/setup"
@@ -200,4 +203,79 @@ func serveWorkerHTTP(addr string, reg *prometheus.Registry, log *slog.Logger) (f
 	go srv.Serve(ln)
 	log.Info("worker metrics", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
+}
+
+// runSyncInterval is how often a worker copies changed run directories to
+// the run store, so a run page shows a run while it goes on.
+const runSyncInterval = 5 * time.Second
+
+// runsDir is where the GitHub pipeline writes runs (githubjob's default
+// data directory when PATCHWRIGHT_DATA_DIR is unset).
+func runsDir(dataDir string) string {
+	if dataDir == "" {
+		dataDir = filepath.Join(os.TempDir(), "patchwright")
+	}
+	return filepath.Join(dataDir, "runs")
+}
+
+// runSyncer copies run directories into the run store whenever one of
+// their files changed since the last copy. It reads only the data
+// directory, so the pipeline needs no knowledge of Redis.
+type runSyncer struct {
+	store *runstore.Store
+	dir   string
+	log   *slog.Logger
+	seen  map[string]time.Time // run ID → newest file time already stored
+}
+
+func (s *runSyncer) run(ctx context.Context) {
+	t := time.NewTicker(runSyncInterval)
+	defer t.Stop()
+	for {
+		s.sync(ctx)
+		select {
+		case <-ctx.Done():
+			s.sync(context.WithoutCancel(ctx)) // runs that ended as the worker stopped
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sync stores every run whose files are newer than what was stored.
+func (s *runSyncer) sync(ctx context.Context) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return // no run yet
+	}
+	for _, e := range entries {
+		id := e.Name()
+		if !e.IsDir() || !runstore.ValidID(id) {
+			continue
+		}
+		newest := newestFile(filepath.Join(s.dir, id))
+		if newest.IsZero() || !newest.After(s.seen[id]) {
+			continue
+		}
+		rec, err := runstore.FromDir(filepath.Join(s.dir, id), id)
+		if err == nil {
+			_, err = s.store.Put(ctx, rec)
+		}
+		if err != nil {
+			s.log.Warn("copy run to the run store", "run", id, "err", err)
+			continue
+		}
+		s.seen[id] = newest
+	}
+}
+
+// newestFile is the latest modification time of a run's files.
+func newestFile(dir string) time.Time {
+	var newest time.Time
+	for _, name := range []string{runstore.FileLedger, runstore.FileResult, runstore.FileBody} {
+		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && info.ModTime().After(newest) {
+			newest = info.ModTime()
+		}
+	}
+	return newest
 }

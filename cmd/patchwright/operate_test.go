@@ -23,7 +23,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/webhook"
+	"github.com/patchwright/patchwright/webhook/runpage"
 	"github.com/patchwright/patchwright/webhook/setup"
 )
 
@@ -267,5 +272,50 @@ func TestOperateSettings(t *testing.T) {
 		if _, err := parseConfig("serve", append(base, args...), io.Discard); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestRunWrittenByWorkerShownByServe: a worker's run directory reaches
+// Redis through the run syncer, and serve, sharing nothing but Redis and
+// the app's key, shows it on a signed link and on no other.
+func TestRunWrittenByWorkerShownByServe(t *testing.T) {
+	mr := miniredis.RunT(t)
+	key := testKey(t)
+	gh := fakeApp(t, nil, "")
+
+	// The worker's side: a run directory as the pipeline writes it.
+	dataDir := t.TempDir()
+	run := filepath.Join(runsDir(dataDir), "20261201-120000-abc")
+	os.MkdirAll(run, 0o755)
+	os.WriteFile(filepath.Join(run, "ledger.jsonl"), []byte(`{"seq":1,"time":"2026-12-01T12:00:00Z","type":"command","step":1,"call_id":"c1","tool":"run","command":"go test ./...","exit_code":1,"duration_ns":1000000000,"output":"FAIL <b>x</b>","output_bytes":12}`+"\n"), 0o644)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	syncer := &runSyncer{store: &runstore.Store{Redis: rdb}, dir: runsDir(dataDir), log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}
+	syncer.sync(context.Background())
+
+	// serve's side, on another data directory.
+	base := startServe(t, config{
+		webhookSecret: "s", appID: 1, githubAPIURL: gh.URL, triggerLabel: "agent", privateKey: key,
+		redisURL: "redis://" + mr.Addr() + "/0", dataDir: t.TempDir(),
+	})
+	signer, err := runpage.NewSigner(key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, signer.Link(base+"/runs", "20261201-120000-abc"))
+	if code != http.StatusOK || !strings.Contains(body, "$ go test ./...") || !strings.Contains(body, "FAIL &lt;b&gt;x&lt;/b&gt;") || !strings.Contains(body, "<strong>running</strong>") {
+		t.Fatalf("run page = %d\n%s", code, body)
+	}
+	if code, _ := get(t, base+"/runs/20261201-120000-abc"); code != http.StatusNotFound {
+		t.Fatalf("unsigned link = %d, want 404", code)
+	}
+
+	// The run ends: the next sync carries the result, and the page says so.
+	os.WriteFile(filepath.Join(run, "result.json"), []byte(`{"outcome":"failed","reason":"r","checks":[],"steps":1,"usage":{}}`), 0o644)
+	future := time.Now().Add(time.Minute)
+	os.Chtimes(filepath.Join(run, "result.json"), future, future)
+	syncer.sync(context.Background())
+	if _, body := get(t, signer.Link(base+"/runs", "20261201-120000-abc")); !strings.Contains(body, "<strong>failed</strong>") {
+		t.Fatalf("after the run ended:\n%s", body)
 	}
 }

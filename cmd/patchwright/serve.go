@@ -20,10 +20,12 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
 	"github.com/patchwright/patchwright/webhook/queueui"
+	"github.com/patchwright/patchwright/webhook/runpage"
 )
 
 // Server timeouts. The webhook body may be 25 MiB, read within ReadTimeout.
@@ -173,6 +175,11 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	mux := routes(m.WebhookHandler(hook), queue)
 	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
 	mux.Handle("GET /metrics", metrics.Handler(reg))
+	signer, err := runpage.NewSigner(cfg.privateKey, 0)
+	if err != nil {
+		return err
+	}
+	mux.Handle("GET /runs/{id}", &runpage.Handler{Store: &runstore.Store{Redis: rdb}, Signer: signer, Logger: log})
 	if dashboard != nil {
 		defer dashboard.Close()
 		mux.Handle(queueui.DefaultPath+"/", dashboard)
@@ -228,6 +235,8 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
+		// Runs go to Redis too, where serve on any machine can show them.
+		go (&runSyncer{store: &runstore.Store{Redis: rdb}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}).run(ctx)
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
 	}
