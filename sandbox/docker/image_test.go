@@ -170,3 +170,35 @@ func TestImageWithoutChown(t *testing.T) {
 		t.Errorf("the unprepared volume was left behind (inspect: %v)", err)
 	}
 }
+
+// BenchmarkCreateReadyNewCacheVolume is Create with a cache volume that
+// does not exist yet: its creation and the one-off hand-over to the
+// sandbox user included (compare with BenchmarkCreateReadyCache, an
+// existing volume).
+func BenchmarkCreateReadyNewCacheVolume(b *testing.B) {
+	d := sandboxtest.NewDocker(b, docker.Options{})
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	spec := sandbox.Spec{Image: sandboxtest.Image(b), Workspace: sandboxtest.Workspace(b), JobID: "bench", TTL: time.Hour}
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		spec.CacheVolume = fmt.Sprintf("patchwright-bench-new-%d-%d", time.Now().UnixNano(), i)
+		i++
+		sb, err := d.Create(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := sb.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := cli.VolumeRemove(ctx, spec.CacheVolume, true); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

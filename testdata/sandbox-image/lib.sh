@@ -91,14 +91,20 @@ GITCONFIG
 }
 
 # import_rootfs DIR IMAGE CHANGE... loads DIR as IMAGE, keeping the owners
-# the files have in DIR, with the Dockerfile instructions given.
+# the files have in DIR, with the Dockerfile instructions given. The image
+# IMAGE named before is removed unless something still uses it: each one is
+# well over a gigabyte.
 import_rootfs() {
 	local dir=$1 image=$2
 	shift 2
-	local changes=()
+	local changes=() old new
 	for c in "$@"; do changes+=(--change "$c"); done
+	old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
 	# /proc, /sys and /dev are mount points in a container; mmdebstrap
 	# leaves device nodes there that docker import does not need.
-	tar -C "$dir" --numeric-owner --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf - . |
-		docker import "${changes[@]}" - "$image" >/dev/null
+	new=$(tar -C "$dir" --numeric-owner --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf - . |
+		docker import "${changes[@]}" - "$image")
+	if [ -n "$old" ] && [ "$old" != "$new" ]; then
+		docker rmi "$old" >/dev/null 2>&1 || true
+	fi
 }
