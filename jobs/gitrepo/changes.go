@@ -43,7 +43,16 @@ type Change struct {
 	// TooLarge is set when the new version is over MaxFileBytes: it was
 	// not read (no line counts) and must not be committed.
 	TooLarge bool `json:"too_large,omitempty"`
+
+	// mode and content are the new version as Changes read it: what
+	// Commit writes, byte for byte, so the commit holds what was scanned.
+	mode    filemode.FileMode
+	content []byte
 }
+
+// Content is the new version's bytes as Changes read them (a symlink's
+// target for a link); nil for a deleted or TooLarge file.
+func (c Change) Content() []byte { return c.content }
 
 // MaxFileBytes is the largest changed file Changes reads. A larger one is
 // reported TooLarge without reading it, so a sparse file of gigabytes
@@ -161,9 +170,19 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (
 	if err != nil {
 		return Change{}, false, err
 	}
-	c, err := r.describe(root, p, old, d)
-	c.Kind = Modified
-	return c, true, err
+	c := change(p, Modified, mode, content, old)
+	return c, true, nil
+}
+
+// change describes p's new content against old (nil for an added file).
+func change(p string, kind Kind, mode filemode.FileMode, content, old []byte) Change {
+	c := Change{Path: p, Kind: kind, Symlink: mode == filemode.Symlink, mode: mode, content: content}
+	if isBinary(content) || isBinary(old) {
+		c.Binary = true
+		return c
+	}
+	c.Added, c.Removed = lineDelta(string(old), string(content))
+	return c
 }
 
 // describe builds the Change for p, with line counts against old (nil for
@@ -173,21 +192,14 @@ func (r *Repo) describe(root *os.Root, p string, old []byte, d fs.DirEntry) (Cha
 	if err != nil {
 		return Change{}, err
 	}
-	c := Change{Path: p, Kind: Added, Symlink: info.Mode()&fs.ModeSymlink != 0}
 	if info.Size() > MaxFileBytes {
-		c.Binary, c.TooLarge = true, true
-		return c, nil
+		return Change{Path: p, Kind: Added, Binary: true, TooLarge: true}, nil
 	}
 	content, err := readEntry(root, p, info)
 	if err != nil {
 		return Change{}, err
 	}
-	if isBinary(content) || isBinary(old) {
-		c.Binary = true
-		return c, nil
-	}
-	c.Added, c.Removed = lineDelta(string(old), string(content))
-	return c, nil
+	return change(p, Added, modeOf(info), content, old), nil
 }
 
 // readEntry returns a regular file's bytes, or a symlink's target (what git
@@ -198,7 +210,7 @@ func readEntry(root *os.Root, p string, info fs.FileInfo) ([]byte, error) {
 		target, err := root.Readlink(p)
 		return []byte(target), err
 	}
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

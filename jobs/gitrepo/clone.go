@@ -30,6 +30,7 @@ type Repo struct {
 	worktree   string
 	gitDir     string
 	base       plumbing.Hash
+	last       plumbing.Hash // the latest Commit; zero before the first
 	baseBranch string
 	auth       transport.AuthMethod
 }

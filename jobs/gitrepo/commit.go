@@ -35,9 +35,11 @@ type Signature struct {
 // ErrNothingToCommit is returned by Commit for an empty change list.
 var ErrNothingToCommit = errors.New("nothing to commit")
 
-// Commit stages exactly the given paths (never a full-tree status, which is
-// slow on large trees), commits them on top of the base commit and points
-// Branch at the commit.
+// Commit writes exactly the given changes, with the bytes Changes read
+// (never reading the work tree again, which untrusted code may have
+// written since), as a tree on top of the last commit (the base, then the
+// previous Commit), commits it and points Branch at it. The index is
+// updated so that a later Changes compares with this commit.
 func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, error) {
 	if len(changes) == 0 {
 		return plumbing.ZeroHash, ErrNothingToCommit
@@ -45,20 +47,13 @@ func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, erro
 	if opts.Branch == "" || strings.TrimSpace(opts.Message) == "" {
 		return plumbing.ZeroHash, errors.New("commit: Branch and Message are required")
 	}
-	wt, err := r.repo.Worktree()
+	parent, err := r.repo.CommitObject(r.head())
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("open work tree: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("commit: read parent: %w", err)
 	}
-	for _, c := range changes {
-		if c.Kind == Deleted {
-			if _, err := wt.Remove(c.Path); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("stage removal of %s: %w", c.Path, err)
-			}
-			continue
-		}
-		if err := wt.AddWithOptions(&git.AddOptions{Path: c.Path, SkipStatus: true}); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("stage %s: %w", c.Path, err)
-		}
+	tree, err := r.writeTree(parent.TreeHash, changes)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit: %w", err)
 	}
 	when := opts.Time
 	if when.IsZero() {
@@ -68,18 +63,34 @@ func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, erro
 	if committer.Name == "" {
 		committer = opts.Author
 	}
-	hash, err := wt.Commit(opts.Message, &git.CommitOptions{
-		Author:    &object.Signature{Name: opts.Author.Name, Email: opts.Author.Email, When: when},
-		Committer: &object.Signature{Name: committer.Name, Email: committer.Email, When: when},
-	})
+	c := &object.Commit{
+		Author:       object.Signature{Name: opts.Author.Name, Email: opts.Author.Email, When: when},
+		Committer:    object.Signature{Name: committer.Name, Email: committer.Email, When: when},
+		Message:      opts.Message,
+		TreeHash:     tree,
+		ParentHashes: []plumbing.Hash{parent.Hash},
+	}
+	hash, err := r.store(c)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("commit: %w", err)
+	}
+	if err := r.updateIndex(changes); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(opts.Branch), hash)
 	if err := r.repo.Storer.SetReference(ref); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("set branch %s: %w", opts.Branch, err)
 	}
+	r.last = hash
 	return hash, nil
+}
+
+// head is the last commit: the base, or the latest Commit.
+func (r *Repo) head() plumbing.Hash {
+	if !r.last.IsZero() {
+		return r.last
+	}
+	return r.base
 }
 
 // ErrRemoteMoved is returned by Push when the remote branch is not where

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,9 +116,14 @@ func TestChangesFindsExactlyWhatChanged(t *testing.T) {
 		t.Fatalf("Changes = %+v\nwant %+v", got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
+		g := got[i]
+		g.mode, g.content = 0, nil // what Commit writes, compared below
+		if !reflect.DeepEqual(g, want[i]) {
+			t.Errorf("change %d = %+v, want %+v", i, g, want[i])
 		}
+	}
+	if string(got[0].Content()) != "one\nTWO\nthree\nfour\n" || string(got[2].Content()) != "/etc/passwd" {
+		t.Errorf("contents kept: %q and %q", got[0].Content(), got[2].Content())
 	}
 }
 
@@ -290,5 +296,54 @@ func TestChangesSurvivesHostileFiles(t *testing.T) {
 	}
 	if _, ok := got["pkg/.gitignore"]; ok {
 		t.Error("a FIFO counted as a change")
+	}
+}
+
+// TestCommitWritesTheScannedBytes: the commit holds what Changes read,
+// even when the work tree is changed afterwards, a file swapped for a
+// symlink out of the tree included; nested directories are rebuilt, and a
+// directory left empty disappears.
+func TestCommitWritesTheScannedBytes(t *testing.T) {
+	src := origin(t)
+	r := clone(t, src)
+	wt := r.Worktree()
+	write(t, filepath.Join(wt, "a.txt"), "scanned\n")
+	write(t, filepath.Join(wt, "deep", "er", "x.sh"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(wt, "deep", "er", "x.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(wt, "pkg", "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := r.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After the scan: a.txt becomes a link to a host file.
+	os.Remove(filepath.Join(wt, "a.txt"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(wt, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := r.Commit(changes, CommitOptions{Branch: "agent/issue-1", Message: "m", Author: Signature{Name: "b", Email: "b@x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(context.Background(), "agent/issue-1", plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, src, "show", hash.String()+":a.txt"); got != "scanned" {
+		t.Errorf("committed a.txt = %q, want the scanned bytes", got)
+	}
+	if got := runGit(t, src, "ls-tree", "-r", hash.String()); !strings.Contains(got, "100755 blob") || strings.Contains(got, "pkg/") || strings.Contains(got, "120000") {
+		t.Errorf("tree:\n%s", got)
+	}
+	if out := runGit(t, src, "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Errorf("git fsck: %s", out)
+	}
+	// A second commit builds on the first.
+	write(t, filepath.Join(wt, "deep", "er", "x.sh"), "#!/bin/sh\necho 2\n")
+	changes, err = r.Changes()
+	if err != nil || len(changes) != 2 { // x.sh, and a.txt now a symlink
+		t.Fatalf("changes after the commit = %+v, %v", changes, err)
 	}
 }

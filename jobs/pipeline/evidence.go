@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -26,10 +25,6 @@ const (
 	KindProtectedPath = "protected_path"
 	KindLargeFile     = "large_file"
 )
-
-// maxFindingsRead bounds the bytes read of one changed file for the
-// findings; a larger file is judged by its name alone.
-const maxFindingsRead = 2 << 20
 
 // protected lists every protected pattern of the run.
 func (r *run) protected() []string {
@@ -111,40 +106,24 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
 		Checks: r.findingChecks(),
 	}
-	root, err := os.OpenRoot(r.ws.Dir())
-	if err != nil {
-		return in, fmt.Errorf("open work tree: %w", err)
-	}
-	defer root.Close()
 	for _, c := range changes {
 		f := findings.File{Path: c.Path}
+		var err error
 		if c.Kind != gitrepo.Added {
 			if f.Base, err = r.repo.BaseContent(c.Path); err != nil {
 				return in, err
 			}
 		}
 		if c.Kind != gitrepo.Deleted {
-			f.New = readBounded(root, c.Path)
+			if !c.Symlink {
+				f.New = c.Content()
+			}
 			// Too large, or a link: judged by its path, never as deleted.
 			f.Unread = f.New == nil
 		}
 		in.Files = append(in.Files, f)
 	}
 	return in, nil
-}
-
-// readBounded reads a regular file of at most maxFindingsRead bytes, or
-// returns nil: the findings then judge the file by its path.
-func readBounded(root *os.Root, name string) []byte {
-	fi, err := root.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFindingsRead {
-		return nil
-	}
-	data, err := root.ReadFile(name)
-	if err != nil {
-		return nil
-	}
-	return data
 }
 
 // findingChecks pairs each check's baseline and final commands, with the

@@ -209,7 +209,8 @@ func (r *run) allFindings() []findings.Finding {
 func (r *run) scan() error {
 	var changed []gitrepo.Change
 	for _, c := range r.changes {
-		if c.Kind != gitrepo.Deleted && !c.Binary && !c.Symlink {
+		// Binary files too: a NUL byte must not hide a key from the scan.
+		if c.Kind != gitrepo.Deleted && !c.Symlink {
 			changed = append(changed, c)
 		}
 	}
@@ -220,20 +221,13 @@ func (r *run) scan() error {
 	if err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(r.ws.Dir())
-	if err != nil {
-		return fmt.Errorf("open work tree: %w", err)
-	}
-	defer root.Close()
 	for _, c := range changed {
 		if sandbox.IsSecretPath(c.Path) {
 			r.findings = append(r.findings, secrets.Finding{File: c.Path, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
 			continue
 		}
-		after, err := root.ReadFile(c.Path)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", c.Path, err)
-		}
+		// The bytes the commit will hold: Changes read them once.
+		after := c.Content()
 		before, err := r.repo.BaseContent(c.Path)
 		if err != nil {
 			return err
