@@ -193,6 +193,10 @@ type Executor struct {
 	CommitStopped bool
 	// WorkDir holds each job's temporary clone; default os.TempDir().
 	WorkDir string
+	// MinFreeBytes is the free disk WorkDir must have for a job to start;
+	// default DefaultMinFreeBytes. A job on a fuller disk fails with
+	// ErrDiskFull before it clones anything.
+	MinFreeBytes int64
 	// SandboxLimits bound the container; zero fields take
 	// sandbox.DefaultLimits.
 	SandboxLimits sandbox.Limits
@@ -224,10 +228,13 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	if err := e.check(job); err != nil {
 		return nil, err
 	}
+	if err := e.checkDisk(); err != nil {
+		return nil, err
+	}
 	r := &run{e: e, job: job, start: e.now()}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
-		return nil, err
+		return nil, scrubPaths(err, r.tmp)
 	}
 	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
@@ -237,7 +244,8 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	}
 	defer r.closeLedger()
 	r.work(ctx)
-	return r.finish(ctx)
+	res, err := r.finish(ctx)
+	return res, scrubPaths(err, r.tmp)
 }
 
 func (e *Executor) check(job Job) error {

@@ -145,7 +145,7 @@ func (r *run) decide() (verify.Outcome, string) {
 	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
 	switch {
 	case r.infra != nil:
-		in.InfraError = r.infra.Error()
+		in.InfraError = scrubPaths(r.infra, r.tmp).Error()
 	case r.cancelled != "":
 		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
