@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -44,6 +45,9 @@ type config struct {
 	// listenSet: PATCHWRIGHT_LISTEN was given. A worker serves /metrics
 	// and /healthz only then, so that several on one host do not collide.
 	listenSet bool
+	// runRetention is how long run records stay in Redis, and run links
+	// work; 0 = runstore.DefaultRetention.
+	runRetention time.Duration
 	// setupMode: serve has no app credentials, given or stored under the
 	// data directory by webhook/setup; it offers only /setup.
 	setupMode bool
@@ -64,7 +68,7 @@ type setting struct {
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
 		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
-		image, concurrency, queuePassword                                           string
+		image, concurrency, queuePassword, retention                                string
 	}
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
@@ -80,6 +84,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
 		{"PATCHWRIGHT_SANDBOX_IMAGE", "sandbox-image", "", "default sandbox image when .github/agent.yml names none (default " + pipeline.DefaultImage + ")", &raw.image},
 		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
+		{"PATCHWRIGHT_RUN_RETENTION", "run-retention", "", "how long run records stay in Redis and run links work, e.g. 720h (default 720h, 30 days)", &raw.retention},
 		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
 	}
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
@@ -111,6 +116,13 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 			return config{}, fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
 		}
 		cfg.workerConcurrency = n
+	}
+	if raw.retention != "" {
+		d, err := time.ParseDuration(raw.retention)
+		if err != nil || d <= 0 {
+			return config{}, fmt.Errorf("PATCHWRIGHT_RUN_RETENTION: %q is not a positive duration such as 720h", raw.retention)
+		}
+		cfg.runRetention = d
 	}
 	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
 		return config{}, fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)

@@ -258,7 +258,7 @@ func TestOperateSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.workerConcurrency != 5 || cfg.sandboxImage != "img:1" || cfg.listenSet {
+	if cfg.workerConcurrency != 5 || cfg.sandboxImage != "img:1" || cfg.listenSet || cfg.runRetention != 0 {
 		t.Fatalf("config = %+v", cfg)
 	}
 	if cfg, _ := parseConfig("serve", append(base, "--listen", ":9"), io.Discard); !cfg.listenSet {
@@ -268,6 +268,7 @@ func TestOperateSettings(t *testing.T) {
 		"zero concurrency": {"--worker-concurrency", "0"},
 		"word concurrency": {"--worker-concurrency", "many"},
 		"short queue pass": {"--queue-password", "short"},
+		"bad retention":    {"--run-retention", "30d"},
 	} {
 		if _, err := parseConfig("serve", append(base, args...), io.Discard); err == nil {
 			t.Errorf("%s: accepted", name)

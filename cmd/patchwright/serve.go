@@ -175,7 +175,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	mux := routes(m.WebhookHandler(hook), queue)
 	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
 	mux.Handle("GET /metrics", metrics.Handler(reg))
-	signer, err := runpage.NewSigner(cfg.privateKey, 0)
+	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 	}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.
-		go (&runSyncer{store: &runstore.Store{Redis: rdb}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}).run(ctx)
+		go (&runSyncer{store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}).run(ctx)
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
 	}
