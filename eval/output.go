@@ -126,43 +126,18 @@ func writeTasks(b *strings.Builder, rep *Report) {
 	b.WriteString("| task | category | language | resolved | outcomes | steps | tokens in/out | cost |\n|---|---|---|---|---|---|---|---|\n")
 	spread := map[int]int{}
 	for _, id := range sortedKeys(byTask) {
-		rs := byTask[id]
-		k, steps, in, out := 0, 0, int64(0), int64(0)
-		var outcomes []string
-		var cost *float64
-		total, known := 0.0, true
-		for _, r := range rs {
-			if r.Resolved {
-				k++
-			}
-			steps += r.Steps
-			in += r.Usage.InputTokens
-			out += r.Usage.OutputTokens
-			outcomes = append(outcomes, r.Outcome)
-			if r.CostUSD == nil {
-				known = false
-			} else {
-				total += *r.CostUSD
-			}
-		}
-		if known {
-			mean := total / float64(len(rs))
-			cost = &mean
-		}
+		k, row := taskRow(byTask[id])
 		spread[k]++
-		n := int64(len(rs))
 		m := rep.Meta[id]
-		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %.1f | %d/%d | %s |\n", id, m.Category, m.Language, k, len(rs),
-			strings.Join(outcomes, ", "), float64(steps)/float64(n), in/n, out/n, usd(cost))
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", id, m.Category, m.Language, row)
 	}
 	b.WriteString("\n")
 	if rep.RunsPerTask > 1 {
-		b.WriteString("Spread: ")
 		var parts []string
 		for k := rep.RunsPerTask; k >= 0; k-- {
 			parts = append(parts, fmt.Sprintf("%d task(s) resolved in %d of %d runs", spread[k], k, rep.RunsPerTask))
 		}
-		b.WriteString(strings.Join(parts, "; ") + ".\n\n")
+		b.WriteString("Spread: " + strings.Join(parts, "; ") + ".\n\n")
 	}
 	for _, id := range sortedKeys(rep.Notes) {
 		for _, n := range rep.Notes[id] {
@@ -172,6 +147,35 @@ func writeTasks(b *strings.Builder, rep *Report) {
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// taskRow sums one task's runs: how many were resolved, and the table
+// cells from "resolved" to "cost".
+func taskRow(rs []Result) (int, string) {
+	k, steps, in, out := 0, 0, int64(0), int64(0)
+	var outcomes []string
+	total, known := 0.0, true
+	for _, r := range rs {
+		if r.Resolved {
+			k++
+		}
+		steps += r.Steps
+		in += r.Usage.InputTokens
+		out += r.Usage.OutputTokens
+		outcomes = append(outcomes, r.Outcome)
+		if r.CostUSD == nil {
+			known = false
+		} else {
+			total += *r.CostUSD
+		}
+	}
+	n := int64(len(rs))
+	var cost *float64
+	if known {
+		mean := total / float64(n)
+		cost = &mean
+	}
+	return k, fmt.Sprintf("%d/%d | %s | %.1f | %d/%d | %s", k, n, strings.Join(outcomes, ", "), float64(steps)/float64(n), in/n, out/n, usd(cost))
 }
 
 // writeUnresolved lists the runs that were not resolved and why, each

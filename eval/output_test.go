@@ -141,6 +141,8 @@ func TestWriteOutputs(t *testing.T) {
 		"| outcome `verified` | 8 | 1 (false positive) |",
 		"- m-task: the hidden tests pass on the base commit",
 		"$0.1200 in all, $0.0133 per resolved attempt",
+		"| a-task | bug | go | 0/1 | verified | 11.0 | 1000/100 | $0.0100 |",
+		"| l-task | feature | go | 1/1 | verified | 11.0 | 1000/100 | $0.0100 |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
