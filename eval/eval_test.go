@@ -91,7 +91,8 @@ func TestDoingNothingResolvesNone(t *testing.T) {
 	if rep.Summary.Attempts != 6 || rep.Summary.Resolved != 0 || rep.Summary.Wilson95[0] != 0 {
 		t.Fatalf("summary %+v, want 0 of 6", rep.Summary.Group)
 	}
-	if md := Markdown(rep); !strings.Contains(md, "- t0 run 2 (outcome no_change): no change was committed") {
+	if md := Markdown(rep); !strings.Contains(md, "- t0 run 2 (outcome no_change): no change was committed") ||
+		!strings.Contains(md, "Spread: 0 task(s) resolved in 2 of 2 runs; 0 task(s) resolved in 1 of 2 runs; 3 task(s) resolved in 0 of 2 runs.") {
 		t.Errorf("report.md:\n%s", md)
 	}
 	for _, r := range rep.Results {
