@@ -482,3 +482,23 @@ func TestAnEarlierEvaluationsRunsAreReplaced(t *testing.T) {
 		t.Error("an earlier run's directory is still there")
 	}
 }
+
+func TestRepositoryByURLIsMirroredOnce(t *testing.T) {
+	suite := t.TempDir()
+	dir := makeTask(t, suite, "remote", defaultFixture())
+	remote := filepath.Join(t.TempDir(), "remote")
+	if err := os.Rename(filepath.Join(dir, "repo"), remote); err != nil {
+		t.Fatal(err)
+	}
+	yml, _ := os.ReadFile(filepath.Join(dir, "task.yml"))
+	os.WriteFile(filepath.Join(dir, "task.yml"), []byte(strings.Replace(string(yml), "repo: ./repo", "repo: file://"+remote, 1)), 0o644)
+	o := testOptions(t, &fakeRunner{t: t, act: applyFix}, &hostSandboxes{})
+	o.Runs = 2
+	rep := evaluate(t, suite, o)
+	if len(rep.Invalid) != 0 || rep.Summary.Resolved != 2 {
+		t.Fatalf("invalid %+v summary %+v", rep.Invalid, rep.Summary.Group)
+	}
+	if branches := runGit(t, remote, "branch", "--list"); branches != "* main" {
+		t.Errorf("the remote's branches changed: %q", branches)
+	}
+}
