@@ -87,6 +87,21 @@ func (l *secretFiles) isLink(ctx context.Context, info fs.FileInfo) (bool, error
 	return l.links[idOf(st)], nil
 }
 
+// hasLinks reports whether any secret-bearing file has more than one
+// name. When none has, no file can be a link to one, and a search skips
+// the per-file check.
+func (l *secretFiles) hasLinks(ctx context.Context) (bool, error) {
+	if l.dir == "" {
+		return false, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.fresh(ctx); err != nil {
+		return false, err
+	}
+	return len(l.links) > 0, nil
+}
+
 // find returns the 1-based lines of text that hold a value of a secret
 // file, at most one per value.
 func (l *secretFiles) find(ctx context.Context, text string) ([]int, error) {

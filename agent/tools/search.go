@@ -75,10 +75,14 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 		wg    sync.WaitGroup
 		ioErr error
 	)
+	checkLinks, err := s.links.hasLinks(ctx)
+	if err != nil {
+		return nil, stats, err
+	}
 	for range searchWorkers() {
 		wg.Go(func() {
 			for j := range jobs {
-				s.searchDir(ctx, m, j, func(fm fileMatches, skipped skipReason, err error) {
+				s.searchDir(ctx, m, j, checkLinks, func(fm fileMatches, skipped skipReason, err error) {
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -157,8 +161,10 @@ type dirOpener interface {
 // searchDir searches the files of one job, reporting each to report. If
 // the directory cannot be opened on its own, each file is read from the
 // root, which classifies the failure per file. Once ctx ends the rest of
-// the job is dropped; the walk reports the context's error.
-func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
+// the job is dropped; the walk reports the context's error. checkLinks
+// says whether matching files must be checked for being hard links to
+// secret files (there are such links in the tree).
+func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, checkLinks bool, report func(fileMatches, skipReason, error)) {
 	read := func(name string) ([]byte, error) { return s.fs.ReadFile(j.dir + name) }
 	stat := func(name string) (fs.FileInfo, error) { return s.fs.Stat(j.dir + name) }
 	if o, ok := s.fs.(dirOpener); ok && j.dir != "" {
@@ -172,7 +178,7 @@ func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report fu
 			return
 		}
 		fm, skipped, err := s.searchFile(m, j.dir+name, func() ([]byte, error) { return read(name) })
-		if err == nil && fm.count > 0 {
+		if checkLinks && err == nil && fm.count > 0 {
 			// Only a file that matched can show anything, so only those
 			// pay for the link check. One that vanished since is skipped
 			// quietly, like any file that goes away during a search.
