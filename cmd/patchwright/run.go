@@ -134,11 +134,12 @@ func prepareRun(o runOptions) (*pipeline.Executor, pipeline.Job, error) {
 		return nil, job, fmt.Errorf("--out: %w", err)
 	}
 	exec := &pipeline.Executor{
-		Provider:      p,
-		Image:         o.image,
-		MaxSteps:      o.maxSteps,
-		CommitStopped: o.commitStopped,
-		CacheVolume:   pipeline.RepoCacheVolume,
+		Provider:       p,
+		Image:          o.image,
+		MaxSteps:       o.maxSteps,
+		CommitStopped:  o.commitStopped,
+		CacheVolume:    pipeline.RepoCacheVolume,
+		BoundWorkspace: boundWorkspace(),
 	}
 	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
 	return exec, job, nil

@@ -71,7 +71,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		GitHub: app,
 		Executor: &pipeline.Executor{Sandboxes: meteredRunner{engine, m}, Images: engine,
 			Provider: meteredProvider{prov, m, prices}, Logger: log,
-			CacheVolume: pipeline.RepoCacheVolume, DefaultImage: cfg.sandboxImage},
+			CacheVolume: pipeline.RepoCacheVolume, DefaultImage: cfg.sandboxImage, BoundWorkspace: boundWorkspace()},
 		Cancels: queue,
 		DataDir: cfg.dataDir,
 		RunURL:  cfg.runURL,

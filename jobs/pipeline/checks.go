@@ -25,7 +25,7 @@ var checkEnv = []string{
 	"PYTHONNOUSERSITE=1", "PYTHONSTARTUP=", "PIP_CONFIG_FILE=/dev/null",
 	"GIT_CONFIG_GLOBAL=/dev/null",
 	"BASH_ENV=", "ENV=",
-	"MAVEN_OPTS=", "MAVEN_ARGS=",
+	"MAVEN_ARGS=",
 	"CARGO_BUILD_RUSTC_WRAPPER=", "RUSTC_WRAPPER=",
 }
 

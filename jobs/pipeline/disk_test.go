@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 // TestDiskFullRefused: a job on a disk with less free space than it needs
@@ -33,5 +37,39 @@ func TestScrubPaths(t *testing.T) {
 	plain := errors.New("no paths here")
 	if scrubPaths(plain, dir) != plain || scrubPaths(nil, dir) != nil {
 		t.Error("an error without the path was changed")
+	}
+}
+
+// TestBoundedWorkspace: with BoundWorkspace, a command that writes past
+// the limit fails with no space left, the run goes on, and the big file
+// is not part of the change.
+func TestBoundedWorkspace(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	s := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"dd if=/dev/zero of=big bs=1M count=200"}`),
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+			call("finish", `{"summary":"Fixed Add."}`),
+		},
+		bound: func(ctx context.Context, dir string) (func() error, error) {
+			b, err := docker.NewBoundedDir(ctx, dir, dir+".img", 64<<20, sandboxtest.UID, sandboxtest.GID)
+			if err != nil {
+				return nil, err
+			}
+			return b.Close, nil
+		},
+	}
+	res, out, _ := s.run(t)
+	if !strings.Contains(readLedger(t, out), "No space left on device") {
+		t.Errorf("the write past the limit did not fail with ENOSPC")
+	}
+	if res.HeadCommit == "" || strings.Join(res.FilesChanged, ",") != "calc.go" {
+		t.Errorf("files %v head %q: want calc.go committed, the partial big file left out", res.FilesChanged, res.HeadCommit)
 	}
 }

@@ -94,6 +94,7 @@ type scenario struct {
 	wire     string
 	turns    []pt.Turn
 	maxSteps int
+	bound    func(ctx context.Context, dir string) (func() error, error)
 }
 
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
@@ -107,12 +108,13 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	e := &Executor{
-		Sandboxes:     engine,
-		Provider:      p,
-		Image:         image,
-		MaxSteps:      s.maxSteps,
-		SandboxLimits: sandbox.Limits{CPUs: 2},
-		CacheVolume:   func(string) string { return sandboxtest.CacheVolume },
+		Sandboxes:      engine,
+		Provider:       p,
+		Image:          image,
+		MaxSteps:       s.maxSteps,
+		SandboxLimits:  sandbox.Limits{CPUs: 2},
+		CacheVolume:    func(string) string { return sandboxtest.CacheVolume },
+		BoundWorkspace: s.bound,
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
 	if err != nil {

@@ -52,6 +52,8 @@ type run struct {
 	// evidence are the findings on the change (tests weakened, protected
 	// paths, dependencies, scope) for result.json and the report.
 	evidence []findings.Finding
+	// unbound undoes BoundWorkspace; nil when it was not used.
+	unbound func() error
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -72,6 +74,11 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	r.tmp = tmp
 	worktree := filepath.Join(tmp, "work")
+	if r.e.BoundWorkspace != nil {
+		if r.unbound, err = r.e.BoundWorkspace(ctx, worktree); err != nil {
+			return fmt.Errorf("bound the workspace: %w", err)
+		}
+	}
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
 		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
 		// Depth 1 (DESIGN §1): the history is most of a large clone's
@@ -385,6 +392,11 @@ func (r *run) cleanup() {
 	r.closeSandbox()
 	if r.ws != nil {
 		r.ws.Close()
+	}
+	if r.unbound != nil {
+		if err := r.unbound(); err != nil {
+			r.e.logger().Warn("unmount the workspace", jobs.LogError, err)
+		}
 	}
 	if r.tmp != "" {
 		if err := os.RemoveAll(r.tmp); err != nil {

@@ -277,17 +277,23 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 
 // env is the complete container environment: the spec's, then HOME and
 // the cache variables, which always win. Nothing comes from the host.
+// Every download cache lives under HOME/.cache, the cache volume, because
+// a job's phases run in separate containers: modules that setup fetched
+// must still be there for the checks, which have no network.
 func (d *Docker) env(specEnv []string) []string {
+	cache := d.home + "/.cache"
 	ours := []string{
 		"HOME=" + d.home,
 		"USER=agent",
 		"TMPDIR=/tmp",
-		"XDG_CACHE_HOME=" + d.home + "/.cache",
+		"XDG_CACHE_HOME=" + cache,
 		"GOPATH=" + d.home + "/go",
-		"GOMODCACHE=" + d.home + "/go/pkg/mod",
-		"GOCACHE=" + d.home + "/.cache/go-build",
-		"npm_config_cache=" + d.home + "/.npm",
-		"PIP_CACHE_DIR=" + d.home + "/.cache/pip",
+		"GOMODCACHE=" + cache + "/go-mod",
+		"GOCACHE=" + cache + "/go-build",
+		"npm_config_cache=" + cache + "/npm",
+		"PIP_CACHE_DIR=" + cache + "/pip",
+		"CARGO_HOME=" + cache + "/cargo",
+		"MAVEN_OPTS=-Dmaven.repo.local=" + cache + "/m2",
 	}
 	env := make([]string, 0, len(specEnv)+len(ours))
 	for _, kv := range specEnv {
