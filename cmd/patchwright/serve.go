@@ -61,6 +61,10 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, err
 	}
+	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
+	if err != nil {
+		return nil, nil, err
+	}
 	engine, err := docker.New(ctx, docker.Options{})
 	if err != nil {
 		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
@@ -75,6 +79,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		Cancels: queue,
 		DataDir: cfg.dataDir,
 		RunURL:  cfg.runURL,
+		RunLink: signer.Link,
 		Logger:  log,
 	}
 	return p, func() { engine.Close() }, nil

@@ -60,6 +60,9 @@ type Pipeline struct {
 	// RunURL, when set, is the base of run links: RunURL + "/" + run ID.
 	// Without it, comments say where the log lies on the worker.
 	RunURL string
+	// RunLink, when set, makes the link of a run from RunURL and the run
+	// ID instead (cmd signs them: webhook/runpage shows only signed links).
+	RunLink func(base, id string) string
 	// StatusInterval is the least time between two edits of the status
 	// comment while a run progresses; default DefaultStatusInterval.
 	StatusInterval time.Duration
@@ -146,7 +149,10 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	id := runID(a.at)
 	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry)
 	logURL := ""
-	if p.RunURL != "" {
+	switch {
+	case p.RunURL != "" && p.RunLink != nil:
+		logURL = p.RunLink(p.RunURL, id)
+	case p.RunURL != "":
 		logURL = strings.TrimRight(p.RunURL, "/") + "/" + id
 	}
 	bot, err := p.GitHub.Bot(ctx, a.issue)
