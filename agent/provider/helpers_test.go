@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,30 +14,12 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
-// fixture reads a file of ../shared/fixtures/llm, found from the module root.
+// fixture reads a file of ../shared/fixtures/llm.
 func fixture(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "..", "shared", "fixtures", "llm", name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return string(b)
+	return string(githubtest.Fixture(t, "llm", name))
 }
 
 // reply is one canned HTTP answer.

@@ -30,6 +30,7 @@ func TestLayout(t *testing.T) {
 		"jobs":           {docker, "github.com/go-git/go-git", module + "agent", module + "report", module + "jobs/"},
 		"report":         {docker},
 		"agent/ledger":   {docker, module},
+		"eval":           {docker, module + "jobs"},
 		"jobs/githubapi": {module + "jobs/githubjob", module + "jobs/pipeline", module + "jobs/worker", module + "report", module + "webhook"},
 	}
 	for pkg, banned := range rules {

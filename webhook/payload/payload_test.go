@@ -2,22 +2,17 @@ package payload
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
-// fixture reads a webhook payload of ../shared/fixtures beside the module.
+// fixture reads a webhook payload of ../shared/fixtures.
 func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "github-webhooks", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return githubtest.Fixture(t, "github-webhooks", name)
 }
 
 // withInstallation adds the installation the app's deliveries carry.
