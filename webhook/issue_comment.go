@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -125,6 +126,10 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 // approves.
 func (h *Handler) retryPR(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
 	text, err := h.github.GetIssue(ctx, issue)
+	if gh, ok := githubapi.AsRefusal(err); ok {
+		// Gone or out of reach: a redelivery would not change that.
+		return done(http.StatusOK, "cannot read %s to pin its text: %v", issue, gh), nil
+	}
 	if err != nil {
 		return response{}, err
 	}

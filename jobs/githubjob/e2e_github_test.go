@@ -311,3 +311,29 @@ func TestIssueEditedAfterLabelIsRefused(t *testing.T) {
 		t.Errorf("%d model requests, want none", n)
 	}
 }
+
+// A push the remote refuses (a protection rule on agent/*) ends the job
+// on its first try: one model conversation, and the status says why.
+func TestRefusedPushEndsTheJobOnce(t *testing.T) {
+	turns := fixGreeting()
+	e := newE2E(t, turns...)
+	e.remote.RefusePushes(t, owner, repoName, "GH006: Protected branch update failed for refs/heads/agent/issue-1.")
+	e.startWorker()
+	if code := e.label(1, "delivery-refused-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	info := e.waitTask("delivery-refused-1", asynq.TaskStateCompleted, asynq.TaskStateArchived, asynq.TaskStateRetry)
+	if info.State != asynq.TaskStateArchived || info.Retried != 0 {
+		t.Fatalf("task is %s after %d retries (%s); want archived on its first try", info.State, info.Retried, info.LastErr)
+	}
+	if n := len(e.model.Requests()); n != len(turns) {
+		t.Errorf("%d model requests, want one conversation of %d", n, len(turns))
+	}
+	st := e.statusComments(1)
+	if len(st) != 1 || !strings.Contains(strings.ReplaceAll(st[0].Body, `\`, ""), "Patchwright cannot push agent/issue-1: the remote refused the push") {
+		t.Errorf("status comments: %+v", st)
+	}
+	if e.remote.Head(t, owner, repoName, "agent/issue-1") != "" || len(e.fake.Pulls(owner, repoName)) != 0 {
+		t.Error("something was published")
+	}
+}

@@ -134,3 +134,17 @@ func (g *GitRemote) DeleteBranch(owner, repo, branch string) bool {
 	}
 	return gitCmd(g.Dir(owner, repo), "update-ref", "-d", "refs/heads/"+branch).Run() == nil
 }
+
+// RefusePushes makes owner/repo decline every push with message on the
+// client's stderr, as a branch protection rule does ("GH006: Protected
+// branch update failed ..."): the ref update is reported as refused.
+func (g *GitRemote) RefusePushes(t testing.TB, owner, repo, message string) {
+	t.Helper()
+	hook := filepath.Join(g.Dir(owner, repo), "hooks", "pre-receive")
+	script := "#!/bin/sh\necho " + shellQuote("error: "+message) + " >&2\nexit 1\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
