@@ -271,6 +271,9 @@ func TestWorkersSeeTheirEngine(t *testing.T) {
 			t.Errorf("%s: no container `worker` running `worker`", o.file)
 			continue
 		}
+		if p := str(worker, "livenessProbe", "httpGet", "path"); p != "/healthz" {
+			t.Errorf("%s: the worker's liveness probe is %q, want /healthz", o.file, p)
+		}
 		// The setup network's firewall rules (sandbox/docker/network.go).
 		if !slices.Contains(strs(list(worker, "securityContext", "capabilities", "add")), "NET_ADMIN") {
 			t.Errorf("%s: the worker lacks NET_ADMIN for the setup network's iptables rules", o.file)
