@@ -367,6 +367,10 @@ func TestGitHubEndToEnd(t *testing.T) {
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 403, Body: string(limit)})
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: commentsPath, Status: 429, Body: string(limit), Header: http.Header{"Retry-After": {"3"}}})
 
+	// The issue's comments: a writer's reach the model, a drive-by's not.
+	e.fake.AddComment(owner, repoName, 1, owner, "Issue context: keep the trailing newline.")
+	e.fake.AddComment(owner, repoName, 1, "drive-by", "Drive-by issue remark.")
+
 	// Label → one job, even when GitHub delivers twice.
 	e.gate.armed.Store(true)
 	if code := e.label(1, "delivery-label-1"); code != http.StatusAccepted {
@@ -497,7 +501,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if n := len(e.statusComments(1)); n != 1 {
 		t.Errorf("%d status comments after the retry, want 1", n)
 	}
-	var sawFeedback bool
+	var sawFeedback, sawIssueContext bool
 	for _, r := range e.model.Requests() {
 		for _, m := range r.Messages {
 			s := fmt.Sprint(m)
@@ -507,6 +511,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 			if strings.Contains(s, "Settled remark") {
 				t.Error("the model was told a review comment from a resolved thread")
 			}
+			sawIssueContext = sawIssueContext || strings.Contains(s, "Issue context: keep the trailing newline.")
 			if strings.Contains(s, "Drive-by") {
 				t.Error("the model was told words of someone without write access")
 			}
@@ -517,6 +522,9 @@ func TestGitHubEndToEnd(t *testing.T) {
 	}
 	if !sawFeedback {
 		t.Error("the model never saw the reviewer's instructions and review comment")
+	}
+	if !sawIssueContext {
+		t.Error("the model never saw the maintainer's comment on the issue")
 	}
 
 	// A second issue, stopped while the model is at work.
