@@ -78,8 +78,11 @@ func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool)
 // runner is a verification runner over the check sandbox, recording to
 // the run's ledger.
 func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
-	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: verify.LedgerRecorder{W: r.ledger}, Timeout: r.e.CheckTimeout}
+	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
 }
+
+// recorder records checks to the ledger with secrets withheld.
+func (r *run) recorder() scanningRecorder { return scanningRecorder{w: r.ledger, sc: r.scanner} }
 
 func (c *checkSandbox) close() {
 	if c.sb != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
@@ -236,7 +237,11 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	if err := e.checkDisk(); err != nil {
 		return nil, err
 	}
-	r := &run{e: e, job: job, start: e.now()}
+	scanner, err := secrets.Default()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{e: e, job: job, start: e.now(), scanner: scanner}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.tmp)

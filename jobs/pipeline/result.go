@@ -217,10 +217,7 @@ func (r *run) scan() error {
 	if len(changed) == 0 {
 		return nil
 	}
-	scanner, err := secrets.Default()
-	if err != nil {
-		return err
-	}
+	scanner := r.scanner
 	for _, c := range changed {
 		if sandbox.IsSecretPath(c.Path) {
 			r.findings = append(r.findings, secrets.Finding{File: c.Path, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})

@@ -52,6 +52,8 @@ type run struct {
 	// evidence are the findings on the change (tests weakened, protected
 	// paths, dependencies, scope) for result.json and the report.
 	evidence []findings.Finding
+	// scanner is the secret scanner of every output the run records.
+	scanner *secrets.Scanner
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
 	// infra is the first infrastructure failure, with its phase.
@@ -238,7 +240,10 @@ func (r *run) setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("run setup command %q: %w", script, err)
 		}
-		rec := tools.CommandRecordOf(script, res)
+		rec, _, err := tools.WithholdSecrets(ctx, r.scanner, tools.CommandRecordOf(script, res))
+		if err != nil {
+			return err
+		}
 		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
 			return err
 		}
@@ -277,6 +282,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Sandbox:   r.sb,
 		Verifier:  ToolVerifier{Runner: r.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
+		Secrets:   r.scanner,
 	})
 	if err != nil {
 		return configError{err}
@@ -375,7 +381,7 @@ func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Wor
 	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, base, tests, changed); err != nil {
 		return err
 	}
-	return verify.LedgerRecorder{W: r.ledger}.RecordNewTests(ctx, r.newTests)
+	return r.recorder().RecordNewTests(ctx, r.newTests)
 }
 
 func (r *run) changedPaths() []string {

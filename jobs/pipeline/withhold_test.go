@@ -40,5 +40,12 @@ func TestPipelineWithholdsPrintedSecret(t *testing.T) {
 	if res.Body != body {
 		t.Error("the result's body is not pr.md")
 	}
+	// The model's own words stay in the ledger as it said them (the
+	// audit trail); what the checks printed does not.
+	for _, line := range strings.Split(readLedger(t, out), "\n") {
+		if strings.Contains(line, `"type":"check"`) && strings.Contains(line, key) {
+			t.Errorf("a check's ledger record holds the key: %s", line)
+		}
+	}
 	readResult(t, out)
 }
