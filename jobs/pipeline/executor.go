@@ -153,15 +153,15 @@ type Phase string
 // Phases reported in Progress, in order.
 const (
 	PhaseClone    Phase = "clone"
-	PhaseSandbox        = "sandbox"
-	PhaseSetup          = "setup"
-	PhaseBaseline       = "baseline"
-	PhaseAgent          = "agent"
-	PhaseFinal          = "final"
-	PhaseScan           = "secret scan"
-	PhaseCommit         = "commit"
-	PhasePublish        = "publish"
-	PhaseDone           = "done"
+	PhaseSandbox  Phase = "sandbox"
+	PhaseSetup    Phase = "setup"
+	PhaseBaseline Phase = "baseline"
+	PhaseAgent    Phase = "agent"
+	PhaseFinal    Phase = "final"
+	PhaseScan     Phase = "secret scan"
+	PhaseCommit   Phase = "commit"
+	PhasePublish  Phase = "publish"
+	PhaseDone     Phase = "done"
 )
 
 // Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,

@@ -38,7 +38,6 @@ type run struct {
 	detection verify.Detection
 	image     string
 	ledger    *ledger.Writer
-	ledgerOut *os.File
 	sb        sandbox.Sandbox
 	verifier  *verify.Runner
 
