@@ -29,7 +29,7 @@ const (
 	testSecret   = "test secret"
 	testBot      = "patchwright-test[bot]"
 	testInstall  = 4242
-	testRedisDB  = 2 // each package its own DB: packages' tests run in parallel
+	testRedisDB  = 3 // each package its own DB (jobs 1, worker 2, e2e 5): packages' tests run in parallel
 	writerLogin  = "maintainer"
 	readerLogin  = "LizzHale"
 	fixtureHooks = "github-webhooks"
