@@ -179,8 +179,10 @@ func TestManifestContainers(t *testing.T) {
 				}
 			}
 			privileged, _ := get(c, "securityContext", "privileged").(bool)
-			if privileged && str(c, "name") != "dind" {
-				t.Errorf("%s: only the dind sidecar may be privileged", where)
+			// dind runs an engine; the worker mounts each job's work tree
+			// and installs firewall rules. Nothing else needs privileges.
+			if privileged && str(c, "name") != "dind" && str(c, "name") != "worker" {
+				t.Errorf("%s: only dind and the worker may be privileged", where)
 			}
 			if strings.Contains(img, "/patchwright:") {
 				checkEnv(t, where, c)
@@ -237,14 +239,19 @@ func strs(l []any) []string {
 	return out
 }
 
-// mountPath returns where a container mounts the named volume, or "".
-func mountPath(c map[string]any, volume string) string {
+// mountOf returns a container's mount of the named volume, or nil.
+func mountOf(c map[string]any, volume string) any {
 	for _, m := range list(c, "volumeMounts") {
 		if str(m, "name") == volume {
-			return str(m, "mountPath")
+			return m
 		}
 	}
-	return ""
+	return nil
+}
+
+// mountPath returns where a container mounts the named volume, or "".
+func mountPath(c map[string]any, volume string) string {
+	return str(mountOf(c, volume), "mountPath")
 }
 
 // TestWorkersSeeTheirEngine checks DESIGN §5's rule in each worker
@@ -275,8 +282,11 @@ func TestWorkersSeeTheirEngine(t *testing.T) {
 			t.Errorf("%s: the worker's liveness probe is %q, want /healthz", o.file, p)
 		}
 		// The setup network's firewall rules (sandbox/docker/network.go).
-		if !slices.Contains(strs(list(worker, "securityContext", "capabilities", "add")), "NET_ADMIN") {
-			t.Errorf("%s: the worker lacks NET_ADMIN for the setup network's iptables rules", o.file)
+		if p, _ := get(worker, "securityContext", "privileged").(bool); !p {
+			t.Errorf("%s: the worker is not privileged: it installs iptables rules and mounts work trees", o.file)
+		}
+		if got := str(mountOf(worker, "data"), "mountPropagation"); got != "Bidirectional" {
+			t.Errorf("%s: the worker's data mount propagates %q, want Bidirectional (the engine must see the work trees' mounts)", o.file, got)
 		}
 		dataDir := "/var/lib/patchwright"
 		if got := mountPath(worker, "data"); got != dataDir {
@@ -285,6 +295,9 @@ func TestWorkersSeeTheirEngine(t *testing.T) {
 		if dind != nil {
 			if got := mountPath(dind, "data"); got != dataDir {
 				t.Errorf("%s: dind mounts the data volume at %q, the worker at %s", o.file, got, dataDir)
+			}
+			if got := str(mountOf(dind, "data"), "mountPropagation"); got != "HostToContainer" && got != "Bidirectional" {
+				t.Errorf("%s: dind's data mount propagates %q: it would not see the worker's mounts", o.file, got)
 			}
 			continue
 		}
@@ -358,10 +371,10 @@ type compose struct {
 		Image       string         `yaml:"image"`
 		Command     []string       `yaml:"command"`
 		Environment map[string]any `yaml:"environment"`
-		Volumes     []string       `yaml:"volumes"`
+		Volumes     []any          `yaml:"volumes"`
 		User        string         `yaml:"user"`
 		NetworkMode string         `yaml:"network_mode"`
-		CapAdd      []string       `yaml:"cap_add"`
+		Privileged  bool           `yaml:"privileged"`
 	} `yaml:"services"`
 }
 
@@ -400,12 +413,16 @@ func TestComposeFile(t *testing.T) {
 	if !slices.Equal(w.Command, []string{"worker"}) {
 		t.Errorf("worker runs %q", w.Command)
 	}
-	if !slices.Contains(w.Volumes, "/var/run/docker.sock:/var/run/docker.sock") {
+	if !slices.ContainsFunc(w.Volumes, func(v any) bool {
+		host, inside, _ := volume(v)
+		return host == "/var/run/docker.sock" && inside == host
+	}) {
 		t.Errorf("worker does not mount the Docker socket: %q", w.Volumes)
 	}
-	// The setup network's firewall rules (sandbox/docker/network.go).
-	if w.User != "0:0" || w.NetworkMode != "host" || !slices.Contains(w.CapAdd, "NET_ADMIN") {
-		t.Errorf("worker runs as %q in network %q with %q: it installs iptables rules on the host, so it needs root, the host's network and NET_ADMIN", w.User, w.NetworkMode, w.CapAdd)
+	// The setup network's firewall rules (sandbox/docker/network.go) and
+	// the loop-mounted work trees (sandbox/docker/disk.go).
+	if w.User != "0:0" || w.NetworkMode != "host" || !w.Privileged {
+		t.Errorf("worker runs as %q in network %q, privileged %v: it installs iptables rules on the host and mounts filesystems, so it needs root, the host's network and privileges", w.User, w.NetworkMode, w.Privileged)
 	}
 	if !strings.HasPrefix(envRef.ReplaceAllString(str(w.Environment, "PATCHWRIGHT_REDIS_URL"), "$1"), "redis://127.0.0.1:") {
 		t.Errorf("worker in the host's network reaches Redis at %v, want the published loopback port", w.Environment["PATCHWRIGHT_REDIS_URL"])
@@ -415,15 +432,33 @@ func TestComposeFile(t *testing.T) {
 		t.Fatal("worker has no PATCHWRIGHT_DATA_DIR")
 	}
 	for _, name := range []string{"serve", "worker"} {
-		same := false
+		same, shared := false, false
 		for _, v := range c.Services[name].Volumes {
-			host, inside, _ := strings.Cut(envRef.ReplaceAllString(v, "$1"), ":")
-			same = same || (host == dataDir && inside == dataDir)
+			host, inside, propagation := volume(v)
+			if host == dataDir && inside == dataDir {
+				same, shared = true, propagation == "rshared"
+			}
 		}
 		if !same {
 			t.Errorf("service %s: the data directory %s is not mounted at the same path as on the host: %q", name, dataDir, c.Services[name].Volumes)
 		}
+		if name == "worker" && !shared {
+			t.Errorf("the worker's data directory is not mounted rshared: the engine would not see the work trees' mounts")
+		}
 	}
+}
+
+// volume reads a compose volume in either syntax, defaults expanded.
+func volume(v any) (host, inside, propagation string) {
+	switch v := v.(type) {
+	case string:
+		host, rest, _ := strings.Cut(envRef.ReplaceAllString(v, "$1"), ":")
+		inside, _, _ = strings.Cut(rest, ":")
+		return host, inside, ""
+	case map[string]any:
+		return envRef.ReplaceAllString(str(v, "source"), "$1"), envRef.ReplaceAllString(str(v, "target"), "$1"), str(v, "bind", "propagation")
+	}
+	return "", "", ""
 }
 
 // TestComposeConfig asks Compose itself to validate the file, with the
