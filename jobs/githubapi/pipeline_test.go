@@ -628,3 +628,26 @@ func TestRetryStopsWhenContextEnds(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// After a rate limit, the next request with the same token waits out the
+// pause before it is sent at all.
+func TestRateLimitPausesOtherRequests(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	fake, app, s := newClockedApp(t, now)
+	fake.Fail(githubtest.SecondaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", 1))
+	repo := jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}
+	if _, err := app.GetIssue(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	before := len(fake.Requests())
+	if _, err := app.Repository(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{time.Minute, time.Minute}
+	if w := s.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("waits = %v, want %v (the retry's, then the other request's pause)", w, want)
+	}
+	if n := len(fake.Requests()) - before; n != 1 {
+		t.Fatalf("%d requests for the second call, want 1 (sent once, after the pause)", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -37,6 +38,9 @@ const (
 //   - a secondary rate limit (429, or a 403 with Retry-After or GitHub's
 //     message) waits Retry-After, else a minute, and each further
 //     secondary limit of the same request at least twice the last wait;
+//   - after a rate limit, other requests with the same credentials wait
+//     out the same pause before they are sent (GitHub: requests made
+//     while limited can get an integration banned);
 //   - 500, 502, 503 and 504 back off exponentially, except for the
 //     requests that create content (a comment, a check run): a 5xx can
 //     come after GitHub stored it, so sending it again could post it
@@ -58,6 +62,11 @@ type RetryTransport struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for X-RateLimit-Reset; default time.Now.
 	Now func() time.Time
+
+	mu sync.Mutex
+	// paused is when each credential (Authorization header) may send
+	// again after a rate limit.
+	paused map[string]time.Time
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -69,6 +78,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	maxRetries := t.MaxRetries
 	if maxRetries == 0 {
 		maxRetries = DefaultMaxRetries
+	}
+	if err := t.waitPause(req); err != nil {
+		return nil, err
 	}
 	var last time.Duration // the last secondary-limit wait
 	for attempt := 0; ; attempt++ {
@@ -90,6 +102,9 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if d.secondary {
 			last = d.wait
 		}
+		if d.limit {
+			t.pause(req, d.wait)
+		}
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 		resp.Body.Close()
@@ -104,6 +119,51 @@ type decision struct {
 	wait      time.Duration
 	retry     bool
 	secondary bool
+	limit     bool // a rate limit, primary or secondary
+}
+
+// waitPause waits out a rate-limit pause of req's credentials.
+func (t *RetryTransport) waitPause(req *http.Request) error {
+	key := req.Header.Get("Authorization")
+	t.mu.Lock()
+	until := t.paused[key]
+	t.mu.Unlock()
+	wait := until.Sub(t.now())
+	if wait <= 0 {
+		return nil
+	}
+	wait = min(wait, t.maxWait())
+	if err := t.sleep(req.Context(), wait); err != nil {
+		return fmt.Errorf("%s %s: waiting %s for a rate limit to pass: %w", req.Method, req.URL.Path, wait, err)
+	}
+	return nil
+}
+
+// pause holds req's credentials back for wait.
+func (t *RetryTransport) pause(req *http.Request, wait time.Duration) {
+	key := req.Header.Get("Authorization")
+	until := t.now().Add(wait)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paused == nil {
+		t.paused = map[string]time.Time{}
+	}
+	now := t.now()
+	for k, u := range t.paused {
+		if !u.After(now) {
+			delete(t.paused, k) // tokens rotate: keep the map small
+		}
+	}
+	if until.After(t.paused[key]) {
+		t.paused[key] = until
+	}
+}
+
+func (t *RetryTransport) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
 }
 
 // decide reads resp. last is the wait after this request's previous
@@ -117,14 +177,14 @@ func (t *RetryTransport) decide(req *http.Request, resp *http.Response, attempt 
 		if hasRetryAfter {
 			wait = max(wait, retryAfter)
 		}
-		return decision{wait: wait, retry: wait <= t.maxWait()}
+		return decision{wait: wait, retry: wait <= t.maxWait(), limit: wait <= t.maxWait()}
 	case code == http.StatusTooManyRequests, code == http.StatusForbidden && secondaryLimit(resp):
 		wait := SecondaryLimitWait
 		if hasRetryAfter {
 			wait = retryAfter
 		}
 		wait = max(wait, 2*last)
-		return decision{wait: min(wait, t.maxWait()), retry: true, secondary: true}
+		return decision{wait: min(wait, t.maxWait()), retry: true, secondary: true, limit: true}
 	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
 		if createsContent(req) {
@@ -196,11 +256,7 @@ func (t *RetryTransport) untilReset(resp *http.Response) time.Duration {
 	if err != nil {
 		return SecondaryLimitWait
 	}
-	now := time.Now
-	if t.Now != nil {
-		now = t.Now
-	}
-	return max(time.Unix(reset, 0).Sub(now())+time.Second, time.Second)
+	return max(time.Unix(reset, 0).Sub(t.now())+time.Second, time.Second)
 }
 
 func (t *RetryTransport) backoff() time.Duration {
