@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/jobs/runstore"
@@ -278,4 +279,40 @@ func newestFile(dir string) time.Time {
 		}
 	}
 	return newest
+}
+
+// meteredQueue times the webhook's enqueues (lock, record and asynq
+// enqueue), by task type and how they ended.
+type meteredQueue struct {
+	*jobs.Queue
+	m *metrics.Metrics
+}
+
+func (q meteredQueue) record(taskType string, start time.Time, res jobs.EnqueueResult, err error) {
+	result := res.Outcome.String()
+	if err != nil {
+		result = "error"
+	}
+	q.m.Enqueue(taskType, result, time.Since(start))
+}
+
+func (q meteredQueue) EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error) {
+	start := time.Now()
+	res, err := q.Queue.EnqueueSolve(ctx, p)
+	q.record(jobs.TypeSolveIssue, start, res, err)
+	return res, err
+}
+
+func (q meteredQueue) EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error) {
+	start := time.Now()
+	res, err := q.Queue.EnqueueRetry(ctx, p)
+	q.record(jobs.TypeRetryPR, start, res, err)
+	return res, err
+}
+
+func (q meteredQueue) EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error) {
+	start := time.Now()
+	res, err := q.Queue.EnqueueReply(ctx, p)
+	q.record(jobs.TypeReply, start, res, err)
+	return res, err
 }

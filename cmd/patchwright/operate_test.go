@@ -178,6 +178,7 @@ func TestServeSetupMode(t *testing.T) {
 		t.Errorf("/setup after setup = %d, want 404", code)
 	}
 	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `patchwright_webhook_deliveries_total{event="issues",status="202"} 1`) ||
+		!strings.Contains(body, `patchwright_enqueue_duration_seconds_count{result="enqueued",type="issue:solve"} 1`) ||
 		!strings.Contains(body, `patchwright_queue_tasks{queue="agent",state=`) {
 		t.Errorf("metrics after a delivery:\n%s", body)
 	}
