@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -335,5 +336,53 @@ func TestRefusedPushEndsTheJobOnce(t *testing.T) {
 	}
 	if e.remote.Head(t, owner, repoName, "agent/issue-1") != "" || len(e.fake.Pulls(owner, repoName)) != 0 {
 		t.Error("something was published")
+	}
+}
+
+// GitHub refuses a push that touches .github/workflows/ from a token
+// without the workflows permission, as the fake remote does. The model's
+// attempt to write a workflow is refused by the tools (a protected path),
+// so the push carries the rest of the change and succeeds.
+func TestWorkflowFilesNeverReachThePush(t *testing.T) {
+	e := newE2E(t, append([]pt.Turn{
+		call("write_file", `{"path":".github/workflows/ci.yml","content":"on: push\njobs: {}\n"}`),
+	}, fixGreeting()...)...)
+
+	// The fake refuses such a push, as GitHub does.
+	token, err := e.app.RepoToken(context.Background(), issue1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	u := strings.Replace(e.remote.CloneURL(owner, repoName), "http://", "http://x-access-token:"+token+"@", 1)
+	githubtest.Git(t, "", "clone", "-q", u, work)
+	if err := os.MkdirAll(filepath.Join(work, ".github", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, ".github", "workflows", "ci.yml"), []byte("on: push\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	githubtest.Git(t, work, "add", ".")
+	githubtest.Git(t, work, "commit", "-q", "-m", "add a workflow")
+	cmd := exec.Command("git", "push", "origin", "HEAD:refs/heads/by-hand")
+	cmd.Dir = work
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission") {
+		t.Fatalf("push of a workflow with a contents-only token: %v\n%s", err, out)
+	}
+
+	e.startWorker()
+	if code := e.label(1, "delivery-workflow-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-workflow-1", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted || info.Retried != 0 {
+		t.Fatalf("task ended %s after %d retries: %s", info.State, info.Retried, info.LastErr)
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 || !strings.Contains(pulls[0].Body, "**Outcome: verified**") {
+		t.Fatalf("pull requests: %+v", pulls)
+	}
+	files := githubtest.Git(t, e.remote.Dir(owner, repoName), "ls-tree", "-r", "--name-only", "agent/issue-1")
+	if strings.Contains(files, ".github/workflows/") {
+		t.Errorf("a workflow file reached the branch:\n%s", files)
 	}
 }

@@ -148,6 +148,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 	e := &e2e{t: t, rdb: rdb, waits: &waitLog{}, log: log}
 	e.fake = githubtest.New(t, &key.PublicKey)
 	e.remote = githubtest.NewGitRemote(t, e.fake.ValidToken)
+	e.remote.Workflows = func(tok string) bool { return e.fake.TokenHas(tok, "workflows=write") }
 	e.remote.Create(t, owner, repoName, "master", map[string]string{
 		"greeting.txt":      "helo\n",
 		".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n",

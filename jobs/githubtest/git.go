@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,12 @@ type GitRemote struct {
 	auth func(token, owner, repo string) bool
 	// Denied counts refused requests.
 	Denied atomic.Int64
+	// Workflows, when set, tells whether a token may push workflow files
+	// (GitHub's workflows permission). A push with a token that may not,
+	// whose commits touch .github/workflows/, is refused as GitHub refuses
+	// it ("refusing to allow a GitHub App to create or update workflow
+	// ... without `workflows` permission"). Set it before pushes start.
+	Workflows func(token string) bool
 }
 
 // NewGitRemote starts a git remote whose basic auth asks auth (for example
@@ -48,12 +55,40 @@ func NewGitRemote(t testing.TB, auth func(token, owner, repo string) bool) *GitR
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}
+		if g.Workflows != nil && !g.Workflows(pass) {
+			b := *backend
+			b.Env = append(slices.Clone(b.Env), noWorkflowsEnv+"=1")
+			b.ServeHTTP(w, r)
+			return
+		}
 		backend.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
 	g.URL = hs.URL
 	return g
 }
+
+// noWorkflowsEnv marks a push whose token lacks the workflows permission.
+const noWorkflowsEnv = "PATCHWRIGHT_FAKE_NO_WORKFLOWS"
+
+// workflowsHook refuses, for a push marked noWorkflowsEnv, new commits
+// that add, change or delete a file under .github/workflows/.
+const workflowsHook = `#!/bin/sh
+[ -n "$` + noWorkflowsEnv + `" ] || exit 0
+z=0000000000000000000000000000000000000000
+while read old new ref; do
+	[ "$new" = "$z" ] && continue
+	if [ "$old" = "$z" ]; then commits=$(git rev-list "$new" --not --branches); else commits=$(git rev-list "$old..$new"); fi
+	for c in $commits; do
+		f=$(git diff-tree --root --no-commit-id --name-only -r "$c" | grep '^\.github/workflows/' | head -n 1)
+		if [ -n "$f" ]; then
+			echo "refusing to allow a GitHub App to create or update workflow \` + "`" + `$f\` + "`" + ` without \` + "`" + `workflows\` + "`" + ` permission" >&2
+			exit 1
+		fi
+	done
+done
+exit 0
+`
 
 // CloneURL is the https-style URL of owner/repo.
 func (g *GitRemote) CloneURL(owner, repo string) string {
@@ -85,6 +120,9 @@ func (g *GitRemote) Create(t testing.TB, owner, repo, branch string, files map[s
 	bare := g.Dir(owner, repo)
 	Git(t, "", "init", "-q", "--bare", "-b", branch, bare)
 	Git(t, bare, "config", "http.receivepack", "true")
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(workflowsHook), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	Git(t, work, "push", "-q", bare, branch)
 }
 

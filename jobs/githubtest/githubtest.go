@@ -457,6 +457,15 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// TokenHas reports whether token was minted by the fake with perm
+// ("workflows=write"), for GitRemote.Workflows.
+func (s *Server) TokenHas(token, perm string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[token]
+	return ok && t.has(perm)
+}
+
 // ValidToken reports whether token was minted by the fake and may reach
 // owner/repo: what a git remote's basic auth checks.
 func (s *Server) ValidToken(token, owner, repo string) bool {
