@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,15 +59,28 @@ func (w *writers) can(ctx context.Context, login string) (bool, error) {
 	return w.known[key], nil
 }
 
+// maxAuthorLookups bounds the permission lookups of one filter: a busy
+// issue's many commenters must not spend the installation's rate limit.
+const maxAuthorLookups = 3 * maxFeedbackComments
+
 // filter keeps the comments written at or after since (all for a zero
 // since) by people with write access, leaving out the app's own and other
-// bots'; the latest maxFeedbackComments of them, oldest first.
+// bots'; the latest maxFeedbackComments of them, oldest first. It looks
+// from the newest back and stops after maxAuthorLookups new authors.
 func (w *writers) filter(ctx context.Context, cs []githubapi.Comment, since time.Time) ([]githubapi.Comment, error) {
 	var out []githubapi.Comment
-	for _, c := range cs {
+	lookups := 0
+	for i := len(cs) - 1; i >= 0 && len(out) < maxFeedbackComments; i-- {
+		c := cs[i]
 		if c.Author == "" || strings.EqualFold(c.Author, w.bot) || strings.HasSuffix(strings.ToLower(c.Author), "[bot]") ||
 			strings.TrimSpace(c.Body) == "" || (!since.IsZero() && c.Created.Before(since)) {
 			continue
+		}
+		if _, seen := w.known[strings.ToLower(c.Author)]; !seen {
+			if lookups == maxAuthorLookups {
+				break
+			}
+			lookups++
 		}
 		ok, err := w.can(ctx, c.Author)
 		if err != nil {
@@ -76,9 +90,7 @@ func (w *writers) filter(ctx context.Context, cs []githubapi.Comment, since time
 			out = append(out, c)
 		}
 	}
-	if len(out) > maxFeedbackComments {
-		out = out[len(out)-maxFeedbackComments:]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
