@@ -21,7 +21,9 @@ import (
 // sandbox anyway; these also cover the image's own defaults.
 var checkEnv = []string{
 	"GOENV=off", "GOFLAGS=",
-	"NPM_CONFIG_USERCONFIG=/dev/null", "NPM_CONFIG_GLOBALCONFIG=/dev/null",
+	// The image's global npmrc is the image's, read-only; npm refuses to
+	// load one file as both.
+	"NPM_CONFIG_USERCONFIG=/dev/null",
 	"PYTHONNOUSERSITE=1", "PYTHONSTARTUP=", "PIP_CONFIG_FILE=/dev/null",
 	"GIT_CONFIG_GLOBAL=/dev/null",
 	"BASH_ENV=", "ENV=",

@@ -364,8 +364,15 @@ func (r *run) coverage() []string {
 	cov := r.detection.Cover(r.changedPaths())
 	var out []string
 	if len(cov.Checks) > 0 && len(cov.Untouched) > 0 {
+		dirs := make([]string, len(cov.Untouched))
+		for i, d := range cov.Untouched {
+			dirs[i] = cmp.Or(strings.TrimPrefix(d, "."), "the root project")
+			if d != "." {
+				dirs[i] = "`" + d + "`"
+			}
+		}
 		out = append(out, fmt.Sprintf("The change is covered by %s; the checks of %s ran but do not cover it.",
-			quoteList(cov.Checks), quoteList(cov.Untouched)))
+			quoteList(cov.Checks), strings.Join(dirs, ", ")))
 	}
 	for _, p := range cov.Uncovered {
 		out = append(out, fmt.Sprintf("`%s` is in no detected project; no check covers it.", p))

@@ -293,7 +293,6 @@ func (d *Docker) env(specEnv []string) []string {
 		"npm_config_cache=" + cache + "/npm",
 		"PIP_CACHE_DIR=" + cache + "/pip",
 		"CARGO_HOME=" + cache + "/cargo",
-		"MAVEN_OPTS=-Dmaven.repo.local=" + cache + "/m2",
 	}
 	env := make([]string, 0, len(specEnv)+len(ours))
 	for _, kv := range specEnv {

@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+var patchFileRE = regexp.MustCompile(`(?m)^diff --git a/(\S+) b/(\S+)$`)
+
+// patchTurns are the tool calls that make a repository's work tree what
+// the patch makes it: each changed file read (when it exists) and written
+// whole, each removed file deleted, then finish.
+func patchTurns(t *testing.T, name, patch string) []pt.Turn {
+	t.Helper()
+	after := t.TempDir()
+	sandboxtest.CopyRepo(t, after, name, patch)
+	data, err := os.ReadFile(sandboxtest.Patch(name, patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(sandboxtest.ReposDir(), name, "repo")
+	var turns []pt.Turn
+	for _, m := range patchFileRE.FindAllStringSubmatch(string(data), -1) {
+		path := m[2]
+		content, err := os.ReadFile(filepath.Join(after, path))
+		_, baseErr := os.Stat(filepath.Join(base, path))
+		switch {
+		case err != nil:
+			turns = append(turns, call("delete_file", jsonArgs(t, map[string]any{"path": path})))
+		case baseErr == nil:
+			turns = append(turns, call("read_file", jsonArgs(t, map[string]any{"path": path})),
+				call("write_file", jsonArgs(t, map[string]any{"path": path, "content": string(content)})))
+		default:
+			turns = append(turns, call("write_file", jsonArgs(t, map[string]any{"path": path, "content": string(content)})))
+		}
+	}
+	return append(turns, call("finish", `{"summary":"Applied the change."}`))
+}
+
+// TestLanguages runs the test repositories of every language through the
+// pipeline of `patchwright run` with a model that applies the upstream-style
+// fix (verified) and one that breaks a passing test (failed), on the
+// offline image with real go, pytest, node:test, cargo and Maven; the
+// body shows what each runner printed.
+func TestLanguages(t *testing.T) {
+	for name, tc := range map[string]struct {
+		fixed, broken []string // in the body after the fix; after the break
+	}{
+		"go":       {[]string{"2 packages with tests"}, []string{"TestOf"}},
+		"python":   {[]string{"4 passed"}, []string{"test_lowercases"}},
+		"js":       {[]string{"3 passed"}, []string{"sum adds"}},
+		"rust":     {[]string{"4 passed"}, []string{"clamps"}},
+		"java":     {[]string{"✅ passed"}, []string{"❌ failed"}},
+		"go-npm":   {[]string{"test (go)", "test (npm)", "3 passed"}, []string{"TestLess"}},
+		"monorepo": {[]string{"covered by `build (lib: go)`"}, []string{"labels a page"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for patch, want := range map[string]struct {
+				outcome verify.Outcome
+				texts   []string
+			}{"fix": {verify.Verified, tc.fixed}, "break": {verify.Failed, tc.broken}} {
+				t.Run(patch, func(t *testing.T) {
+					repo := sandboxtest.Repo(t, name)
+					// Repo hands it to the sandbox user; git refuses to
+					// serve a repository its user does not own.
+					err := filepath.WalkDir(repo, func(p string, _ fs.DirEntry, err error) error {
+						if err != nil {
+							return err
+						}
+						return os.Lchown(p, os.Getuid(), os.Getgid())
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, out, _ := scenario{
+						repo:  repo,
+						issue: agent.Issue{Title: "Fix " + name, Body: "See the failing case."},
+						wire:  provider.NameOpenAI,
+						turns: patchTurns(t, name, patch),
+					}.run(t)
+					body := readBody(t, out)
+					if res.Outcome != want.outcome {
+						t.Fatalf("outcome %s (%s), want %s\n%s", res.Outcome, res.Reason, want.outcome, body)
+					}
+					for _, s := range want.texts {
+						if !strings.Contains(body, s) {
+							t.Errorf("pr.md lacks %q:\n%s", s, body)
+						}
+					}
+					readResult(t, out)
+				})
+			}
+		})
+	}
+}
+
+func jsonArgs(t *testing.T, v map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
