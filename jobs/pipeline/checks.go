@@ -66,6 +66,7 @@ func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool)
 		Workspace:     dir,
 		JobID:         r.job.ID,
 		Limits:        r.e.SandboxLimits,
+		Runtime:       r.e.SandboxRuntime,
 		CacheVolume:   r.cacheVolume(),
 		CacheReadOnly: !writeCache,
 		Env:           checkEnv,

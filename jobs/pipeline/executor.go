@@ -206,6 +206,9 @@ type Executor struct {
 	// SandboxLimits bound the container; zero fields take
 	// sandbox.DefaultLimits.
 	SandboxLimits sandbox.Limits
+	// SandboxRuntime is the OCI runtime of every container, for example
+	// "runsc" for gVisor; empty means the engine's default.
+	SandboxRuntime string
 	// CacheVolume, when set, names the sandbox's cache volume for a
 	// repository URL (see sandbox.Spec.CacheVolume); RepoCacheVolume gives
 	// each repository its own. Nil: caches start empty in every run.

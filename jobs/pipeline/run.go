@@ -191,6 +191,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 		JobID:       r.job.ID,
 		Network:     r.cfg.Network(),
 		Limits:      r.e.SandboxLimits,
+		Runtime:     r.e.SandboxRuntime,
 		CacheVolume: r.cacheVolume(),
 	})
 	if err != nil {
@@ -208,6 +209,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 		Workspace:     r.ws.Dir(),
 		JobID:         r.job.ID,
 		Limits:        r.e.SandboxLimits,
+		Runtime:       r.e.SandboxRuntime,
 		CacheVolume:   r.cacheVolume(),
 		CacheReadOnly: true,
 	})
