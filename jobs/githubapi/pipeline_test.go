@@ -543,7 +543,7 @@ func TestReviewCommentIDsPast32Bits(t *testing.T) {
 	}
 }
 
-func TestReviewsAndDeleteBranch(t *testing.T) {
+func TestReviews(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.fake.AddReview("acme", "widgets", 8, "rev", "CHANGES_REQUESTED", "Please add a test.")
@@ -553,20 +553,6 @@ func TestReviewsAndDeleteBranch(t *testing.T) {
 	rs, err := e.app.Reviews(ctx, pr)
 	if err != nil || len(rs) != 1 || rs[0].State != "CHANGES_REQUESTED" || rs[0].Body != "Please add a test." || rs[0].Author != "rev" {
 		t.Fatalf("reviews = %+v, %v (want the one with a body)", rs, err)
-	}
-	branches := map[string]bool{"agent/issue-7": true}
-	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", DeleteRef: func(b string) bool {
-		ok := branches[b]
-		delete(branches, b)
-		return ok
-	}})
-	for range 2 { // the second finds it gone: not an error
-		if err := e.app.DeleteBranch(ctx, e.repo, "agent/issue-7"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := e.fake.Deleted(); len(d) != 1 || d[0] != "acme/widgets:agent/issue-7" {
-		t.Fatalf("deleted = %v", d)
 	}
 }
 

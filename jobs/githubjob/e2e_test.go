@@ -155,8 +155,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 		"README.md":         "A greeting.\n",
 	})
 	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
-		Heads:     func(b string) string { return e.remote.Head(t, owner, repoName, b) },
-		DeleteRef: func(b string) bool { return e.remote.DeleteBranch(owner, repoName, b) }})
+		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) }})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 1, Title: "Greeting is misspelled", Body: "greeting.txt says helo; it should say hello.", Author: owner})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 2, Title: "Another one", Body: "Something else.", Author: owner})
 	e.fake.SetPermission(owner, repoName, owner, "admin")
@@ -220,7 +219,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // returned function shuts it down (a short shutdown timeout, so a held
 // job is handed back to the queue as a killed worker's would be).
 func (e *e2e) startWorker() func() {
-	h := &worker.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Logger: e.log}
+	h := &worker.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Branches: &githubjob.Branches{GitHub: e.app}, Logger: e.log}
 	srv := worker.NewServer(e.rdb, worker.Config{Concurrency: 1, ShutdownTimeout: 500 * time.Millisecond, Logger: e.log})
 	if err := srv.Start(h.Mux()); err != nil {
 		e.t.Fatal(err)

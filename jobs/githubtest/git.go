@@ -164,15 +164,6 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// DeleteBranch deletes branch in owner/repo, as GitHub's DELETE of the
-// ref does (for Repo.DeleteRef); it reports whether the branch existed.
-func (g *GitRemote) DeleteBranch(owner, repo, branch string) bool {
-	if gitCmd(g.Dir(owner, repo), "rev-parse", "--verify", "-q", "refs/heads/"+branch).Run() != nil {
-		return false
-	}
-	return gitCmd(g.Dir(owner, repo), "update-ref", "-d", "refs/heads/"+branch).Run() == nil
-}
-
 // RefusePushes makes owner/repo decline every push with message on the
 // client's stderr, as a branch protection rule does ("GH006: Protected
 // branch update failed ..."): the ref update is reported as refused.

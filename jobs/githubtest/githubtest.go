@@ -75,8 +75,6 @@ type Server struct {
 	installPerms map[int64]map[string]string
 	// prReviews are pull-request reviews (not their line comments).
 	prReviews []*Review
-	// deleted lists the branches deleted through the API.
-	deleted []string
 }
 
 // Repo is a repository the fake knows.
@@ -89,9 +87,6 @@ type Repo struct {
 	// does for private repositories on GitHub Free (422 "Draft pull
 	// requests are not supported in this repository.").
 	NoDrafts bool
-	// DeleteRef, when set, deletes a branch for DELETE .../git/refs/heads/B
-	// (the git remote's); it reports whether the branch existed.
-	DeleteRef func(branch string) bool
 }
 
 // Token is an installation token the fake minted.
@@ -267,13 +262,6 @@ func (s *Server) SetPullState(owner, repo string, n int, state string) {
 			p.State = state
 		}
 	}
-}
-
-// Deleted returns the branches deleted through the API, as "owner/repo:branch".
-func (s *Server) Deleted() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.deleted...)
 }
 
 // AddIssue registers an issue; State defaults to "open".

@@ -70,8 +70,6 @@ func (s *Server) handler() http.Handler {
 	inst("POST /repos/{owner}/{repo}/check-runs", "checks=write", s.createCheckRun)
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", "checks=read", s.listCheckRuns)
-	inst("DELETE /repos/{owner}/{repo}/git/refs/{ref...}", "contents=write", s.deleteRef)
-	inst("GET /repos/{owner}/{repo}/git/ref/{ref...}", "contents=read", s.getRef)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -875,41 +873,4 @@ func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writePage(w, r, all)
-}
-
-// deleteRef deletes a branch through the repository's DeleteRef: 204, or
-// 422 "Reference does not exist" as GitHub answers for a missing one.
-func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request) {
-	ref := r.PathValue("ref")
-	branch, ok := strings.CutPrefix(ref, "heads/")
-	rp, found := s.repo(w, r)
-	if !found {
-		return
-	}
-	if !ok || rp.DeleteRef == nil || !rp.DeleteRef(branch) {
-		fail(w, http.StatusUnprocessableEntity, "Reference does not exist")
-		return
-	}
-	s.mu.Lock()
-	s.deleted = append(s.deleted, rp.Owner+"/"+rp.Name+":"+branch)
-	s.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// getRef answers a branch's head from the repository's Heads, or 404.
-func (s *Server) getRef(w http.ResponseWriter, r *http.Request) {
-	rp, found := s.repo(w, r)
-	if !found {
-		return
-	}
-	branch, ok := strings.CutPrefix(r.PathValue("ref"), "heads/")
-	sha := ""
-	if ok && rp.Heads != nil {
-		sha = rp.Heads(branch)
-	}
-	if sha == "" {
-		fail(w, http.StatusNotFound, "Not Found")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/heads/" + branch, "object": map[string]any{"type": "commit", "sha": sha}})
 }

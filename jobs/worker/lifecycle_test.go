@@ -42,23 +42,19 @@ func (m *memGitHub) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, 
 	return append([]githubapi.Comment(nil), m.comments...), nil
 }
 
-func (m *memGitHub) BranchHead(_ context.Context, _ jobs.Issue, b string) (string, bool, error) {
+func (m *memGitHub) DeleteBranchAt(_ context.Context, _ jobs.Issue, b, sha string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sha, ok := m.branches[b]
-	return sha, ok, nil
-}
-
-func (m *memGitHub) DeleteBranch(_ context.Context, _ jobs.Issue, b string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if head, ok := m.branches[b]; !ok || head != sha {
+		return false, nil
+	}
 	delete(m.branches, b)
 	m.deleted = append(m.deleted, b)
-	return nil
+	return true, nil
 }
 
 func memHandlers(t *testing.T, gh *memGitHub) *Handlers {
-	return &Handlers{Pipeline: NoModelPipeline{}, Commenter: gh, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	return &Handlers{Pipeline: NoModelPipeline{}, Commenter: gh, Branches: gh, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
 }
 
 // A reply whose POST was stored but answered 502 is not posted again by

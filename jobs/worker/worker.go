@@ -34,13 +34,12 @@ type Commenter interface {
 	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
 }
 
-// Branches reads and deletes branches; *githubapi.App is one.
+// Branches deletes a branch as a compare-and-swap; *githubjob.Branches is
+// one.
 type Branches interface {
-	// BranchHead is the commit branch points at; ok is false when there
-	// is no such branch.
-	BranchHead(ctx context.Context, repo jobs.Issue, branch string) (sha string, ok bool, err error)
-	// DeleteBranch deletes branch; one already gone is no error.
-	DeleteBranch(ctx context.Context, repo jobs.Issue, branch string) error
+	// DeleteBranchAt deletes branch only while it points at sha; deleted
+	// is false, with no error, when it is gone or points elsewhere.
+	DeleteBranchAt(ctx context.Context, repo jobs.Issue, branch, sha string) (deleted bool, err error)
 }
 
 // ErrNoModel is what NoModelPipeline fails every job with.
@@ -70,8 +69,8 @@ type Handlers struct {
 	Queue     *jobs.Queue
 	Pipeline  Pipeline
 	Commenter Commenter
-	// Branches deletes the branch of a closed pull request; default the
-	// Commenter, when it has the methods (*githubapi.App does).
+	// Branches deletes the branch of a closed pull request; without it,
+	// those tasks fail at once (asynq.SkipRetry) and the branch stays.
 	Branches Branches
 	Logger   *slog.Logger
 }
@@ -146,31 +145,21 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	b := h.Branches
-	if b == nil {
-		b, _ = h.Commenter.(Branches)
-	}
-	if b == nil {
-		return fmt.Errorf("delete branch of %s: no GitHub client for branches: %w", p.Issue, asynq.SkipRetry)
+	if h.Branches == nil {
+		return fmt.Errorf("delete branch of %s: no Branches configured: %w", p.Issue, asynq.SkipRetry)
 	}
 	branch := jobs.AgentBranch(p.Number)
 	log := h.Logger.With(jobs.LogIssue, p.Issue.String(), "branch", branch)
-	head, ok, err := b.BranchHead(ctx, p.Issue, branch)
-	switch {
-	case err != nil:
-		return err
-	case !ok:
-		log.Info("branch already gone")
-		return nil
-	case !strings.EqualFold(head, p.SHA):
-		log.Info("branch kept: someone pushed to it", "head", head, "pushed", p.SHA)
-		return nil
-	}
-	if err := b.DeleteBranch(ctx, p.Issue, branch); err != nil {
+	deleted, err := h.Branches.DeleteBranchAt(ctx, p.Issue, branch, p.SHA)
+	if err != nil {
 		if _, ok := githubapi.AsRefusal(err); ok {
 			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		}
 		return err
+	}
+	if !deleted {
+		log.Info("branch kept: gone already, or someone pushed to it", "pushed", p.SHA)
+		return nil
 	}
 	log.Info("branch deleted after its pull request was closed", "pr", p.PR)
 	return nil
