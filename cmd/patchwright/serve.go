@@ -232,7 +232,8 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app, Logger: log}
+	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
+		Branches: &githubjob.Branches{GitHub: app}, Logger: log}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency})
 	mux := h.Mux()
 	mux.Use(jobMetrics(m))
