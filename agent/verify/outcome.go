@@ -31,11 +31,45 @@ type OutcomeInput struct {
 	FilesChanged int
 	// Baseline and Final are the two phases' results.
 	Baseline, Final []CheckResult
+	// Secret, when set, says what the secret scan found in the change:
+	// such a change is never published, so the run is failed (a check the
+	// application runs failed), and a stopped run says so too.
+	Secret string
+	// Blocking are the one-sentence details of the findings that keep a
+	// change from being verified (tests removed, skipped, loosened, or none
+	// run): a run that would be verified is unverified, naming the first.
+	Blocking []string
 }
 
 // Decide returns the outcome and a one-line reason. It is a pure function
 // of its input so every rule of DESIGN §4.5 has a table test.
 func Decide(in OutcomeInput) (Outcome, string) {
+	o, reason := decideChecks(in)
+	if in.Secret != "" {
+		secret := "the change adds what looks like a secret (" + in.Secret + "), so nothing was committed"
+		switch o {
+		case Error:
+		case Stopped:
+			return o, oneLine(reason + "; " + secret)
+		default:
+			return Failed, oneLine(secret)
+		}
+	}
+	if o == Verified && len(in.Blocking) > 0 {
+		why := strings.TrimSuffix(in.Blocking[0], ".")
+		if why != "" {
+			why = strings.ToLower(why[:1]) + why[1:]
+		}
+		if len(in.Blocking) > 1 {
+			why += fmt.Sprintf(" (and %d more findings)", len(in.Blocking)-1)
+		}
+		return Unverified, oneLine("every check passed, but " + why)
+	}
+	return o, reason
+}
+
+// decideChecks is DESIGN §4.5 on the run and its checks alone.
+func decideChecks(in OutcomeInput) (Outcome, string) {
 	switch {
 	case in.InfraError != "":
 		return Error, oneLine("infrastructure failure: " + in.InfraError)

@@ -56,6 +56,16 @@ func TestDecide(t *testing.T) {
 			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Stopped, "step limit of 40"},
 		"infrastructure wins": {OutcomeInput{InfraError: "docker: container died", StopReason: "cancel", FilesChanged: 1}, Error, "container died"},
 		"reason is one line":  {OutcomeInput{StopReason: "a\nb\n\tc"}, Stopped, "stopped: a b c"},
+		"a secret fails a passing change": {OutcomeInput{FilesChanged: 1, Baseline: base, Secret: "rule aws-access-token in a.go line 3",
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Failed, "rule aws-access-token in a.go line 3), so nothing was committed"},
+		"a secret in a stopped run": {OutcomeInput{StopReason: "step limit of 40 reached", FilesChanged: 1, Secret: "rule x in y line 1"},
+			Stopped, "step limit of 40 reached; the change adds what looks like a secret"},
+		"a secret does not hide an infrastructure failure": {OutcomeInput{InfraError: "docker died", FilesChanged: 1, Secret: "rule x in y line 1"},
+			Error, "docker died"},
+		"a blocking finding unverifies": {OutcomeInput{FilesChanged: 1, Baseline: base, Blocking: []string{"The test TestAdd was deleted.", "x"},
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Unverified, "every check passed, but the test TestAdd was deleted (and 1 more findings)"},
+		"a blocking finding leaves a regression failed": {OutcomeInput{FilesChanged: 1, Baseline: base, Blocking: []string{"A skip was added."},
+			Final: []CheckResult{pass("build", Final), fail("test", Final)}}, Failed, "passed before the change"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

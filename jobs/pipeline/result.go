@@ -137,10 +137,7 @@ func (r *run) result() *Result {
 	return res
 }
 
-// decide applies DESIGN §4.5, then the secret scan: a change that adds a
-// secret cannot be published, so its outcome is "failed" (a check the
-// application runs failed) with the file and rule named, and a stopped run
-// says so in its reason.
+// decide applies DESIGN §4.5, secrets and blocking findings included.
 func (r *run) decide() (verify.Outcome, string) {
 	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
 	switch {
@@ -151,21 +148,13 @@ func (r *run) decide() (verify.Outcome, string) {
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}
-	outcome, reason := verify.Decide(in)
-	if b := findings.Blocking(r.evidence); outcome == verify.Verified && len(b) > 0 {
-		outcome, reason = verify.Unverified, "every check passed, but "+describeEvidence(b)
+	if len(r.findings) > 0 {
+		in.Secret = describeFindings(r.findings)
 	}
-	if len(r.findings) == 0 {
-		return outcome, reason
+	for _, f := range findings.Blocking(r.evidence) {
+		in.Blocking = append(in.Blocking, f.Detail)
 	}
-	secret := "the change adds what looks like a secret (" + describeFindings(r.findings) + "), so nothing was committed"
-	switch outcome {
-	case verify.Error:
-		return outcome, reason
-	case verify.Stopped:
-		return outcome, reason + "; " + secret
-	}
-	return verify.Failed, secret
+	return verify.Decide(in)
 }
 
 func describeFindings(fs []secrets.Finding) string {
@@ -178,18 +167,6 @@ func describeFindings(fs []secrets.Finding) string {
 		parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// describeEvidence names the first blocking finding and counts the rest.
-func describeEvidence(b []findings.Finding) string {
-	s := strings.TrimSuffix(b[0].Detail, ".")
-	if len(s) > 0 {
-		s = strings.ToLower(s[:1]) + s[1:]
-	}
-	if len(b) > 1 {
-		s += fmt.Sprintf(" (and %d more findings)", len(b)-1)
-	}
-	return s
 }
 
 // allFindings are result.json's findings: those on the change and the
