@@ -71,20 +71,8 @@ func TestLanguages(t *testing.T) {
 				texts   []string
 			}{"fix": {verify.Verified, tc.fixed}, "break": {verify.Failed, tc.broken}} {
 				t.Run(patch, func(t *testing.T) {
-					repo := sandboxtest.Repo(t, name)
-					// Repo hands it to the sandbox user; git refuses to
-					// serve a repository its user does not own.
-					err := filepath.WalkDir(repo, func(p string, _ fs.DirEntry, err error) error {
-						if err != nil {
-							return err
-						}
-						return os.Lchown(p, os.Getuid(), os.Getgid())
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
 					res, out, _ := scenario{
-						repo:  repo,
+						repo:  ownRepo(t, name),
 						issue: agent.Issue{Title: "Fix " + name, Body: "See the failing case."},
 						wire:  provider.NameOpenAI,
 						turns: patchTurns(t, name, patch),
@@ -112,4 +100,38 @@ func jsonArgs(t *testing.T, v map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPublicGoImage: on an image shaped like the public golang one
+// (root-owned, no user 1000, no /home/agent, GOPATH=/go), the Go
+// repository's fix is verified: the build cache is the sandbox user's.
+func TestPublicGoImage(t *testing.T) {
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "go"),
+		image: sandboxtest.PublicImage(t),
+		issue: agent.Issue{Title: "Count counts empty words", Body: "Count(\"\") is 1."},
+		wire:  provider.NameAnthropic,
+		turns: patchTurns(t, "go", "fix"),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, readBody(t, out))
+	}
+}
+
+// ownRepo is sandboxtest.Repo given back to this process's user: Repo
+// hands it to the sandbox user, and git refuses to serve a repository its
+// user does not own.
+func ownRepo(t *testing.T, name string) string {
+	t.Helper()
+	repo := sandboxtest.Repo(t, name)
+	err := filepath.WalkDir(repo, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, os.Getuid(), os.Getgid())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
 }

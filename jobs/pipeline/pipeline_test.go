@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,11 +96,13 @@ type scenario struct {
 	turns    []pt.Turn
 	maxSteps int
 	bound    func(ctx context.Context, dir string) (func() error, error)
+	// image overrides the offline test image (sandboxtest.Image).
+	image string
 }
 
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	t.Helper()
-	image := sandboxtest.Image(t)
+	image := cmp.Or(s.image, sandboxtest.Image(t))
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t, s.turns...)
 	p, err := provider.New(s.wire+":"+map[string]string{provider.NameOpenAI: pt.OpenAIModel, provider.NameAnthropic: pt.AnthropicModel}[s.wire], srv.Options(s.wire))
@@ -113,7 +116,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		Image:          image,
 		MaxSteps:       s.maxSteps,
 		SandboxLimits:  sandbox.Limits{CPUs: 2},
-		CacheVolume:    func(string) string { return sandboxtest.CacheVolume },
+		CacheVolume:    func(string) string { return sandboxtest.CacheVolumeFor(image) },
 		BoundWorkspace: s.bound,
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
