@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -61,7 +63,7 @@ func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool)
 		c.close()
 		return nil, err
 	}
-	c.sb, err = r.e.Sandboxes.Create(ctx, sandbox.Spec{
+	c.sb, err = r.createIsolated(ctx, sandbox.Spec{
 		Image:         r.image,
 		Workspace:     dir,
 		JobID:         r.job.ID,
@@ -76,6 +78,22 @@ func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool)
 		return nil, err
 	}
 	return c, nil
+}
+
+// createIsolated creates a sandbox whose cache is read-only (a copy), or,
+// when the repository's cache is too large to copy into the sandbox's
+// memory, one that uses the shared cache as it is: a cold build of a large
+// repository in every phase would cost more than the isolation gains, and
+// a run that cannot start at all helps nobody. The body then says so.
+func (r *run) createIsolated(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	sb, err := r.e.Sandboxes.Create(ctx, spec)
+	if err == nil || !spec.CacheReadOnly || !strings.Contains(err.Error(), "does not fit") {
+		return sb, err
+	}
+	r.e.logger().Warn("the cache is too large to copy; this sandbox writes the shared cache", jobs.LogError, err)
+	r.cacheShared = true
+	spec.CacheReadOnly = false
+	return r.e.Sandboxes.Create(ctx, spec)
 }
 
 // runner is a verification runner over the check sandbox, recording to

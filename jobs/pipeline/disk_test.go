@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -71,5 +72,36 @@ func TestBoundedWorkspace(t *testing.T) {
 	}
 	if res.HeadCommit == "" || strings.Join(res.FilesChanged, ",") != "calc.go" {
 		t.Errorf("files %v head %q: want calc.go committed, the partial big file left out", res.FilesChanged, res.HeadCommit)
+	}
+}
+
+// fitRunner refuses read-only caches as too large, like the engine does
+// for a cache over the sandbox's tmpfs, and records each spec.
+type fitRunner struct{ specs []sandbox.Spec }
+
+func (f *fitRunner) Create(_ context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	f.specs = append(f.specs, spec)
+	if spec.CacheReadOnly {
+		return nil, errors.New("copy the shared cache into sandbox 0123: exit 1: no space (a cache larger than Limits.TmpfsBytes does not fit)")
+	}
+	return nil, nil
+}
+
+// TestCacheTooLargeFallsBack: a cache too large to copy does not stop the
+// run; the sandbox writes the shared cache and the run says so. Other
+// errors are not retried.
+func TestCacheTooLargeFallsBack(t *testing.T) {
+	f := &fitRunner{}
+	r := &run{e: &Executor{Sandboxes: f}}
+	if _, err := r.createIsolated(context.Background(), sandbox.Spec{CacheReadOnly: true, CacheVolume: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.specs) != 2 || f.specs[1].CacheReadOnly || !r.cacheShared {
+		t.Fatalf("specs %+v, shared %v: want a second, writable try, reported", f.specs, r.cacheShared)
+	}
+	f = &fitRunner{}
+	r = &run{e: &Executor{Sandboxes: f}}
+	if _, err := r.createIsolated(context.Background(), sandbox.Spec{CacheVolume: "v"}); err != nil || len(f.specs) != 1 || r.cacheShared {
+		t.Fatalf("a writable spec: %v, %d tries, shared %v", err, len(f.specs), r.cacheShared)
 	}
 }

@@ -313,6 +313,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Missing = append(in.Missing, findingLine(f))
 	}
 	in.Missing = append(in.Missing, r.coverage()...)
+	if r.cacheShared {
+		in.Missing = append(in.Missing, "The repository's build cache was too large to give the agent a copy, so the agent and the final checks used the shared cache, which a later run of this repository reads.")
+	}
 	in.GoModule = r.goModule
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {

@@ -51,6 +51,9 @@ type run struct {
 	// evidence are the findings on the change (tests weakened, protected
 	// paths, dependencies, scope) for result.json and the report.
 	evidence []findings.Finding
+	// cacheShared is set when a sandbox had to write the shared cache (it
+	// was too large to copy), which the body says.
+	cacheShared bool
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
 	// unbound undoes BoundWorkspace; nil when it was not used.
@@ -204,7 +207,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 // createAgentSandbox starts the container the model works in: no network,
 // and the cache read-only, so nothing it does reaches a later run's builds.
 func (r *run) createAgentSandbox(ctx context.Context) error {
-	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
+	sb, err := r.createIsolated(ctx, sandbox.Spec{
 		Image:         r.image,
 		Workspace:     r.ws.Dir(),
 		JobID:         r.job.ID,
