@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
 // messageSSE replays a recorded non-streamed Message as the event stream
@@ -80,7 +81,7 @@ func TestAnthropicToolUseRoundTrip(t *testing.T) {
 		sseReply(messageSSE(t, fixture(t, "anthropic.messages.tool_use.json"))),
 		sseReply(messageSSE(t, fixture(t, "anthropic.messages.end_turn.after_tool_result.json"))),
 	)
-	p := newProvider(t, "anthropic:claude-3-7-sonnet-latest", srv, &sleeps{})
+	p := newProvider(t, "anthropic:claude-3-7-sonnet-latest", srv, &githubtest.Sleeps{})
 	req := provider.Request{MaxTokens: 512, Tools: []provider.ToolDef{weatherTool(t)},
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: "What's the weather in San Francisco? Use fahrenheit."}}}
 	resp, err := p.Complete(context.Background(), req)
@@ -136,7 +137,7 @@ func TestAnthropicToolUseRoundTrip(t *testing.T) {
 
 func TestAnthropicStreamFixture(t *testing.T) {
 	srv := newWireServer(t, sseReply(sseFixture(t, "anthropic.messages.stream.tool_use.sse")))
-	resp, err := newProvider(t, "anthropic:claude-sonnet-4-20250514", srv, &sleeps{}).Complete(context.Background(), userTurn("weather in Paris?"))
+	resp, err := newProvider(t, "anthropic:claude-sonnet-4-20250514", srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("weather in Paris?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestAnthropicStreamFixture(t *testing.T) {
 func TestAnthropicArgumentsNotJSONPassThrough(t *testing.T) {
 	sse := dropEvents(sseFixture(t, "anthropic.messages.stream.tool_use.sse"), `"partial_json":"is\"}"`)
 	srv := newWireServer(t, sseReply(sse), sseReply(messageSSE(t, fixture(t, "anthropic.messages.end_turn.after_tool_result.json"))))
-	p := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &sleeps{})
+	p := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &githubtest.Sleeps{})
 	resp, err := p.Complete(context.Background(), userTurn("weather in Paris?"))
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestAnthropicCacheControlOnStablePrefix(t *testing.T) {
 	other.Name = "get_time"
 	req := provider.Request{System: "You fix bugs.", Tools: []provider.ToolDef{weatherTool(t), other},
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: "first"}, {Role: provider.RoleAssistant, Text: "ok"}, {Role: provider.RoleUser, Text: "last"}}}
-	resp, err := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &sleeps{}).Complete(context.Background(), req)
+	resp, err := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &githubtest.Sleeps{}).Complete(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestAnthropicCacheControlOnStablePrefix(t *testing.T) {
 
 func TestAnthropicCacheReadUsage(t *testing.T) {
 	srv := newWireServer(t, sseReply(messageSSE(t, fixture(t, "anthropic.messages.end_turn.cache_read.recorded.json"))))
-	resp, err := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &sleeps{}).Complete(context.Background(), userTurn("python?"))
+	resp, err := newProvider(t, "anthropic:claude-sonnet-4-5", srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("python?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestAnthropicErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			srv := newWireServer(t, tc.replies(t)...)
-			sl := &sleeps{}
+			sl := &githubtest.Sleeps{}
 			resp, err := newProvider(t, "anthropic:claude-sonnet-4-5", srv, sl).Complete(context.Background(), userTurn("hi"))
 			if tc.wantKind == "" {
 				if err != nil || len(resp.Message.ToolCalls) != 1 {
@@ -327,11 +328,11 @@ func TestAnthropicErrors(t *testing.T) {
 			if srv.requests() != tc.wantCalls {
 				t.Errorf("server saw %d requests, want %d", srv.requests(), tc.wantCalls)
 			}
-			if waits := sl.got(); len(waits) != tc.nWaits {
+			if waits := sl.All(); len(waits) != tc.nWaits {
 				t.Errorf("waits = %v, want %d", waits, tc.nWaits)
 			}
-			if name == "rate limited with retry-after" && sl.got()[0].Seconds() != 7 {
-				t.Errorf("wait = %v, want the server's 7s", sl.got()[0])
+			if name == "rate limited with retry-after" && sl.All()[0].Seconds() != 7 {
+				t.Errorf("wait = %v, want the server's 7s", sl.All()[0])
 			}
 		})
 	}

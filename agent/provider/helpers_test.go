@@ -1,7 +1,6 @@
 package provider_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs/githubtest"
@@ -110,27 +108,8 @@ func (s *wireServer) body(i int) map[string]any {
 	return m
 }
 
-// sleeps records the waits the retry policy asked for.
-type sleeps struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeps) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.waits...)
-}
-
 // newProvider builds a provider against srv with a recorded sleep.
-func newProvider(t *testing.T, spec string, srv *wireServer, sl *sleeps) provider.Provider {
+func newProvider(t *testing.T, spec string, srv *wireServer, sl *githubtest.Sleeps) provider.Provider {
 	t.Helper()
 	base := srv.URL
 	if strings.HasPrefix(spec, "openai:") {
@@ -140,7 +119,7 @@ func newProvider(t *testing.T, spec string, srv *wireServer, sl *sleeps) provide
 		APIKey:  "sk-test",
 		BaseURL: base,
 		Getenv:  func(string) string { return "" },
-		Retry:   provider.Retry{MaxRetries: 3, Sleep: sl.sleep},
+		Retry:   provider.Retry{MaxRetries: 3, Sleep: sl.Sleep},
 		Logger:  slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

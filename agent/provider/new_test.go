@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
 func env(kv ...string) func(string) string {
@@ -107,7 +108,7 @@ func TestKeysAreSent(t *testing.T) {
 				r = sseReply(sseFixture(t, "anthropic.messages.stream.tool_use.sse"))
 			}
 			srv := newWireServer(t, r)
-			if _, err := newProvider(t, spec, srv, &sleeps{}).Complete(context.Background(), userTurn("hi")); err != nil {
+			if _, err := newProvider(t, spec, srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("hi")); err != nil {
 				t.Fatal(err)
 			}
 			h := srv.header(0)
@@ -143,7 +144,7 @@ func TestBadRequests(t *testing.T) {
 		for _, spec := range []string{"openai:gpt-4.1", "anthropic:claude-sonnet-4-5"} {
 			t.Run(name+"/"+spec, func(t *testing.T) {
 				srv := newWireServer(t)
-				_, err := newProvider(t, spec, srv, &sleeps{}).Complete(context.Background(), tc.req)
+				_, err := newProvider(t, spec, srv, &githubtest.Sleeps{}).Complete(context.Background(), tc.req)
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("err = %v, want %q", err, tc.wantErr)
 				}
@@ -165,15 +166,15 @@ func TestCancelledContext(t *testing.T) {
 		t.Run(spec, func(t *testing.T) {
 			srv := newWireServer(t, jsonReply(500, `{}`))
 			ctx, cancel := context.WithCancel(context.Background())
-			sl := &sleeps{}
+			sl := &githubtest.Sleeps{}
 			p := newProvider(t, spec, srv, sl)
 			cancel()
 			_, err := p.Complete(ctx, userTurn("hi"))
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want context.Canceled", err)
 			}
-			if len(sl.got()) != 0 {
-				t.Errorf("retried after cancel: %v", sl.got())
+			if len(sl.All()) != 0 {
+				t.Errorf("retried after cancel: %v", sl.All())
 			}
 		})
 	}

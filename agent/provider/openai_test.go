@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
 // fixtureTool turns the request fixture's function tool into a ToolDef.
@@ -28,7 +29,7 @@ func TestOpenAIToolCallRoundTrip(t *testing.T) {
 		sseReply(fixture(t, "openai.chat.completion.stream.tool_call.single.sse")),
 		sseReply(fixture(t, "openai.chat.completion.stream.finish_length.sse")),
 	)
-	p := newProvider(t, "openai:gpt-4o", srv, &sleeps{})
+	p := newProvider(t, "openai:gpt-4o", srv, &githubtest.Sleeps{})
 	tool, fixtureReq := fixtureTool(t)
 	req := provider.Request{System: "Be brief.", Tools: []provider.ToolDef{tool},
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: "What is the weather like in Boston today?"}}}
@@ -93,7 +94,7 @@ func TestOpenAIParallelToolCallsAndCachedUsage(t *testing.T) {
 	// The recorded stream predates prompt_tokens_details; add cached tokens.
 	sse = strings.Replace(sse, `"total_tokens":209,`, `"total_tokens":209,"prompt_tokens_details":{"cached_tokens":128},`, 1)
 	srv := newWireServer(t, sseReply(sse))
-	resp, err := newProvider(t, "openai:gpt-4o", srv, &sleeps{}).Complete(context.Background(), userTurn("weather and stock"))
+	resp, err := newProvider(t, "openai:gpt-4o", srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("weather and stock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestOpenAIArgumentsNotJSONPassThrough(t *testing.T) {
 	// Drop the last argument fragment: the model's JSON is cut short.
 	sse := dropEvents(fixture(t, "openai.chat.completion.stream.tool_call.single.sse"), `"arguments":"\"}"`)
 	srv := newWireServer(t, sseReply(sse), sseReply(fixture(t, "openai.chat.completion.stream.finish_length.sse")))
-	p := newProvider(t, "openai:gpt-4o", srv, &sleeps{})
+	p := newProvider(t, "openai:gpt-4o", srv, &githubtest.Sleeps{})
 	resp, err := p.Complete(context.Background(), userTurn("weather?"))
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestOpenAITextAndCacheWrite(t *testing.T) {
 	// the usage chunk needs an empty choices list
 	sse = strings.Replace(sse, `"usage":`, `"choices":[],"usage":`, 1)
 	srv := newWireServer(t, sseReply(sse))
-	resp, err := newProvider(t, "openai:gpt-5.4", srv, &sleeps{}).Complete(context.Background(), userTurn("Hello!"))
+	resp, err := newProvider(t, "openai:gpt-5.4", srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("Hello!"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestOpenAIErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			srv := newWireServer(t, tc.replies(t)...)
-			sl := &sleeps{}
+			sl := &githubtest.Sleeps{}
 			resp, err := newProvider(t, "openai:gpt-4o", srv, sl).Complete(context.Background(), userTurn("hi"))
 			if tc.wantKind == "" {
 				if err != nil || len(resp.Message.ToolCalls) != 1 {
@@ -291,7 +292,7 @@ func TestOpenAIErrors(t *testing.T) {
 			if srv.requests() != tc.wantCalls {
 				t.Errorf("server saw %d requests, want %d", srv.requests(), tc.wantCalls)
 			}
-			waits := sl.got()
+			waits := sl.All()
 			if len(waits) != tc.nWaits {
 				t.Errorf("waits = %v, want %d of them", waits, tc.nWaits)
 			}
@@ -306,7 +307,7 @@ func TestOpenAIErrors(t *testing.T) {
 
 func TestOpenAIReasonNamesTheKeyVariable(t *testing.T) {
 	srv := newWireServer(t, jsonReply(401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`))
-	_, err := newProvider(t, "openai:gpt-4o", srv, &sleeps{}).Complete(context.Background(), userTurn("hi"))
+	_, err := newProvider(t, "openai:gpt-4o", srv, &githubtest.Sleeps{}).Complete(context.Background(), userTurn("hi"))
 	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("err = %v, want it to name OPENAI_API_KEY", err)
 	}

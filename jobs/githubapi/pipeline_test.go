@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,29 +30,10 @@ func fixture(t *testing.T, name string) string {
 	return string(b)
 }
 
-// sleeps records the waits of a RetryTransport instead of sleeping.
-type sleeps struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeps) all() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.waits...)
-}
-
 type env struct {
 	fake   *githubtest.Server
 	app    *githubapi.App
-	sleeps *sleeps
+	sleeps *githubtest.Sleeps
 	repo   jobs.Issue
 }
 
@@ -67,8 +47,8 @@ func newEnv(t *testing.T) *env {
 	fake := githubtest.New(t, &key.PublicKey)
 	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", CloneURL: "https://git.example/acme/widgets.git"})
 	fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 7, Title: "Fix it", Body: "It is broken.", Author: "maria"})
-	s := &sleeps{}
-	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.sleep})
+	s := &githubtest.Sleeps{}
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +307,7 @@ func TestSecondaryRateLimitIsRetried(t *testing.T) {
 		t.Fatalf("comments = %+v (the retried POST must carry its body)", got)
 	}
 	want := []time.Duration{7 * time.Second, githubapi.SecondaryLimitWait, 2 * githubapi.SecondaryLimitWait}
-	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+	if w := e.sleeps.All(); fmt.Sprint(w) != fmt.Sprint(want) {
 		t.Fatalf("waits = %v, want %v", w, want)
 	}
 }
@@ -340,13 +320,13 @@ func TestSecondaryRateLimitsBackOffExponentially(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, githubapi.DefaultMaxWait}
-	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+	if w := e.sleeps.All(); fmt.Sprint(w) != fmt.Sprint(want) {
 		t.Fatalf("waits = %v, want %v", w, want)
 	}
 }
 
 // newClockedApp is an App on fake whose transport's clock is now.
-func newClockedApp(t *testing.T, now time.Time) (*githubtest.Server, *githubapi.App, *sleeps) {
+func newClockedApp(t *testing.T, now time.Time) (*githubtest.Server, *githubapi.App, *githubtest.Sleeps) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -356,8 +336,8 @@ func newClockedApp(t *testing.T, now time.Time) (*githubtest.Server, *githubapi.
 	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main"})
 	fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 7, Title: "Fix it", Body: "It is broken.", Author: "maria"})
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	s := &sleeps{}
-	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.sleep, Now: func() time.Time { return now }})
+	s := &githubtest.Sleeps{}
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, &githubapi.RetryTransport{Sleep: s.Sleep, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +356,7 @@ func TestPrimaryRateLimitFromGitHubWaitsForReset(t *testing.T) {
 		if _, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
 			t.Fatalf("%d: %v", status, err)
 		}
-		if w := s.all(); len(w) != 1 || w[0] != 91*time.Second {
+		if w := s.All(); len(w) != 1 || w[0] != 91*time.Second {
 			t.Fatalf("%d: waits = %v, want [1m31s]", status, w)
 		}
 	}
@@ -395,7 +375,7 @@ func TestPrimaryRateLimitPastMaxWaitFailsAtOnce(t *testing.T) {
 	if _, ok := githubapi.AsRefusal(err); ok {
 		t.Fatalf("a rate limit was taken for a refusal: %v", err)
 	}
-	if w := s.all(); len(w) != 0 {
+	if w := s.All(); len(w) != 0 {
 		t.Fatalf("waits = %v, want none", w)
 	}
 }
@@ -419,7 +399,7 @@ func TestCommentPostIsNotResentAfterServerError(t *testing.T) {
 	if got := e.fake.CheckRuns("acme", "widgets", run.HeadSHA); len(got) != 1 {
 		t.Fatalf("%d check runs, want the 1 that landed", len(got))
 	}
-	if w := e.sleeps.all(); len(w) != 0 {
+	if w := e.sleeps.All(); len(w) != 0 {
 		t.Fatalf("waits = %v, want none", w)
 	}
 }
@@ -434,7 +414,7 @@ func TestMissingPermissionIsARefusal(t *testing.T) {
 	if !ok || !r.Forbidden() || r.Lacks("?") != "pull_requests: write" || !strings.Contains(r.Message, "Resource not accessible by integration") {
 		t.Fatalf("refusal %+v (%v) from %v", r, ok, err)
 	}
-	if w := e.sleeps.all(); len(w) != 0 {
+	if w := e.sleeps.All(); len(w) != 0 {
 		t.Fatalf("a denial was retried: waits %v", w)
 	}
 	// What the installation has still works.
@@ -564,7 +544,7 @@ func TestServerErrorsBackOffThenGiveUp(t *testing.T) {
 		t.Fatalf("err = %v, want the 502 after the retries", err)
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
-	if w := e.sleeps.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+	if w := e.sleeps.All(); fmt.Sprint(w) != fmt.Sprint(want) {
 		t.Fatalf("waits = %v, want %v", w, want)
 	}
 }
@@ -575,17 +555,17 @@ func TestForbiddenWithoutRateLimitIsNotRetried(t *testing.T) {
 	if _, err := e.app.GetIssue(context.Background(), e.repo); err == nil {
 		t.Fatal("403 denial did not fail")
 	}
-	if w := e.sleeps.all(); len(w) != 0 {
+	if w := e.sleeps.All(); len(w) != 0 {
 		t.Fatalf("waits = %v, want none", w)
 	}
 }
 
 func TestPrimaryRateLimitWaitsForReset(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	s := &sleeps{}
-	rt := &githubapi.RetryTransport{Sleep: s.sleep, Now: func() time.Time { return now },
+	s := &githubtest.Sleeps{}
+	rt := &githubapi.RetryTransport{Sleep: s.Sleep, Now: func() time.Time { return now },
 		Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if len(s.all()) == 0 {
+			if len(s.All()) == 0 {
 				h := http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {fmt.Sprint(now.Unix() + 30)}}
 				return &http.Response{StatusCode: 403, Header: h, Body: http.NoBody, Request: r}, nil
 			}
@@ -596,7 +576,7 @@ func TestPrimaryRateLimitWaitsForReset(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("resp %v err %v", resp, err)
 	}
-	if w := s.all(); len(w) != 1 || w[0] != 31*time.Second {
+	if w := s.All(); len(w) != 1 || w[0] != 31*time.Second {
 		t.Fatalf("waits = %v, want [31s]", w)
 	}
 }
@@ -630,7 +610,7 @@ func TestRateLimitPausesOtherRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []time.Duration{time.Minute, time.Minute}
-	if w := s.all(); fmt.Sprint(w) != fmt.Sprint(want) {
+	if w := s.All(); fmt.Sprint(w) != fmt.Sprint(want) {
 		t.Fatalf("waits = %v, want %v (the retry's, then the other request's pause)", w, want)
 	}
 	if n := len(fake.Requests()) - before; n != 1 {
