@@ -63,8 +63,9 @@ type Spec struct {
 	// JobID labels the container so leaked ones can be traced and reaped.
 	// Required.
 	JobID string
-	// Network gives the container a network for the setup phase. The agent
-	// phase calls DisableNetwork before the model runs anything. Default
+	// Network gives the container a network for the setup phase (the
+	// pipeline then runs the agent in another container without one;
+	// DisableNetwork serves a caller that keeps one container). Default
 	// false: no network at all.
 	Network bool
 	// Limits bound the container's resources. Zero fields take

@@ -236,8 +236,9 @@ func (r *run) closeSandbox() {
 	r.sb = nil
 }
 
-// setup runs the repository's setup commands, with a network when the
-// configuration allows it, then cuts the network for good.
+// setup runs the repository's setup commands in the setup container, with
+// a network when the configuration allows it, then replaces that container
+// with the agent's, which has none.
 func (r *run) setup(ctx context.Context) error {
 	for _, script := range r.cfg.Setup {
 		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
