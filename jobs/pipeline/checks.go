@@ -53,6 +53,10 @@ func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool)
 		return nil, fmt.Errorf("copy the work tree for the %s checks: %w", phase, err)
 	}
 	c := &checkSandbox{dir: dir}
+	if err := r.undoDroppedIn(dir); err != nil {
+		c.close()
+		return nil, fmt.Errorf("copy the work tree for the %s checks: %w", phase, err)
+	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(dir, uid, gid); err != nil {
 		c.close()

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path"
 	"slices"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -42,16 +44,51 @@ func (r *run) dropUncommittable() {
 		if pat, ok := matchAny(r.protected(), c.Path); ok {
 			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("The change to this protected path (%s) was left out of the commit: the agent may not edit it.", pat)})
+			r.dropped = append(r.dropped, c)
 			continue
 		}
 		if c.TooLarge {
 			r.evidence = append(r.evidence, findings.Finding{Kind: KindLargeFile, Path: c.Path,
 				Detail: fmt.Sprintf("This file is over %d MB, so it was left out of the commit unread.", gitrepo.MaxFileBytes>>20)})
+			r.dropped = append(r.dropped, c)
 			continue
 		}
 		kept = append(kept, c)
 	}
 	r.changes = kept
+}
+
+// undoDroppedIn makes the copy at dir what the commit will hold: each
+// dropped change is put back as on the base, so the final checks verify
+// the committed change, not one with a protected file rewritten.
+func (r *run) undoDroppedIn(dir string) error {
+	if len(r.dropped) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, c := range r.dropped {
+		base, err := r.repo.BaseContent(c.Path)
+		if err != nil {
+			return err
+		}
+		if err := root.RemoveAll(c.Path); err != nil {
+			return err
+		}
+		if base == nil {
+			continue
+		}
+		if err := root.MkdirAll(path.Dir(c.Path), 0o755); err != nil {
+			return err
+		}
+		if err := root.WriteFile(c.Path, base, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func matchAny(patterns []string, path string) (string, bool) {

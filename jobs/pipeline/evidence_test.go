@@ -9,6 +9,7 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/agent/verify"
 )
 
 // TestPipelineProtectedPathsDropped: a command (which no file-tool check
@@ -143,5 +144,33 @@ func TestPipelineShallowRepository(t *testing.T) {
 	}.run(t)
 	if res.HeadCommit == "" || gitIn(t, shallow, "rev-parse", res.Branch) != res.HeadCommit {
 		t.Fatalf("branch %q head %q not in the shallow repository (%s: %s)", res.Branch, res.HeadCommit, res.Outcome, res.Reason)
+	}
+}
+
+// TestFinalChecksSeeTheCommittedTree: the model breaks Add and, with a
+// command, rewrites a protected test so that it passes. The test's change
+// is left out of the commit, so the final checks must run without it too:
+// the outcome is failed, not a verified change whose evidence was never
+// committed.
+func TestFinalChecksSeeTheCommittedTree(t *testing.T) {
+	files := calcFiles(false)
+	files[".github/agent.yml"] = "protected_paths: [\"calc_test.go\"]\n"
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Double is slow", Body: "Make Double faster."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a + b","new_text":"return a - b"}]}`),
+			call("run", `{"command":"printf 'package calc\\n\\nimport \"testing\"\\n\\nfunc TestAdd(t *testing.T) {}\\n' > calc_test.go"}`),
+			call("finish", `{"summary":"Faster."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Failed {
+		t.Fatalf("outcome %s (%s), want failed: the checks ran on a tree that is not committed\n%s", res.Outcome, res.Reason, readBody(t, out))
+	}
+	if got := strings.Join(res.FilesChanged, ","); got != "calc.go" {
+		t.Errorf("files changed = %q, want only calc.go", got)
 	}
 }

@@ -72,6 +72,9 @@ type CheckSummary struct {
 // finish decides the outcome from what the phases recorded, commits when
 // the outcome allows it, writes the report files and publishes.
 func (r *run) finish(ctx context.Context) (*Result, error) {
+	// Whatever ended the phases, nothing of the agent's may run while the
+	// change is read.
+	r.closeSandbox()
 	if r.infra == nil && r.cancelled == "" {
 		r.phase(PhaseScan)
 	}

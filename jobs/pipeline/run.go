@@ -56,6 +56,9 @@ type run struct {
 	cacheShared bool
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
+	// dropped are the changes left out of the commit (protected, too
+	// large); the final checks run without them.
+	dropped []gitrepo.Change
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
 	// infra is the first infrastructure failure, with its phase.
