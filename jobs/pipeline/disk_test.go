@@ -105,3 +105,29 @@ func TestCacheTooLargeFallsBack(t *testing.T) {
 		t.Fatalf("a writable spec: %v, %d tries, shared %v", err, len(f.specs), r.cacheShared)
 	}
 }
+
+// TestUnboundableWorkspaceRunsAnyway: where no bounded filesystem can be
+// made, the job still runs, and the body says the work tree had no limit.
+func TestUnboundableWorkspaceRunsAnyway(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	res, out, _ := scenario{
+		repo:  gitRepo(t, files),
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("read_file", `{"path":"calc.go"}`),
+			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+			call("finish", `{"summary":"Fixed Add."}`),
+		},
+		bound: func(context.Context, string) (func() error, error) {
+			return nil, errors.New("losetup: cannot find an unused loop device")
+		},
+	}.run(t)
+	if res.HeadCommit == "" {
+		t.Fatalf("nothing committed: %s (%s)", res.Outcome, res.Reason)
+	}
+	if body := readBody(t, out); !strings.Contains(body, "no size limit") || !strings.Contains(body, "unused loop device") {
+		t.Errorf("pr.md does not say the work tree was unbounded:\n%s", body)
+	}
+}

@@ -316,6 +316,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Missing = append(in.Missing, findingLine(f))
 	}
 	in.Missing = append(in.Missing, r.coverage()...)
+	if r.unboundWhy != "" {
+		in.Missing = append(in.Missing, "The work tree had no size limit, so a command could fill the worker's disk: "+r.unboundWhy+".")
+	}
 	if r.cacheShared {
 		in.Missing = append(in.Missing, "The repository's build cache was too large to give the agent a copy, so the agent and the final checks used the shared cache, which a later run of this repository reads.")
 	}

@@ -59,6 +59,9 @@ type run struct {
 	// dropped are the changes left out of the commit (protected, too
 	// large); the final checks run without them.
 	dropped []gitrepo.Change
+	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
+	// or worked.
+	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
 	// infra is the first infrastructure failure, with its phase.
@@ -82,8 +85,14 @@ func (r *run) prepare(ctx context.Context) error {
 	r.tmp = tmp
 	worktree := filepath.Join(tmp, "work")
 	if r.e.BoundWorkspace != nil {
+		// A machine that cannot mount one (no loop device, no mkfs.ext4)
+		// still runs the job, unbounded, and the body says so.
 		if r.unbound, err = r.e.BoundWorkspace(ctx, worktree); err != nil {
-			return fmt.Errorf("bound the workspace: %w", err)
+			r.e.logger().Warn("the work tree has no size limit", jobs.LogError, err)
+			r.unboundWhy = scrubPaths(err, tmp).Error()
+			if err := os.RemoveAll(worktree); err != nil {
+				return fmt.Errorf("bound the workspace: %w", err)
+			}
 		}
 	}
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
