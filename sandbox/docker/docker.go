@@ -74,6 +74,13 @@ type Options struct {
 	// the in-container `timeout` to end it before killing the command's
 	// processes itself. Default DefaultKillGrace.
 	KillGrace time.Duration
+	// UnfencedSetup lets a setup sandbox fall back to Docker's default
+	// bridge, from which the host's own services are reachable, when the
+	// firewalled setup network cannot be made here (not root, no
+	// iptables). For `patchwright run`, whose setup commands are the
+	// user's own on the user's machine; the worker leaves it false and
+	// fails closed. Default false.
+	UnfencedSetup bool
 	// CacheMaxAge is how long a cache volume lives after its creation:
 	// RunReaper removes older ones that no sandbox is using, and the next
 	// sandbox naming one starts again from the image's caches. Docker does
@@ -93,6 +100,8 @@ type Docker struct {
 	policy   *sandbox.Policy
 	grace    time.Duration
 	cacheAge time.Duration
+	// unfencedSetup is Options.UnfencedSetup.
+	unfencedSetup bool
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST
@@ -100,12 +109,13 @@ type Docker struct {
 // checks that it answers.
 func New(ctx context.Context, opts Options) (*Docker, error) {
 	d := &Docker{
-		user:     cmp.Or(opts.User, DefaultUser),
-		initUser: cmp.Or(opts.InitUser, DefaultInitUser),
-		home:     cmp.Or(opts.Home, DefaultHome),
-		policy:   opts.Policy,
-		grace:    opts.KillGrace,
-		cacheAge: opts.CacheMaxAge,
+		user:          cmp.Or(opts.User, DefaultUser),
+		initUser:      cmp.Or(opts.InitUser, DefaultInitUser),
+		home:          cmp.Or(opts.Home, DefaultHome),
+		policy:        opts.Policy,
+		unfencedSetup: opts.UnfencedSetup,
+		grace:         opts.KillGrace,
+		cacheAge:      opts.CacheMaxAge,
 	}
 	if d.cacheAge <= 0 {
 		d.cacheAge = DefaultCacheMaxAge
@@ -185,12 +195,16 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			return nil, err
 		}
 	}
+	host := d.hostConfig(spec, lim)
 	if spec.Network {
 		if err := d.ensureSetupNetwork(ctx); err != nil {
-			return nil, err
+			if !d.unfencedSetup {
+				return nil, err
+			}
+			// Docker's default bridge, as before the setup network.
+			host.NetworkMode, host.Sysctls = "bridge", nil
 		}
 	}
-	host := d.hostConfig(spec, lim)
 	cacheLayer := ""
 	if spec.CacheReadOnly && spec.CacheVolume != "" {
 		cacheLayer = readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes, d.uid, d.gid)

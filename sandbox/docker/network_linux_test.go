@@ -282,3 +282,21 @@ func TestSetupNetworkFailsClosed(t *testing.T) {
 		t.Fatalf("Create = %v, want it to say the firewall rule could not be installed", err)
 	}
 }
+
+// TestUnfencedSetupFallsBack: with UnfencedSetup (patchwright run), a
+// machine that cannot install the firewall rules still runs setup, on
+// Docker's default bridge.
+func TestUnfencedSetupFallsBack(t *testing.T) {
+	image := sandboxtest.Image(t)
+	d := sandboxtest.NewDocker(t, docker.Options{UnfencedSetup: true})
+	t.Setenv("PATH", t.TempDir()) // no iptables
+	sb, err := d.Create(context.Background(), sandbox.Spec{Image: image, Workspace: sandboxtest.Workspace(t), JobID: "test-unfenced", Network: true})
+	if err != nil {
+		t.Fatalf("Create = %v, want the default bridge", err)
+	}
+	defer sb.Close()
+	res, err := sb.Exec(context.Background(), sandbox.Command{Script: "cat /proc/net/route | wc -l"})
+	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout.Head)) == "1" {
+		t.Fatalf("no route in the fallback sandbox: %+v, %v", res, err)
+	}
+}
