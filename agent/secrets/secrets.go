@@ -91,24 +91,6 @@ func (s *Scanner) ScanContext(ctx context.Context, file, content string) []Findi
 	return out
 }
 
-// Redact replaces every secret in text with "[REDACTED:rule]" and reports
-// how many it replaced. Tool output does not use it: DESIGN §4.4 withholds
-// output holding a secret (secret_detected) instead of redacting it and
-// carrying on, because a redaction can miss a second copy of the secret
-// in another encoding.
-func (s *Scanner) Redact(text string) (string, int) {
-	found := s.det.DetectString(text)
-	n := 0
-	for _, f := range found {
-		if f.Secret == "" || !strings.Contains(text, f.Secret) {
-			continue
-		}
-		text = strings.ReplaceAll(text, f.Secret, "[REDACTED:"+f.RuleID+"]")
-		n++
-	}
-	return text, n
-}
-
 // ScanChange returns the secrets that after has and before did not: those a
 // change introduced. A secret that was already in the file is not the
 // change's doing and does not block it.

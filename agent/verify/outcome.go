@@ -90,6 +90,12 @@ func decideChecks(in OutcomeInput) (Outcome, string) {
 		if f.Failed() && !f.Flaky && !f.ZeroTests && ok && b.Passed {
 			return Failed, fmt.Sprintf("%s (%s) passed before the change and %s after it", f.Name, f.Command, failedHow(f))
 		}
+		// The image is the same in both phases, so a check that passed
+		// and then could not run was broken by the change (a script it
+		// deleted, say), not by the image.
+		if f.CouldNotRun && ok && b.Passed {
+			return Failed, fmt.Sprintf("%s (%s) passed before the change and could not run after it: %s", f.Name, f.Command, f.NotRunReason)
+		}
 	}
 	var why []string
 	for _, f := range in.Final {
