@@ -413,8 +413,16 @@ func (c *dockerSandbox) reap() error {
 			cause = fmt.Sprintf("%d processes left", left)
 		}
 	}
+	// The last round's kill is checked too.
+	if left, err := c.survivors(ctx); err == nil && left == 0 {
+		return nil
+	}
 	c.markDead()
-	if kerr := c.stopContainer(ctx); kerr != nil {
+	// A fresh deadline: the rounds may have spent ctx on a helper that a
+	// survivor stopped.
+	sctx, scancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer scancel()
+	if kerr := c.stopContainer(sctx); kerr != nil {
 		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w", c.id, cause, kerr)
 	}
 	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w", c.id, cause, ErrDead)
@@ -538,9 +546,16 @@ func (c *dockerSandbox) run(ctx context.Context, script string, args ...string) 
 	if err != nil {
 		return nil, -1, fmt.Errorf("start helper command: %w", err)
 	}
+	// The client bounds only the dial by ctx: a process of a command that
+	// stops the helper (kill -STOP -1) must not hold this read for ever.
+	stop := context.AfterFunc(ctx, func() { stream.Close() })
 	out := newCapture(4 << 10)
 	_, err = stdcopy.StdCopy(out, out, stream.Reader)
+	stop()
 	stream.Close()
+	if ctx.Err() != nil {
+		return nil, -1, fmt.Errorf("helper command: %w", context.Cause(ctx))
+	}
 	if err != nil {
 		return nil, -1, fmt.Errorf("read helper command output: %w", err)
 	}

@@ -259,10 +259,19 @@ func TestConcurrentExecsEachCleanedUp(t *testing.T) {
 // costs the sandbox: after Exec nothing of the command runs, or the
 // sandbox is dead and its container stopped.
 func TestSurvivorFightingBack(t *testing.T) {
+	for name, fight := range map[string]string{"kill": "kill -9 -1", "stop": "kill -STOP -1"} {
+		t.Run(name, func(t *testing.T) { survivorFightingBack(t, fight) })
+	}
+}
+
+// survivorFightingBack leaves a process that runs fight in a loop, against
+// the helper that ends the command's processes. "stop" freezes the helper
+// mid-run: Exec must still return, not wait on it for ever.
+func survivorFightingBack(t *testing.T, fight string) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	_, err := sb.Exec(context.Background(), sandbox.Command{
-		Script:  `env -i setsid sh -c 'while :; do kill -9 -1; done' </dev/null >/dev/null 2>&1 & sleep 1`,
+		Script:  `env -i setsid sh -c 'while :; do ` + fight + `; done' </dev/null >/dev/null 2>&1 & sleep 1`,
 		Timeout: time.Minute,
 	})
 	switch {
