@@ -76,7 +76,7 @@ func testReadOnlyCacheNotPoisoned(t *testing.T, d *docker.Docker, image string, 
 	// Poison every entry, add one, remove one.
 	ok(t, agent, `cd "$XDG_CACHE_HOME" && chmod -R u+w . && find . -type f | while read -r f; do echo poison > "$f"; done && echo poison > planted && rm entry`)
 	// The shared volume itself is out of reach.
-	if res := run(t, agent, `mount | grep -q ' /patchwright-shared-cache .*ro' && touch /patchwright-shared-cache/x`); res.ExitCode == 0 {
+	if res := run(t, agent, `touch /patchwright-shared-cache/x`); res.ExitCode == 0 {
 		t.Fatal("the read-only sandbox wrote the shared cache volume")
 	}
 	if err := agent.Close(); err != nil {

@@ -130,8 +130,14 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 	if d.uid, d.gid, err = parseUser(d.user); err != nil {
 		return nil, fmt.Errorf("sandbox user: %w", err)
 	}
-	if _, _, err = parseUser(d.initUser); err != nil {
+	iuid, _, err := parseUser(d.initUser)
+	if err != nil {
 		return nil, fmt.Errorf("sandbox init user: %w", err)
+	}
+	if iuid == d.uid {
+		// A command's kill -9 -1 would end PID 1, and the host could not
+		// tell a command's processes from the container's own.
+		return nil, fmt.Errorf("sandbox init user %s: must differ from the command user %s", d.initUser, d.user)
 	}
 	if !filepath.IsAbs(d.home) || d.home == "/" || d.home == sandbox.WorkspaceDir {
 		return nil, fmt.Errorf("sandbox home %q: must be an absolute path other than / and %s", d.home, sandbox.WorkspaceDir)

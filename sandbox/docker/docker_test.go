@@ -122,11 +122,13 @@ func TestNewDockerRejectsBadOptions(t *testing.T) {
 		t.Skip("needs Docker")
 	}
 	for name, opts := range map[string]docker.Options{
-		"root user":     {User: "0:0"},
-		"named user":    {User: "agent"},
-		"bad init":      {InitUser: "nobody"},
-		"relative home": {Home: "home"},
-		"home is root":  {Home: "/"},
+		"root user":                {User: "0:0"},
+		"named user":               {User: "agent"},
+		"bad init":                 {InitUser: "nobody"},
+		"relative home":            {Home: "home"},
+		"home is root":             {Home: "/"},
+		"home is the workspace":    {Home: "/workspace"},
+		"init is the command user": {InitUser: "1000:1000"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if d, err := docker.New(context.Background(), opts); err == nil {
