@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/patchwright/patchwright/agent/secrets"
 )
 
 const mainGo = "package main\n\nfunc add(a, b int) int {\n\treturn a - b\n}\n\nfunc sub(a, b int) int {\n\treturn a - b\n}\n"
@@ -196,14 +198,18 @@ func (f *failingWrites) WriteFile(name string, data []byte) error {
 func TestEditWriteFailureRestores(t *testing.T) {
 	env := newEnv(t, map[string]string{"a.txt": "alpha\r\n\x00bytes", "b.txt": "beta\n", "c.txt": "gamma\n"})
 	fw := &failingWrites{files: env.ws, failPath: "b.txt"}
-	env.set = newSet(fw, Options{Sandbox: env.sb, Verifier: env.ver})
+	sc, err := secrets.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.set = newSet(fw, Options{Sandbox: env.sb, Verifier: env.ver, Secrets: sc})
 	for _, p := range []string{"b.txt", "c.txt"} {
 		env.call(t, "read_file", ReadFileParams{Path: p})
 	}
 	// a.txt has a NUL byte so read_file refuses it; record it by hand, as
 	// the test is about the writes.
 	env.set.reads.record("a.txt", []byte("alpha\r\n\x00bytes"))
-	_, err := env.callErr(t, "edit", edits(
+	_, err = env.callErr(t, "edit", edits(
 		Edit{Path: "a.txt", OldText: "alpha", NewText: "ALPHA"},
 		Edit{Path: "b.txt", OldText: "beta", NewText: "BETA"},
 		Edit{Path: "c.txt", OldText: "gamma", NewText: "GAMMA"},

@@ -241,4 +241,3 @@ func locateRead(rel string, start int) locator {
 }
 
 // defaultSecrets loads gitleaks' rules once per process.
-func defaultSecrets() (*secrets.Scanner, error) { return secrets.Default() }

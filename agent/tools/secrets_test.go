@@ -338,7 +338,7 @@ func TestSecretValues(t *testing.T) {
 }
 
 func TestWithholdSecrets(t *testing.T) {
-	sc, err := defaultSecrets()
+	sc, err := secrets.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func New(opts Options) (*Set, error) {
 		}
 	}
 	if opts.Secrets == nil {
-		sc, err := defaultSecrets()
+		sc, err := secrets.Default()
 		if err != nil {
 			return nil, fmt.Errorf("tools: %w", err)
 		}
@@ -188,11 +188,6 @@ func New(opts Options) (*Set, error) {
 }
 
 func newSet(fsys files, opts Options) *Set {
-	if opts.Secrets == nil {
-		// New has loaded them already; this is for tests that build a
-		// Set over a fake file system.
-		opts.Secrets, _ = defaultSecrets()
-	}
 	s := &Set{
 		fs:        fsys,
 		secrets:   opts.Secrets,
