@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
