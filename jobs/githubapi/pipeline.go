@@ -84,7 +84,7 @@ func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (IssueText, error)
 	if err != nil {
 		return IssueText{}, fmt.Errorf("get issue %s: %w", issue, err)
 	}
-	return IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin(), Updated: i.GetUpdatedAt().Time}, nil
+	return IssueText{Title: i.GetTitle(), Body: i.GetBody(), State: i.GetState(), Author: i.GetUser().GetLogin()}, nil
 }
 
 // AddReaction adds a reaction (for example "eyes") to the issue.

@@ -34,8 +34,6 @@ type IssueText struct {
 	State string
 	// Author is the login of the person who filed it.
 	Author string
-	// Updated is GitHub's updated_at.
-	Updated time.Time
 }
 
 // Comment is an issue comment or a review comment.

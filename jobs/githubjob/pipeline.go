@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -462,16 +461,7 @@ func retryFeedback(a request, h report.History, reviews []githubapi.Comment) str
 			fmt.Fprintf(&b, "- %s (`%s`), end of output:\n%s\n", c.Name, c.Command, c.Output)
 		}
 	}
-	if len(reviews) > 0 {
-		b.WriteString("\nReview comments on the pull request:\n")
-		for i, c := range reviews {
-			if i == 20 {
-				fmt.Fprintf(&b, "- …and %d more\n", len(reviews)-20)
-				break
-			}
-			fmt.Fprintf(&b, "- %s:%s (@%s): %s\n", c.Path, strconv.Itoa(c.Line), c.Author, clip(c.Body, 1000))
-		}
-	}
+	b.WriteString(commentList("Review comments on the pull request:", reviews))
 	return b.String()
 }
 

@@ -243,8 +243,10 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 )
 
-// NewServer returns an asynq server on rdb serving jobs.QueueReplies before
-// jobs.QueueAgent. Start it with Start(h.Mux()) or Run(h.Mux()).
+// NewServer returns an asynq server on rdb serving jobs.QueueReplies and
+// jobs.QueueAgent weighted 3 to 1 (asynq's weights, not strict priority:
+// jobs are never starved by replies). Start it with Start(h.Mux()) or
+// Run(h.Mux()).
 func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
