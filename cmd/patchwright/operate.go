@@ -255,7 +255,9 @@ func (s *runSyncer) sync(ctx context.Context) {
 			continue
 		}
 		newest := newestFile(filepath.Join(s.dir, id))
-		if newest.IsZero() || !newest.After(s.seen[id]) {
+		// A run older than the retention stays expired: a restarted
+		// worker, whose seen map is empty, must not bring it back.
+		if newest.IsZero() || !newest.After(s.seen[id]) || time.Since(newest) > s.store.TTL() {
 			continue
 		}
 		rec, err := runstore.FromDir(filepath.Join(s.dir, id), id)

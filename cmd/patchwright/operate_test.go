@@ -293,7 +293,17 @@ func TestRunWrittenByWorkerShownByServe(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 	syncer := &runSyncer{store: &runstore.Store{Redis: rdb}, dir: runsDir(dataDir), log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}
+	// A run past the retention, left on disk: a (restarted) syncer does
+	// not bring it back.
+	old := filepath.Join(runsDir(dataDir), "20251001-120000-old")
+	os.MkdirAll(old, 0o755)
+	os.WriteFile(filepath.Join(old, "ledger.jsonl"), []byte(`{"seq":1,"time":"2025-10-01T12:00:00Z","type":"run_stop","reason":"finished"}`+"\n"), 0o644)
+	long := time.Now().Add(-runstore.DefaultRetention - time.Hour)
+	os.Chtimes(filepath.Join(old, "ledger.jsonl"), long, long)
 	syncer.sync(context.Background())
+	if n, err := rdb.DBSize(context.Background()).Result(); err != nil || n != 1 {
+		t.Fatalf("Redis holds %d keys (%v) after one fresh and one expired run, want 1", n, err)
+	}
 
 	// serve's side, on another data directory.
 	base := startServe(t, config{

@@ -75,7 +75,9 @@ type Store struct {
 	Now func() time.Time
 }
 
-func (s *Store) retention() time.Duration {
+// TTL is how long a record stays after its last write: Retention, or
+// DefaultRetention.
+func (s *Store) TTL() time.Duration {
 	if s.Retention > 0 {
 		return s.Retention
 	}
@@ -106,7 +108,7 @@ func (s *Store) Put(ctx context.Context, r Record) (int, error) {
 	if err := zw.Close(); err != nil {
 		return 0, err
 	}
-	if err := s.Redis.Set(ctx, KeyPrefix+r.ID, buf.Bytes(), s.retention()).Err(); err != nil {
+	if err := s.Redis.Set(ctx, KeyPrefix+r.ID, buf.Bytes(), s.TTL()).Err(); err != nil {
 		return 0, fmt.Errorf("store run %s: %w", r.ID, err)
 	}
 	return buf.Len(), nil
