@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -226,7 +227,9 @@ type runSyncer struct {
 	store *runstore.Store
 	dir   string
 	log   *slog.Logger
-	seen  map[string]time.Time // run ID → newest file time already stored
+
+	mu   sync.Mutex           // one sync at a time: run's and the last one
+	seen map[string]time.Time // run ID → newest file time already stored
 }
 
 func (s *runSyncer) run(ctx context.Context) {
@@ -236,7 +239,8 @@ func (s *runSyncer) run(ctx context.Context) {
 		s.sync(ctx)
 		select {
 		case <-ctx.Done():
-			s.sync(context.WithoutCancel(ctx)) // runs that ended as the worker stopped
+			// The worker's shutdown makes the last sync, once its jobs
+			// have ended (startWorker).
 			return
 		case <-t.C:
 		}
@@ -245,6 +249,8 @@ func (s *runSyncer) run(ctx context.Context) {
 
 // sync stores every run whose files are newer than what was stored.
 func (s *runSyncer) sync(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return // no run yet

@@ -241,13 +241,17 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
+	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.
-		go (&runSyncer{store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}).run(ctx)
+		syncer := &runSyncer{store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}
+		go syncer.run(ctx)
+		// Runs that end while the shutdown waits for them are stored too.
+		lastSync = func() { syncer.sync(context.WithoutCancel(ctx)) }
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
 	}
-	return srv, func() { srv.Shutdown(); closePipeline() }, nil
+	return srv, func() { srv.Shutdown(); lastSync(); closePipeline() }, nil
 }
 
 // work runs the worker until ctx ends.
