@@ -124,7 +124,7 @@ func prepareEval(o evalOptions) ([]*eval.Task, eval.Options, provider.Provider, 
 		return nil, eval.Options{}, nil, err
 	}
 	o.out = out
-	image := os.Getenv("PATCHWRIGHT_SANDBOX_IMAGE")
+	image := strings.TrimSpace(os.Getenv("PATCHWRIGHT_SANDBOX_IMAGE"))
 	if image == "" {
 		image = pipeline.DefaultImage
 	}

@@ -90,7 +90,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.title, "title", "", "issue title (instead of --issue-file)")
 	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
 	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5 [PATCHWRIGHT_MODEL]")
-	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else "+pipeline.DefaultImage+")")
+	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else PATCHWRIGHT_SANDBOX_IMAGE, else "+pipeline.DefaultImage+")")
 	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json and ledger.jsonl")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
 	fs.BoolVar(&o.json, "json", false, "no progress; print result.json on stdout")
@@ -140,6 +140,8 @@ func prepareRun(o runOptions) (*pipeline.Executor, pipeline.Job, error) {
 		CommitStopped:  o.commitStopped,
 		CacheVolume:    pipeline.RepoCacheVolume,
 		BoundWorkspace: boundWorkspace(),
+		// The operator's default, as serve's and eval's.
+		DefaultImage: strings.TrimSpace(os.Getenv("PATCHWRIGHT_SANDBOX_IMAGE")),
 	}
 	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
 	return exec, job, nil
