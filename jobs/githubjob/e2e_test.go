@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -404,6 +405,13 @@ func TestGitHubEndToEnd(t *testing.T) {
 		t.Errorf("pull request by %s", pr.Author)
 	case pr.Title != "Greeting is misspelled":
 		t.Errorf("title %q", pr.Title)
+	}
+	// pr.md is the body that was posted, markers included.
+	if mds, _ := filepath.Glob(filepath.Join(e.pipe.DataDir, "runs", "*", "pr.md")); !slices.ContainsFunc(mds, func(p string) bool {
+		b, err := os.ReadFile(p)
+		return err == nil && string(b) == pr.Body
+	}) {
+		t.Errorf("no pr.md among %v is the posted body", mds)
 	}
 	for _, want := range []string{"Closes #1", "## Summary", "## Verification", "**Outcome: verified**", "## Not verified", "Attempt history", "triggered by @Codertocat", "attempt=1 -->", "https://patchwright.example/runs/"} {
 		if !strings.Contains(pr.Body, want) {

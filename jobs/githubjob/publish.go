@@ -36,6 +36,9 @@ type publisher struct {
 	pr *githubapi.PullRequest
 
 	expected plumbing.Hash
+	// sent is the body last sent to GitHub: the pipeline's, with the
+	// pushed marker and, where drafts are refused, the note.
+	sent string
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -69,6 +72,8 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	if err != nil {
 		return "", refused(err, "open pull requests", "pull_requests: write", res.Branch)
 	}
+	res.Body = g.sent // pr.md is what was posted
+
 	if err := g.checkRuns(ctx, res); err != nil {
 		return pr.URL, refused(err, "post check runs", "checks: write", res.Branch)
 	}
@@ -96,6 +101,7 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		np.Draft, np.Body = false, withPushed(noDraftBody(res), res.HeadCommit)
 		pr, err = g.gh.CreatePullRequest(ctx, g.issue, np)
 	}
+	g.sent = np.Body
 	if errors.Is(err, githubapi.ErrPullRequestExists) {
 		pr, ok, ferr := g.gh.FindPullRequest(ctx, g.issue, g.branch)
 		if ferr != nil || !ok {
@@ -122,7 +128,8 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 			g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
 		}
 	}
-	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, withPushed(body, res.HeadCommit))
+	g.sent = withPushed(body, res.HeadCommit)
+	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, g.sent)
 }
 
 // withPushed ends body with the marker of the commit pushed, so that the

@@ -307,7 +307,9 @@ type Publisher interface {
 	// Publish is called once at the end of every run that got a sandbox,
 	// whatever its outcome, with the finished Result (res.HeadCommit is
 	// empty when nothing was committed) and its body. It returns where the
-	// change was published (a pull request's URL), "" for nowhere. An
+	// change was published (a pull request's URL), "" for nowhere. When it
+	// posts another body than res.Body (with a marker of its own, say), it
+	// sets res.Body to what it posted, and pr.md is written again. An
 	// error is an infrastructure failure.
 	Publish(ctx context.Context, repo *gitrepo.Repo, res *Result) (url string, err error)
 }

@@ -98,8 +98,12 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if ctx.Err() == nil {
 		r.phase(PhasePublish)
 	}
+	rendered := res.Body
 	url, err := r.job.Publisher.Publish(ctx, r.repo, res)
 	res.URL = url
+	if err == nil && res.Body != rendered {
+		err = writeFile(filepath.Join(r.job.OutDir, FileBody), []byte(res.Body))
+	}
 	if err != nil {
 		// The commit never left the clone: the result says "error" and
 		// names no branch.
