@@ -8,6 +8,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 // TestFinalChecksIgnoreAgentHooks: the model breaks Add, then makes every
@@ -15,20 +16,27 @@ import (
 // that exits 0, and plants a `timeout` and a `go` in HOME's bin. The final
 // checks run in a fresh container and still fail.
 func TestFinalChecksIgnoreAgentHooks(t *testing.T) {
-	repo := gitRepo(t, calcFiles(false))
-	res, out, _ := scenario{
-		repo:  repo,
-		issue: agent.Issue{Title: "Double is slow", Body: "Make Double faster."},
-		wire:  provider.NameOpenAI,
-		turns: []pt.Turn{
-			call("read_file", `{"path":"calc.go"}`),
-			call("edit", `{"edits":[{"path":"calc.go","old_text":"return a + b","new_text":"return a - b"}]}`),
-			call("run", `{"command":"printf '#!/bin/sh\\nexit 0\\n' > /tmp/pass && chmod +x /tmp/pass && go env -w GOFLAGS=-exec=/tmp/pass && mkdir -p $HOME/go/bin $HOME/bin && cp /tmp/pass $HOME/go/bin/timeout && cp /tmp/pass $HOME/go/bin/go && cp /tmp/pass $HOME/bin/go && go test ./..."}`),
-			call("finish", `{"summary":"Made Double faster. All tests pass."}`),
-		},
-	}.run(t)
-	if res.Outcome != verify.Failed {
-		t.Fatalf("outcome %s (%s), want failed: the hooks reached the final checks\n%s", res.Outcome, res.Reason, readLedger(t, out))
+	// Our image and one shaped like the public golang image, whose PATH
+	// starts with GOPATH's bin.
+	for name, image := range map[string]func(testing.TB) string{"ours": sandboxtest.Image, "public": sandboxtest.PublicImage} {
+		t.Run(name, func(t *testing.T) {
+			repo := gitRepo(t, calcFiles(false))
+			res, out, _ := scenario{
+				repo:  repo,
+				image: image(t),
+				issue: agent.Issue{Title: "Double is slow", Body: "Make Double faster."},
+				wire:  provider.NameOpenAI,
+				turns: []pt.Turn{
+					call("read_file", `{"path":"calc.go"}`),
+					call("edit", `{"edits":[{"path":"calc.go","old_text":"return a + b","new_text":"return a - b"}]}`),
+					call("run", `{"command":"printf '#!/bin/sh\\nexit 0\\n' > /tmp/pass && chmod +x /tmp/pass && go env -w GOFLAGS=-exec=/tmp/pass && mkdir -p $HOME/go/bin $HOME/bin && cp /tmp/pass $HOME/go/bin/timeout && cp /tmp/pass $HOME/go/bin/go && cp /tmp/pass $HOME/bin/go; for d in $(echo $PATH | tr : ' '); do cp /tmp/pass $d/go 2>/dev/null; done; go test ./..."}`),
+					call("finish", `{"summary":"Made Double faster. All tests pass."}`),
+				},
+			}.run(t)
+			if res.Outcome != verify.Failed {
+				t.Fatalf("outcome %s (%s), want failed: the hooks reached the final checks\n%s", res.Outcome, res.Reason, readLedger(t, out))
+			}
+		})
 	}
 }
 
