@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,6 +54,9 @@ func Default() (*Scanner, error) {
 			defaultErr = fmt.Errorf("load gitleaks rules: %w", err)
 			return
 		}
+		// A `gitleaks:allow` comment must not hide what the model wrote:
+		// the text scanned here is not the repository owner's.
+		det.IgnoreGitleaksAllow = true
 		defaultScanner = &Scanner{det: det}
 	})
 	return defaultScanner, defaultErr
@@ -68,32 +72,18 @@ func (s *Scanner) Scan(file, content string) []Finding {
 // may miss findings, so a caller whose context ended must not treat the
 // text as clean: it checks ctx.Err() afterwards.
 func (s *Scanner) ScanContext(ctx context.Context, file, content string) []Finding {
-	if content == "" {
-		return nil
+	found := s.direct(ctx, file, content)
+	if len(found) == 0 {
+		found = s.decoded(ctx, file, content)
 	}
-	var out []Finding
-	add := func(text string, firstLine int) {
-		//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
-		for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: text}) {
-			out = append(out, Finding{
-				File:        file,
-				Line:        firstLine + f.StartLine,
-				RuleID:      f.RuleID,
-				Description: f.Description,
-			})
-		}
-	}
-	add(content, 1)
-	if len(out) == 0 {
-		s.scanDecoded(ctx, file, content, &out)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Line < out[j].Line })
-	return out
+	return findingsOf(found)
 }
 
 // ScanChange returns the secrets that after has and before did not: those a
 // change introduced. A secret that was already in the file is not the
-// change's doing and does not block it.
+// change's doing and does not block it. The encoded runs of the lines the
+// change added are decoded and scanned too, as tool output's are, so a
+// base64-encoded key in a new file is found.
 func (s *Scanner) ScanChange(file, before, after string) []Finding {
 	old := map[string]bool{}
 	for _, f := range s.det.DetectString(before) {
@@ -106,40 +96,188 @@ func (s *Scanner) ScanChange(file, before, after string) []Finding {
 		}
 		out = append(out, Finding{File: file, Line: f.StartLine + 1, RuleID: f.RuleID, Description: f.Description})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	for _, m := range s.decoded(context.Background(), file, addedLines(before, after)) {
+		if !slices.Contains(out, m.Finding) {
+			out = append(out, m.Finding)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
 
-// scanDecoded scans the decodings of content's encoded runs together, in
-// one detector call (each call has a fixed cost that dominated when
-// every wrapped line was one), and maps each finding back to the line of
-// content its run started on.
-func (s *Scanner) scanDecoded(ctx context.Context, file, content string, out *[]Finding) {
-	blocks := decodedSegments(content)
-	if len(blocks) == 0 {
-		return
+// maxDecodedChange bounds the bytes of one file's added lines that
+// ScanChange decodes: a changed file is at most gitrepo.MaxFileBytes.
+const maxDecodedChange = 10 << 20
+
+// addedLines is after with each line that before also has blanked, line
+// numbers kept, and cut at maxDecodedChange bytes: only what the change
+// added is decoded, and a blanked line ends a wrapped run, as an unchanged
+// line is no part of what was added.
+func addedLines(before, after string) string {
+	if len(after) > maxDecodedChange {
+		after = after[:maxDecodedChange]
 	}
-	var b strings.Builder
-	starts := make([]int, len(blocks)) // 0-based line of each block in b
-	line := 0
-	for i, bl := range blocks {
-		starts[i] = line
-		text := strings.ReplaceAll(bl.text, "\n", " ")
-		b.WriteString(text)
-		b.WriteByte('\n')
-		line++
+	had := map[string]bool{}
+	for l := range strings.SplitSeq(before, "\n") {
+		had[l] = true
 	}
-	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
-	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: b.String()}) {
-		i := sort.SearchInts(starts, f.StartLine+1) - 1
-		*out = append(*out, Finding{File: file, Line: blocks[max(i, 0)].line, RuleID: f.RuleID, Description: f.Description})
+	lines := strings.Split(after, "\n")
+	for i, l := range lines {
+		if had[l] {
+			lines[i] = ""
+		}
 	}
+	return strings.Join(lines, "\n")
 }
 
-// block is text found in content, from line (1-based).
+// ScanPath returns the secrets in a path's own text, its file and
+// directory names (a new file named after a key is as much a leak as one
+// holding it), and the path with each match withheld: the form of the
+// path that may be shown. Findings have no line, and their File is that
+// form.
+func (s *Scanner) ScanPath(ctx context.Context, path string) (string, []Finding, error) {
+	shown, found, err := s.redact(ctx, "", path, true)
+	for i := range found {
+		found[i].File = shown
+	}
+	return shown, found, err
+}
+
+// Redact returns text with each match of the rules, in the text itself
+// or in an encoded run once decoded, replaced by a Note naming its rule
+// and line, and the findings. When the text so withheld still holds a
+// match (a secret only the whole text forms), all of it is replaced by
+// one Note. A scan cut short by ctx is an error, never a clean text.
+func (s *Scanner) Redact(ctx context.Context, name, text string) (string, []Finding, error) {
+	return s.redact(ctx, name, text, false)
+}
+
+// redact is Redact; noLines drops the line from the findings, for a
+// one-line text such as a path.
+func (s *Scanner) redact(ctx context.Context, name, text string, noLines bool) (string, []Finding, error) {
+	if text == "" {
+		return text, nil, ctx.Err()
+	}
+	found := append(s.direct(ctx, name, text), s.decoded(ctx, name, text)...)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	if len(found) == 0 {
+		return text, nil, nil
+	}
+	for i := range found {
+		if noLines {
+			found[i].Line = 0
+		}
+	}
+	out := replaceMatches(text, found)
+	rest := s.ScanContext(ctx, name, out)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	if len(rest) > 0 {
+		out = Note(findingsOf(found)...)
+	}
+	return out, findingsOf(found), nil
+}
+
+// match is a finding and the bytes of the scanned text it covers.
+type match struct {
+	Finding
+	start, end int
+}
+
+// findingsOf is the findings of found, in line order, each once.
+func findingsOf(found []match) []Finding {
+	var out []Finding
+	for _, m := range found {
+		if !slices.Contains(out, m.Finding) {
+			out = append(out, m.Finding)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+// direct applies the rules to content as it is. Each occurrence of a
+// matched text is a match: the same key twice is withheld twice.
+func (s *Scanner) direct(ctx context.Context, file, content string) []match {
+	if content == "" {
+		return nil
+	}
+	var out []match
+	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
+	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: content}) {
+		fd := Finding{File: file, Line: f.StartLine + 1, RuleID: f.RuleID, Description: f.Description}
+		start, end := 0, len(content)
+		if i := strings.Index(content, f.Match); f.Match != "" && i >= 0 {
+			start, end = i, i+len(f.Match)
+		}
+		out = append(out, match{fd, start, end})
+		for from := end; f.Match != "" && from < len(content); {
+			i := strings.Index(content[from:], f.Match)
+			if i < 0 {
+				break
+			}
+			out = append(out, match{fd, from + i, from + i + len(f.Match)})
+			from += i + len(f.Match)
+		}
+	}
+	return out
+}
+
+// replaceMatches puts a Note in place of each match's bytes; matches
+// that overlap are withheld together, with one note.
+func replaceMatches(text string, found []match) string {
+	ms := slices.Clone(found)
+	slices.SortStableFunc(ms, func(a, b match) int { return a.start - b.start })
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(ms); {
+		start, end := ms[i].start, ms[i].end
+		group := []Finding{ms[i].Finding}
+		for i++; i < len(ms) && ms[i].start < end; i++ {
+			end = max(end, ms[i].end)
+			group = append(group, ms[i].Finding)
+		}
+		start = max(start, at)
+		b.WriteString(text[at:start])
+		b.WriteString(Note(group...))
+		at = max(at, end)
+	}
+	b.WriteString(text[at:])
+	return b.String()
+}
+
+// decoded scans the decodings of content's encoded runs together, in
+// one detector call (each call has a fixed cost that dominated when
+// every wrapped line was one), and maps each finding back to the run it
+// came from: its line of content and its bytes.
+func (s *Scanner) decoded(ctx context.Context, file, content string) []match {
+	blocks := decodedSegments(content)
+	if len(blocks) == 0 {
+		return nil
+	}
+	var b strings.Builder // one line per block
+	for _, bl := range blocks {
+		b.WriteString(strings.ReplaceAll(bl.text, "\n", " "))
+		b.WriteByte('\n')
+	}
+	var out []match
+	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
+	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: b.String()}) {
+		bl := blocks[min(max(f.StartLine, 0), len(blocks)-1)]
+		out = append(out, match{Finding{File: file, Line: bl.line, RuleID: f.RuleID, Description: f.Description}, bl.start, bl.end})
+	}
+	return out
+}
+
+// block is text found in content, from line (1-based); start and end
+// are the bytes of content it was decoded from.
 type block struct {
-	text string
-	line int
+	text       string
+	line       int
+	start, end int
 }
 
 // Encoded text is decoded here rather than by gitleaks' own decoder
@@ -182,14 +320,15 @@ func decodedSegments(content string) []block {
 		}
 		if j-i >= minEncoded {
 			if d, ok := decode(content[i:j]); ok {
-				out = append(out, block{text: d, line: line})
+				out = append(out, block{text: d, line: line, start: i, end: j})
 			}
 		}
 		i = j
 	}
 	for _, b := range wrappedBlocks(content) {
 		if d, ok := decode(b.text); ok {
-			out = append(out, block{text: d, line: b.line})
+			b.text = d
+			out = append(out, b)
 		}
 	}
 	return out
@@ -200,15 +339,19 @@ func decodedSegments(content string) []block {
 func wrappedBlocks(content string) []block {
 	var out []block
 	var run []string
-	start := 0
+	var cur block
 	flush := func() {
 		if len(run) > 1 {
-			out = append(out, block{text: strings.Join(run, ""), line: start})
+			cur.text = strings.Join(run, "")
+			out = append(out, cur)
 		}
 		run = nil
 	}
-	for i, l := range strings.Split(content, "\n") {
-		l = strings.TrimSpace(l)
+	at := 0 // the byte where line i starts
+	for i, raw := range strings.Split(content, "\n") {
+		start, end := at, at+len(raw)
+		at = end + 1
+		l := strings.TrimSpace(raw)
 		if l == "" || strings.IndexFunc(l, func(r rune) bool { return r > 127 || !isEncodingByte(byte(r)) && r != '=' }) >= 0 {
 			flush()
 			continue
@@ -217,9 +360,10 @@ func wrappedBlocks(content string) []block {
 			if len(l) < minWrapped {
 				continue
 			}
-			start = i + 1
+			cur = block{line: i + 1, start: start}
 		}
 		run = append(run, l)
+		cur.end = end
 		if len(l) < minWrapped { // a short line ends a wrapped block
 			flush()
 		}
