@@ -73,27 +73,35 @@ func (s *Set) guard(ctx context.Context, tool string, res Result, locate locator
 func withholdOutput(c *CommandRecord, hits []hit) []SecretFinding {
 	where := "output of command `" + shortCommand(c.Command) + "`"
 	var found []SecretFinding
-	var lines []string
+	var notes []secrets.Finding
 	for _, h := range hits {
 		found = append(found, SecretFinding{Rule: h.rule, Where: where + ", line " + strconv.Itoa(h.line)})
-		lines = append(lines, fmt.Sprintf("%s at line %d", h.rule, h.line))
+		notes = append(notes, secrets.Finding{RuleID: h.rule, Line: h.line})
 	}
-	c.Output = "[withheld: secret_detected: " + strings.Join(lines, ", ") + "]\n"
+	c.Output = secrets.Note(notes...) + "\n"
 	return found
 }
 
-// WithholdSecrets is the tools' scan for a command record that reaches
-// the ledger or a report without passing through a tool: setup commands,
-// baseline and final verification. When rec's output holds what sc's
-// rules match, the output is replaced by a note naming the rules and
-// lines and the findings say where; otherwise rec comes back unchanged.
-// The error is the context's, when it ended the scan.
+// WithholdSecrets is WithholdSecretsIn without a work tree: gitleaks'
+// rules only, no secret-file values.
+//
+// Deprecated: setup commands run in a work tree; use WithholdSecretsIn.
 func WithholdSecrets(ctx context.Context, sc *secrets.Scanner, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
-	var hits []hit
-	for _, f := range sc.ScanContext(ctx, "", rec.Output) {
-		hits = append(hits, hit{f.RuleID, f.Line})
-	}
-	if err := ctx.Err(); err != nil {
+	return WithholdSecretsIn(ctx, sc, "", rec)
+}
+
+// WithholdSecretsIn is the tools' scan for a command record that reaches
+// the ledger or a report without passing through a tool (setup
+// commands), with the same two checks as a tool's output: gitleaks'
+// rules, with decoding, and the values of the secret-bearing files of the
+// work tree at dir ("" for none). When rec's output holds either, the
+// output is replaced by a note naming the rules and lines and the
+// findings say where; otherwise rec comes back unchanged. The error is
+// the context's, when it ended the scan, or the work tree's.
+func WithholdSecretsIn(ctx context.Context, sc *secrets.Scanner, dir string, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
+	s := &Set{secrets: sc, links: &secretFiles{dir: dir, stale: true}}
+	hits, err := s.scan(ctx, rec.Output)
+	if err != nil {
 		return rec, nil, err
 	}
 	if len(hits) == 0 {
@@ -101,6 +109,37 @@ func WithholdSecrets(ctx context.Context, sc *secrets.Scanner, rec CommandRecord
 	}
 	found := withholdOutput(&rec, hits)
 	return rec, found, nil
+}
+
+// Redact withholds in text, a model's turn or tool arguments that reach
+// the ledger without passing through a tool, what a tool's output would
+// be withheld for: each match of gitleaks' rules (with decoding) is
+// replaced in place by secrets.Note, and each line holding a value of one
+// of the work tree's secret files by a note of its own. The findings name
+// rules and lines, never values.
+func (s *Set) Redact(ctx context.Context, name, text string) (string, []secrets.Finding, error) {
+	out, found, err := s.secrets.Redact(ctx, name, text)
+	if err != nil {
+		return "", nil, err
+	}
+	// find names one line per value: look again until none is left.
+	for range strings.Count(out, "\n") + 1 {
+		lines, err := s.links.find(ctx, out)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(lines) == 0 {
+			break
+		}
+		all := strings.Split(out, "\n")
+		for _, l := range lines {
+			f := secrets.Finding{File: name, Line: l, RuleID: RuleSecretFile, Description: "a value of a secret file of the work tree"}
+			all[l-1] = secrets.Note(f)
+			found = append(found, f)
+		}
+		out = strings.Join(all, "\n")
+	}
+	return out, found, nil
 }
 
 // RuleSecretFile names a finding that is a value from one of the work
@@ -152,7 +191,12 @@ func (s *Set) withheld(tool string, res Result, found []SecretFinding) Result {
 		}
 	}
 	if len(res.Changed) > 0 {
-		out.Text += "\nthe call's changes were made: " + strings.Join(res.Changed, ", ")
+		// A path can be what matched (a file named after a key).
+		shown := make([]string, len(res.Changed))
+		for i, p := range res.Changed {
+			shown[i], _, _ = s.secrets.ScanPath(context.Background(), p)
+		}
+		out.Text += "\nthe call's changes were made: " + strings.Join(shown, ", ")
 	}
 	out.Commands, out.Changed, out.Finish, out.Secrets = res.Commands, res.Changed, res.Finish, found
 	out.scanned = true

@@ -375,3 +375,55 @@ func BenchmarkSecretIndex(b *testing.B) {
 		}
 	}
 }
+
+// TestWithholdSecretsInWorkTree: setup output holding a value of .env
+// that no rule knows is withheld, as a tool's output would be.
+func TestWithholdSecretsInWorkTree(t *testing.T) {
+	env := newEnv(t, map[string]string{".env": "DB_PASSWORD=" + weakPassword + "\n", "main.go": "package main\n"})
+	sc, err := secrets.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := CommandRecord{Command: "make setup", Output: "migrating\nusing " + weakPassword + "\n"}
+	if got, found, _ := WithholdSecrets(context.Background(), sc, rec); got != rec || found != nil {
+		t.Fatalf("without the work tree the value is unknown, yet: %+v %+v", got, found)
+	}
+	got, found, err := WithholdSecretsIn(context.Background(), sc, env.dir, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSecret(t, "the record", got.Output)
+	if got.Output != "[withheld: secret_detected: "+RuleSecretFile+" at line 2]\n" || len(found) != 1 || found[0].Rule != RuleSecretFile {
+		t.Errorf("record %q, findings %+v", got.Output, found)
+	}
+}
+
+// TestSetRedact: the model's own text loses each match and each line
+// holding a secret file's value; the rest stays.
+func TestSetRedact(t *testing.T) {
+	env := newEnv(t, map[string]string{".env": "DB_PASSWORD=" + weakPassword + "\n"})
+	text := "step one\nthe key " + fakeKey + " works\nand " + weakPassword + " too\nthen " + weakPassword + "\nend"
+	got, found, err := env.set.Redact(context.Background(), "turn", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSecret(t, "the text", got)
+	want := "step one\nthe key [withheld: secret_detected: aws-access-token at turn line 2] works\n" +
+		"[withheld: secret_detected: " + RuleSecretFile + " at turn line 3]\n[withheld: secret_detected: " + RuleSecretFile + " at turn line 4]\nend"
+	if got != want || len(found) != 3 {
+		t.Errorf("Redact =\n%s\nwant\n%s\nfindings %+v", got, want, found)
+	}
+}
+
+// TestChangedPathWithSecretName: a file written under a name that is a
+// key is written (the change scan stops it later), and the result names
+// it with the key withheld.
+func TestChangedPathWithSecretName(t *testing.T) {
+	env := newEnv(t, nil)
+	res := env.call(t, "write_file", WriteFileParams{Path: "docs/" + fakeKey + ".md", Content: "notes\n"})
+	wantCode(t, res, SecretDetected)
+	noSecret(t, "the result", res.Text)
+	if !strings.Contains(res.Text, "docs/[withheld: secret_detected: aws-access-token].md") {
+		t.Errorf("result:\n%s", res.Text)
+	}
+}
