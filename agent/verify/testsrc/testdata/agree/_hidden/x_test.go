@@ -1,0 +1,6 @@
+// want:
+package hidden
+
+import "testing"
+
+func TestHidden(t *testing.T) {}

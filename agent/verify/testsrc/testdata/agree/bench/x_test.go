@@ -1,0 +1,8 @@
+// want: BenchmarkAdd TestAdd
+package bench
+
+import "testing"
+
+func BenchmarkAdd(b *testing.B) {}
+
+func TestAdd(t *testing.T) {}

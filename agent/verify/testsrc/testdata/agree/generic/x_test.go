@@ -1,0 +1,6 @@
+// want: error
+package generic
+
+import "testing"
+
+func TestG[T any](t *testing.T) {}

@@ -1,0 +1,6 @@
+// want: TestLinux
+package oslinux
+
+import "testing"
+
+func TestLinux(t *testing.T) {}

@@ -1,0 +1,6 @@
+// want:
+package oswindows
+
+import "testing"
+
+func TestWindows(t *testing.T) {}

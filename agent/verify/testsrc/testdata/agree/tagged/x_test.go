@@ -1,0 +1,8 @@
+//go:build integration
+
+// want:
+package tagged
+
+import "testing"
+
+func TestIntegration(t *testing.T) {}

@@ -1,0 +1,4 @@
+// want: error
+package wrongmain
+
+func TestMain() {}

@@ -1,0 +1,6 @@
+// want: error
+package wrongsig
+
+import "testing"
+
+func TestBad(b *testing.B) {}
