@@ -3,9 +3,8 @@
 // nobody reviewed, and a change larger or wider than its issue (DESIGN
 // §4.5, `findings`). The model cannot argue with it: Analyze is a pure
 // function of the diff, the issue, the checks and what the model read, and
-// it reads tests through each language's own parser (go/ast for Go,
-// tree-sitter for Python, JavaScript/TypeScript, Rust and Java) rather
-// than by pattern-matching lines.
+// it reads tests through agent/verify/testsrc, the one reader of test
+// sources, which new-test discovery uses too.
 //
 // The pipeline calls Analyze after the final verification, records the
 // findings in the ledger and result.json, and lets Blocks decide whether
@@ -43,6 +42,12 @@ const (
 	// Scope: the change is over a size limit, or touches a file unrelated
 	// to anything the model read or the issue names.
 	Scope = "scope"
+	// TestHook: the change adds or edits code that decides whether the
+	// tests run at all: a Go TestMain, an init in a Go test file, a pytest
+	// hook or pytest_plugins in a conftest.py (testsrc.Hooks). It does not
+	// block: the final checks and no_tests_ran judge what it did, and a
+	// reviewer reads it.
+	TestHook = "test_hook"
 )
 
 // Finding is one fact a reviewer must look at. Its JSON form is an entry
@@ -61,8 +66,8 @@ type Finding struct {
 }
 
 // Blocks reports whether a finding of this kind means the outcome cannot
-// be verified (DESIGN §4.5). new_dependency and scope, and kinds produced
-// elsewhere, do not block: they are listed for review.
+// be verified (DESIGN §4.5). new_dependency, scope and test_hook, and
+// kinds produced elsewhere, do not block: they are listed for review.
 func Blocks(kind string) bool {
 	switch kind {
 	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan:
@@ -103,6 +108,9 @@ type Check struct {
 	// ZeroTests is true when the final run exited 0 but executed no test,
 	// as agent/verify reads the runner's output.
 	ZeroTests bool
+	// BaselineRan and FinalRan are the tests each phase's run executed,
+	// by name (see TestNames).
+	BaselineRan, FinalRan TestNames
 }
 
 // Limits are the scope limits of .github/agent.yml. Zero or negative means
@@ -143,6 +151,7 @@ func Analyze(in Input) []Finding {
 	var out []Finding
 	out = append(out, testFindings(known, behaviourChanged(in.Files))...)
 	out = append(out, configFindings(known.Files)...)
+	out = append(out, hookFindings(known.Files)...)
 	out = append(out, checkFindings(in.Checks)...)
 	out = append(out, dependencyFindings(known.Files, in.IssueTitle+"\n"+in.IssueBody)...)
 	out = append(out, scopeFindings(in)...)

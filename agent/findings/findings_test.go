@@ -276,21 +276,6 @@ func TestReportsBug(t *testing.T) {
 	}
 }
 
-func TestIsTestPath(t *testing.T) {
-	for p, want := range map[string]bool{
-		"a_test.go": true, "a.go": false, "testdata/x.json": true,
-		"tests/test_a.py": true, "pkg/test_a.py": true, "pkg/a_test.py": true, "pkg/a.py": false, "conftest.py": true,
-		"src/a.test.ts": true, "src/a.spec.js": true, "src/__tests__/a.js": true, "src/a.js": false, "test/a.js": true,
-		"tests/it.rs": true, "src/lib.rs": false,
-		"src/test/java/a/A.java": true, "src/main/java/a/ATest.java": true, "src/main/java/a/Testing.java": true, "src/main/java/a/A.java": false,
-		"__snapshots__/a.snap": true, "README.md": false,
-	} {
-		if got := isTestPath(p); got != want {
-			t.Errorf("isTestPath(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 // BenchmarkAnalyze measures a change to a large Go test file (500 tests,
 // one edited) beside a 5,000-entry go.sum that gained one line (which
 // counts as a change of behaviour, so the edit is no finding).

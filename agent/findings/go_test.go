@@ -118,7 +118,51 @@ func TestEmpty(t *testing.T) {
 		},
 		"go/build constraint added": {
 			files: []File{mod("greet_test.go", goTest1, "//go:build integration\n\n"+goTest1)},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/build constraint added that still builds here": {
+			files: []File{mod("greet_test.go", goTest1, "//go:build !windows\n\n"+goTest1)},
 			want:  []string{"test_skipped greet_test.go:1"},
+		},
+		"go/test file moved to a directory go skips": {
+			files: []File{del("greet_test.go", goTest1), add("_x/greet_test.go", goTest1)},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/test file renamed for another system": {
+			files: []File{del("greet_test.go", goTest1), add("greet_windows_test.go", goTest1)},
+			want:  []string{"tests_removed greet_test.go:0"},
+		},
+		"go/one test moved to a file for another system": {
+			files: []File{
+				mod("greet_test.go", goTest1, replace(goTest1, "func TestHello(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n}\n", "")),
+				add("hello_windows_test.go", "package greet\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif got := Hello(\"a\"); got != \"hello a\" {\n\t\tt.Errorf(\"got %q\", got)\n\t}\n}\n"),
+			},
+			want: []string{"tests_removed greet_test.go:5"},
+		},
+		"go/example loses its output comment": {
+			files: []File{mod("example_test.go", "package greet\n\nimport \"fmt\"\n\nfunc ExampleHello() {\n\tfmt.Println(Hello(\"a\"))\n\t// Output: hello a\n}\n", "package greet\n\nimport \"fmt\"\n\nfunc ExampleHello() {\n\tfmt.Println(Hello(\"a\"))\n}\n")},
+			want:  []string{"tests_removed example_test.go:5"},
+		},
+		"go/TestMain added": {
+			files: []File{add("main_test.go", "package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")},
+			want:  []string{"test_hook main_test.go:8"},
+		},
+		"go/TestMain changed, init added": {
+			files: []File{mod("main_test.go",
+				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n// TestMain runs the tests.\nfunc TestMain(m *testing.M) { os.Exit(m.Run()) }\n",
+				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc init() { os.Exit(0) }\n\n// TestMain runs the tests, it says.\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")},
+			want: []string{"test_hook main_test.go:8", "test_hook main_test.go:11"},
+		},
+		"go/TestMain reworded only": {
+			files: []File{mod("main_test.go",
+				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(m.Run()) }\n",
+				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(m.Run()) // run them all\n}\n")},
+		},
+		"go/TestMain taking a T is a test, not a hook": {
+			files: []File{add("main_test.go", "package greet\n\nimport \"testing\"\n\nfunc TestMain(t *testing.T) {}\n")},
+		},
+		"go/init in code under test is no test hook": {
+			files: []File{mod("greet.go", goCode1, goCode1+"\nfunc init() {}\n")},
 		},
 		"go/build constraint removed": {
 			files: []File{mod("greet_test.go", "//go:build integration\n\n"+goTest1, goTest1)},

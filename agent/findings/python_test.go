@@ -137,6 +137,18 @@ func pythonCases() map[string]analysisCase {
 			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\ncollect_ignore = [\"test_greet.py\"]\n")},
 			want:  []string{"test_skipped tests/conftest.py:3"},
 		},
+		"python/conftest hook added": {
+			files: []File{add("conftest.py", "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n    items.sort(key=str)\n")},
+			// test_skipped is testconfig.go's reading of the same line.
+			want: []string{"test_hook conftest.py:4", "test_skipped conftest.py:4"},
+		},
+		"python/conftest hook unchanged but for a comment": {
+			files: []File{mod("conftest.py", "def pytest_sessionstart(session):\n    pass\n", "def pytest_sessionstart(session):\n    pass  # nothing to do\n")},
+		},
+		"python/conftest plugins added": {
+			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\npytest_plugins = [\"tests.plugin\"]\n")},
+			want:  []string{"test_hook tests/conftest.py:3"},
+		},
 		"python/conftest fixture added": {
 			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\n\n@pytest.fixture\ndef name():\n    return \"a\"\n")},
 		},

@@ -7,17 +7,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/patchwright/patchwright/agent/verify/testsrc"
 )
 
 // located is a test and the file it is in, with its source squashed
 // once for matching (with and without its name).
 type located struct {
 	path           string
-	tc             testCase
+	tc             testsrc.Test
 	squashed, body string
 }
 
-func locate(p string, tc testCase) located {
+func locate(p string, tc testsrc.Test) located {
 	return located{path: p, tc: tc, squashed: squash(tc.Text), body: squash(strings.Replace(tc.Text, tc.Short, "", 1))}
 }
 
@@ -121,7 +123,8 @@ func similarity(a, b string) float64 {
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // removedFindings reports removed tests, one finding per file when a file
-// lost every test it had.
+// lost every test it had. A test whose file no longer builds here, or
+// that moved into such a file, is removed too, and the finding says why.
 func removedFindings(files []File, base, removed []located, added int) []Finding {
 	total := map[string]int{}
 	for _, b := range base {
@@ -139,6 +142,7 @@ func removedFindings(files []File, base, removed []located, added int) []Finding
 	for _, f := range files {
 		deleted[f.Path] = f.New == nil
 	}
+	unbuilt := unbuiltFiles(files)
 	// Tests the change adds may cover what was removed; a reviewer decides.
 	unless := "."
 	switch {
@@ -151,22 +155,82 @@ func removedFindings(files []File, base, removed []located, added int) []Finding
 	for _, p := range order {
 		tests := gone[p]
 		if len(tests) == total[p] && len(tests) > 1 {
-			how := "no longer holds"
-			if deleted[p] {
-				how = "was deleted with"
-			}
 			out = append(out, Finding{Kind: TestsRemoved, Path: p, Detail: fmt.Sprintf(
-				"%s %s its %d tests (%s), so what they checked is no longer tested%s",
-				p, how, len(tests), capList(testNames(tests), 4), unless)})
+				"%s, so what they checked is no longer tested%s", fileGone(p, tests, deleted[p], unbuilt), unless)})
 			continue
 		}
 		for _, t := range tests {
 			out = append(out, Finding{Kind: TestsRemoved, Path: p, Line: t.tc.Line, Detail: fmt.Sprintf(
-				"The test %q (line %d before the change) was removed or is no longer collected as a test, so what it checked is no longer tested%s",
-				t.tc.Name, t.tc.Line, unless)})
+				"%s, so what it checked is no longer tested%s", testGone(t, unbuilt), unless)})
 		}
 	}
 	return out
+}
+
+// unbuilt is a changed file that go test does not build here, with why,
+// and the tests it declares all the same.
+type unbuilt struct {
+	path, why string
+	tests     []testsrc.Test
+}
+
+// unbuiltFiles returns the changed files that exist after the change but
+// do not build here (testsrc.Excluded).
+func unbuiltFiles(files []File) []unbuilt {
+	var out []unbuilt
+	for _, f := range files {
+		if f.New == nil {
+			continue
+		}
+		if why := testsrc.Excluded(f.Path, f.New); why != "" {
+			declared, _ := testsrc.Declared(f.Path, f.New)
+			out = append(out, unbuilt{path: f.Path, why: why, tests: withoutBenchmarks(declared)})
+		}
+	}
+	return out
+}
+
+// whereNow finds the file that does not build here holding a removed
+// test: its own, or one it moved to (by name).
+func whereNow(t located, files []unbuilt) *unbuilt {
+	for i, u := range files {
+		if u.path == t.path {
+			return &files[i]
+		}
+	}
+	for i, u := range files {
+		for _, d := range u.tests {
+			if d.Name == t.tc.Name {
+				return &files[i]
+			}
+		}
+	}
+	return nil
+}
+
+// fileGone says how a file lost all its tests, up to the comma.
+func fileGone(p string, tests []located, deleted bool, files []unbuilt) string {
+	names := capList(testNames(tests), 4)
+	switch u := whereNow(tests[0], files); {
+	case u != nil && u.path == p:
+		return fmt.Sprintf("%s still declares its %d tests (%s) but does not build: %s", p, len(tests), names, u.why)
+	case u != nil:
+		return fmt.Sprintf("%s lost its %d tests (%s) to %s, which does not build: %s", p, len(tests), names, u.path, u.why)
+	case deleted:
+		return fmt.Sprintf("%s was deleted with its %d tests (%s)", p, len(tests), names)
+	}
+	return fmt.Sprintf("%s no longer holds its %d tests (%s)", p, len(tests), names)
+}
+
+// testGone says how one test was lost, up to the comma.
+func testGone(t located, files []unbuilt) string {
+	switch u := whereNow(t, files); {
+	case u != nil && u.path == t.path:
+		return fmt.Sprintf("The test %q (line %d before the change) is still declared but its file does not build: %s", t.tc.Name, t.tc.Line, u.why)
+	case u != nil:
+		return fmt.Sprintf("The test %q (line %d before the change) moved to %s, which does not build: %s", t.tc.Name, t.tc.Line, u.path, u.why)
+	}
+	return fmt.Sprintf("The test %q (line %d before the change) was removed or is no longer collected as a test", t.tc.Name, t.tc.Line)
 }
 
 func testNames(ts []located) []string {
@@ -179,12 +243,12 @@ func testNames(ts []located) []string {
 
 // newMarkers returns the markers of after that before did not have, by
 // text, counting repeats.
-func newMarkers(before, after []marker) []marker {
+func newMarkers(before, after []testsrc.Marker) []testsrc.Marker {
 	had := map[string]int{}
 	for _, m := range before {
 		had[squash(m.Text)]++
 	}
-	var out []marker
+	var out []testsrc.Marker
 	for _, m := range after {
 		k := squash(m.Text)
 		if had[k] > 0 {
@@ -209,17 +273,17 @@ func pairFindings(p pair, behaviourChanged bool, skips *skipSet) []Finding {
 // skipSet gathers the markers tests gained, so a skip on a class or a
 // module is one finding that names every test it silences.
 type skipSet struct {
-	order []marker
-	paths map[marker]string
-	tests map[marker][]string
+	order []testsrc.Marker
+	paths map[testsrc.Marker]string
+	tests map[testsrc.Marker][]string
 }
 
 // add records the markers a test gained and reports whether it gained
 // any. For a new test only an .only counts: skipping a new test hides
 // nothing that was tested before.
-func (s *skipSet) add(t located, before []marker, isNew bool) bool {
+func (s *skipSet) add(t located, before []testsrc.Marker, isNew bool) bool {
 	if s.tests == nil {
-		s.paths, s.tests = map[marker]string{}, map[marker][]string{}
+		s.paths, s.tests = map[testsrc.Marker]string{}, map[testsrc.Marker][]string{}
 	}
 	found := false
 	for _, m := range newMarkers(before, t.tc.Skips) {
@@ -227,7 +291,7 @@ func (s *skipSet) add(t located, before []marker, isNew bool) bool {
 			continue
 		}
 		m.Text = oneLineCode(m.Text)
-		k := marker{Text: t.path + "\x00" + m.Text, Line: m.Line, Only: m.Only}
+		k := testsrc.Marker{Text: t.path + "\x00" + m.Text, Line: m.Line, Only: m.Only}
 		if s.tests[k] == nil {
 			s.order = append(s.order, k)
 			s.paths[k] = t.path
@@ -330,16 +394,18 @@ func oneLineCode(s string) string {
 	return strings.ReplaceAll(s, "`", "'")
 }
 
-// constraintFindings reports a Go test file that gained or changed its
-// build constraint: a plain `go test` may no longer build its tests.
+// constraintFindings reports a Go test file that gained or changed a
+// build constraint that still builds it here: another system's go test
+// may no longer build its tests. One that excludes linux/amd64 is a
+// removal (removedFindings).
 func constraintFindings(files []File) []Finding {
 	var out []Finding
 	for _, f := range files {
-		if path.Ext(f.Path) != ".go" || !isTestPath(f.Path) || f.Base == nil || f.New == nil {
+		if path.Ext(f.Path) != ".go" || !testsrc.IsTestPath(f.Path) || f.Base == nil || f.New == nil || testsrc.Excluded(f.Path, f.New) != "" {
 			continue
 		}
-		before, _ := goConstraint(f.Base)
-		after, at := goConstraint(f.New)
+		before, _ := testsrc.GoConstraint(f.Base)
+		after, at := testsrc.GoConstraint(f.New)
 		if after == "" || after == before {
 			continue
 		}
@@ -357,7 +423,7 @@ func constraintFindings(files []File) []Finding {
 func expectedDataFindings(files []File) []Finding {
 	var out []Finding
 	for _, f := range files {
-		if !isExpectedData(f.Path) || f.Base == nil || f.New == nil || bytes.Equal(f.Base, f.New) {
+		if !testsrc.IsTestData(f.Path) || f.Base == nil || f.New == nil || bytes.Equal(f.Base, f.New) {
 			continue
 		}
 		out = append(out, Finding{Kind: AssertionChanged, Path: f.Path, Line: firstChange(f), Detail: fmt.Sprintf(
@@ -372,16 +438,14 @@ func expectedDataFindings(files []File) []Finding {
 func behaviourChanged(files []File) []string {
 	var out []string
 	for _, f := range files {
-		if isTestPath(f.Path) || isDocPath(f.Path) || (!f.Unread && bytes.Equal(f.Base, f.New)) {
+		if testsrc.IsTestPath(f.Path) || isDocPath(f.Path) || (!f.Unread && bytes.Equal(f.Base, f.New)) {
 			continue
 		}
 		if f.Base != nil && f.New != nil && !f.Unread {
-			if l := langOf(f.Path); l != nil {
-				a, okA := l.code(f.Path, f.Base)
-				b, okB := l.code(f.Path, f.New)
-				if okA && okB && a == b {
-					continue
-				}
+			a, okA := testsrc.Code(f.Path, f.Base)
+			b, okB := testsrc.Code(f.Path, f.New)
+			if okA && okB && a == b {
+				continue
 			}
 		}
 		out = append(out, f.Path)
@@ -412,7 +476,7 @@ func onlyTestsFindings(in Input, pairs []pair, removed, added []located) []Findi
 		return nil
 	}
 	for _, f := range in.Files {
-		if bytes.Equal(f.Base, f.New) || !(isTestPath(f.Path) || testsChangedIn(f.Path, pairs, removed, added)) {
+		if bytes.Equal(f.Base, f.New) || !(testsrc.IsTestPath(f.Path) || testsChangedIn(f.Path, pairs, removed, added)) {
 			continue
 		}
 		return []Finding{{Kind: OnlyTestsChanged, Path: f.Path, Line: firstChange(f), Detail: "Only tests changed, but the issue reports a bug in behaviour: a fix that changes no code under test is more likely a test bent to fit the bug than a fix."}}

@@ -207,17 +207,17 @@ func Excluded(p string, src []byte) string {
 		switch {
 		case d == ".":
 		case d == "testdata", d == "vendor":
-			return fmt.Sprintf("go test ./... skips %s directories", d)
+			return fmt.Sprintf("`go test ./...` skips `%s` directories", d)
 		case strings.HasPrefix(d, "_"), strings.HasPrefix(d, "."):
-			return fmt.Sprintf("go test ./... skips the directory %s, whose name begins with %q", d, d[:1])
+			return fmt.Sprintf("`go test ./...` skips the directory `%s`, as go ignores names beginning with `%s`", d, d[:1])
 		}
 	}
 	base := path.Base(p)
 	if strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
-		return fmt.Sprintf("go ignores files whose names begin with %q", base[:1])
+		return fmt.Sprintf("go ignores files whose names begin with `%s`", base[:1])
 	}
 	if !matches(base, nil) {
-		return fmt.Sprintf("the name %s builds it only for the system it names, not linux/amd64", base)
+		return fmt.Sprintf("the name `%s` builds it only for the system it names, not linux/amd64", base)
 	}
 	if !matches(base, src) {
 		expr, _ := GoConstraint(src)

@@ -147,13 +147,13 @@ func TestExcluded(t *testing.T) {
 		"calc/calc_test.go":         "",
 		"calc/calc_linux_test.go":   "",
 		"calc/windows_test.go":      "", // the first element of a name is never a system
-		"calc/calc_windows_test.go": "the name calc_windows_test.go builds it only for the system it names, not linux/amd64",
-		"calc/calc_arm64_test.go":   "the name calc_arm64_test.go builds it only for the system it names, not linux/amd64",
-		"_x/calc_test.go":           `go test ./... skips the directory _x, whose name begins with "_"`,
-		"a/.hidden/calc_test.go":    `go test ./... skips the directory .hidden, whose name begins with "."`,
-		"a/testdata/calc_test.go":   "go test ./... skips testdata directories",
-		"vendor/x/calc_test.go":     "go test ./... skips vendor directories",
-		"calc/_calc_test.go":        `go ignores files whose names begin with "_"`,
+		"calc/calc_windows_test.go": "the name `calc_windows_test.go` builds it only for the system it names, not linux/amd64",
+		"calc/calc_arm64_test.go":   "the name `calc_arm64_test.go` builds it only for the system it names, not linux/amd64",
+		"_x/calc_test.go":           "`go test ./...` skips the directory `_x`, as go ignores names beginning with `_`",
+		"a/.hidden/calc_test.go":    "`go test ./...` skips the directory `.hidden`, as go ignores names beginning with `.`",
+		"a/testdata/calc_test.go":   "`go test ./...` skips `testdata` directories",
+		"vendor/x/calc_test.go":     "`go test ./...` skips `vendor` directories",
+		"calc/_calc_test.go":        "go ignores files whose names begin with `_`",
 		"calc/calc.py":              "",
 	} {
 		if got := Excluded(p, plain); got != want {
@@ -316,6 +316,9 @@ func TestIsTestPath(t *testing.T) {
 		"tests/api.rs": true, "src/tests.rs": true, "src/lib.rs": false,
 		"src/test/java/AppTest.java": true, "src/main/java/App.java": false,
 		"testdata/x.json": true, "a.golden": true,
+		// Moved from agent/findings.
+		"pkg/test_a.py": true, "pkg/a_test.py": true, "conftest.py": true, "src/a.spec.js": true, "tests/it.rs": true,
+		"src/main/java/a/ATest.java": true, "src/main/java/a/Testing.java": true, "__snapshots__/a.snap": true, "README.md": false,
 	} {
 		if got := IsTestPath(p); got != want {
 			t.Errorf("IsTestPath(%s) = %v, want %v", p, got, want)
