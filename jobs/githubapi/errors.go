@@ -85,6 +85,24 @@ func AsRefusal(err error) (*Refusal, bool) {
 // repository on GitHub Free).
 var ErrDraftUnsupported = errors.New("draft pull requests are not supported in this repository")
 
-func draftRefused(msg string) bool {
-	return strings.Contains(strings.ToLower(msg), "draft pull requests are not supported")
+// draftRefused reports whether a 422 says drafts are not available. GitHub
+// puts the sentence in the errors list under "Validation Failed", so every
+// message of the answer is read, not only the top-level one.
+func draftRefused(er *github.ErrorResponse) bool { return says(er, draftPhrase) }
+
+// draftPhrase is how GitHub's refusal of a draft begins, lower-cased.
+const draftPhrase = "draft pull requests are not supported"
+
+// says reports whether GitHub's message or any message of its errors list
+// contains phrase, ignoring case.
+func says(er *github.ErrorResponse, phrase string) bool {
+	if strings.Contains(strings.ToLower(er.Message), phrase) {
+		return true
+	}
+	for _, e := range er.Errors {
+		if strings.Contains(strings.ToLower(e.Message), phrase) {
+			return true
+		}
+	}
+	return false
 }

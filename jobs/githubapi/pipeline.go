@@ -199,7 +199,7 @@ func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np NewPull
 			switch {
 			case alreadyExists(er):
 				return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w", np.Head, repo.Owner, repo.Repo, ErrPullRequestExists)
-			case np.Draft && draftRefused(er.Message):
+			case np.Draft && draftRefused(er):
 				return PullRequest{}, fmt.Errorf("open pull request from %s on %s/%s: %w (%w)", np.Head, repo.Owner, repo.Repo, ErrDraftUnsupported, err)
 			}
 		}
@@ -208,14 +208,7 @@ func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np NewPull
 	return pullRequest(p), nil
 }
 
-func alreadyExists(er *github.ErrorResponse) bool {
-	for _, e := range er.Errors {
-		if strings.Contains(strings.ToLower(e.Message), "already exists") {
-			return true
-		}
-	}
-	return false
-}
+func alreadyExists(er *github.ErrorResponse) bool { return says(er, "already exists") }
 
 // EditPullRequest sets a pull request's title and body. The draft state
 // is left as it is: the REST API cannot change it.
@@ -362,7 +355,12 @@ func graphql(ctx context.Context, c *github.Client, query string, vars map[strin
 		return err
 	}
 	if len(answer.Errors) > 0 {
-		return fmt.Errorf("graphql: %s", answer.Errors[0].Message)
+		// Every message: the one that classifies the answer need not be first.
+		msgs := make([]string, len(answer.Errors))
+		for i, e := range answer.Errors {
+			msgs[i] = e.Message
+		}
+		return fmt.Errorf("graphql: %s", strings.Join(msgs, "; "))
 	}
 	return json.Unmarshal(answer.Data, out)
 }
@@ -385,7 +383,8 @@ func (a *App) SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft 
 		} `json:"pullRequest"`
 	}
 	if err := graphql(ctx, c, query, map[string]any{"id": nodeID}, &out); err != nil {
-		if draft && draftRefused(err.Error()) {
+		var er *github.ErrorResponse
+		if draft && (strings.Contains(strings.ToLower(err.Error()), draftPhrase) || errors.As(err, &er) && draftRefused(er)) {
 			return fmt.Errorf("set draft=%v on %s: %w (%w)", draft, pr, ErrDraftUnsupported, err)
 		}
 		return fmt.Errorf("set draft=%v on %s: %w", draft, pr, err)

@@ -448,6 +448,33 @@ func TestDraftRefusal(t *testing.T) {
 	}
 }
 
+// GitHub's own 422 for a draft where drafts are not available, byte for
+// byte as GitHub sends it: the sentence is only in the errors list. It is
+// a refusal of the draft, not of pull requests, and "already exists" is
+// read from the same list.
+func TestDraftRefusalInGitHubsShape(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/pulls", Status: http.StatusUnprocessableEntity,
+		Body: `{"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "Draft pull requests are not supported in this repository."}], "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request", "status": "422"}`})
+	np := githubapi.NewPullRequest{Title: "t", Head: "agent/issue-7", Base: "main", Body: "b", Draft: true}
+	_, err := e.app.CreatePullRequest(ctx, e.repo, np)
+	if !errors.Is(err, githubapi.ErrDraftUnsupported) || errors.Is(err, githubapi.ErrPullRequestExists) {
+		t.Fatalf("GitHub's draft refusal: %v, want ErrDraftUnsupported", err)
+	}
+	if r, ok := githubapi.AsRefusal(err); !ok || !strings.Contains(r.Message, "Draft pull requests are not supported") {
+		t.Errorf("refusal %+v, %v: the errors list's message is not in it", r, ok)
+	}
+	// A ready pull request is then accepted.
+	np.Draft = false
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); err != nil {
+		t.Fatalf("ready pull request after the refusal: %v", err)
+	}
+	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !errors.Is(err, githubapi.ErrPullRequestExists) {
+		t.Errorf("second pull request of the head: %v, want ErrPullRequestExists", err)
+	}
+}
+
 // Titles, bodies and check-run output over GitHub's limits are refused
 // with 422 by the fake, as by GitHub; at the limits they pass.
 func TestGitHubLimits(t *testing.T) {

@@ -84,8 +84,9 @@ type Repo struct {
 	// pull requests carry no head SHA.
 	Heads func(branch string) string
 	// NoDrafts makes the repository refuse draft pull requests, as GitHub
-	// does for private repositories on GitHub Free (422 "Draft pull
-	// requests are not supported in this repository.").
+	// does for private repositories on GitHub Free: 422 "Validation
+	// Failed" whose errors list says "Draft pull requests are not
+	// supported in this repository.", as GitHub answers.
 	NoDrafts bool
 }
 

@@ -525,8 +525,11 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rp := s.repos[strings.ToLower(owner+"/"+repo)]; req.Draft && rp != nil && rp.NoDrafts {
+		// GitHub's real shape: the sentence is in the errors list, under
+		// a top-level "Validation Failed".
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
-			"message":           draftRefusal,
+			"message":           "Validation Failed",
+			"errors":            []map[string]string{{"resource": "PullRequest", "code": "custom", "message": draftRefusal}},
 			"documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
 		})
 		return
