@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -13,6 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -142,5 +150,41 @@ func TestMeteredSandbox(t *testing.T) {
 		`patchwright_sandbox_exec_duration_seconds_sum{outcome="failed"} 2`,
 		`patchwright_sandbox_exec_duration_seconds_sum{outcome="timeout"} 600`,
 		`patchwright_sandbox_exec_duration_seconds_count{outcome="error"} 1`,
+	)
+}
+
+// TestSecondaryLimitIsCounted drives GitHub's commonest secondary limit
+// (403, quota left, no Retry-After) through the transport serve and the
+// worker build: the retry and the counter must agree that it is one.
+func TestSecondaryLimitIsCounted(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	fake := githubtest.New(t, &key.PublicKey)
+	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", CloneURL: "https://git.example/acme/widgets.git"})
+	fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 7, Title: "Fix it", Body: "It is broken.", Author: "maria"})
+	fake.Fail(githubtest.SecondaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", 1))
+
+	m, reg := newMetrics()
+	rt := githubTransport(m)
+	sleeps := &githubtest.Sleeps{}
+	rt.Sleep = sleeps.Sleep // the wait itself; OnWait is still told
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if w := sleeps.All(); len(w) != 1 || w[0] != githubapi.SecondaryLimitWait {
+		t.Fatalf("waits = %v, want one of %s", w, githubapi.SecondaryLimitWait)
+	}
+	wantMetrics(t, scrapeText(t, reg),
+		`patchwright_github_rate_limited_total{kind="secondary"} 1`,
+		`patchwright_github_retry_wait_seconds_sum 60`,
+		`patchwright_github_retry_wait_seconds_count 1`,
+		`patchwright_github_requests_total{status="403"} 1`,
 	)
 }

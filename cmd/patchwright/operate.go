@@ -88,9 +88,11 @@ func newMetrics() (*metrics.Metrics, *prometheus.Registry) {
 	return metrics.New(reg), reg
 }
 
-// githubTransport counts GitHub requests and records retry waits.
-func githubTransport(m *metrics.Metrics) http.RoundTripper {
-	return &githubapi.RetryTransport{Base: m.GitHubTransport(nil), Sleep: m.Sleep}
+// githubTransport retries GitHub requests and counts them: every attempt
+// by status below the retries, and the rate limits and waits as the
+// retrying transport decided them.
+func githubTransport(m *metrics.Metrics) *githubapi.RetryTransport {
+	return &githubapi.RetryTransport{Base: m.GitHubTransport(nil), OnLimit: m.RateLimited, OnWait: m.GitHubWait}
 }
 
 // jobMetrics records each task's duration and how it ended, by type.

@@ -29,6 +29,14 @@ const (
 	DefaultMaxWait = 5 * time.Minute
 )
 
+// The kinds of rate limit RetryTransport tells OnLimit about.
+const (
+	// LimitPrimary: no requests left (X-RateLimit-Remaining: 0).
+	LimitPrimary = "primary"
+	// LimitSecondary: GitHub's secondary (abuse) limit, with requests left.
+	LimitSecondary = "secondary"
+)
+
 // RetryTransport retries GitHub requests that failed for a reason that
 // passes, as GitHub's rate-limit documentation asks:
 //   - a primary rate limit (403 or 429 with X-RateLimit-Remaining: 0)
@@ -62,6 +70,15 @@ type RetryTransport struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for X-RateLimit-Reset; default time.Now.
 	Now func() time.Time
+	// OnLimit, when set, is told of every answer that is a rate limit,
+	// with its kind (LimitPrimary, LimitSecondary), retried or not: the
+	// transport is the one place that decides what a rate limit is, and
+	// metrics count what it decided.
+	OnLimit func(kind string)
+	// OnWait, when set, is told of every wait before it starts: before a
+	// retry, and while another request's rate limit holds the credentials
+	// back.
+	OnWait func(d time.Duration)
 
 	mu sync.Mutex
 	// paused is when each credential (Authorization header) may send
@@ -92,14 +109,17 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := base.RoundTrip(r)
-		if err != nil || attempt >= maxRetries {
+		if err != nil {
 			return resp, err
 		}
 		d := t.decide(req, resp, attempt, last)
-		if !d.retry || (req.Body != nil && req.GetBody == nil) {
+		if d.kind != "" && t.OnLimit != nil {
+			t.OnLimit(d.kind)
+		}
+		if attempt >= maxRetries || !d.retry || (req.Body != nil && req.GetBody == nil) {
 			return resp, nil
 		}
-		if d.secondary {
+		if d.kind == LimitSecondary {
 			last = d.wait
 		}
 		if d.limit {
@@ -114,12 +134,15 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// decision is whether to retry a response and after how long.
+// decision is what a response is, whether to retry it and after how long.
 type decision struct {
-	wait      time.Duration
-	retry     bool
-	secondary bool
-	limit     bool // a rate limit, primary or secondary
+	wait  time.Duration
+	retry bool
+	// kind is LimitPrimary or LimitSecondary for a rate limit, else "".
+	kind string
+	// limit: hold the credentials back for wait (a rate limit whose wait
+	// is taken).
+	limit bool
 }
 
 // waitPause waits out a rate-limit pause of req's credentials.
@@ -166,8 +189,9 @@ func (t *RetryTransport) now() time.Time {
 	return time.Now()
 }
 
-// decide reads resp. last is the wait after this request's previous
-// secondary limit (0 for none).
+// decide reads resp: the one rule for what a rate limit is (see
+// RetryTransport), as go-github's CheckResponse has it. last is the wait
+// after this request's previous secondary limit (0 for none).
 func (t *RetryTransport) decide(req *http.Request, resp *http.Response, attempt int, last time.Duration) decision {
 	code := resp.StatusCode
 	retryAfter, hasRetryAfter := retryAfter(resp)
@@ -177,14 +201,14 @@ func (t *RetryTransport) decide(req *http.Request, resp *http.Response, attempt 
 		if hasRetryAfter {
 			wait = max(wait, retryAfter)
 		}
-		return decision{wait: wait, retry: wait <= t.maxWait(), limit: wait <= t.maxWait()}
+		return decision{wait: wait, retry: wait <= t.maxWait(), kind: LimitPrimary, limit: wait <= t.maxWait()}
 	case code == http.StatusTooManyRequests, code == http.StatusForbidden && secondaryLimit(resp):
 		wait := SecondaryLimitWait
 		if hasRetryAfter {
 			wait = retryAfter
 		}
 		wait = max(wait, 2*last)
-		return decision{wait: min(wait, t.maxWait()), retry: true, secondary: true, limit: true}
+		return decision{wait: min(wait, t.maxWait()), retry: true, kind: LimitSecondary, limit: true}
 	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
 		if createsContent(req) {
@@ -232,7 +256,8 @@ func rewind(req *http.Request) (*http.Request, error) {
 }
 
 // secondaryLimit reports whether a 403 is GitHub's secondary rate limit:
-// a Retry-After header, or the message GitHub sends for it.
+// a Retry-After header, or the message or documentation URL GitHub sends
+// for it (the commonest comes with neither Retry-After nor a spent quota).
 func secondaryLimit(resp *http.Response) bool {
 	if resp.Header.Get("Retry-After") != "" {
 		return true
@@ -245,10 +270,12 @@ func secondaryLimit(resp *http.Response) bool {
 	}
 	var e struct {
 		Message string `json:"message"`
+		DocURL  string `json:"documentation_url"`
 	}
 	_ = json.Unmarshal(b, &e)
 	m := strings.ToLower(e.Message)
-	return strings.Contains(m, "secondary rate limit") || strings.Contains(m, "abuse detection")
+	return strings.Contains(m, "secondary rate limit") || strings.Contains(m, "abuse detection") ||
+		strings.HasSuffix(e.DocURL, "#secondary-rate-limits") || strings.HasSuffix(e.DocURL, "#about-secondary-rate-limits")
 }
 
 func (t *RetryTransport) untilReset(resp *http.Response) time.Duration {
@@ -274,6 +301,9 @@ func (t *RetryTransport) maxWait() time.Duration {
 }
 
 func (t *RetryTransport) sleep(ctx context.Context, d time.Duration) error {
+	if t.OnWait != nil {
+		t.OnWait(d)
+	}
 	if t.Sleep != nil {
 		return t.Sleep(ctx, d)
 	}

@@ -1,10 +1,12 @@
 // Package metrics holds Patchwright's Prometheus metrics: one Metrics value
 // with a method per thing worth counting, and the /metrics handler.
 //
-// It is a leaf (it imports none of Patchwright's packages), so that webhook,
-// the worker, the pipeline and the GitHub adapter can all record into it
-// without a dependency cycle. Every method is safe on a nil *Metrics and
-// does nothing, so code and tests that do not care pass nil.
+// It is a leaf (it imports none of Patchwright's packages) and is imported
+// by cmd only: cmd wires its methods into the others' hooks and decorators
+// (githubapi.RetryTransport's OnLimit and OnWait, the webhook handler, the
+// worker's middleware), so no other package knows it exists. Every method
+// is safe on a nil *Metrics and does nothing, so code and tests that do
+// not care pass nil.
 //
 // Label values that come from outside (a delivery's X-GitHub-Event header
 // arrives before its signature is checked) are folded into a fixed set, so
@@ -12,7 +14,6 @@
 package metrics
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -220,7 +221,8 @@ func (m *Metrics) SandboxExec(outcome string, d time.Duration) {
 	m.execs.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
-// GitHubWait records a wait before retrying a GitHub request.
+// GitHubWait records a wait before retrying a GitHub request; it fits
+// githubapi.RetryTransport's OnWait hook.
 func (m *Metrics) GitHubWait(d time.Duration) {
 	if m == nil {
 		return
@@ -228,23 +230,24 @@ func (m *Metrics) GitHubWait(d time.Duration) {
 	m.githubWaits.Observe(d.Seconds())
 }
 
-// Sleep waits d, or until ctx ends, and records the wait: it fits
-// githubapi.RetryTransport's Sleep field.
-func (m *Metrics) Sleep(ctx context.Context, d time.Duration) error {
-	m.GitHubWait(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// RateLimited counts one GitHub answer that was a rate limit of kind
+// ("primary" or "secondary"): githubapi.RetryTransport decides it and
+// calls this through its OnLimit hook, so the counter and the retries
+// agree on what a rate limit is.
+func (m *Metrics) RateLimited(kind string) {
+	if m == nil {
+		return
 	}
+	if kind != "primary" && kind != "secondary" {
+		kind = Other
+	}
+	m.rateLimited.WithLabelValues(kind).Inc()
 }
 
 // GitHubTransport counts every request it sends to next (default
-// http.DefaultTransport) by status, and the answers that are rate limits.
-// Put it below the retrying transport, so each attempt counts.
+// http.DefaultTransport) by status. Put it below the retrying transport,
+// so each attempt counts. Rate limits are counted by RateLimited, which
+// the retrying transport calls.
 func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -259,9 +262,6 @@ func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
 			return resp, err
 		}
 		m.githubRequests.WithLabelValues(statusLabel(resp.StatusCode)).Inc()
-		if kind := rateLimitKind(resp); kind != "" {
-			m.rateLimited.WithLabelValues(kind).Inc()
-		}
 		return resp, nil
 	})
 }
@@ -269,22 +269,6 @@ func (m *Metrics) GitHubTransport(next http.RoundTripper) http.RoundTripper {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// rateLimitKind tells a rate-limit answer from the headers alone (reading
-// a 403's body is the retrying transport's business): primary when no
-// requests are left, secondary for 429 or a 403 with Retry-After.
-func rateLimitKind(resp *http.Response) string {
-	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
-		return ""
-	}
-	switch {
-	case resp.Header.Get("X-RateLimit-Remaining") == "0":
-		return "primary"
-	case resp.StatusCode == http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "":
-		return "secondary"
-	}
-	return ""
-}
 
 // WebhookHandler wraps the webhook's handler and counts each delivery by
 // its X-GitHub-Event and the status it was answered with, so the webhook
