@@ -42,12 +42,12 @@ func check(name, cmd string, phase verify.Phase, passed bool, d time.Duration) v
 	return c
 }
 
-func goTests(ok []string, failed map[string][]string, noTests ...string) *verify.GoTestSummary {
+func goTests(ok []string, failed map[string][]string, noTests ...string) *verify.TestSummary {
 	s := &verify.GoTestSummary{PackagesOK: ok, FailedTests: failed, NoTestFiles: noTests}
 	for p := range failed {
 		s.PackagesFailed = append(s.PackagesFailed, p)
 	}
-	return s
+	return &verify.TestSummary{Kind: verify.KindGo, Go: s, FailedTests: s.FailedTestNames()}
 }
 
 func usd(f float64) *float64 { return &f }
@@ -55,9 +55,9 @@ func usd(f float64) *float64 { return &f }
 // base is a verified Go run like the example in shared/examples.
 func base() Input {
 	bTest := check("test", "go test ./...", verify.Baseline, true, 6*time.Second)
-	bTest.Tests = goTests([]string{"example.com/slugkit/slug"}, nil, "example.com/slugkit/cmd/slugkit")
+	bTest.Summary = goTests([]string{"example.com/slugkit/slug"}, nil, "example.com/slugkit/cmd/slugkit")
 	fTest := check("test", "go test ./...", verify.Final, true, 6800*time.Millisecond)
-	fTest.Tests = goTests([]string{"example.com/slugkit/slug"}, nil, "example.com/slugkit/cmd/slugkit")
+	fTest.Summary = goTests([]string{"example.com/slugkit/slug"}, nil, "example.com/slugkit/cmd/slugkit")
 	return Input{
 		RunID: "run_01JD3Q7", Attempt: 1, LogURL: "https://patchwright.example/runs/run_01JD3Q7", Issue: 41,
 		Outcome: verify.Verified, Reason: "all 3 checks ran and passed after the change",
@@ -99,7 +99,7 @@ func bodyCases() map[string]Input {
 	un.Outcome, un.Reason = verify.Unverified, "test was already failing before the change and still fails"
 	un.Summary = "Fixed the slug bug. All tests pass and the build is verified."
 	bt := check("test", "go test ./...", verify.Baseline, false, 5*time.Second)
-	bt.Tests = goTests(nil, map[string][]string{"example.com/slugkit/slug": {"TestLegacy"}})
+	bt.Summary = goTests(nil, map[string][]string{"example.com/slugkit/slug": {"TestLegacy"}})
 	bt.Output = "--- FAIL: TestLegacy (0.00s)\n    slug_test.go:40: legacy mode is broken\nFAIL\nFAIL\texample.com/slugkit/slug\t0.01s\n"
 	ft := bt
 	ft.Phase = verify.Final

@@ -28,7 +28,7 @@ func TestLedgerRoundTrip(t *testing.T) {
 	rec := verify.LedgerRecorder{W: w}
 	ctx := context.Background()
 	flaky := verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, ExitCode: 1,
-		Duration: 2 * time.Second, Runs: 3, Failures: 1, Flaky: true, Tests: &verify.GoTestSummary{PackagesOK: []string{"m/a"}}}
+		Duration: 2 * time.Second, Runs: 3, Failures: 1, Flaky: true, Summary: &verify.TestSummary{Kind: verify.KindGo, Go: &verify.GoTestSummary{PackagesOK: []string{"m/a"}}}}
 	for _, c := range []verify.CheckResult{
 		{Name: "test", Command: "go test ./...", Phase: verify.Baseline, Ran: true, Passed: true, Runs: 1},
 		flaky,

@@ -183,8 +183,8 @@ func uncoveredGo(in Input) []string {
 	}
 	var summary *verify.GoTestSummary
 	for _, c := range in.Final {
-		if c.Ran && c.Tests != nil && strings.HasPrefix(c.Command, "go test") {
-			summary = c.Tests
+		if c.Ran && c.GoTests() != nil && strings.HasPrefix(c.Command, "go test") {
+			summary = c.GoTests()
 		}
 	}
 	if summary == nil {

@@ -41,12 +41,12 @@ func failText(c verify.CheckResult) string {
 	}
 	var names []string
 	switch {
-	case c.Tests != nil:
-		names = c.Tests.FailedTestNames()
+	case c.GoTests() != nil:
+		names = c.GoTests().FailedTestNames()
 	case c.Summary != nil:
 		names = c.Summary.FailedTests
 	}
-	if len(names) > 0 || c.Tests != nil {
+	if len(names) > 0 || c.GoTests() != nil {
 		if len(names) > 0 {
 			shown := make([]string, min(3, len(names)))
 			for i := range shown {
@@ -56,7 +56,7 @@ func failText(c verify.CheckResult) string {
 			if len(names) > 3 {
 				s += fmt.Sprintf(" and %d more", len(names)-3)
 			}
-		} else if len(c.Tests.PackagesBuildFailed) > 0 {
+		} else if len(c.GoTests().PackagesBuildFailed) > 0 {
 			s += ": tests did not compile"
 		}
 	}
@@ -79,8 +79,8 @@ func resultText(c *verify.CheckResult) string {
 	case c.Passed && c.Summary != nil && c.Summary.Counted:
 		return "✅ passed (" + plain(c.Summary.Text()) + ")"
 	case c.Passed:
-		if c.Tests != nil && len(c.Tests.PackagesOK) > 0 {
-			if n := len(c.Tests.PackagesOK); n == 1 {
+		if c.GoTests() != nil && len(c.GoTests().PackagesOK) > 0 {
+			if n := len(c.GoTests().PackagesOK); n == 1 {
 				return "✅ passed (1 package with tests)"
 			} else {
 				return fmt.Sprintf("✅ passed (%d packages with tests)", n)

@@ -17,8 +17,17 @@ import (
 	"gopkg.in/ini.v1"
 )
 
-// checkFindings reports checks that ran nothing, and checks whose command
-// at the end is not the one that ran at baseline.
+// TestNames are the tests one run of a check executed. Known is set when
+// the runner named every test it ran (go test -json, JUnit XML) and the
+// run passed; otherwise nothing is compared.
+type TestNames struct {
+	Known bool
+	Names []string
+}
+
+// checkFindings reports checks that ran nothing, checks that no longer
+// run a test that ran at baseline, and checks whose command at the end is
+// not the one that ran at baseline.
 func checkFindings(checks []Check) []Finding {
 	var out []Finding
 	for _, c := range checks {
@@ -32,9 +41,45 @@ func checkFindings(checks []Check) []Finding {
 		case c.Baseline != "" && c.Final != c.Baseline:
 			out = append(out, Finding{Kind: TestSkipped, Detail: fmt.Sprintf(
 				"The %q check ran `%s` at baseline but `%s` at the end, so the final pass may cover less than the baseline did.", c.Name, oneLineCode(c.Baseline), oneLineCode(c.Final))})
+		default:
+			out = append(out, missingTestFindings(c)...)
 		}
 	}
 	return out
+}
+
+// missingTestFindings reports the tests that ran at baseline and not in
+// the final run of the same check: moved where the toolchain does not
+// look, renamed for another system, skipped by a TestMain or a hook. The
+// change's diff may not show why; the run does.
+func missingTestFindings(c Check) []Finding {
+	if !c.BaselineRan.Known || !c.FinalRan.Known {
+		return nil
+	}
+	final := make(map[string]bool, len(c.FinalRan.Names))
+	for _, name := range c.FinalRan.Names {
+		final[name] = true
+	}
+	var missing []string
+	for _, name := range c.BaselineRan.Names {
+		if !final[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, n := range missing[:min(shown, len(missing))] {
+		names = append(names, "`"+oneLineCode(n)+"`")
+	}
+	list := strings.Join(names, ", ")
+	if len(missing) > shown {
+		list += fmt.Sprintf(" and %d more", len(missing)-shown)
+	}
+	return []Finding{{Kind: NoTestsRan, Detail: fmt.Sprintf(
+		"The final %q check (`%s`) passed without running %s, which ran at baseline, so its pass says nothing about what they test.", c.Name, oneLineCode(c.Final), list)}}
 }
 
 // settings are the values of the keys in one configuration file that

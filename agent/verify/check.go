@@ -80,18 +80,20 @@ type CheckResult struct {
 	// RerunCommand is the command used for re-runs when it differs from
 	// Command (for Go, only the failing tests).
 	RerunCommand string `json:"rerun_command,omitempty"`
-	// Tests is what could be parsed from `go test` output; nil for other
-	// commands.
-	Tests *GoTestSummary `json:"tests,omitempty"`
+	// Note says, in one line, how the runner adapted the command to the
+	// image, for example "`python` is not in the image; ran `python3`".
+	// Command is then what ran.
+	Note string `json:"note,omitempty"`
 	// CouldNotRun is set when the command started but could not do its
 	// work because a program it needs is missing from the image (exit
 	// 126/127, "command not found", a missing toolchain or test runner).
 	// Ran is then false and NotRunReason says what was missing, for
 	// example "`python` not found in the image". It is never re-run.
 	CouldNotRun bool `json:"could_not_run,omitempty"`
-	// Summary is the test runner's own summary (counts and failing test
-	// names), parsed by the runner's parser only (see KindOf); nil when
-	// the check is no test run we know or its output had no summary.
+	// Summary is what the test runner reported (counts, test names, and
+	// go test's packages), read once by the runner's parser (see KindOf)
+	// from its machine output where it has one; nil when the check is no
+	// test run we know or its output had no summary.
 	Summary *TestSummary `json:"summary,omitempty"`
 	// ZeroTests is set when a test check executed no test although it did
 	// not fail (exit 0, or the runner's own "no tests" exit such as
@@ -124,6 +126,10 @@ func (c *CheckResult) UnmarshalJSON(data []byte) error {
 	c.Duration = time.Duration(v.DurationMS) * time.Millisecond
 	return nil
 }
+
+// GoTests is go test's view by package, or nil when the check is no go
+// test run.
+func (c CheckResult) GoTests() *GoTestSummary { return c.Summary.GoTests() }
 
 // Failed reports whether the check ran and did not pass, flaky or not.
 func (c CheckResult) Failed() bool { return c.Ran && !c.Passed }

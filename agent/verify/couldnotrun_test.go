@@ -105,7 +105,7 @@ func TestDescribe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := CheckResult{Command: c.cmd, Ran: true, ExitCode: c.exit, Passed: c.exit == 0}
-			describe(&res, Check{Run: c.cmd, Kind: c.kind}, outputFixture(t, c.file))
+			describe(&res, Check{Run: c.cmd, Kind: c.kind}, outputFixture(t, c.file), nil)
 			if res.CouldNotRun != c.couldNotRun || res.CouldNotRun == res.Ran {
 				t.Errorf("CouldNotRun = %v, Ran = %v (%q)", res.CouldNotRun, res.Ran, res.NotRunReason)
 			}
@@ -115,8 +115,8 @@ func TestDescribe(t *testing.T) {
 			if (res.Summary != nil) != c.summary {
 				t.Errorf("Summary = %+v, want present %v", res.Summary, c.summary)
 			}
-			if (res.Tests != nil) != c.goTests {
-				t.Errorf("Tests = %+v, want present %v", res.Tests, c.goTests)
+			if (res.GoTests() != nil) != c.goTests {
+				t.Errorf("Go packages = %+v, want present %v", res.GoTests(), c.goTests)
 			}
 		})
 	}

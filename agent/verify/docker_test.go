@@ -147,7 +147,7 @@ func scenarioPreexistingFailure(t *testing.T, env *dockerEnv) {
 	if !bt.Ran || bt.Passed || bt.Flaky || bt.Runs != 3 || bt.Failures != 3 {
 		t.Fatalf("baseline test = %+v, want a failure on all 3 runs", bt)
 	}
-	if got := bt.Tests.FailedTestNames(); len(got) != 1 || got[0] != "TestAdd" {
+	if got := bt.GoTests().FailedTestNames(); len(got) != 1 || got[0] != "TestAdd" {
 		t.Errorf("failing tests = %v, want [TestAdd]", got)
 	}
 	if !strings.Contains(bt.RerunCommand, "-run '^(TestAdd)$' example.com/calc") {
@@ -203,8 +203,8 @@ func scenarioFixVerified(t *testing.T, env *dockerEnv) {
 	if got != Verified {
 		t.Errorf("outcome = %s (%s), want verified; final: %+v", got, reason, final)
 	}
-	if ft := byName(final, "test"); ft.Tests == nil || len(ft.Tests.PackagesOK) != 1 {
-		t.Errorf("final test summary = %+v, want one ok package", ft.Tests)
+	if ft := byName(final, "test"); ft.GoTests() == nil || len(ft.GoTests().PackagesOK) != 1 {
+		t.Errorf("final test summary = %+v, want one ok package", ft.GoTests())
 	}
 }
 
@@ -367,8 +367,8 @@ func scenarioOtherRunners(t *testing.T, env *dockerEnv) {
 	if s := py.Summary; s == nil || s.Passed != 1 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"tests/test_calc.py::test_add"}) {
 		t.Errorf("baseline pytest summary = %+v; output:\n%s", s, py.Output)
 	}
-	if s := js.Summary; s == nil || s.Passed != 1 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"adds"}) || js.Tests != nil {
-		t.Errorf("baseline node:test summary = %+v, go summary %+v; output:\n%s", s, js.Tests, js.Output)
+	if s := js.Summary; s == nil || s.Passed != 1 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"adds"}) || js.GoTests() != nil {
+		t.Errorf("baseline node:test summary = %+v, go summary %+v; output:\n%s", s, js.GoTests(), js.Output)
 	}
 	f.write(map[string]string{"calc.py": "def add(a, b):\n    return a + b\n", "calc.js": "exports.add = (a, b) => a + b;\n"})
 	final := f.run(r, Final)

@@ -2,7 +2,10 @@ package verify
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 const goTestOutput = "--- FAIL: TestParse (0.00s)\n" +
@@ -19,9 +22,9 @@ const goTestOutput = "--- FAIL: TestParse (0.00s)\n" +
 	"FAIL\n"
 
 func TestParseGoTest(t *testing.T) {
-	s := ParseGoTest(goTestOutput)
+	s := ParseTestOutput(KindGo, goTestOutput).GoTests()
 	if s == nil {
-		t.Fatal("ParseGoTest returned nil for go test output")
+		t.Fatal("the go parser returned nil for go test output")
 	}
 	want := &GoTestSummary{
 		PackagesOK:          []string{"example.com/m/slug"},
@@ -32,7 +35,7 @@ func TestParseGoTest(t *testing.T) {
 		PassedTests:         map[string][]string{},
 	}
 	if !reflect.DeepEqual(s, want) {
-		t.Errorf("ParseGoTest:\n got %+v\nwant %+v", s, want)
+		t.Errorf("go parser:\n got %+v\nwant %+v", s, want)
 	}
 	if got := s.FailedTestNames(); !reflect.DeepEqual(got, []string{"TestFormat", "TestParse"}) {
 		t.Errorf("FailedTestNames = %v", got)
@@ -41,7 +44,7 @@ func TestParseGoTest(t *testing.T) {
 
 func TestParseGoTestVerbose(t *testing.T) {
 	out := "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\tm/p\t0.01s\n"
-	s := ParseGoTest(out)
+	s := ParseTestOutput(KindGo, out).GoTests()
 	if got := s.PassedTests["m/p"]; !reflect.DeepEqual(got, []string{"TestA"}) {
 		t.Errorf("passed tests = %v, want [TestA]", got)
 	}
@@ -58,8 +61,8 @@ func TestParseGoTestNotGoTest(t *testing.T) {
 		"flag-like": "ok -v\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if s := ParseGoTest(out); s != nil {
-				t.Errorf("ParseGoTest(%q) = %+v, want nil", out, s)
+			if s := ParseTestOutput(KindGo, out); s != nil {
+				t.Errorf("ParseTestOutput(go, %q) = %+v, want nil", out, s)
 			}
 		})
 	}
@@ -94,5 +97,82 @@ func TestGoTestRerun(t *testing.T) {
 				t.Errorf("goTestRerun(%q) =\n %q\nwant\n %q", tc.command, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadGoJSON reads real go test -json output (testdata/output, see
+// SOURCES.md): a build failure, a failing test with subtests and a skip,
+// a package without test files and a TestMain that exits 0.
+func TestReadGoJSON(t *testing.T) {
+	s, text := readGo(outputFixture(t, "go_json_mixed.jsonl"))
+	if s == nil {
+		t.Fatal("not recognised")
+	}
+	const p = "example.com/cap/"
+	wantRan := []string{p + "calc.TestAdd", p + "calc.TestSub"}
+	if !s.Named || !reflect.DeepEqual(s.RanTests, wantRan) || !reflect.DeepEqual(s.SkippedTests, []string{p + "calc.TestSkipped"}) {
+		t.Errorf("named %v, ran %v, skipped %v; want %v and [%scalc.TestSkipped]", s.Named, s.RanTests, s.SkippedTests, wantRan, p)
+	}
+	if s.Passed != 1 || s.Failed != 1 || s.Skipped != 1 || s.NoTests || !reflect.DeepEqual(s.FailedTests, []string{"TestAdd"}) {
+		t.Errorf("counts %+v", s)
+	}
+	g := s.Go
+	want := &GoTestSummary{
+		PackagesOK:          []string{p + "skipper"},
+		PackagesFailed:      []string{p + "broken", p + "calc"},
+		PackagesBuildFailed: []string{p + "broken"},
+		NoTestFiles:         []string{p + "empty"},
+		FailedTests:         map[string][]string{p + "calc": {"TestAdd"}},
+		PassedTests:         map[string][]string{p + "calc": {"TestSub"}},
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Errorf("packages:\n got %+v\nwant %+v", g, want)
+	}
+	// The text is what go test without -json prints: the build error,
+	// the failing test's log, every package line; no passing test and no
+	// framing.
+	for _, line := range []string{"broken/broken_test.go:5:32: declared and not used: unused", "FAIL\texample.com/cap/broken [build failed]",
+		"calc_test.go:8: Add(2, 3) = -1, want 5", "--- FAIL: TestAdd", "FAIL\texample.com/cap/calc\t", "?   \texample.com/cap/empty\t[no test files]", "ok  \texample.com/cap/skipper\t"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("text lacks %q:\n%s", line, text)
+		}
+	}
+	for _, line := range []string{"=== RUN", "--- PASS: TestSub", "not today", `"Action"`} {
+		if strings.Contains(text, line) {
+			t.Errorf("text has %q:\n%s", line, text)
+		}
+	}
+	// The same run's text output gives the same packages.
+	plain := ParseTestOutput(KindGo, outputFixture(t, "go_json_mixed_text.txt"))
+	if plain.Named || !reflect.DeepEqual(plain.Go.PackagesFailed, g.PackagesFailed) || !reflect.DeepEqual(plain.Go.PackagesOK, g.PackagesOK) {
+		t.Errorf("text parse %+v disagrees with -json %+v", plain.Go, g)
+	}
+}
+
+// TestReadGoJSONTestMainExit: a TestMain that exits 0 without m.Run
+// prints "ok"; the events show no test ran.
+func TestReadGoJSONTestMainExit(t *testing.T) {
+	s, _ := readGo(outputFixture(t, "go_json_testmain_exit.jsonl"))
+	if s == nil || !s.Named || !s.NoTests || s.Ran() != 0 || len(s.Go.PackagesOK) != 1 {
+		t.Fatalf("summary %+v, want named, no tests, one ok package", s)
+	}
+	if got := zeroTests(KindGo, 0, s); !strings.Contains(got, "no test function ran") {
+		t.Errorf("zeroTests = %q", got)
+	}
+	pass, _ := readGo(outputFixture(t, "go_json_pass.jsonl"))
+	if pass == nil || pass.NoTests || pass.Passed != 2 || pass.Skipped != 1 || zeroTests(KindGo, 0, pass) != "" {
+		t.Errorf("passing run %+v", pass)
+	}
+}
+
+// TestReadGoCutStream: names read from a stream whose middle was dropped
+// are not all the names.
+func TestReadGoCutStream(t *testing.T) {
+	out := joinOutput(sandbox.Output{Head: []byte(`{"Action":"pass","Package":"m/a","Test":"TestA"}` + "\n"),
+		Tail: []byte(`{"Action":"pass","Package":"m/a"}` + "\n"), Total: 1 << 20})
+	res := CheckResult{Ran: true, Passed: true}
+	describe(&res, Check{Run: "go test ./...", Kind: KindGo}, out, nil)
+	if res.Summary == nil || res.Summary.Named {
+		t.Errorf("summary %+v, want read but not named", res.Summary)
 	}
 }

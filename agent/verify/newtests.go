@@ -395,7 +395,7 @@ func (r *Runner) runOnBase(ctx context.Context, tests []NewTest, module string) 
 	if err != nil {
 		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}
-	s := ParseGoTest(out.text)
+	s := ParseTestOutput(KindGo, out.text).GoTests()
 	results := make([]NewTestResult, len(tests))
 	for i, t := range tests {
 		results[i] = NewTestResult{NewTest: t, Command: cmd, Output: r.tail(out.text), Status: classifyBefore(t.Name, out.ExitCode, s)}

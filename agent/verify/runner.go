@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -102,17 +103,28 @@ func (r *Runner) record(ctx context.Context, res CheckResult) error {
 // runCheck runs one check and, when it fails, re-runs it to tell a flaky
 // check from a failing one.
 func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResult, error) {
-	out, err := r.exec(ctx, c.Run)
+	c, note, err := r.adapt(ctx, c)
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
 	}
+	kind := KindOf(c)
+	out, err := r.execLimit(ctx, prelude(kind)+c.Run, outputLimit(kind))
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
+	}
+	var report []byte
+	if kind == KindPytest {
+		if report, err = r.readReport(ctx, junitPath); err != nil {
+			return CheckResult{}, fmt.Errorf("read check %s's report (%s): %w", c.Name, phase, err)
+		}
+	}
 	res := CheckResult{
-		Name: c.Name, Command: c.Run, Phase: phase, Ran: true,
+		Name: c.Name, Command: c.Run, Phase: phase, Ran: true, Note: note,
 		ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut,
 		Duration: out.Duration, TimedOut: out.TimedOut, OOMKilled: out.OOMKilled,
-		Output: r.tail(out.text), Runs: 1,
+		Runs: 1,
 	}
-	describe(&res, c, out.text)
+	res.Output = r.tail(describe(&res, c, out.text, report))
 	// Neither a missing program nor an empty test suite changes on a
 	// re-run.
 	if res.Passed || res.CouldNotRun || res.ZeroTests {
@@ -123,13 +135,14 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	if res.TimedOut || r.reruns() == 0 {
 		return res, nil
 	}
-	rerun := goTestRerun(c.Run, res.Tests)
+	rerun := goTestRerun(c.Run, res.GoTests())
 	if rerun == "" {
 		rerun = c.Run
 	} else {
 		res.RerunCommand = rerun
 	}
 	for range r.reruns() {
+		// A re-run is judged by its exit code alone: no prelude.
 		again, err := r.exec(ctx, rerun)
 		if err != nil {
 			return CheckResult{}, fmt.Errorf("re-run check %s (%s): %w", c.Name, phase, err)
@@ -144,24 +157,77 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	return res, nil
 }
 
-// describe reads a run's output into res: the test runner's summary,
-// whether the command could not run at all, and whether it ran no test.
-func describe(res *CheckResult, c Check, text string) {
-	kind := KindOf(c)
-	if kind == KindGo {
-		res.Tests = ParseGoTest(text)
+// junitPath is where a pytest check writes its JUnit XML report, in the
+// check sandbox's /tmp.
+const junitPath = "/tmp/.patchwright-junit.xml"
+
+// prelude is put before a check's script so that its runner also writes
+// machine output naming every test: go test's -json events (see
+// goJSONPrelude), pytest's JUnit XML report (through PYTEST_ADDOPTS, after
+// the image's own options, so the repository's configuration still
+// applies). The command and its exit code are the check's own.
+func prelude(kind TestKind) string {
+	switch kind {
+	case KindGo:
+		return goJSONPrelude
+	case KindPytest:
+		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
 	}
-	res.Summary = ParseTestOutput(kind, text)
+	return ""
+}
+
+// outputLimit keeps go test -json's events whole for a large suite: they
+// are read for the names, and only a tail is kept.
+func outputLimit(kind TestKind) int {
+	if kind == KindGo {
+		return 8 << 20
+	}
+	return 0
+}
+
+// readReport returns a report file the check wrote in the sandbox, or nil
+// when there is none (the runner was not reached, or the repository's
+// options turned the report off).
+func (r *Runner) readReport(ctx context.Context, path string) ([]byte, error) {
+	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: "cat " + path, Timeout: time.Minute, OutputLimit: 16 << 20})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 || res.TimedOut || res.Stdout.Truncated() {
+		return nil, nil
+	}
+	return append(res.Stdout.Head, res.Stdout.Tail...), nil
+}
+
+// describe reads a run's output into res, once: the test runner's
+// summary (from its report, when it wrote one), whether the command could
+// not run at all, and whether it ran no test. It returns the output as a
+// reader sees it (go test -json's events rendered back to go test's text).
+func describe(res *CheckResult, c Check, output string, report []byte) string {
+	kind := KindOf(c)
+	text := output
+	switch {
+	case kind == KindGo:
+		res.Summary, text = readGo(output)
+	case report != nil && ParseJUnit(kind, report) != nil:
+		res.Summary = ParseJUnit(kind, report)
+	default:
+		res.Summary = ParseTestOutput(kind, output)
+	}
+	if truncatedRE.MatchString(output) && res.Summary != nil {
+		res.Summary.Named = false // names from a cut stream are not all
+	}
 	if res.TimedOut || res.OOMKilled {
-		return
+		return text
 	}
 	if why := couldNotRun(res.ExitCode, text); why != "" {
 		res.Ran, res.Passed, res.CouldNotRun, res.NotRunReason = false, false, true, why
-		return
+		return text
 	}
 	if detail := zeroTests(kind, res.ExitCode, res.Summary); detail != "" {
 		res.ZeroTests, res.ZeroTestsDetail = true, detail
 	}
+	return text
 }
 
 // zeroTests says in one line how a test run that did not fail executed no
@@ -179,12 +245,53 @@ func zeroTests(kind TestKind, exit int, s *TestSummary) string {
 		return ""
 	}
 	switch {
+	case kind == KindGo && s.Named && len(s.Go.PackagesOK) > 0:
+		return fmt.Sprintf("go test reported %s ok, but no test function ran in any package", plural(len(s.Go.PackagesOK), "package"))
 	case kind == KindGo:
 		return "go test ran no test in any package ([no test files] or [no tests to run])"
 	case s.Skipped > 0:
 		return fmt.Sprintf("%s ran no test (%d skipped)", kind, s.Skipped)
 	}
 	return fmt.Sprintf("%s ran no test", kind)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// programFallbacks are programs a detected or configured command may
+// start with that common images lack, each with the one to run instead:
+// Debian's and many public images have python3 and no python.
+var programFallbacks = map[string]string{"python": "python3"}
+
+// adapt returns the check with its program replaced by the fallback the
+// image has, when the image lacks the program (asked in the sandbox, where
+// the check runs), and a note saying so; otherwise the check as it is.
+func (r *Runner) adapt(ctx context.Context, c Check) (Check, string, error) {
+	prefix, rest := "", c.Run
+	if strings.HasPrefix(rest, "cd ") {
+		if i := strings.Index(rest, " && "); i > 0 {
+			prefix, rest = rest[:i+4], rest[i+4:]
+		}
+	}
+	prog, args, _ := strings.Cut(rest, " ")
+	alt, ok := programFallbacks[prog]
+	if !ok {
+		return c, "", nil
+	}
+	probe := "if command -v " + prog + " >/dev/null 2>&1; then echo keep; elif command -v " + alt + " >/dev/null 2>&1; then echo swap; fi"
+	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: probe, Timeout: time.Minute})
+	if err != nil {
+		return c, "", err
+	}
+	if strings.TrimSpace(string(res.Stdout.Head)) != "swap" {
+		return c, "", nil
+	}
+	c.Run = prefix + alt + " " + args
+	return c, fmt.Sprintf("`%s` is not in the image, so the check ran `%s`", prog, alt), nil
 }
 
 func (r *Runner) reruns() int {
@@ -220,18 +327,27 @@ type execOutput struct {
 }
 
 func (r *Runner) exec(ctx context.Context, script string) (execOutput, error) {
+	return r.execLimit(ctx, script, 0)
+}
+
+// execLimit is exec keeping limit bytes of each stream (0: the sandbox's
+// default).
+func (r *Runner) execLimit(ctx context.Context, script string, limit int) (execOutput, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultCheckTimeout
 	}
 	// 2>&1 keeps compiler errors and test output in the order they were
 	// written, which is what annotations and re-runs parse.
-	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: "{ " + script + "\n} 2>&1", Timeout: timeout})
+	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: "{ " + script + "\n} 2>&1", Timeout: timeout, OutputLimit: limit})
 	if err != nil {
 		return execOutput{}, err
 	}
 	return execOutput{Result: res, text: joinOutput(res.Stdout) + joinOutput(res.Stderr)}, nil
 }
+
+// truncatedRE matches the line joinOutput puts where bytes were dropped.
+var truncatedRE = regexp.MustCompile(`(?m)^\[… \d+ bytes not kept …\]$`)
 
 // joinOutput renders a capped stream with a marker where bytes were
 // dropped.

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"encoding/xml"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,6 +84,27 @@ type TestSummary struct {
 	// NoTests is set when the runner said, in its own words, that it ran
 	// no test at all.
 	NoTests bool `json:"no_tests,omitempty"`
+	// Named is set when the runner's machine output (go test -json,
+	// JUnit XML) named every test, so RanTests is complete and a test
+	// missing from it did not run.
+	Named bool `json:"named,omitempty"`
+	// RanTests names each test that ran to a verdict (passed or failed),
+	// once, sorted: "package.TestName" for Go, "classname::name" from
+	// JUnit XML. Text output without names leaves it empty or partial.
+	RanTests []string `json:"ran_tests,omitempty"`
+	// SkippedTests names the skipped tests the same way.
+	SkippedTests []string `json:"skipped_tests,omitempty"`
+	// Go is go test's view by package; nil for other runners.
+	Go *GoTestSummary `json:"go,omitempty"`
+}
+
+// GoTests is go test's view by package; nil for another runner or a nil
+// summary.
+func (s *TestSummary) GoTests() *GoTestSummary {
+	if s == nil {
+		return nil
+	}
+	return s.Go
 }
 
 // Ran is the number of tests that ran to a verdict.
@@ -117,8 +140,12 @@ func (s *TestSummary) Text() string {
 // (the run crashed, or the command was not that runner after all): the
 // check is then judged by its exit code alone.
 func ParseTestOutput(kind TestKind, output string) *TestSummary {
+	if kind == KindGo {
+		s, _ := readGo(output)
+		return s
+	}
 	parse := map[TestKind]func([]string) *TestSummary{
-		KindGo: parseGoSummary, KindPytest: parsePytest, KindTAP: parseTAP,
+		KindPytest: parsePytest, KindTAP: parseTAP,
 		KindNodeTest: parseNodeTest, KindMocha: parseMocha, KindJest: parseJest,
 		KindVitest: parseVitest, KindCargo: parseCargo, KindMaven: parseMaven,
 	}[kind]
@@ -158,26 +185,6 @@ func addName(names []string, name string) []string {
 		name = string(r[:200]) + "…"
 	}
 	return appendNew(names, name)
-}
-
-func parseGoSummary(lines []string) *TestSummary {
-	g := ParseGoTest(strings.Join(lines, "\n"))
-	if g == nil {
-		return nil
-	}
-	s := &TestSummary{FailedTests: g.FailedTestNames()}
-	s.Failed = len(s.FailedTests)
-	for _, tests := range g.PassedTests {
-		s.Passed += len(tests)
-	}
-	for _, line := range lines {
-		if strings.HasPrefix(line, "--- SKIP: ") {
-			s.Skipped++
-		}
-	}
-	s.Counted = s.Passed > 0
-	s.NoTests = len(g.PackagesFailed) == 0 && g.testedPackages() == 0
-	return s
 }
 
 var (
@@ -622,4 +629,65 @@ func parseMaven(lines []string) *TestSummary {
 	s.FailedTests = names
 	s.NoTests = s.Ran() == 0 && s.Errors == 0
 	return &s
+}
+
+// junitCase is one <testcase> of a JUnit XML report.
+type junitCase struct {
+	Classname string    `xml:"classname,attr"`
+	Name      string    `xml:"name,attr"`
+	Failure   *struct{} `xml:"failure"`
+	Error     *struct{} `xml:"error"`
+	Skipped   *struct{} `xml:"skipped"`
+}
+
+// ParseJUnit reads a JUnit XML report (pytest's --junit-xml, Surefire's
+// TEST-*.xml): every test by name. It returns nil when the report is not
+// one: the check is then read from its text output.
+func ParseJUnit(kind TestKind, report []byte) *TestSummary {
+	var doc struct {
+		XMLName xml.Name
+		Suites  []struct {
+			Cases []junitCase `xml:"testcase"`
+		} `xml:"testsuite"`
+		Cases []junitCase `xml:"testcase"` // a bare <testsuite> root
+	}
+	if err := xml.Unmarshal(report, &doc); err != nil {
+		return nil
+	}
+	if doc.XMLName.Local != "testsuites" && doc.XMLName.Local != "testsuite" {
+		return nil
+	}
+	cases := doc.Cases
+	for _, s := range doc.Suites {
+		cases = append(cases, s.Cases...)
+	}
+	s := &TestSummary{Kind: kind, Counted: true, Named: true}
+	for _, c := range cases {
+		name := c.Name
+		if c.Classname != "" {
+			name = c.Classname + "::" + c.Name
+		}
+		switch {
+		case c.Error != nil && c.Classname == "":
+			// pytest's collection error: a file, not a test.
+			s.Errors++
+			s.FailedTests = addName(s.FailedTests, name)
+			continue
+		case c.Skipped != nil:
+			s.Skipped++
+			s.SkippedTests = append(s.SkippedTests, name)
+			continue
+		case c.Failure != nil || c.Error != nil:
+			s.Failed++
+			s.FailedTests = addName(s.FailedTests, name)
+		default:
+			s.Passed++
+		}
+		s.RanTests = append(s.RanTests, name)
+	}
+	slices.Sort(s.RanTests)
+	s.RanTests = slices.Compact(s.RanTests)
+	slices.Sort(s.SkippedTests)
+	s.NoTests = s.Ran() == 0 && s.Errors == 0
+	return s
 }

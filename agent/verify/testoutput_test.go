@@ -28,8 +28,9 @@ var parserCases = []struct {
 	kind TestKind
 	want TestSummary
 }{
-	{"go_fail.txt", KindGo, TestSummary{Failed: 1, FailedTests: []string{"TestAdd"}}},
-	{"go_fail_verbose.txt", KindGo, TestSummary{Passed: 2, Failed: 1, Skipped: 1, Counted: true, FailedTests: []string{"TestAdd"}}},
+	{"go_fail.txt", KindGo, TestSummary{Failed: 1, FailedTests: []string{"TestAdd"}, RanTests: []string{"example.com/calc/calc.TestAdd"}}},
+	{"go_fail_verbose.txt", KindGo, TestSummary{Passed: 2, Failed: 1, Skipped: 1, FailedTests: []string{"TestAdd"},
+		RanTests: []string{"example.com/calc/calc.TestAdd", "example.com/calc/calc.TestMul", "example.com/calc/util.TestId"}}},
 	{"go_pass.txt", KindGo, TestSummary{}},
 	{"go_notests.txt", KindGo, TestSummary{NoTests: true}},
 	{"go_no_test_files.txt", KindGo, TestSummary{NoTests: true}},
@@ -82,6 +83,7 @@ func TestParseTestOutput(t *testing.T) {
 			}
 			want := tc.want
 			want.Kind = tc.kind
+			got.Go = nil // go test's packages: see gotest_test.go
 			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("\n got %+v\nwant %+v", *got, want)
 			}
@@ -132,8 +134,8 @@ func TestParsersRefuseOthers(t *testing.T) {
 // equivalent" lines were counted as Go packages.
 func TestTAPIsNotGoTest(t *testing.T) {
 	out := outputFixture(t, "tape_pass.txt")
-	if s := ParseGoTest(out); s != nil {
-		t.Fatalf("ParseGoTest read TAP as packages: %+v", s)
+	if s := ParseTestOutput(KindGo, out); s != nil {
+		t.Fatalf("the go parser read TAP as packages: %+v", s)
 	}
 	if s := ParseTestOutput(KindTAP, out); s == nil || s.Passed != 3 {
 		t.Fatalf("TAP parser: %+v", s)
@@ -203,5 +205,50 @@ func TestSummaryText(t *testing.T) {
 		if got := c.s.Text(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+// TestParseJUnit reads pytest's real JUnit XML (testdata/output, see
+// SOURCES.md): every test by name, a setup error as a failed test.
+func TestParseJUnit(t *testing.T) {
+	s := ParseJUnit(KindPytest, []byte(outputFixture(t, "pytest_junit_fail.xml")))
+	if s == nil {
+		t.Fatal("not recognised")
+	}
+	wantRan := []string{"tests.test_calc.TestGroup::test_neg", "tests.test_calc.TestGroup::test_same",
+		"tests.test_calc::test_add", "tests.test_calc::test_uses_broken", "tests.test_calc::test_zero"}
+	if !s.Named || !s.Counted || !reflect.DeepEqual(s.RanTests, wantRan) {
+		t.Errorf("ran %v, want %v", s.RanTests, wantRan)
+	}
+	if s.Passed != 2 || s.Failed != 3 || s.Skipped != 1 || s.Errors != 0 || s.NoTests ||
+		!reflect.DeepEqual(s.SkippedTests, []string{"tests.test_calc::test_later"}) {
+		t.Errorf("counts %+v", s)
+	}
+	if !reflect.DeepEqual(s.FailedTests, []string{"tests.test_calc::test_add", "tests.test_calc.TestGroup::test_neg", "tests.test_calc::test_uses_broken"}) {
+		t.Errorf("failed %v", s.FailedTests)
+	}
+	none := ParseJUnit(KindPytest, []byte(outputFixture(t, "pytest_junit_deselected.xml")))
+	if none == nil || !none.NoTests || !none.Named || len(none.RanTests) != 0 {
+		t.Errorf("every test deselected: %+v", none)
+	}
+	for _, bad := range []string{"", "<html/>", "not xml", outputFixture(t, "pytest_fail.txt")} {
+		if s := ParseJUnit(KindPytest, []byte(bad)); s != nil {
+			t.Errorf("ParseJUnit(%.20q) = %+v, want nil", bad, s)
+		}
+	}
+}
+
+// TestDescribePrefersTheReport: with a JUnit report, pytest's summary
+// comes from it, and the text is not parsed.
+func TestDescribePrefersTheReport(t *testing.T) {
+	res := CheckResult{Ran: true, ExitCode: 1}
+	describe(&res, Check{Run: "python3 -m pytest", Kind: KindPytest}, outputFixture(t, "pytest_fail.txt"), []byte(outputFixture(t, "pytest_junit_fail.xml")))
+	if res.Summary == nil || !res.Summary.Named || res.Summary.Failed != 3 {
+		t.Errorf("summary %+v, want the report's", res.Summary)
+	}
+	res = CheckResult{Ran: true, ExitCode: 1}
+	describe(&res, Check{Run: "python3 -m pytest", Kind: KindPytest}, outputFixture(t, "pytest_fail.txt"), []byte("garbage"))
+	if res.Summary == nil || res.Summary.Named || res.Summary.Failed != 2 {
+		t.Errorf("summary %+v, want the text's", res.Summary)
 	}
 }

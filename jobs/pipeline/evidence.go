@@ -164,7 +164,9 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 }
 
 // findingChecks pairs each check's baseline and final commands, with the
-// zero-tests flag of its final run.
+// zero-tests flag of its final run and the tests each phase ran by name:
+// the final run's only when it passed (a failing check already keeps the
+// change from being verified).
 func (r *run) findingChecks() []findings.Check {
 	var out []findings.Check
 	index := map[string]int{}
@@ -175,10 +177,15 @@ func (r *run) findingChecks() []findings.Check {
 			index[c.Name] = i
 			out = append(out, findings.Check{Name: c.Name})
 		}
+		ran := findings.TestNames{Known: c.Ran && c.Summary != nil && c.Summary.Named}
+		if ran.Known {
+			ran.Names = c.Summary.RanTests
+		}
 		if final {
-			out[i].Final, out[i].ZeroTests = c.Command, c.ZeroTests
+			ran.Known = ran.Known && c.Passed
+			out[i].Final, out[i].ZeroTests, out[i].FinalRan = c.Command, c.ZeroTests, ran
 		} else {
-			out[i].Baseline = c.Command
+			out[i].Baseline, out[i].BaselineRan = c.Command, ran
 		}
 	}
 	for _, c := range r.baseline {
