@@ -273,10 +273,7 @@ func TestAddZero(t *testing.T) {
 `
 	f.write(map[string]string{"calc.go": calcGood, "calc_test.go": newTests})
 	changed := []string{"calc.go", "calc_test.go"}
-	base, err := OpenBase(f.dir, f.base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := gitBase{dir: f.dir, commit: f.base}
 	found, err := FindNewGoTests(ws, base, changed)
 	if err != nil {
 		t.Fatal(err)
@@ -409,10 +406,7 @@ func scenarioNewTestsOtherLanguages(t *testing.T, env *dockerEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := OpenBase(f.dir, f.base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := gitBase{dir: f.dir, commit: f.base}
 	found, err := FindNewTests(ws, base, changed, d)
 	if err != nil {
 		t.Fatal(err)
@@ -465,10 +459,7 @@ func scenarioCargo(t *testing.T, env *dockerEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := OpenBase(f.dir, f.base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := gitBase{dir: f.dir, commit: f.base}
 	changed := []string{"src/lib.rs", "tests/api.rs"}
 	found, err := FindNewTests(ws, base, changed, d)
 	if err != nil {

@@ -4,84 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/patchwright/patchwright/agent/verify/testsrc"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
-// Base is the repository at the commit the change started from.
-type Base struct {
-	commit *object.Commit
-}
-
-// OpenBase opens the git repository at repoDir and resolves commit (a
-// hash or a ref).
-func OpenBase(repoDir, commit string) (*Base, error) {
-	repo, err := git.PlainOpen(repoDir)
-	if err != nil {
-		return nil, fmt.Errorf("open base repository %s: %w", repoDir, err)
-	}
-	hash, err := repo.ResolveRevision(plumbing.Revision(commit))
-	if err != nil {
-		return nil, fmt.Errorf("resolve base commit %s: %w", commit, err)
-	}
-	c, err := repo.CommitObject(*hash)
-	if err != nil {
-		return nil, fmt.Errorf("read base commit %s: %w", commit, err)
-	}
-	return &Base{commit: c}, nil
-}
-
-// ReadFile returns a file's content at the base commit; ok is false when
-// the file did not exist there.
-func (b *Base) ReadFile(name string) (data []byte, ok bool, err error) {
-	f, err := b.commit.File(name)
-	if errors.Is(err, object.ErrFileNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s at base: %w", name, err)
-	}
-	s, err := f.Contents()
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s at base: %w", name, err)
-	}
-	return []byte(s), true, nil
-}
-
-// writeTree writes every regular file of the base commit under root.
-// Symlinks and submodules are skipped: they could point anywhere.
-func (b *Base) writeTree(root *os.Root) error {
-	files, err := b.commit.Files()
-	if err != nil {
-		return fmt.Errorf("list base tree: %w", err)
-	}
-	return files.ForEach(func(f *object.File) error {
-		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
-			return nil
-		}
-		s, err := f.Contents()
-		if err != nil {
-			return fmt.Errorf("read %s at base: %w", f.Name, err)
-		}
-		perm := fs.FileMode(0o644)
-		if f.Mode == filemode.Executable {
-			perm = 0o755
-		}
-		return writeUnder(root, f.Name, []byte(s), perm)
-	})
+// BaseTree is the repository at the commit the change started from.
+// *jobs/gitrepo.Repo satisfies it, so verify reads no git of its own.
+type BaseTree interface {
+	// BaseContent returns a file's content at the base commit; nil with
+	// no error for a file that did not exist there.
+	BaseContent(path string) ([]byte, error)
+	// WriteBase writes every regular file of the base commit under root,
+	// leaving out symbolic links and submodules (they could point
+	// anywhere).
+	WriteBase(root *os.Root) error
 }
 
 func writeUnder(root *os.Root, name string, data []byte, perm fs.FileMode) error {
@@ -96,7 +38,8 @@ func writeUnder(root *os.Root, name string, data []byte, perm fs.FileMode) error
 	return nil
 }
 
-// NewTest is a Go test function the change added or changed.
+// NewTest is a test the change added or changed, as agent/verify/testsrc
+// reads the file before and after.
 type NewTest struct {
 	// Dir is the package directory relative to the repository root, in
 	// slash form; "." for the root.
@@ -121,34 +64,23 @@ type NewTest struct {
 	Kind TestKind `json:"kind,omitempty"`
 }
 
-// FindNewGoTests compares every changed *_test.go file with its version at
-// base and returns the Test functions that are new or whose source
-// changed, sorted by directory and name. Files that do not parse are
-// skipped: the final build reports them.
-func FindNewGoTests(ws *sandbox.Workspace, base *Base, changed []string) ([]NewTest, error) {
+// FindNewGoTests is FindNewTests for Go alone: the Test, Fuzz and
+// Example functions go test runs (testsrc's reading of its rule) that are
+// new or whose source changed in a changed *_test.go file that builds
+// here, sorted by directory and name. Files that do not compile as go
+// test wants are skipped: the final build reports them.
+func FindNewGoTests(ws *sandbox.Workspace, base BaseTree, changed []string) ([]NewTest, error) {
 	var out []NewTest
 	for _, name := range changed {
-		if !strings.HasSuffix(name, "_test.go") {
+		if path.Ext(name) != ".go" {
 			continue
 		}
-		now, err := ws.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted by the change
-		}
+		found, err := newIn(ws, base, name)
 		if err != nil {
-			return nil, fmt.Errorf("find new tests: %w", err)
+			return nil, err
 		}
-		old, _, err := base.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("find new tests: %w", err)
-		}
-		before := testFuncs(name, old)
-		for test, src := range testFuncs(name, now) {
-			prev, existed := before[test]
-			if existed && prev == src {
-				continue
-			}
-			out = append(out, NewTest{Dir: path.Dir(name), Name: test, File: name, Added: !existed})
+		for _, f := range found {
+			out = append(out, NewTest{Dir: path.Dir(name), Name: f.Name, File: name, Added: f.added})
 		}
 	}
 	slices.SortFunc(out, func(a, b NewTest) int {
@@ -157,34 +89,47 @@ func FindNewGoTests(ws *sandbox.Workspace, base *Base, changed []string) ([]NewT
 	return out, nil
 }
 
-// testFuncs maps each top-level TestXxx function of a Go file to its
-// source text.
-func testFuncs(name string, src []byte) map[string]string {
-	funcs := map[string]string{}
-	if src == nil {
-		return funcs
-	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
-	if err != nil {
-		return funcs
-	}
-	for _, d := range f.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil || !isTestName(fn.Name.Name) {
-			continue
-		}
-		start, end := fset.Position(fn.Pos()).Offset, fset.Position(fn.End()).Offset
-		funcs[fn.Name.Name] = string(src[start:end])
-	}
-	return funcs
+// found is a test that the change added or whose source it changed.
+type found struct {
+	testsrc.Test
+	added bool
 }
 
-// isTestName follows go test's rule: "Test" then nothing or a character
-// that is not a lower-case letter.
-func isTestName(n string) bool {
-	rest, ok := strings.CutPrefix(n, "Test")
-	return ok && (rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z'))
+// newIn reads one changed file now and at base through testsrc and
+// returns its tests that are new or changed; benchmarks are left out, as
+// go test -run does not run them.
+func newIn(ws *sandbox.Workspace, base BaseTree, name string) ([]found, error) {
+	now, err := ws.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // deleted by the change
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find new tests: %w", err)
+	}
+	tests, err := testsrc.Tests(name, now)
+	if err != nil || len(tests) == 0 {
+		return nil, nil
+	}
+	old, err := base.BaseContent(name)
+	if err != nil {
+		return nil, fmt.Errorf("find new tests: %w", err)
+	}
+	oldTests, _ := testsrc.Tests(name, old)
+	// Layout and comments (blanked by testsrc) do not change a test.
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	before := map[string]string{}
+	for _, t := range oldTests {
+		before[t.Name] = squash(t.Text)
+	}
+	var out []found
+	for _, t := range tests {
+		prev, existed := before[t.Name]
+		if t.Kind == testsrc.KindBenchmark || existed && prev == squash(t.Text) {
+			continue
+		}
+		out = append(out, found{Test: t, added: !existed})
+	}
+	return out, nil
 }
 
 // NewTestStatus is what a new test did against the original code.
@@ -231,7 +176,7 @@ const baseDir = ".git/patchwright-base"
 // the change's test files (and changed testdata) over it, runs the tests
 // of each package with -run and removes the tree again. changed is the
 // diff's file list.
-func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, base *Base, tests []NewTest, changed []string) ([]NewTestResult, error) {
+func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, base BaseTree, tests []NewTest, changed []string) ([]NewTestResult, error) {
 	if len(tests) == 0 {
 		return nil, nil
 	}
@@ -252,8 +197,8 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}
 	defer tree.Close()
-	if err := base.writeTree(tree); err != nil {
-		return nil, err
+	if err := base.WriteBase(tree); err != nil {
+		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}
 	if err := overlayTests(ws, tree, changed); err != nil {
 		return nil, err

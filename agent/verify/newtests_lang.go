@@ -2,14 +2,13 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/patchwright/patchwright/agent/verify/testsrc"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -28,52 +27,62 @@ const CannotShow NewTestStatus = "cannot_show"
 
 // FindNewTests finds the tests a change added or changed, in every
 // language whose tests can be run alone: Go (FindNewGoTests), Python
-// (pytest node IDs), JavaScript (test titles in *.test.js and similar
-// files) and Rust (#[test] functions). d says which project each file
-// belongs to and which runner a JavaScript project uses.
-func FindNewTests(ws *sandbox.Workspace, base *Base, changed []string, d Detection) ([]NewTest, error) {
+// (pytest node IDs), JavaScript and TypeScript (test titles) and Rust
+// (#[test] functions), each file read by agent/verify/testsrc as the
+// findings read it. d says which project each file belongs to and which
+// runner a JavaScript project uses.
+func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Detection) ([]NewTest, error) {
 	out, err := FindNewGoTests(ws, base, changed)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range changed {
-		var find func(string, []byte) map[string]testSource
-		var lang string
-		switch {
-		case isPythonTestFile(name):
-			find, lang = pythonTests, LangPython
-		case isJSTestFile(name):
-			find, lang = jsTests, LangJS
-		case strings.HasSuffix(name, ".rs"):
-			find, lang = rustTests, LangRust
-		default:
+		lang, ok := runnableLang(name)
+		if !ok {
 			continue
 		}
-		now, err := ws.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		tests, err := newIn(ws, base, name)
 		if err != nil {
-			return nil, fmt.Errorf("find new tests: %w", err)
+			return nil, err
 		}
-		old, _, err := base.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("find new tests: %w", err)
-		}
-		before := find(name, old)
 		project := projectOf(d, name, lang)
 		var found []NewTest
-		for id, src := range find(name, now) {
-			if prev, ok := before[id]; ok && prev.text == src.text {
-				continue
+		seen := map[string]bool{}
+		for _, t := range tests {
+			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang)}
+			switch lang {
+			case LangPython:
+				// A pytest node ID: classes, nested ones too, joined by "::".
+				nt.Name = strings.ReplaceAll(t.Name, ".", "::")
+				nt.ID = name + "::" + nt.Name
+			default:
+				// Runners select JavaScript tests by title and Rust
+				// tests by function name; the same one twice is run once.
+				nt.Name, nt.ID = t.Short, t.Short
 			}
-			_, existed := before[id]
-			found = append(found, NewTest{Dir: project, Name: src.name, File: name, Added: !existed, Lang: lang, ID: id, Kind: testKindOf(d, project, lang)})
+			if !seen[nt.ID] {
+				seen[nt.ID] = true
+				found = append(found, nt)
+			}
 		}
 		slices.SortFunc(found, func(a, b NewTest) int { return strings.Compare(a.ID, b.ID) })
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// runnableLang is the language of a file whose new tests can be run on
+// the original code, other than Go.
+func runnableLang(name string) (string, bool) {
+	switch path.Ext(name) {
+	case ".py":
+		return LangPython, true
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return LangJS, true
+	case ".rs":
+		return LangRust, true
+	}
+	return "", false
 }
 
 // testKindOf is the test runner of the project in dir, for JavaScript,
@@ -105,193 +114,11 @@ func projectOf(d Detection, file, lang string) string {
 	return best
 }
 
-// testSource is one test found in a file: the name a reader sees and the
-// source text whose change makes it "changed".
-type testSource struct {
-	name, text string
-}
-
-func isPythonTestFile(name string) bool {
-	b := path.Base(name)
-	return strings.HasSuffix(b, ".py") && (strings.HasPrefix(b, "test_") || strings.HasSuffix(b, "_test.py"))
-}
-
-var jsTestFileRE = regexp.MustCompile(`(^|/)(__tests__|tests?)/.*\.[cm]?[jt]sx?$|\.(test|spec)\.[cm]?[jt]sx?$`)
-
-func isJSTestFile(name string) bool { return jsTestFileRE.MatchString(name) }
-
-var (
-	pyClassRE = regexp.MustCompile(`^class\s+(Test\w*)\s*[:(]`)
-	pyDefRE   = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+(test\w*)\s*\(`)
-)
-
-// pythonTests maps each pytest node ID in a test file ("tests/t.py::test_a",
-// "tests/t.py::TestX::test_b") to its source, decorators included. It
-// reads indentation the way Python does; a file it misreads only makes a
-// test look changed.
-func pythonTests(file string, src []byte) map[string]testSource {
-	out := map[string]testSource{}
-	lines := strings.Split(string(src), "\n")
-	class := ""
-	for i, line := range lines {
-		if m := pyClassRE.FindStringSubmatch(line); m != nil {
-			class = m[1]
-			continue
-		}
-		if line != "" && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, "@") && !strings.HasPrefix(line, "#") {
-			class = "" // any other top-level statement ends the class
-		}
-		m := pyDefRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		indent := len(m[1])
-		id := file + "::" + m[2]
-		if indent > 0 {
-			if class == "" {
-				continue // a nested function, not collected by pytest
-			}
-			id = file + "::" + class + "::" + m[2]
-		}
-		start := i
-		for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "@") {
-			start--
-		}
-		end := i + 1
-		for end < len(lines) {
-			l := lines[end]
-			if strings.TrimSpace(l) != "" && len(l)-len(strings.TrimLeft(l, " \t")) <= indent {
-				break
-			}
-			end++
-		}
-		text := strings.TrimRight(strings.Join(lines[start:end], "\n"), " \t\n")
-		out[id] = testSource{name: strings.TrimPrefix(id, file+"::"), text: text}
-	}
-	return out
-}
-
-// jsTestRE finds it("title", test('title' and it.only with a template
-// literal title; the title is the test's name in every JavaScript runner.
-var jsTestRE = regexp.MustCompile("\\b(?:it|test)(?:\\.only)?\\s*\\(\\s*(?:'([^'\\\\\\n]*)'|\"([^\"\\\\\\n]*)\"|`([^`\\\\$\\n]*)`)")
-
-// jsTests maps each test title in a JavaScript or TypeScript file to the
-// source of its call, parentheses balanced.
-func jsTests(_ string, src []byte) map[string]testSource {
-	out := map[string]testSource{}
-	s := string(src)
-	for _, m := range jsTestRE.FindAllStringSubmatchIndex(s, -1) {
-		title := ""
-		for g := 1; g <= 3; g++ {
-			if m[2*g] >= 0 {
-				title = s[m[2*g]:m[2*g+1]]
-			}
-		}
-		open := strings.IndexByte(s[m[0]:], '(') + m[0]
-		end := balanced(s, open, '(', ')')
-		id := title
-		if _, dup := out[id]; dup {
-			continue // the same title twice: the first one speaks for both
-		}
-		out[id] = testSource{name: title, text: s[m[0]:end]}
-	}
-	return out
-}
-
-// balanced returns the index after the bracket closing the one at open,
-// skipping string literals and comments; len(s) when it is not closed.
-func balanced(s string, open int, l, r byte) int {
-	depth := 0
-	for i := open; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\'' || c == '`':
-			for i++; i < len(s) && s[i] != c; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-		case c == '/' && i+1 < len(s) && s[i+1] == '/':
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
-				i += j + 3
-			} else {
-				return len(s)
-			}
-		case c == l:
-			depth++
-		case c == r:
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return len(s)
-}
-
-var (
-	rustTestAttrRE = regexp.MustCompile(`^\s*#\[(?:test|tokio::test|async_std::test)(?:\(.*\))?\]\s*$`)
-	rustAttrRE     = regexp.MustCompile(`^\s*#\[.*\]\s*$`)
-	rustFnRE       = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)`)
-)
-
-// rustTests maps each #[test] function of a Rust file to its source.
-func rustTests(_ string, src []byte) map[string]testSource {
-	out := map[string]testSource{}
-	s := string(src)
-	lines := strings.SplitAfter(s, "\n")
-	offset := 0
-	offsets := make([]int, len(lines))
-	for i, l := range lines {
-		offsets[i] = offset
-		offset += len(l)
-	}
-	for i, line := range lines {
-		if !rustTestAttrRE.MatchString(line) {
-			continue
-		}
-		j := i + 1
-		for j < len(lines) && rustAttrRE.MatchString(lines[j]) {
-			j++
-		}
-		if j >= len(lines) {
-			break
-		}
-		m := rustFnRE.FindStringSubmatch(lines[j])
-		if m == nil {
-			continue
-		}
-		brace := strings.IndexByte(s[offsets[j]:], '{')
-		if brace < 0 {
-			continue
-		}
-		end := balanced(s, offsets[j]+brace, '{', '}')
-		out[m[1]] = testSource{name: m[1], text: s[offsets[i]:end]}
-	}
-	return out
-}
-
-// overlayable says whether a changed file holds only tests or test data,
-// so copying it over the original tree does not bring the fix along.
+// overlayable says whether a changed file holds only tests, test support
+// or test data (testsrc.IsTestPath, testsrc.IsTestData), so copying it
+// over the original tree does not bring the fix along.
 func overlayable(name string) bool {
-	switch {
-	case strings.HasSuffix(name, "_test.go"), strings.HasPrefix(name, "testdata/"), strings.Contains(name, "/testdata/"):
-		return true
-	case isPythonTestFile(name), path.Base(name) == "conftest.py", isJSTestFile(name):
-		return true
-	case strings.HasSuffix(name, ".rs"):
-		return rustTestOnlyFile(name)
-	}
-	return false
-}
-
-// rustTestOnlyFile: integration tests (tests/…), and a module file named
-// tests.rs, hold no code under test.
-func rustTestOnlyFile(name string) bool {
-	return strings.HasPrefix(name, "tests/") || strings.Contains(name, "/tests/") || path.Base(name) == "tests.rs"
+	return testsrc.IsTestPath(name) || testsrc.IsTestData(name)
 }
 
 // jsBinPath is the PATH prefix that finds the runner setup installed:

@@ -1,0 +1,50 @@
+package gitrepo
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// WriteBase writes every regular file of the base commit under root, the
+// original tree on which agent/verify runs the new tests (Repo is its
+// verify.BaseTree, with BaseContent). Symbolic links and submodules are
+// left out: they could point anywhere. Writes go through root, so no
+// path of the tree can reach outside it.
+func (r *Repo) WriteBase(root *os.Root) error {
+	commit, err := r.repo.CommitObject(r.base)
+	if err != nil {
+		return fmt.Errorf("read base commit: %w", err)
+	}
+	files, err := commit.Files()
+	if err != nil {
+		return fmt.Errorf("list base tree: %w", err)
+	}
+	return files.ForEach(func(f *object.File) error {
+		perm := fs.FileMode(0o644)
+		switch f.Mode {
+		case filemode.Regular:
+		case filemode.Executable:
+			perm = 0o755
+		default:
+			return nil
+		}
+		s, err := f.Contents()
+		if err != nil {
+			return fmt.Errorf("read %s at base: %w", f.Name, err)
+		}
+		if dir := path.Dir(f.Name); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("write base tree: %w", err)
+			}
+		}
+		if err := root.WriteFile(f.Name, []byte(s), perm); err != nil {
+			return fmt.Errorf("write base tree: %w", err)
+		}
+		return nil
+	})
+}

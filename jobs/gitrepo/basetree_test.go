@@ -1,0 +1,43 @@
+package gitrepo
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteBaseWritesTheBaseCommit: the base tree is the commit the job
+// started from, not the work tree the sandbox changed, and its links are
+// left out.
+func TestWriteBaseWritesTheBaseCommit(t *testing.T) {
+	src := origin(t)
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(src, "run.sh"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(src, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, src, "add", "link", "run.sh")
+	runGit(t, src, "commit", "-q", "-m", "link")
+	r := clone(t, src)
+	write(t, filepath.Join(r.Worktree(), "pkg", "b.go"), "package changed\n")
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := r.WriteBase(root); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "pkg", "b.go")); err != nil || string(b) != "package pkg\n" {
+		t.Errorf("pkg/b.go = %q, %v; want the base commit's", b, err)
+	}
+	if info, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || info.Mode().Perm()&0o100 == 0 {
+		t.Errorf("run.sh lost its executable bit: %v, %v", info, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "link")); !os.IsNotExist(err) {
+		t.Errorf("the symbolic link was written: %v", err)
+	}
+}
