@@ -387,15 +387,12 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 
 func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
 	changed := r.changedPaths()
-	base, err := verify.OpenBase(filepath.Join(r.tmp, "git"), r.repo.Base().String())
-	if err != nil {
-		return err
-	}
-	tests, err := verify.FindNewTests(ws, base, changed, r.detection)
+	// The clone is the base tree: verify reads no git of its own.
+	tests, err := verify.FindNewTests(ws, r.repo, changed, r.detection)
 	if err != nil || len(tests) == 0 {
 		return err
 	}
-	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, base, tests, changed); err != nil {
+	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, r.repo, tests, changed); err != nil {
 		return err
 	}
 	return r.recorder().RecordNewTests(ctx, r.newTests)
