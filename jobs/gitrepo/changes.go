@@ -43,12 +43,25 @@ type Change struct {
 	// TooLarge is set when the new version is over MaxFileBytes: it was
 	// not read (no line counts) and must not be committed.
 	TooLarge bool `json:"too_large,omitempty"`
+	// Covers are the other paths this change decides in a checkout of the
+	// commit: for a file or link that replaces a base directory, the base
+	// files under it (the commit drops them all), and for a link to a
+	// directory of the tree, the paths it makes readable through its own
+	// name. A rule on paths (protected paths) must judge these too, so
+	// that `.github` replaced by a link is judged as `.github/agent.yml`.
+	Covers []string `json:"covers,omitempty"`
+	// CoversAll is set for a link to a directory too large to list in
+	// Covers: it covers every path under Path.
+	CoversAll bool `json:"covers_all,omitempty"`
 
 	// mode and content are the new version as Changes read it: what
 	// Commit writes, byte for byte, so the commit holds what was scanned.
 	mode    filemode.FileMode
 	content []byte
 }
+
+// Executable reports whether the new version is an executable file.
+func (c Change) Executable() bool { return c.mode == filemode.Executable }
 
 // Content is the new version's bytes as Changes read them (a symlink's
 // target for a link); nil for a deleted or TooLarge file.
@@ -60,11 +73,12 @@ func (c Change) Content() []byte { return c.content }
 const MaxFileBytes = 10 << 20
 
 // Changes compares the work tree with the last commit (the base, until
-// Commit) and returns every changed path in order. Files whose size and modification time match the
-// index are taken as unchanged without reading them, as git does, so a
-// large tree costs one stat per file. Untracked files that .gitignore
-// excludes, anything inside a .git directory, and special files (FIFOs,
-// sockets, devices) are not changes.
+// Commit) and returns every changed path in order. Every tracked file is
+// read and hashed against its blob: a stat that matches the index proves
+// nothing, since a command can write a file and put its size and
+// modification time back. Untracked files that .gitignore excludes,
+// anything inside a .git directory, and special files (FIFOs, sockets,
+// devices) are not changes.
 func (r *Repo) Changes() ([]Change, error) {
 	idx, err := r.repo.Storer.Index()
 	if err != nil {
@@ -125,6 +139,9 @@ func (r *Repo) Changes() ([]Change, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		r.cover(root, changes, idx.Entries)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scan work tree: %w", err)
 	}
@@ -153,9 +170,6 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (
 		return Change{}, false, err
 	}
 	mode := modeOf(info)
-	if mode == e.Mode && info.Mode().IsRegular() && uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) {
-		return Change{}, false, nil
-	}
 	if info.Size() > MaxFileBytes {
 		return Change{Path: p, Kind: Modified, Binary: true, TooLarge: true}, true, nil
 	}

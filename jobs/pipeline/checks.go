@@ -3,11 +3,9 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -34,29 +32,21 @@ var checkEnv = []string{
 }
 
 // checkSandbox is a fresh container for the baseline or the final checks:
-// the run's image on a copy of the work tree, with a new HOME, no network,
-// no process of the agent phase and the hooks of checkEnv off. The copy
-// keeps what the checks write (build output, a test that edits files) out
-// of the tree that is committed.
+// the run's image on a tree of its own (see tree.go), with a new HOME, no
+// network, no process of the agent phase and the hooks of checkEnv off.
+// Its tree keeps what the checks write (build output, a test that edits
+// files) out of the tree that is committed.
 type checkSandbox struct {
 	sb  sandbox.Sandbox
 	ws  *sandbox.Workspace
 	dir string
 }
 
-// newCheckSandbox copies the work tree and starts the container; the
-// cache volume is read-only unless writeCache (the baseline, which runs
-// only the repository's own code).
-func (r *run) newCheckSandbox(ctx context.Context, phase Phase, writeCache bool) (*checkSandbox, error) {
-	dir := filepath.Join(r.tmp, "check-"+string(phase))
-	if err := copyTree(r.ws.Dir(), dir); err != nil {
-		return nil, fmt.Errorf("copy the work tree for the %s checks: %w", phase, err)
-	}
+// newCheckSandbox starts the container on dir, which it then owns; the
+// cache volume is read-only unless writeCache (the baseline of a trusted
+// tree, which runs only the repository's own code).
+func (r *run) newCheckSandbox(ctx context.Context, dir string, writeCache bool) (*checkSandbox, error) {
 	c := &checkSandbox{dir: dir}
-	if err := r.undoDroppedIn(dir); err != nil {
-		c.close()
-		return nil, fmt.Errorf("copy the work tree for the %s checks: %w", phase, err)
-	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(dir, uid, gid); err != nil {
 		c.close()

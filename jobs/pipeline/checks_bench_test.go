@@ -39,9 +39,36 @@ func BenchmarkCheckSandbox(b *testing.B) {
 	defer ws.Close()
 	r := &run{e: &Executor{Sandboxes: engine}, job: Job{ID: "bench-check"}, tmp: tmp, ws: ws, image: image}
 	ctx := context.Background()
+	// The baseline's copy of the pristine tree, and its container.
 	b.Run("fresh-copy", func(b *testing.B) {
+		if err := r.keepPristine(); err != nil {
+			b.Fatal(err)
+		}
 		for b.Loop() {
-			c, err := r.newCheckSandbox(ctx, PhaseFinal, true)
+			dir, err := r.baselineTree()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := r.newCheckSandbox(ctx, dir, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.close()
+		}
+	})
+	// The pristine copy (once a run) and the final tree made from it.
+	b.Run("pristine-and-final", func(b *testing.B) {
+		for b.Loop() {
+			os.RemoveAll(r.pristine)
+			r.pristine = ""
+			if err := r.keepPristine(); err != nil {
+				b.Fatal(err)
+			}
+			dir, err := r.finalTree()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := r.newCheckSandbox(ctx, dir, false)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -3,9 +3,8 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path"
 	"slices"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -47,6 +46,12 @@ func (r *run) dropUncommittable() {
 			r.dropped = append(r.dropped, c)
 			continue
 		}
+		if p, pat, ok := protectedCover(r.protected(), c); ok {
+			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+				Detail: fmt.Sprintf("This change would replace the protected path %s (%s) through its directory, so it was left out of the commit: the agent may not edit it.", p, pat)})
+			r.dropped = append(r.dropped, c)
+			continue
+		}
 		if c.TooLarge {
 			r.evidence = append(r.evidence, findings.Finding{Kind: KindLargeFile, Path: c.Path,
 				Detail: fmt.Sprintf("This file is over %d MB, so it was left out of the commit unread.", gitrepo.MaxFileBytes>>20)})
@@ -58,37 +63,35 @@ func (r *run) dropUncommittable() {
 	r.changes = kept
 }
 
-// undoDroppedIn makes the copy at dir what the commit will hold: each
-// dropped change is put back as on the base, so the final checks verify
-// the committed change, not one with a protected file rewritten.
-func (r *run) undoDroppedIn(dir string) error {
-	if len(r.dropped) == 0 {
-		return nil
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	for _, c := range r.dropped {
-		base, err := r.repo.BaseContent(c.Path)
-		if err != nil {
-			return err
-		}
-		if err := root.RemoveAll(c.Path); err != nil {
-			return err
-		}
-		if base == nil {
-			continue
-		}
-		if err := root.MkdirAll(path.Dir(c.Path), 0o755); err != nil {
-			return err
-		}
-		if err := root.WriteFile(c.Path, base, 0o644); err != nil {
-			return err
+// protectedCover finds a protected path among those a change covers (a
+// link or file in place of a directory, a link into another directory):
+// what a checkout of the commit would hold there is the change's doing.
+func protectedCover(patterns []string, c gitrepo.Change) (covered, pattern string, ok bool) {
+	for _, p := range c.Covers {
+		if pat, ok := matchAny(patterns, p); ok {
+			return p, pat, true
 		}
 	}
-	return nil
+	if c.CoversAll {
+		for _, pat := range patterns {
+			if mayMatchUnder(pat, c.Path) {
+				return c.Path + "/…", pat, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// mayMatchUnder reports whether pattern could match a path under dir,
+// judged by the pattern's literal prefix (before its first wildcard):
+// conservative, for a directory too large to list.
+func mayMatchUnder(pattern, dir string) bool {
+	literal := pattern
+	if i := strings.IndexAny(pattern, "*?[{\\"); i >= 0 {
+		literal = pattern[:i]
+	}
+	under := dir + "/"
+	return strings.HasPrefix(literal, under) || strings.HasPrefix(under, literal)
 }
 
 func matchAny(patterns []string, path string) (string, bool) {

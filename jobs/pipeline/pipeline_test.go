@@ -95,6 +95,11 @@ type scenario struct {
 	bound    func(ctx context.Context, dir string) (func() error, error)
 	// image overrides the offline test image (sandboxtest.Image).
 	image string
+	// branch and configBranch are a retry's: the agent branch cloned and
+	// the default branch whose configuration is trusted.
+	branch, configBranch string
+	// cacheVolume overrides the image's shared test cache volume.
+	cacheVolume string
 }
 
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
@@ -113,10 +118,11 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		Image:          image,
 		MaxSteps:       s.maxSteps,
 		SandboxLimits:  sandbox.Limits{CPUs: 2},
-		CacheVolume:    func(string) string { return sandboxtest.CacheVolumeFor(image) },
+		CacheVolume:    func(string) string { return cmp.Or(s.cacheVolume, sandboxtest.CacheVolumeFor(image)) },
 		BoundWorkspace: s.bound,
 	}
-	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
+	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
+		Branch: s.branch, ConfigBranch: s.configBranch})
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}

@@ -59,6 +59,9 @@ type run struct {
 	// dropped are the changes left out of the commit (protected, too
 	// large); the final checks run without them.
 	dropped []gitrepo.Change
+	// pristine is the work tree as setup left it, before the model's
+	// container could write it (tree.go); "" once the final tree took it.
+	pristine string
 	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
 	// or worked.
 	unboundWhy string
@@ -200,15 +203,21 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if len(r.cfg.Setup) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
-	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
-		Image:       r.image,
-		Workspace:   r.ws.Dir(),
-		JobID:       r.job.ID,
-		Network:     r.cfg.Network(),
-		Limits:      r.e.SandboxLimits,
-		Runtime:     r.e.SandboxRuntime,
-		CacheVolume: r.cacheVolume(),
-	})
+	spec := sandbox.Spec{
+		Image:         r.image,
+		Workspace:     r.ws.Dir(),
+		JobID:         r.job.ID,
+		Network:       r.cfg.Network(),
+		Limits:        r.e.SandboxLimits,
+		Runtime:       r.e.SandboxRuntime,
+		CacheVolume:   r.cacheVolume(),
+		CacheReadOnly: !r.trustedTree(),
+	}
+	create := r.e.Sandboxes.Create
+	if spec.CacheReadOnly {
+		create = r.createIsolated
+	}
+	sb, err := create(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -218,7 +227,11 @@ func (r *run) createSandbox(ctx context.Context) error {
 
 // createAgentSandbox starts the container the model works in: no network,
 // and the cache read-only, so nothing it does reaches a later run's builds.
+// The pristine tree is copied first, while nothing can write the work tree.
 func (r *run) createAgentSandbox(ctx context.Context) error {
+	if err := r.keepPristine(); err != nil {
+		return err
+	}
 	sb, err := r.createIsolated(ctx, sandbox.Spec{
 		Image:         r.image,
 		Workspace:     r.ws.Dir(),
@@ -276,9 +289,21 @@ func (r *run) setup(ctx context.Context) error {
 	return r.createAgentSandbox(ctx)
 }
 
+// trustedTree reports whether the clone is the configuration branch's
+// commit (the default branch). On a retry it is the agent branch, code a
+// model wrote, and no phase may then write the repository's shared cache:
+// a later job's checks would run what that code left there.
+func (r *run) trustedTree() bool {
+	return r.job.ConfigBranch == "" || r.job.ConfigBranch == r.repo.BaseBranch()
+}
+
 // runBaseline runs the checks on the untouched code in a fresh container.
 func (r *run) runBaseline(ctx context.Context) error {
-	c, err := r.newCheckSandbox(ctx, PhaseBaseline, true)
+	dir, err := r.baselineTree()
+	if err != nil {
+		return err
+	}
+	c, err := r.newCheckSandbox(ctx, dir, r.trustedTree())
 	if err != nil {
 		return err
 	}
@@ -326,14 +351,18 @@ func (r *run) runAgent(ctx context.Context) error {
 
 // runFinal stops the agent's container, reads the change from the tree
 // that nothing can write any more, and verifies it in a fresh container
-// whatever the model said; then it runs the tests the change added against
-// the original code there.
+// on the committed tree (tree.go) whatever the model said; then it runs
+// the tests the change added against the original code there.
 func (r *run) runFinal(ctx context.Context) error {
 	r.closeSandbox()
 	if err := r.readChanges(); err != nil {
 		return err
 	}
-	c, err := r.newCheckSandbox(ctx, PhaseFinal, false)
+	dir, err := r.finalTree()
+	if err != nil {
+		return err
+	}
+	c, err := r.newCheckSandbox(ctx, dir, false)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+)
+
+// The checks never run on the tree the model worked in. Two trees are
+// made for them instead:
+//
+//   - the pristine tree, a copy of the work tree taken after setup and
+//     before the agent's container starts: the base commit plus what the
+//     trusted setup made (dependencies, generated files), which nothing of
+//     the model's ever touched. The baseline checks run on a copy of it.
+//   - the final tree, the pristine tree with exactly the committed change
+//     written into it from the bytes that were read and scanned: a file the
+//     commit leaves out (ignored, untracked, protected, too large) is not
+//     there, so it cannot make a check pass or fail.
+
+// keepPristine copies the work tree, once, before the model's container
+// can write it.
+func (r *run) keepPristine() error {
+	if r.pristine != "" {
+		return nil
+	}
+	dir := filepath.Join(r.tmp, "pristine")
+	if err := copyTree(r.ws.Dir(), dir); err != nil {
+		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
+	}
+	r.pristine = dir
+	return nil
+}
+
+// baselineTree is a copy of the pristine tree for the baseline checks.
+func (r *run) baselineTree() (string, error) {
+	dir := filepath.Join(r.tmp, "check-"+string(PhaseBaseline))
+	if err := copyTree(r.pristine, dir); err != nil {
+		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
+	}
+	return dir, nil
+}
+
+// finalTree turns the pristine tree into the committed tree: the last
+// phase that needs the pristine tree is the baseline, so it is moved, not
+// copied, and the kept changes are written into it.
+func (r *run) finalTree() (string, error) {
+	dir := filepath.Join(r.tmp, "check-"+string(PhaseFinal))
+	if err := os.Rename(r.pristine, dir); err != nil {
+		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
+	}
+	r.pristine = ""
+	if err := applyChanges(dir, r.changes); err != nil {
+		return "", fmt.Errorf("write the change for the final checks: %w", err)
+	}
+	return dir, nil
+}
+
+// applyChanges writes changes into dir as the commit will hold them:
+// deletions first, then each new version in place of whatever the path
+// held (a directory replaced by a file, or the reverse), links as links.
+func applyChanges(dir string, changes []gitrepo.Change) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	sorted := append([]gitrepo.Change(nil), changes...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		di, dj := sorted[i].Kind == gitrepo.Deleted, sorted[j].Kind == gitrepo.Deleted
+		if di != dj {
+			return di
+		}
+		return sorted[i].Path < sorted[j].Path
+	})
+	for _, c := range sorted {
+		if err := root.RemoveAll(c.Path); err != nil {
+			return err
+		}
+		if c.Kind == gitrepo.Deleted {
+			continue
+		}
+		if err := writeChange(root, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeChange(root *os.Root, c gitrepo.Change) error {
+	if c.TooLarge {
+		return fmt.Errorf("%s is too large to write", c.Path)
+	}
+	if err := root.MkdirAll(path.Dir(c.Path), 0o755); err != nil {
+		return err
+	}
+	if c.Symlink {
+		return root.Symlink(string(c.Content()), c.Path)
+	}
+	perm := os.FileMode(0o644)
+	if c.Executable() {
+		perm = 0o755
+	}
+	return root.WriteFile(c.Path, c.Content(), perm)
+}
