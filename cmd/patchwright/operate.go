@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/metrics"
-	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/setup"
@@ -209,10 +207,6 @@ func serveWorkerHTTP(addr string, reg *prometheus.Registry, log *slog.Logger) (f
 	return func() { srv.Close() }, nil
 }
 
-// runSyncInterval is how often a worker copies changed run directories to
-// the run store, so a run page shows a run while it goes on.
-const runSyncInterval = 5 * time.Second
-
 // runsDir is where the GitHub pipeline writes runs (githubjob's default
 // data directory when PATCHWRIGHT_DATA_DIR is unset).
 func runsDir(dataDir string) string {
@@ -220,75 +214,6 @@ func runsDir(dataDir string) string {
 		dataDir = filepath.Join(os.TempDir(), "patchwright")
 	}
 	return filepath.Join(dataDir, "runs")
-}
-
-// runSyncer copies run directories into the run store whenever one of
-// their files changed since the last copy. It reads only the data
-// directory, so the pipeline needs no knowledge of Redis.
-type runSyncer struct {
-	store *runstore.Store
-	dir   string
-	log   *slog.Logger
-
-	mu   sync.Mutex           // one sync at a time: run's and the last one
-	seen map[string]time.Time // run ID → newest file time already stored
-}
-
-func (s *runSyncer) run(ctx context.Context) {
-	t := time.NewTicker(runSyncInterval)
-	defer t.Stop()
-	for {
-		s.sync(ctx)
-		select {
-		case <-ctx.Done():
-			// The worker's shutdown makes the last sync, once its jobs
-			// have ended (startWorker).
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// sync stores every run whose files are newer than what was stored.
-func (s *runSyncer) sync(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return // no run yet
-	}
-	for _, e := range entries {
-		id := e.Name()
-		if !e.IsDir() || !runstore.ValidID(id) {
-			continue
-		}
-		newest := newestFile(filepath.Join(s.dir, id))
-		// A run older than the retention stays expired: a restarted
-		// worker, whose seen map is empty, must not bring it back.
-		if newest.IsZero() || !newest.After(s.seen[id]) || time.Since(newest) > s.store.TTL() {
-			continue
-		}
-		rec, err := runstore.FromDir(filepath.Join(s.dir, id), id)
-		if err == nil {
-			_, err = s.store.Put(ctx, rec)
-		}
-		if err != nil {
-			s.log.Warn("copy run to the run store", "run", id, "err", err)
-			continue
-		}
-		s.seen[id] = newest
-	}
-}
-
-// newestFile is the latest modification time of a run's files.
-func newestFile(dir string) time.Time {
-	var newest time.Time
-	for _, name := range []string{runstore.FileLedger, runstore.FileResult, runstore.FileBody} {
-		if info, err := os.Stat(filepath.Join(dir, name)); err == nil && info.ModTime().After(newest) {
-			newest = info.ModTime()
-		}
-	}
-	return newest
 }
 
 // meteredQueue times the webhook's enqueues (lock, record and asynq

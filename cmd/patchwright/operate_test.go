@@ -278,7 +278,7 @@ func TestOperateSettings(t *testing.T) {
 }
 
 // TestRunWrittenByWorkerShownByServe: a worker's run directory reaches
-// Redis through the run syncer, and serve, sharing nothing but Redis and
+// Redis through the worker's runstore.Mirror, and serve, sharing nothing but Redis and
 // the app's key, shows it on a signed link and on no other.
 func TestRunWrittenByWorkerShownByServe(t *testing.T) {
 	mr := miniredis.RunT(t)
@@ -292,15 +292,15 @@ func TestRunWrittenByWorkerShownByServe(t *testing.T) {
 	os.WriteFile(filepath.Join(run, "ledger.jsonl"), []byte(`{"seq":1,"time":"2026-12-01T12:00:00Z","type":"command","step":1,"call_id":"c1","tool":"run","command":"go test ./...","exit_code":1,"duration_ns":1000000000,"output":"FAIL <b>x</b>","output_bytes":12}`+"\n"), 0o644)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	syncer := &runSyncer{store: &runstore.Store{Redis: rdb}, dir: runsDir(dataDir), log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}
-	// A run past the retention, left on disk: a (restarted) syncer does
+	mirror := &runstore.Mirror{Dir: runsDir(dataDir), Store: &runstore.Store{Redis: rdb}}
+	// A run past the retention, left on disk: a (restarted) mirror does
 	// not bring it back.
 	old := filepath.Join(runsDir(dataDir), "20251001-120000-old")
 	os.MkdirAll(old, 0o755)
 	os.WriteFile(filepath.Join(old, "ledger.jsonl"), []byte(`{"seq":1,"time":"2025-10-01T12:00:00Z","type":"run_stop","reason":"finished"}`+"\n"), 0o644)
 	long := time.Now().Add(-runstore.DefaultRetention - time.Hour)
 	os.Chtimes(filepath.Join(old, "ledger.jsonl"), long, long)
-	syncer.sync(context.Background())
+	mirror.Sync(context.Background())
 	if n, err := rdb.DBSize(context.Background()).Result(); err != nil || n != 1 {
 		t.Fatalf("Redis holds %d keys (%v) after one fresh and one expired run, want 1", n, err)
 	}
@@ -326,7 +326,7 @@ func TestRunWrittenByWorkerShownByServe(t *testing.T) {
 	os.WriteFile(filepath.Join(run, "result.json"), []byte(`{"outcome":"failed","reason":"r","checks":[],"steps":1,"usage":{}}`), 0o644)
 	future := time.Now().Add(time.Minute)
 	os.Chtimes(filepath.Join(run, "result.json"), future, future)
-	syncer.sync(context.Background())
+	mirror.Sync(context.Background())
 	if _, body := get(t, signer.Link(base+"/runs", "20261201-120000-abc")); !strings.Contains(body, "<strong>failed</strong>") {
 		t.Fatalf("after the run ended:\n%s", body)
 	}

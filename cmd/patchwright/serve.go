@@ -244,10 +244,10 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.
-		syncer := &runSyncer{store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, dir: runsDir(cfg.dataDir), log: log, seen: map[string]time.Time{}}
-		go syncer.run(ctx)
+		mirror := &runstore.Mirror{Dir: runsDir(cfg.dataDir), Store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, Logger: log}
+		go mirror.Run(ctx)
 		// Runs that end while the shutdown waits for them are stored too.
-		lastSync = func() { syncer.sync(context.WithoutCancel(ctx)) }
+		lastSync = func() { mirror.Sync(context.WithoutCancel(ctx)) }
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
 	}

@@ -37,12 +37,16 @@ const (
 	MaxRecordBytes = 64 << 20
 )
 
-// The run directory's files (jobs/pipeline writes them).
+// The run directory's files (DESIGN §4.1): this package owns their names;
+// jobs/pipeline writes them under these names and Mirror copies them.
 const (
 	FileLedger = "ledger.jsonl"
 	FileResult = "result.json"
 	FileBody   = "pr.md"
 )
+
+// runFiles are a run directory's files, as a record holds them.
+var runFiles = []string{FileLedger, FileResult, FileBody}
 
 // Record is one run as stored.
 type Record struct {
@@ -71,7 +75,8 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && id != "." && 
 type Store struct {
 	Redis     redis.UniversalClient
 	Retention time.Duration
-	// Now is the clock for UpdatedAt; default time.Now.
+	// Now is the clock for UpdatedAt and Mirror's retention; default
+	// time.Now.
 	Now func() time.Time
 }
 
@@ -84,17 +89,20 @@ func (s *Store) TTL() time.Duration {
 	return DefaultRetention
 }
 
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 // Put stores r, replacing any record with its ID, and returns the stored
 // (compressed) size in bytes.
 func (s *Store) Put(ctx context.Context, r Record) (int, error) {
 	if !ValidID(r.ID) {
 		return 0, fmt.Errorf("runstore: invalid run ID %q", r.ID)
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
-	r.UpdatedAt = now().UTC()
+	r.UpdatedAt = s.now().UTC()
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return 0, err
