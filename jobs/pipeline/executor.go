@@ -195,9 +195,11 @@ type Executor struct {
 	// WorkDir holds each job's temporary clone; default os.TempDir().
 	WorkDir string
 	// BoundWorkspace, when set, makes dir (empty) a filesystem of bounded
-	// size before the clone goes into it, so what commands write cannot
-	// fill the host's disk; the function returned undoes it. Nil: the work
-	// tree is a plain directory of WorkDir.
+	// size before the clone goes into it; dir then holds the work tree
+	// and the checks' copies of it, so neither what commands write nor a
+	// copy of it (a sparse file expanded) can fill the host's disk. The
+	// function returned undoes it. Nil: those trees are plain directories
+	// of WorkDir.
 	BoundWorkspace func(ctx context.Context, dir string) (unbound func() error, err error)
 	// MinFreeBytes is the free disk WorkDir must have for a job to start;
 	// default DefaultMinFreeBytes. A job on a fuller disk fails with

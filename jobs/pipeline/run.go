@@ -59,6 +59,9 @@ type run struct {
 	// dropped are the changes left out of the commit (protected, too
 	// large); the final checks run without them.
 	dropped []gitrepo.Change
+	// trees holds the work tree and the checks' trees (tree.go), on the
+	// job's bounded filesystem when there is one.
+	trees string
 	// pristine is the work tree as setup left it, before the model's
 	// container could write it (tree.go); "" once the final tree took it.
 	pristine string
@@ -86,18 +89,10 @@ func (r *run) prepare(ctx context.Context) error {
 		return fmt.Errorf("create work directory: %w", err)
 	}
 	r.tmp = tmp
-	worktree := filepath.Join(tmp, "work")
-	if r.e.BoundWorkspace != nil {
-		// A machine that cannot mount one (no loop device, no mkfs.ext4)
-		// still runs the job, unbounded, and the body says so.
-		if r.unbound, err = r.e.BoundWorkspace(ctx, worktree); err != nil {
-			r.e.logger().Warn("the work tree has no size limit", jobs.LogError, err)
-			r.unboundWhy = scrubPaths(err, tmp).Error()
-			if err := os.RemoveAll(worktree); err != nil {
-				return fmt.Errorf("bound the workspace: %w", err)
-			}
-		}
+	if err := r.bound(ctx); err != nil {
+		return err
 	}
+	worktree := filepath.Join(r.trees, "work")
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
 		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
 		// Depth 1 (DESIGN §1): the history is most of a large clone's
@@ -118,6 +113,29 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	return r.chooseImage(ctx)
+}
+
+// bound makes the filesystem that holds the work tree and the checks'
+// trees (tree.go), bounded when the executor can: what a command writes,
+// and each copy of it, then counts against one limit per job, never the
+// host's disk.
+func (r *run) bound(ctx context.Context) error {
+	r.trees = filepath.Join(r.tmp, "trees")
+	if r.e.BoundWorkspace == nil {
+		return os.Mkdir(r.trees, 0o755)
+	}
+	var err error
+	if r.unbound, err = r.e.BoundWorkspace(ctx, r.trees); err == nil {
+		return nil
+	}
+	// A machine that cannot mount one (no loop device, no mkfs.ext4)
+	// still runs the job, unbounded, and the body says so.
+	r.e.logger().Warn("the work tree has no size limit", jobs.LogError, err)
+	r.unboundWhy = scrubPaths(err, r.tmp).Error()
+	if err := os.RemoveAll(r.trees); err != nil {
+		return fmt.Errorf("bound the workspace: %w", err)
+	}
+	return os.Mkdir(r.trees, 0o755)
 }
 
 // chooseChecks takes the configured checks, or detects them.
