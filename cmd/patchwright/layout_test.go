@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,9 @@ func TestLayout(t *testing.T) {
 		"eval":           {docker, module + "jobs"},
 		"jobs/githubapi": {module + "jobs/githubjob", module + "jobs/pipeline", module + "jobs/worker", module + "report", module + "webhook"},
 	}
+	for _, sub := range []string{"webhook/payload", "webhook/setup", "webhook/queueui", "webhook/runpage"} {
+		rules[sub] = []string{docker, "github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", module + "jobs/pipeline", module + "jobs/worker"}
+	}
 	for pkg, banned := range rules {
 		for _, d := range deps(t, pkg) {
 			if d == module+pkg || (pkg == "jobs/githubapi" && d == module+"jobs") {
@@ -43,6 +47,32 @@ func TestLayout(t *testing.T) {
 					t.Errorf("%s depends on %s", pkg, d)
 				}
 			}
+		}
+	}
+	// The judge never knows the defendant: what decides an outcome does
+	// not compile the model loop, its tools or its providers, and neither
+	// the judge nor report reads git (the pipeline hands them the base).
+	loop := []string{module + "agent", module + "agent/tools", module + "agent/provider", module + "agent/repomap"}
+	judges := map[string][]string{
+		"agent/verify":         loop,
+		"agent/verify/testsrc": loop,
+		"agent/findings":       loop,
+		"report":               loop,
+	}
+	for pkg, banned := range judges {
+		for _, d := range deps(t, pkg) {
+			if slices.Contains(banned, d) {
+				t.Errorf("%s depends on the model loop's %s", pkg, d)
+			}
+			if strings.HasPrefix(d, "github.com/go-git/go-git") {
+				t.Errorf("%s depends on %s: the base reaches it through verify.BaseTree", pkg, d)
+			}
+		}
+	}
+	// testsrc is a leaf: it reads source files and nothing of ours.
+	for _, d := range deps(t, "agent/verify/testsrc") {
+		if strings.HasPrefix(d, module) && d != module+"agent/verify/testsrc" {
+			t.Errorf("agent/verify/testsrc depends on %s", d)
 		}
 	}
 	// sandbox is the interface and the host side: the standard library only.
