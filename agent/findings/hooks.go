@@ -3,11 +3,13 @@ package findings
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/patchwright/patchwright/agent/verify/testsrc"
 )
 
-// hookFindings reports every hook (testsrc.Hooks) that a changed file
+// hookFindings reports every hook (testsrc.Hooks: a Go TestMain or test
+// init, a pytest hook, a Jest or Vitest setup option) that a changed file
 // gained or whose code changed: a test run's pass is only as good as the
 // code that decides whether its tests run. A removed hook is not
 // reported: without it the runner runs every test.
@@ -57,6 +59,9 @@ func hookDetail(name, verb, p string) string {
 		return fmt.Sprintf("The change %s an init function in the test file %s: it runs before every test of its package and can end the test binary before any test runs, so the package's pass is only as good as this function.", verb, p)
 	case "pytest_plugins":
 		return fmt.Sprintf("The change %s `pytest_plugins` in %s: the plugins it loads can change which tests pytest collects and what their results say, so the run's pass is only as good as those plugins.", verb, p)
+	}
+	if !strings.HasPrefix(name, "pytest_") {
+		return fmt.Sprintf("The change %s the test-runner option `%s` in %s: the code it names runs around the tests and can skip them or change what their results say, so the run's pass is only as good as that code.", verb, name, p)
 	}
 	what, ok := pytestHooks[name]
 	if !ok {

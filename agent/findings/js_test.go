@@ -142,6 +142,10 @@ func jsCases() map[string]analysisCase {
 		"js/vitest config unrelated option": {
 			files: []File{mod("vitest.config.ts", "export default { test: { environment: 'node' } };\n", "export default { test: { environment: 'jsdom' } };\n")},
 		},
+		"js/jest setup file added": {
+			files: []File{mod("jest.config.js", "module.exports = {\n  testEnvironment: 'node',\n};\n", "module.exports = {\n  testEnvironment: 'node',\n  setupFilesAfterEnv: ['./test/setup.js'],\n};\n")},
+			want:  []string{"test_hook jest.config.js:3"},
+		},
 		"js/mocharc spec changed": {
 			files: []File{mod(".mocharc.json", "{\"spec\": \"test/**/*.js\"}\n", "{\"spec\": \"test/unit/*.js\"}\n")},
 			want:  []string{"test_skipped .mocharc.json:1"},

@@ -1,17 +1,25 @@
 package testsrc
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"path"
+	"slices"
 	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // Hook is code that runs around a package's or a session's tests and can
 // decide whether they run at all: Go's TestMain(*testing.M) and a test
 // file's init functions, pytest's hook functions and pytest_plugins in a
-// conftest.py.
+// conftest.py, and the options of a Jest or Vitest configuration that
+// name such code (setup files, global setup, runner, reporters).
 type Hook struct {
 	// Name is the function's name ("TestMain", "init",
-	// "pytest_collection_modifyitems") or "pytest_plugins".
+	// "pytest_collection_modifyitems"), "pytest_plugins", or the
+	// configuration option ("setupFiles").
 	Name string
 	Line int
 	// Text is its source with comments blanked, to tell a changed hook.
@@ -31,8 +39,83 @@ func Hooks(p string, src []byte) []Hook {
 		return goHooks(p, src)
 	case path.Base(p) == "conftest.py":
 		return conftestHooks(src)
+	case path.Base(p) == "package.json":
+		return packageJSONHooks(src)
+	case isJSRunnerConfig(path.Base(p)):
+		return jsConfigHooks(p, src)
 	}
 	return nil
+}
+
+// jsHookKeys are the Jest and Vitest options that name code run around
+// the tests (setup files, global setup, environments, runners, reporters)
+// rather than choosing which tests run. The test environment is left out:
+// it is nearly always a built-in name (node, jsdom).
+var jsHookKeys = map[string]bool{
+	"setupFiles": true, "setupFilesAfterEnv": true, "globalSetup": true, "globalTeardown": true,
+	"testRunner": true, "runner": true, "reporters": true, "testSequencer": true, "snapshotResolver": true,
+}
+
+// isJSRunnerConfig: jest.config.js, vitest.config.ts and their kin.
+func isJSRunnerConfig(base string) bool {
+	for _, prefix := range []string{"jest.config.", "vitest.config.", "vitest.workspace."} {
+		if strings.HasPrefix(base, prefix) && readerOf(base) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// jsConfigHooks are the hook options set anywhere in a Jest or Vitest
+// configuration module, as `key: value` pairs.
+func jsConfigHooks(p string, src []byte) []Hook {
+	grammar := jsGrammar
+	switch path.Ext(p) {
+	case ".ts", ".mts", ".cts":
+		grammar = tsGrammar
+	}
+	tree := parse(grammar, src)
+	if tree == nil {
+		return nil
+	}
+	defer tree.Close()
+	src = blankComments(tree.RootNode(), src)
+	var out []Hook
+	walk(tree.RootNode(), func(n *sitter.Node) bool {
+		if n.Type() == "pair" {
+			if k := strings.Trim(text(n.ChildByFieldName("key"), src), `'"`); jsHookKeys[k] {
+				out = append(out, Hook{Name: k, Line: line(n), Text: text(n, src)})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// packageJSONHooks are the hook options of package.json's "jest" object.
+func packageJSONHooks(src []byte) []Hook {
+	var pkg struct {
+		Jest map[string]json.RawMessage `json:"jest"`
+	}
+	if json.Unmarshal(src, &pkg) != nil {
+		return nil
+	}
+	var out []Hook
+	for _, k := range slices.Sorted(maps.Keys(pkg.Jest)) {
+		if jsHookKeys[k] {
+			out = append(out, Hook{Name: k, Line: lineOf(src, `"`+k+`"`), Text: string(pkg.Jest[k])})
+		}
+	}
+	return out
+}
+
+// lineOf is the 1-based line of the first occurrence of s, or 0.
+func lineOf(src []byte, s string) int {
+	i := bytes.Index(src, []byte(s))
+	if i < 0 {
+		return 0
+	}
+	return bytes.Count(src[:i], []byte("\n")) + 1
 }
 
 // conftestHooks are a conftest.py's module-level pytest_* functions, which

@@ -297,6 +297,10 @@ func TestHooks(t *testing.T) {
 		{"p/p_windows_test.go", goSrc, nil}, // does not build here
 		{"conftest.py", py, []string{"pytest_plugins:3", "pytest_collection_modifyitems:5", "pytest_ignore_collect:8"}},
 		{"tests/test_x.py", py, nil},
+		{"jest.config.js", []byte("module.exports = {\n  testMatch: ['**/*.test.js'],\n  // setupFiles: ['old.js'],\n  setupFilesAfterEnv: ['./setup.js'],\n  projects: [{ globalSetup: './g.js' }],\n};\n"), []string{"setupFilesAfterEnv:4", "globalSetup:5"}},
+		{"vitest.config.ts", []byte("export default defineConfig({ test: { environment: 'node', setupFiles: ['s.ts'] } });\n"), []string{"setupFiles:1"}},
+		{"package.json", []byte("{\n  \"name\": \"x\",\n  \"jest\": {\n    \"verbose\": true,\n    \"setupFiles\": [\"./s.js\"]\n  }\n}\n"), []string{"setupFiles:5"}},
+		{"jest.config.json.bak", []byte("{}"), nil},
 	} {
 		var got []string
 		for _, h := range Hooks(c.path, c.src) {
