@@ -187,3 +187,17 @@ func TestNewTestIDs(t *testing.T) {
 		t.Errorf("new tests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestVerifyLinksNoGit: the base tree comes through BaseTree, so neither
+// verify nor what imports it (report) links go-git.
+func TestVerifyLinksNoGit(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "github.com/go-git/") {
+			t.Errorf("agent/verify depends on %s", p)
+		}
+	}
+}
