@@ -19,6 +19,7 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/repomap"
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -151,6 +152,12 @@ type Config struct {
 	// (info), with LogStep and LogTool attributes; nil discards them. The
 	// ledger, not the log, is the record.
 	Logger *slog.Logger
+	// Redactor withholds what looks like a secret in the model's own
+	// words (its text, tool calls and their arguments, commands, summary)
+	// before the ledger, the log or the Result holds them; nil means
+	// gitleaks' rules (secrets.Default). A *tools.Set also knows the
+	// values of the work tree's secret files.
+	Redactor Redactor
 }
 
 // Log attribute keys this package adds to the caller's logger.
@@ -216,6 +223,9 @@ type runner struct {
 	// lastBytes that request's size; together they calibrate the estimate.
 	lastInput int64
 	lastBytes int
+	// redactor scans the model's words, paths their names (withhold.go).
+	redactor Redactor
+	paths    *secrets.Scanner
 }
 
 func newRunner(cfg Config) (*runner, error) {
@@ -237,6 +247,14 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	sc, err := secrets.Default()
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	r.paths, r.redactor = sc, cfg.Redactor
+	if r.redactor == nil {
+		r.redactor = sc
 	}
 	r.log = cfg.Logger
 	if r.log == nil {
@@ -448,9 +466,9 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 		r.lastInput, r.lastBytes = u.InputTokens, bytes
 		turn.InputTokens, turn.OutputTokens = u.InputTokens, u.OutputTokens
 		turn.CachedInputTokens, turn.CacheWriteTokens = u.CachedInputTokens, u.CacheWriteTokens
-		turn.StopReason, turn.Text = resp.StopReason, resp.Message.Text
+		turn.StopReason, turn.Text = resp.StopReason, r.withhold(ctx, "model turn text", resp.Message.Text)
 		for _, c := range resp.Message.ToolCalls {
-			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: r.withhold(ctx, "call id", c.ID), Name: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)})
 		}
 	}
 	r.log.Debug("model turn", LogStep, r.steps, "input_tokens", turn.InputTokens, "tool_calls", len(turn.ToolCalls), "error", turn.Error)
@@ -513,7 +531,8 @@ func (r *runner) runCalls(ctx context.Context, calls []provider.ToolCall) *stop 
 			// stays well-formed, and recorded as not run.
 			text := "not run: the run ended before this call"
 			results = append(results, provider.ToolResult{CallID: c.ID, Content: text, IsError: true})
-			if _, err := r.cfg.Ledger.Append(&ledger.ToolCall{Step: r.steps, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Result: text}); err != nil {
+			rec := &ledger.ToolCall{Step: r.steps, CallID: r.withhold(ctx, "call id", c.ID), Tool: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments), Result: text}
+			if _, err := r.cfg.Ledger.Append(rec); err != nil {
 				return r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", err))
 			}
 			continue
@@ -525,7 +544,7 @@ func (r *runner) runCalls(ctx context.Context, calls []provider.ToolCall) *stop 
 		results = append(results, provider.ToolResult{CallID: c.ID, Content: out.text, IsError: out.isError})
 		switch {
 		case out.finish != nil:
-			r.summary = out.finish.Summary
+			r.summary = r.withhold(ctx, "finish summary", out.finish.Summary)
 			end = &stop{Finished, "the model called finish", nil}
 		case r.repeat.observe(c.Name, c.Arguments, out.text):
 			end = &stop{RepeatedCalls, "the model kept repeating itself: " + r.repeat.description, nil}
@@ -549,7 +568,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	if ctx.Err() != nil {
 		return callOutcome{}, contextStop(ctx)
 	}
-	rec := &ledger.ToolCall{Step: r.steps, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments}
+	rec := &ledger.ToolCall{Step: r.steps, CallID: r.withhold(ctx, "call id", c.ID), Tool: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)}
 	start := r.now()
 	var res tools.Result
 	var err error
@@ -567,23 +586,28 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	}
 	rec.Duration = r.now().Sub(start)
 	for _, cmd := range res.Commands {
-		if _, lerr := r.cfg.Ledger.Append(&ledger.Command{Step: r.steps, CallID: c.ID, Tool: c.Name, CommandRecord: cmd}); lerr != nil {
+		// The output was scanned by the tool; the command is the model's.
+		cmd.Command = r.withhold(ctx, "command", cmd.Command)
+		if _, lerr := r.cfg.Ledger.Append(&ledger.Command{Step: r.steps, CallID: rec.CallID, Tool: rec.Tool, CommandRecord: cmd}); lerr != nil {
 			return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
 		}
 	}
 	if err != nil {
 		rec.Failure = err.Error()
 	}
-	out := callOutcome{text: cutMiddle(res.Text, r.lim.MaxToolOutput), finish: res.Finish}
+	// The tools scanned their output; what a result repeats of the call
+	// (a tool name, a path) is the model's, and scanned here, so that the
+	// record and what the model saw are one text.
+	out := callOutcome{text: r.withhold(ctx, "tool result", cutMiddle(res.Text, r.lim.MaxToolOutput)), finish: res.Finish}
 	out.isError = res.Code != "" || rec.Panic != "" || strings.HasPrefix(res.Text, "error:")
-	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, res.Changed
+	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, r.withholdPaths(ctx, res.Changed)
 	for _, p := range res.Changed {
 		r.changed[p] = true
 	}
 	for _, f := range res.Secrets {
-		r.log.Warn("tool output withheld: it holds what looks like a secret", LogStep, r.steps, LogTool, c.Name, "rule", f.Rule, "where", f.Where)
+		r.log.Warn("tool output withheld: it holds what looks like a secret", LogStep, r.steps, LogTool, rec.Tool, "rule", f.Rule, "where", f.Where)
 	}
-	r.log.Debug("tool call", LogStep, r.steps, LogTool, c.Name, "code", rec.ErrorCode, "duration", rec.Duration)
+	r.log.Debug("tool call", LogStep, r.steps, LogTool, rec.Tool, "code", rec.ErrorCode, "duration", rec.Duration)
 	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {
 		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
 	}
@@ -630,10 +654,12 @@ func (r *runner) finish(s stop) (Result, error) {
 		changed = append(changed, p)
 	}
 	slices.Sort(changed)
+	// The detail can quote the model (a repeated call's arguments).
+	s.detail = r.withhold(context.Background(), "stop detail", s.detail)
 	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, Summary: r.summary, Changed: changed}
 	r.log.Info("agent stopped", LogStop, s.reason, LogStep, r.steps, "detail", s.detail)
 	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
-		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: changed,
+		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: r.withholdPaths(context.Background(), changed),
 		Usage: r.usage,
 	})
 	if err != nil && s.err == nil {
