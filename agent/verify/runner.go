@@ -165,13 +165,14 @@ const junitPath = "/tmp/.patchwright-junit.xml"
 // machine output naming every test: go test's -json events (see
 // goJSONPrelude), pytest's JUnit XML report (through PYTEST_ADDOPTS, after
 // the image's own options, so the repository's configuration still
-// applies). The command and its exit code are the check's own.
+// applies; xunit1 names each test's file, so the names are pytest's node
+// IDs). The command and its exit code are the check's own.
 func prelude(kind TestKind) string {
 	switch kind {
 	case KindGo:
 		return goJSONPrelude
 	case KindPytest:
-		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
+		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} -o junit_family=xunit1 --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
 	}
 	return ""
 }

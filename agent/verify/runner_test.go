@@ -115,3 +115,27 @@ func TestRunnerZeroTestsNotRerun(t *testing.T) {
 		t.Errorf("result = %+v after %d runs, want zero tests, run once", r, sb.runs["python -m pytest"])
 	}
 }
+
+// TestRunnerChoosesPython3: on an image without python the check runs
+// with python3, records the command that ran and says why; with python
+// it runs as detected.
+func TestRunnerChoosesPython3(t *testing.T) {
+	const probe = "if command -v python >/dev/null 2>&1; then echo keep; elif command -v python3 >/dev/null 2>&1; then echo swap; fi"
+	for answer, want := range map[string]string{"swap\n": "cd py && python3 -m pytest", "keep\n": "cd py && python -m pytest", "": "cd py && python -m pytest"} {
+		sb := &scriptedSandbox{answers: map[string]struct {
+			exit int
+			out  string
+		}{probe: {0, answer}, want: {0, outputFixture(t, "pytest_pass.txt")}}}
+		res, err := (&Runner{Sandbox: sb, Checks: []Check{{Name: "test", Run: "cd py && python -m pytest", Kind: KindPytest}}}).Run(context.Background(), Final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		if r.Command != want || !r.Passed || sb.runs[want] != 1 || sb.runs[probe] != 1 {
+			t.Errorf("probe %q: ran %q (%+v), want %q", answer, r.Command, sb.runs, want)
+		}
+		if swapped := answer == "swap\n"; swapped != strings.Contains(r.Note, "`python` is not in the image") {
+			t.Errorf("probe %q: note %q", answer, r.Note)
+		}
+	}
+}

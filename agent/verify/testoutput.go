@@ -635,9 +635,28 @@ func parseMaven(lines []string) *TestSummary {
 type junitCase struct {
 	Classname string    `xml:"classname,attr"`
 	Name      string    `xml:"name,attr"`
+	File      string    `xml:"file,attr"` // pytest's xunit1 family only
 	Failure   *struct{} `xml:"failure"`
 	Error     *struct{} `xml:"error"`
 	Skipped   *struct{} `xml:"skipped"`
+}
+
+// id is the test's name as its runner prints it: pytest's node ID
+// ("tests/test_calc.py::TestGroup::test_neg") when the report names the
+// file, "classname::name" otherwise.
+func (c junitCase) id() string {
+	if c.Classname == "" {
+		return c.Name
+	}
+	module := strings.ReplaceAll(strings.TrimSuffix(c.File, ".py"), "/", ".")
+	if c.File == "" || !strings.HasSuffix(c.File, ".py") || (c.Classname != module && !strings.HasPrefix(c.Classname, module+".")) {
+		return c.Classname + "::" + c.Name
+	}
+	parts := []string{c.File}
+	if class := strings.TrimPrefix(strings.TrimPrefix(c.Classname, module), "."); class != "" {
+		parts = append(parts, strings.Split(class, ".")...)
+	}
+	return strings.Join(append(parts, c.Name), "::")
 }
 
 // ParseJUnit reads a JUnit XML report (pytest's --junit-xml, Surefire's
@@ -663,10 +682,7 @@ func ParseJUnit(kind TestKind, report []byte) *TestSummary {
 	}
 	s := &TestSummary{Kind: kind, Counted: true, Named: true}
 	for _, c := range cases {
-		name := c.Name
-		if c.Classname != "" {
-			name = c.Classname + "::" + c.Name
-		}
+		name := c.id()
 		switch {
 		case c.Error != nil && c.Classname == "":
 			// pytest's collection error: a file, not a test.

@@ -215,16 +215,16 @@ func TestParseJUnit(t *testing.T) {
 	if s == nil {
 		t.Fatal("not recognised")
 	}
-	wantRan := []string{"tests.test_calc.TestGroup::test_neg", "tests.test_calc.TestGroup::test_same",
-		"tests.test_calc::test_add", "tests.test_calc::test_uses_broken", "tests.test_calc::test_zero"}
+	wantRan := []string{"tests/test_calc.py::TestGroup::test_neg", "tests/test_calc.py::TestGroup::test_same",
+		"tests/test_calc.py::test_add", "tests/test_calc.py::test_uses_broken", "tests/test_calc.py::test_zero"}
 	if !s.Named || !s.Counted || !reflect.DeepEqual(s.RanTests, wantRan) {
 		t.Errorf("ran %v, want %v", s.RanTests, wantRan)
 	}
 	if s.Passed != 2 || s.Failed != 3 || s.Skipped != 1 || s.Errors != 0 || s.NoTests ||
-		!reflect.DeepEqual(s.SkippedTests, []string{"tests.test_calc::test_later"}) {
+		!reflect.DeepEqual(s.SkippedTests, []string{"tests/test_calc.py::test_later"}) {
 		t.Errorf("counts %+v", s)
 	}
-	if !reflect.DeepEqual(s.FailedTests, []string{"tests.test_calc::test_add", "tests.test_calc.TestGroup::test_neg", "tests.test_calc::test_uses_broken"}) {
+	if !reflect.DeepEqual(s.FailedTests, []string{"tests/test_calc.py::test_add", "tests/test_calc.py::TestGroup::test_neg", "tests/test_calc.py::test_uses_broken"}) {
 		t.Errorf("failed %v", s.FailedTests)
 	}
 	none := ParseJUnit(KindPytest, []byte(outputFixture(t, "pytest_junit_deselected.xml")))
