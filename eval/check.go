@@ -81,6 +81,8 @@ func readSetup(t *Task, dir string) (repoSetup, error) {
 type checker struct {
 	runner  sandbox.Runner
 	timeout time.Duration
+	limits  sandbox.Limits
+	runtime string
 }
 
 // run creates a sandbox on dir, runs the repository's setup and then the
@@ -92,6 +94,7 @@ func (c checker) run(ctx context.Context, jobID, image, cache string, rs repoSet
 	}
 	sb, err := c.runner.Create(ctx, sandbox.Spec{
 		Image: image, Workspace: dir, JobID: jobID, Network: rs.network, CacheVolume: cache,
+		Limits: c.limits, Runtime: c.runtime,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox (image %s): %w", image, err)

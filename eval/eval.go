@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -25,6 +26,12 @@ type Options struct {
 	Runner Runner
 	// Sandboxes runs the hidden and existing tests. Required.
 	Sandboxes sandbox.Runner
+	// SandboxLimits and SandboxRuntime shape those tests' sandboxes, as
+	// the operator's settings shape the runs' (cmd/patchwright sets both
+	// from the one setting); zero: sandbox.DefaultLimits, the engine's
+	// runtime.
+	SandboxLimits  sandbox.Limits
+	SandboxRuntime string
 	// Runs is how many times each task runs; default 1.
 	Runs int
 	// Concurrency is how many runs (and validations) go at once; default 1.
@@ -42,7 +49,7 @@ type Options struct {
 	DefaultImage string
 	// Cost prices a run's usage; known false gives cost_usd null. Nil:
 	// every cost is unknown.
-	Cost func(Usage) (usd float64, known bool)
+	Cost func(ledger.Usage) (usd float64, known bool)
 	// CacheVolume names the sandbox cache volume of a task's repository.
 	// Nil: DefaultCacheVolume.
 	CacheVolume func(*Task) string
@@ -103,7 +110,8 @@ func Evaluate(ctx context.Context, tasks []*Task, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	e := &evaluator{o: o, work: work, chk: checker{runner: o.Sandboxes, timeout: o.CheckTimeout}}
+	e := &evaluator{o: o, work: work, chk: checker{runner: o.Sandboxes, timeout: o.CheckTimeout,
+		limits: o.SandboxLimits, runtime: o.SandboxRuntime}}
 	rep := &Report{
 		Model: o.Model, RunsPerTask: o.Runs, Tasks: len(tasks),
 		Invalid: []Invalid{}, Results: []Result{},
@@ -167,7 +175,7 @@ func (o *Options) fill() {
 		o.CacheVolume = DefaultCacheVolume
 	}
 	if o.Cost == nil {
-		o.Cost = func(Usage) (float64, bool) { return 0, false }
+		o.Cost = func(ledger.Usage) (float64, bool) { return 0, false }
 	}
 	if o.Now == nil {
 		o.Now = time.Now

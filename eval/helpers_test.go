@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -172,7 +173,7 @@ func (f *fakeRunner) Run(ctx context.Context, req RunRequest) (RunResult, error)
 		}
 	}
 	outcome := f.act(f.t, req, tree)
-	res := RunResult{Outcome: outcome, Reason: "fake", Steps: 3, Usage: Usage{InputTokens: 1000, OutputTokens: 100}}
+	res := RunResult{Outcome: outcome, Reason: "fake", Steps: 3, Usage: ledger.Usage{InputTokens: 1000, OutputTokens: 100}}
 	if runGit(f.t, tree, "status", "--porcelain") == "" {
 		return res, nil
 	}
@@ -212,6 +213,6 @@ func testOptions(t *testing.T, runner Runner, sb sandbox.Runner) Options {
 	return Options{
 		Model: "openai:gpt-4.1", Runner: runner, Sandboxes: sb,
 		Out: t.TempDir(), DefaultImage: "test-image", WorkDir: t.TempDir(), Now: fixedClock(),
-		Cost: func(u Usage) (float64, bool) { return float64(u.InputTokens) / 1e6, true },
+		Cost: func(u ledger.Usage) (float64, bool) { return float64(u.InputTokens) / 1e6, true },
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -31,7 +33,7 @@ func sampleReport() *Report {
 		}
 		cost := 0.01
 		results = append(results, Result{Task: id, Run: 1, Resolved: resolved, Outcome: outcome, HiddenPassed: resolved,
-			Steps: 11, Usage: Usage{InputTokens: 1000, OutputTokens: 100, CachedInputTokens: 500}, CostUSD: &cost, DurationMS: 2500})
+			Steps: 11, Usage: ledger.Usage{InputTokens: 1000, OutputTokens: 100, CachedInputTokens: 500}, CostUSD: &cost, DurationMS: 2500})
 	}
 	rep := &Report{Model: "openai:gpt-4.1", RunsPerTask: 1, Tasks: 13, Invalid: []Invalid{{"m-task", "the hidden tests pass on the base commit"}},
 		Results: results, Meta: meta}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 // Report is eval.json (DESIGN §4.9) exactly; the fields without a JSON
@@ -43,7 +45,7 @@ type Summary struct {
 	ByCategory        map[string]Group `json:"by_category"`
 	ByLanguage        map[string]Group `json:"by_language"`
 	VerifiedAgreement Agreement        `json:"verified_agreement"`
-	Usage             Usage            `json:"usage"`
+	Usage             ledger.Usage     `json:"usage"`
 	// CostUSD is null when any run's model has no known price.
 	CostUSD            *float64 `json:"cost_usd"`
 	CostPerResolvedUSD *float64 `json:"cost_per_resolved_usd"`
@@ -66,35 +68,18 @@ type Agreement struct {
 	TrueNeg  int `json:"true_neg"`
 }
 
-// Usage is a token count, as in result.json.
-type Usage struct {
-	InputTokens       int64 `json:"input_tokens"`
-	OutputTokens      int64 `json:"output_tokens"`
-	CachedInputTokens int64 `json:"cached_input_tokens"`
-	// CacheWriteTokens are priced but not reported (result.json has no
-	// such field).
-	CacheWriteTokens int64 `json:"-"`
-}
-
-func (u Usage) add(v Usage) Usage {
-	return Usage{
-		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
-		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
-	}
-}
-
 // Result is one run of one task.
 type Result struct {
-	Task         string   `json:"task"`
-	Run          int      `json:"run"`
-	Resolved     bool     `json:"resolved"`
-	Outcome      string   `json:"outcome"`
-	HiddenPassed bool     `json:"hidden_passed"`
-	Regressions  int      `json:"regressions"`
-	Steps        int      `json:"steps"`
-	Usage        Usage    `json:"usage"`
-	CostUSD      *float64 `json:"cost_usd"`
-	DurationMS   int64    `json:"duration_ms"`
+	Task         string       `json:"task"`
+	Run          int          `json:"run"`
+	Resolved     bool         `json:"resolved"`
+	Outcome      string       `json:"outcome"`
+	HiddenPassed bool         `json:"hidden_passed"`
+	Regressions  int          `json:"regressions"`
+	Steps        int          `json:"steps"`
+	Usage        ledger.Usage `json:"usage"`
+	CostUSD      *float64     `json:"cost_usd"`
+	DurationMS   int64        `json:"duration_ms"`
 
 	// Reason is the run's one-line reason for its outcome.
 	Reason string `json:"-"`
@@ -140,7 +125,7 @@ func summarize(results []Result, meta map[string]TaskMeta) Summary {
 			resolved++
 		}
 		s.VerifiedAgreement.count(r.Outcome == "verified", r.Resolved)
-		s.Usage = s.Usage.add(r.Usage)
+		s.Usage = s.Usage.Add(r.Usage)
 		if r.CostUSD == nil {
 			costKnown = false
 		} else {

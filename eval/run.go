@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 // FileHiddenLog is the hidden and existing tests' output in each run's
@@ -81,7 +83,7 @@ func (e *evaluator) runOne(ctx context.Context, s runSlot) (res Result, refusal,
 	leak := ""
 	req := RunRequest{
 		Task: t, Run: s.run, Repo: repo, Title: t.Title, Body: t.Body,
-		Image: firstOf(e.o.Image, t.Image), DefaultImage: e.o.DefaultImage, MaxSteps: t.MaxSteps,
+		Image: firstOf(e.o.Image, t.Image), MaxSteps: t.MaxSteps,
 		OutDir: out, CacheVolume: s.p.cache,
 		CheckTree: func(dir string) error {
 			err := s.p.fp.checkTree(dir)
@@ -122,7 +124,7 @@ func (e *evaluator) runOne(ctx context.Context, s runSlot) (res Result, refusal,
 	return e.judge(ctx, s, rr, repo, work, out, res)
 }
 
-func (r *Result) fill(rr RunResult, cost func(Usage) (float64, bool)) {
+func (r *Result) fill(rr RunResult, cost func(ledger.Usage) (float64, bool)) {
 	if rr.Outcome != "" {
 		r.Outcome = rr.Outcome
 	}

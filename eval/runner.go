@@ -1,6 +1,10 @@
 package eval
 
-import "context"
+import (
+	"context"
+
+	"github.com/patchwright/patchwright/agent/ledger"
+)
 
 // Runner runs the pipeline of `patchwright run` once. It is the seam
 // between the benchmark and the product: everything else in this package
@@ -22,10 +26,9 @@ type RunRequest struct {
 	// Title and Body are the issue.
 	Title, Body string
 	// Image overrides the repository's image when set (--image, else
-	// task.yml's image).
+	// task.yml's image). The default image is the runner's own, the
+	// operator's (Options.DefaultImage is the same value).
 	Image string
-	// DefaultImage is used when neither Image nor the repository names one.
-	DefaultImage string
 	// MaxSteps caps the model's turns when positive.
 	MaxSteps int
 	// OutDir receives pr.md, result.json and ledger.jsonl.
@@ -48,5 +51,5 @@ type RunResult struct {
 	// empty when nothing was committed.
 	HeadCommit string
 	Steps      int
-	Usage      Usage
+	Usage      ledger.Usage
 }

@@ -10,12 +10,8 @@ import (
 	"strings"
 	"time"
 
-	units "github.com/docker/go-units"
-
 	"github.com/patchwright/patchwright/jobs/githubapi"
-	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/worker"
-	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/webhook"
 	"github.com/patchwright/patchwright/webhook/setup"
 )
@@ -40,13 +36,10 @@ type config struct {
 	privateKeyFile string
 	model          string // PROVIDER:NAME; required by a worker
 	runURL         string // base of run links; "" = comments say where the log lies
-	sandboxImage   string // "" = pipeline.DefaultImage
+	// sandbox shapes every sandbox, as of run and eval.
+	sandbox sandboxSettings
 	// workerConcurrency is jobs per worker process; 0 = worker.DefaultConcurrency.
 	workerConcurrency int
-	// sandboxLimits and sandboxRuntime shape every sandbox; zero fields
-	// take sandbox.DefaultLimits, "" the engine's default runtime.
-	sandboxLimits  sandbox.Limits
-	sandboxRuntime string
 	// queuePassword opens /queue; "" = no queue dashboard.
 	queuePassword string
 	// listenSet: PATCHWRIGHT_LISTEN was given. A worker serves /metrics
@@ -75,8 +68,8 @@ type setting struct {
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
 		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
-		image, concurrency, queuePassword, retention                                string
-		memory, cpus, pids, runtime                                                 string
+		concurrency, queuePassword, retention                                       string
+		sandbox                                                                     rawSandbox
 	}
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
@@ -90,15 +83,11 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs (default: the system temporary directory)", &raw.data},
 		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
-		{"PATCHWRIGHT_SANDBOX_IMAGE", "sandbox-image", "", "default sandbox image when .github/agent.yml names none (default " + pipeline.DefaultImage + ")", &raw.image},
-		{"PATCHWRIGHT_SANDBOX_MEMORY", "sandbox-memory", "", "memory limit of each sandbox, no swap, e.g. 4g (default 2g)", &raw.memory},
-		{"PATCHWRIGHT_SANDBOX_CPUS", "sandbox-cpus", "", "CPUs of each sandbox, e.g. 1.5 (default 1)", &raw.cpus},
-		{"PATCHWRIGHT_SANDBOX_PIDS", "sandbox-pids", "", "process limit of each sandbox (default 512)", &raw.pids},
-		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &raw.runtime},
 		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
 		{"PATCHWRIGHT_RUN_RETENTION", "run-retention", "", "how long run records stay in Redis and run links work, e.g. 720h (default 720h, 30 days)", &raw.retention},
 		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
 	}
+	settings = append(settings, raw.sandbox.table()...)
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	for _, s := range settings {
@@ -120,7 +109,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
 		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
-		sandboxImage: strings.TrimSpace(raw.image), queuePassword: raw.queuePassword, listenSet: listenSet,
+		queuePassword: raw.queuePassword, listenSet: listenSet,
 	}
 	if raw.concurrency != "" {
 		n, err := strconv.Atoi(raw.concurrency)
@@ -129,12 +118,11 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		}
 		cfg.workerConcurrency = n
 	}
-	lim, err := sandboxLimits(raw.memory, raw.cpus, raw.pids)
+	sb, err := raw.sandbox.parse()
 	if err != nil {
 		return config{}, err
 	}
-	cfg.sandboxLimits = lim
-	cfg.sandboxRuntime = strings.TrimSpace(raw.runtime)
+	cfg.sandbox = sb
 	if raw.retention != "" {
 		d, err := time.ParseDuration(raw.retention)
 		if err != nil || d <= 0 {
@@ -222,32 +210,4 @@ func storedCredentials(command string, appID, key, keyFile, secret *string, data
 		cfg.setupMode = true
 	}
 	return nil
-}
-
-// sandboxLimits parses the sandbox settings; an empty one keeps its
-// default.
-func sandboxLimits(memory, cpus, pids string) (sandbox.Limits, error) {
-	var lim sandbox.Limits
-	if memory != "" {
-		n, err := units.RAMInBytes(memory)
-		if err != nil || n < 64<<20 {
-			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_MEMORY: %q is not a size of at least 64m, such as 4g", memory)
-		}
-		lim.MemoryBytes = n
-	}
-	if cpus != "" {
-		f, err := strconv.ParseFloat(cpus, 64)
-		if err != nil || f <= 0 || f > 1024 {
-			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_CPUS: %q is not a positive number of CPUs", cpus)
-		}
-		lim.CPUs = f
-	}
-	if pids != "" {
-		n, err := strconv.ParseInt(pids, 10, 64)
-		if err != nil || n < 16 {
-			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_PIDS: %q is not a number of at least 16", pids)
-		}
-		lim.PIDs = n
-	}
-	return lim, nil
 }

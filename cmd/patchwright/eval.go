@@ -14,7 +14,6 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/eval"
 	"github.com/patchwright/patchwright/eval/pipelinerun"
-	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
@@ -43,7 +42,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "patchwright eval: %v\n", err)
 		return 1
 	}
-	tasks, opts, prov, err := prepareEval(o)
+	plan, err := prepareEval(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright eval: %v\n", oneLine(err))
 		return 1
@@ -54,10 +53,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer engine.Close()
-	opts.Sandboxes, opts.Images = engine, engine
-	opts.Runner = &pipelinerun.Runner{Provider: prov, Sandboxes: engine, Images: engine}
+	opts := plan.options(engine)
 	opts.Progress = stderr
-	rep, err := eval.Evaluate(ctx, tasks, opts)
+	rep, err := eval.Evaluate(ctx, plan.tasks, opts)
 	if rep != nil {
 		if werr := eval.WriteOutputs(o.out, rep); werr != nil && err == nil {
 			err = werr
@@ -104,41 +102,58 @@ func parseEvalFlags(args []string, stderr io.Writer) (evalOptions, error) {
 	return o, nil
 }
 
+// evalPlan is a `patchwright eval` whose flags, tasks and settings were
+// checked: everything but the engine.
+type evalPlan struct {
+	tasks    []*eval.Task
+	opts     eval.Options
+	sandbox  sandboxSettings
+	provider provider.Provider
+}
+
 // prepareEval checks everything that can be checked without Docker: the
-// tasks, the model and the prices.
-func prepareEval(o evalOptions) ([]*eval.Task, eval.Options, provider.Provider, error) {
-	tasks, err := eval.Load(o.tasks, o.repos)
-	if err != nil {
-		return nil, eval.Options{}, nil, err
+// tasks, the model, the prices and the sandbox settings.
+func prepareEval(o evalOptions) (evalPlan, error) {
+	var p evalPlan
+	var err error
+	if p.tasks, err = eval.Load(o.tasks, o.repos); err != nil {
+		return p, err
 	}
-	prov, err := provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, eval.Options{}, nil, err
+	if p.provider, err = provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		return p, err
 	}
 	prices, err := provider.PricesFromEnv(nil)
 	if err != nil {
-		return nil, eval.Options{}, nil, err
+		return p, err
 	}
 	out, err := filepath.Abs(o.out)
 	if err != nil {
-		return nil, eval.Options{}, nil, err
+		return p, err
 	}
-	o.out = out
-	image := strings.TrimSpace(os.Getenv("PATCHWRIGHT_SANDBOX_IMAGE"))
-	if image == "" {
-		image = pipeline.DefaultImage
+	// The operator's sandbox settings, as serve's and run's.
+	if p.sandbox, err = sandboxFromEnv(); err != nil {
+		return p, err
 	}
 	model := o.model
-	opts := eval.Options{
-		Model: model, Runs: o.runs, Concurrency: o.concurrency, Out: out, Image: o.image, DefaultImage: image,
-		Cost: func(u eval.Usage) (float64, bool) {
-			return prices.Cost(model, provider.Usage{
-				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-				CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens,
-			})
-		},
+	p.opts = eval.Options{
+		Model: model, Runs: o.runs, Concurrency: o.concurrency, Out: out, Image: o.image,
+		Cost: func(u provider.Usage) (float64, bool) { return prices.Cost(model, u) },
 	}
-	return tasks, opts, prov, nil
+	return p, nil
+}
+
+// options are eval's options on engine e: the runs go through
+// newExecutor's executor, and eval's own checks see the same default
+// image and sandbox settings.
+func (p evalPlan) options(e engine) eval.Options {
+	base := newExecutor(p.sandbox, e)
+	base.Provider = p.provider
+	opts := p.opts
+	opts.Runner = &pipelinerun.Runner{Base: base}
+	opts.Sandboxes, opts.Images = e, e
+	opts.DefaultImage = base.DefaultImage
+	opts.SandboxLimits, opts.SandboxRuntime = base.SandboxLimits, base.SandboxRuntime
+	return opts
 }
 
 func printEval(w io.Writer, o evalOptions, rep *eval.Report) {

@@ -259,7 +259,7 @@ func TestOperateSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.workerConcurrency != 5 || cfg.sandboxImage != "img:1" || cfg.listenSet || cfg.runRetention != 0 {
+	if cfg.workerConcurrency != 5 || cfg.sandbox.image != "img:1" || cfg.listenSet || cfg.runRetention != 0 {
 		t.Fatalf("config = %+v", cfg)
 	}
 	if cfg, _ := parseConfig("serve", append(base, "--listen", ":9"), io.Discard); !cfg.listenSet {

@@ -49,7 +49,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 1
 	}
-	exec, job, err := prepareRun(opts)
+	plan, err := prepareRun(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 1
@@ -60,7 +60,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	defer engine.Close()
-	exec.Sandboxes, exec.Images = engine, engine
+	exec, job := plan.executor(engine), plan.job
 	if !opts.json {
 		job.Progress = newProgressPrinter(stderr).print
 	}
@@ -104,47 +104,59 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	return o, nil
 }
 
-// prepareRun checks every flag that can be checked without Docker and
-// builds the executor and job.
-func prepareRun(o runOptions) (*pipeline.Executor, pipeline.Job, error) {
-	var job pipeline.Job
+// localRun is a `patchwright run` whose flags and settings were checked:
+// everything but the engine.
+type localRun struct {
+	opts     runOptions
+	sandbox  sandboxSettings
+	provider provider.Provider
+	job      pipeline.Job
+}
+
+// prepareRun checks every flag and setting that can be checked without
+// Docker and builds the job.
+func prepareRun(o runOptions) (localRun, error) {
+	r := localRun{opts: o}
 	repo, err := checkRepo(o.repo)
 	if err != nil {
-		return nil, job, err
+		return r, err
 	}
 	issue, err := readIssue(o)
 	if err != nil {
-		return nil, job, err
+		return r, err
 	}
 	if o.maxSteps < 0 {
-		return nil, job, fmt.Errorf("--max-steps %d: must be positive", o.maxSteps)
+		return r, fmt.Errorf("--max-steps %d: must be positive", o.maxSteps)
 	}
 	if strings.TrimSpace(o.model) == "" {
-		return nil, job, errors.New("no model: pass --model PROVIDER:NAME or set PATCHWRIGHT_MODEL (e.g. openai:gpt-4.1)")
+		return r, errors.New("no model: pass --model PROVIDER:NAME or set PATCHWRIGHT_MODEL (e.g. openai:gpt-4.1)")
 	}
-	p, err := provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, job, err
+	// The operator's sandbox settings, as serve's and eval's.
+	if r.sandbox, err = sandboxFromEnv(); err != nil {
+		return r, err
+	}
+	if r.provider, err = provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		return r, err
 	}
 	out, err := filepath.Abs(o.out)
 	if err != nil {
-		return nil, job, fmt.Errorf("--out %s: %w", o.out, err)
+		return r, fmt.Errorf("--out %s: %w", o.out, err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, job, fmt.Errorf("--out: %w", err)
+		return r, fmt.Errorf("--out: %w", err)
 	}
-	exec := &pipeline.Executor{
-		Provider:       p,
-		Image:          o.image,
-		MaxSteps:       o.maxSteps,
-		CommitStopped:  o.commitStopped,
-		CacheVolume:    pipeline.RepoCacheVolume,
-		BoundWorkspace: boundWorkspace(),
-		// The operator's default, as serve's and eval's.
-		DefaultImage: strings.TrimSpace(os.Getenv("PATCHWRIGHT_SANDBOX_IMAGE")),
-	}
-	job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
-	return exec, job, nil
+	r.job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
+	return r, nil
+}
+
+// executor is newExecutor's with run's own flags.
+func (r localRun) executor(e engine) *pipeline.Executor {
+	exec := newExecutor(r.sandbox, e)
+	exec.Provider = r.provider
+	exec.Image = r.opts.image
+	exec.MaxSteps = r.opts.maxSteps
+	exec.CommitStopped = r.opts.commitStopped
+	return &exec
 }
 
 // checkRepo requires the root of a git repository with at least one

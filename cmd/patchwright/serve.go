@@ -72,18 +72,25 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	// Sandboxes a crashed worker left behind, and old cache volumes.
 	go engine.RunReaper(ctx, 0, log)
 	p := &githubjob.Pipeline{
-		GitHub: app,
-		Executor: &pipeline.Executor{Sandboxes: meteredRunner{engine, m}, Images: engine,
-			Provider: meteredProvider{prov, m, prices}, Logger: log,
-			CacheVolume: pipeline.RepoCacheVolume, DefaultImage: cfg.sandboxImage, BoundWorkspace: boundWorkspace(),
-			SandboxLimits: cfg.sandboxLimits, SandboxRuntime: cfg.sandboxRuntime},
-		Cancels: queue,
-		DataDir: cfg.dataDir,
-		RunURL:  cfg.runURL,
-		RunLink: signer.Link,
-		Logger:  log,
+		GitHub:   app,
+		Executor: workerExecutor(cfg, engine, meteredProvider{prov, m, prices}, m, log),
+		Cancels:  queue,
+		DataDir:  cfg.dataDir,
+		RunURL:   cfg.runURL,
+		RunLink:  signer.Link,
+		Logger:   log,
 	}
 	return p, func() { engine.Close() }, nil
+}
+
+// workerExecutor is the worker's executor: newExecutor's, with every
+// sandbox command metered and the job's log lines kept.
+func workerExecutor(cfg config, e engine, p provider.Provider, m *metrics.Metrics, log *slog.Logger) *pipeline.Executor {
+	exec := newExecutor(cfg.sandbox, e)
+	exec.Sandboxes = meteredRunner{exec.Sandboxes, m}
+	exec.Provider = p
+	exec.Logger = log
+	return &exec
 }
 
 // openRedis connects to cfg.redisURL or, when it is empty, starts an

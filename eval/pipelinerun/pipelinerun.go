@@ -6,13 +6,10 @@ package pipelinerun
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"sync"
-	"time"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/eval"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox"
@@ -22,45 +19,38 @@ import (
 // each run clones the run's own repository, and the result branch is
 // pushed back to it.
 type Runner struct {
-	// Provider is the model; shared by concurrent runs. Required.
-	Provider provider.Provider
-	// Sandboxes creates the runs' containers. Required.
-	Sandboxes sandbox.Runner
-	// Images, when set, checks that the chosen image exists.
-	Images pipeline.ImageChecker
-	// CheckTimeout bounds each verification check; zero for the
-	// pipeline's default.
-	CheckTimeout time.Duration
-	// WorkDir holds the pipeline's temporary clones; default os.TempDir().
-	WorkDir string
-	// Logger receives the agent's log lines; nil discards them.
-	Logger *slog.Logger
+	// Base is the executor of `patchwright run`, as cmd/patchwright builds
+	// it for every command: the model, the engine, the default image, the
+	// sandbox limits and runtime, the bounded work tree. Provider and
+	// Sandboxes are required. Each run copies it and sets only its own
+	// fields (see Executor), so what is measured is what users run.
+	Base pipeline.Executor
 }
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// Run runs one task once. A stopped run's change is committed (the
-// pipeline's --commit-stopped), so that the hidden tests judge what the
-// run did rather than count every stopped run as unresolved.
+// Executor is the executor of one run: Base with the run's image
+// override, step cap and cache volume, the leak check at the sandbox seam,
+// and its stopped change committed (the pipeline's --commit-stopped), so
+// that the hidden tests judge what the run did rather than count every
+// stopped run as unresolved.
+func (r *Runner) Executor(req eval.RunRequest) *pipeline.Executor {
+	exec := r.Base
+	exec.Sandboxes = &guard{Runner: r.Base.Sandboxes, check: req.CheckTree}
+	exec.Image = req.Image
+	exec.MaxSteps = req.MaxSteps
+	exec.CommitStopped = true
+	exec.CacheVolume = func(string) string { return req.CacheVolume }
+	return &exec
+}
+
+// Run runs one task once.
 func (r *Runner) Run(ctx context.Context, req eval.RunRequest) (eval.RunResult, error) {
-	exec := &pipeline.Executor{
-		Sandboxes:     &guard{Runner: r.Sandboxes, check: req.CheckTree},
-		Provider:      r.Provider,
-		Images:        r.Images,
-		Image:         req.Image,
-		DefaultImage:  req.DefaultImage,
-		MaxSteps:      req.MaxSteps,
-		CommitStopped: true,
-		WorkDir:       r.WorkDir,
-		CacheVolume:   func(string) string { return req.CacheVolume },
-		CheckTimeout:  r.CheckTimeout,
-		Logger:        r.Logger,
-	}
 	id := fmt.Sprintf("eval-%s-%d", unsafe.ReplaceAllString(req.Task.ID, "-"), req.Run)
 	if len(id) > 100 {
 		id = id[len(id)-100:]
 	}
-	res, err := exec.Execute(ctx, pipeline.Job{
+	res, err := r.Executor(req).Execute(ctx, pipeline.Job{
 		ID: id, RepoURL: req.Repo, OutDir: req.OutDir,
 		Issue:     agent.Issue{Title: req.Title, Body: req.Body},
 		Publisher: pipeline.LocalPublisher{},
@@ -70,10 +60,7 @@ func (r *Runner) Run(ctx context.Context, req eval.RunRequest) (eval.RunResult, 
 	}
 	return eval.RunResult{
 		Outcome: string(res.Outcome), Reason: res.Reason, HeadCommit: res.HeadCommit, Steps: res.Steps,
-		Usage: eval.Usage{
-			InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
-			CachedInputTokens: res.Usage.CachedInputTokens, CacheWriteTokens: res.Usage.CacheWriteTokens,
-		},
+		Usage: res.Usage,
 	}, err
 }
 

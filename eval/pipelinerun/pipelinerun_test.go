@@ -12,6 +12,7 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/eval"
 	"github.com/patchwright/patchwright/eval/pipelinerun"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -92,16 +93,14 @@ func TestPipelineOnStarterTasks(t *testing.T) {
 	out := t.TempDir()
 	rep, err := eval.Evaluate(context.Background(), tasks, eval.Options{
 		Model:        "openai:" + pt.OpenAIModel,
-		Runner:       &pipelinerun.Runner{Provider: prov, Sandboxes: engine, Images: engine},
+		Runner:       &pipelinerun.Runner{Base: pipeline.Executor{Provider: prov, Sandboxes: engine, Images: engine, DefaultImage: image}},
 		Sandboxes:    engine,
 		Runs:         2,
 		Out:          out,
 		Image:        image,
 		DefaultImage: image,
 		CacheVolume:  func(*eval.Task) string { return sandboxtest.CacheVolume },
-		Cost: func(u eval.Usage) (float64, bool) {
-			return provider.Cost("openai:"+pt.OpenAIModel, provider.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
-		},
+		Cost:         func(u provider.Usage) (float64, bool) { return provider.Cost("openai:"+pt.OpenAIModel, u) },
 	})
 	if err != nil {
 		t.Fatal(err)

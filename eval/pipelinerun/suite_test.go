@@ -12,6 +12,7 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/eval"
 	"github.com/patchwright/patchwright/eval/pipelinerun"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -83,7 +84,7 @@ func TestReferenceFixesThroughThePipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		servers[task.ID] = srv
-		runners[task.ID] = &pipelinerun.Runner{Provider: prov, Sandboxes: engine, Images: engine}
+		runners[task.ID] = &pipelinerun.Runner{Base: pipeline.Executor{Provider: prov, Sandboxes: engine, Images: engine, DefaultImage: image}}
 	}
 	out := t.TempDir()
 	rep, err := eval.Evaluate(context.Background(), tasks, eval.Options{

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	units "github.com/docker/go-units"
+
+	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// sandboxSettings shape every sandbox of every command: serve's embedded
+// worker, worker, run and eval read them from the one table below, and
+// newExecutor is the one place they reach a pipeline.Executor, so that
+// eval measures what users run.
+type sandboxSettings struct {
+	// image is the operator's default image, for repositories whose
+	// .github/agent.yml names none; "" = pipeline.DefaultImage.
+	image string
+	// limits: zero fields take sandbox.DefaultLimits.
+	limits sandbox.Limits
+	// runtime is the OCI runtime; "" = the engine's default.
+	runtime string
+}
+
+// rawSandbox is the sandbox settings as given.
+type rawSandbox struct{ image, memory, cpus, pids, runtime string }
+
+// table is the sandbox settings' part of the configuration (DESIGN §4.2).
+// serve and worker offer each as a flag too; run and eval read the
+// variables only, beside their own --image, which overrides the image of
+// every run.
+func (r *rawSandbox) table() []setting {
+	return []setting{
+		{"PATCHWRIGHT_SANDBOX_IMAGE", "sandbox-image", "", "default sandbox image when .github/agent.yml names none (default " + pipeline.DefaultImage + ")", &r.image},
+		{"PATCHWRIGHT_SANDBOX_MEMORY", "sandbox-memory", "", "memory limit of each sandbox, no swap, e.g. 4g (default 2g)", &r.memory},
+		{"PATCHWRIGHT_SANDBOX_CPUS", "sandbox-cpus", "", "CPUs of each sandbox, e.g. 1.5 (default 1)", &r.cpus},
+		{"PATCHWRIGHT_SANDBOX_PIDS", "sandbox-pids", "", "process limit of each sandbox (default 512)", &r.pids},
+		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &r.runtime},
+	}
+}
+
+// parse checks the settings; an empty one keeps its default.
+func (r rawSandbox) parse() (sandboxSettings, error) {
+	lim, err := sandboxLimits(r.memory, r.cpus, r.pids)
+	if err != nil {
+		return sandboxSettings{}, err
+	}
+	return sandboxSettings{image: strings.TrimSpace(r.image), limits: lim, runtime: strings.TrimSpace(r.runtime)}, nil
+}
+
+// sandboxFromEnv reads the sandbox settings from the environment, as run
+// and eval do.
+func sandboxFromEnv() (sandboxSettings, error) {
+	var raw rawSandbox
+	for _, s := range raw.table() {
+		*s.dst = s.def
+		if v, ok := os.LookupEnv(s.env); ok {
+			*s.dst = v
+		}
+	}
+	return raw.parse()
+}
+
+// engine is what an executor needs of the container engine
+// (sandbox/docker.Docker is one).
+type engine interface {
+	sandbox.Runner
+	pipeline.ImageChecker
+}
+
+// newExecutor is the executor every command starts from: the engine, the
+// sandbox settings, the bounded work tree and the per-repository caches.
+// The commands then set only what is theirs (the model, their flags, a
+// metering wrapper), never a sandbox setting.
+func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
+	image := s.image
+	if image == "" {
+		image = pipeline.DefaultImage
+	}
+	return pipeline.Executor{
+		Sandboxes:      e,
+		Images:         e,
+		DefaultImage:   image,
+		SandboxLimits:  s.limits,
+		SandboxRuntime: s.runtime,
+		BoundWorkspace: boundWorkspace(),
+		CacheVolume:    pipeline.RepoCacheVolume,
+	}
+}
+
+// sandboxLimits parses the sandbox settings; an empty one keeps its
+// default.
+func sandboxLimits(memory, cpus, pids string) (sandbox.Limits, error) {
+	var lim sandbox.Limits
+	if memory != "" {
+		n, err := units.RAMInBytes(memory)
+		if err != nil || n < 64<<20 {
+			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_MEMORY: %q is not a size of at least 64m, such as 4g", memory)
+		}
+		lim.MemoryBytes = n
+	}
+	if cpus != "" {
+		f, err := strconv.ParseFloat(cpus, 64)
+		if err != nil || f <= 0 || f > 1024 {
+			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_CPUS: %q is not a positive number of CPUs", cpus)
+		}
+		lim.CPUs = f
+	}
+	if pids != "" {
+		n, err := strconv.ParseInt(pids, 10, 64)
+		if err != nil || n < 16 {
+			return lim, fmt.Errorf("PATCHWRIGHT_SANDBOX_PIDS: %q is not a number of at least 16", pids)
+		}
+		lim.PIDs = n
+	}
+	return lim, nil
+}
