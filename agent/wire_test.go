@@ -17,6 +17,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -221,13 +222,7 @@ func TestWireOverloaded(t *testing.T) {
 }
 
 func TestWireContextLength(t *testing.T) {
-	body, err := os.ReadFile("../../shared/fixtures/llm/openai.error.400.context_length_exceeded.json")
-	if err != nil {
-		body, err = os.ReadFile("/work/shared/fixtures/llm/openai.error.400.context_length_exceeded.json")
-	}
-	if err != nil {
-		t.Skipf("fixture not found: %v", err)
-	}
+	body := githubtest.Fixture(t, "llm", "openai.error.400.context_length_exceeded.json")
 	read := func(n int) providertest.Turn {
 		return providertest.Calls(providertest.Call("read_file", `{"path":"data.txt","start_line":`+string(rune('0'+n))+`}`))
 	}

@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
@@ -36,25 +35,9 @@ const (
 	fixtureAPI   = "github-api"
 )
 
-// fixture reads a file of ../shared/fixtures beside the module root.
+// fixture reads a file of testdata/fixtures.
 func fixture(t testing.TB, dir, name string) []byte {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			b, err := os.ReadFile(filepath.Join(d, "..", "shared", "fixtures", dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found above", wd)
-		}
-	}
+	return githubtest.Fixture(t, dir, name)
 }
 
 // fixturePayload loads a webhook fixture as a map and applies edits to a copy.

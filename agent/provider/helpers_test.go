@@ -15,7 +15,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
-// fixture reads a file of ../shared/fixtures/llm.
+// fixture reads a file of testdata/fixtures/llm.
 func fixture(t *testing.T, name string) string {
 	return string(githubtest.Fixture(t, "llm", name))
 }

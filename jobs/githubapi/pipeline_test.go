@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +18,9 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
-// fixtures is ../shared/fixtures beside the module root.
+// fixture reads a file of testdata/fixtures/github-api.
 func fixture(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "github-api", name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return string(b)
+	return string(githubtest.Fixture(t, "github-api", name))
 }
 
 type env struct {

@@ -6,22 +6,33 @@ import (
 	"testing"
 )
 
-// Fixture reads shared/fixtures/dir/name, the real payloads and responses
-// kept beside the repository, from any package's tests: it looks for
-// shared/fixtures in the working directory's parents.
+// Fixture reads testdata/fixtures/dir/name of the module, the real
+// payloads and responses the tests use (testdata/fixtures/SOURCES.md says
+// where each came from), from any package's tests: it walks up from the
+// working directory to the module root, the directory holding go.mod.
 func Fixture(t testing.TB, dir, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(ModuleRoot(t), "testdata", "fixtures", dir, name))
+	if err != nil {
+		t.Fatalf("fixture %s/%s: %v", dir, name, err)
+	}
+	return data
+}
+
+// ModuleRoot is the nearest directory above the working directory (or
+// that directory itself) that holds go.mod.
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "fixtures", dir, name)
-		if data, err := os.ReadFile(p); err == nil {
-			return data
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
 		}
 		if filepath.Dir(d) == d {
-			t.Fatalf("fixture %s/%s: no shared/fixtures above %s", dir, name, wd)
+			t.Fatalf("no go.mod above %s", wd)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
-// fixture reads a webhook payload of ../shared/fixtures.
+// fixture reads a webhook payload of testdata/fixtures.
 func fixture(t testing.TB, name string) []byte {
 	return githubtest.Fixture(t, "github-webhooks", name)
 }
