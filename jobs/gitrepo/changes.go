@@ -79,7 +79,15 @@ const MaxFileBytes = 10 << 20
 // modification time back. Untracked files that .gitignore excludes,
 // anything inside a .git directory, and special files (FIFOs, sockets,
 // devices) are not changes.
-func (r *Repo) Changes() ([]Change, error) {
+func (r *Repo) Changes() ([]Change, error) { return r.ChangesWithin(Limits{}) }
+
+// ChangesWithin is Changes with the work tree held to lim: a tree or a
+// change past one of its bounds is a *LimitError, the change's failure
+// rather than the worker's.
+func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
+	lim = lim.withDefaults()
+	var changed int64
+	entries := 0
 	idx, err := r.repo.Storer.Index()
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
@@ -111,11 +119,20 @@ func (r *Repo) Changes() ([]Change, error) {
 			}
 			return nil
 		}
+		if entries++; entries > lim.MaxEntries {
+			return limitf("the work tree has more than %d files and directories", lim.MaxEntries)
+		}
+		if err := lim.checkPath(p); err != nil {
+			return err
+		}
 		if d.IsDir() {
 			return nil
 		}
 		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 			return nil
+		}
+		if changed > lim.MaxBytes {
+			return limitf("the change is larger than %d MB", lim.MaxBytes>>20)
 		}
 		entry := tracked[p]
 		if entry == nil {
@@ -126,25 +143,26 @@ func (r *Repo) Changes() ([]Change, error) {
 			if err != nil {
 				return err
 			}
-			changes = append(changes, c)
+			changes, changed = append(changes, c), changed+int64(len(c.content))
 			return nil
 		}
 		seen[p] = true
-		c, changed, err := r.compare(root, p, entry, d)
+		c, isChanged, err := r.compare(root, p, entry, d)
 		if err != nil {
 			return err
 		}
-		if changed {
-			changes = append(changes, c)
+		if isChanged {
+			changes, changed = append(changes, c), changed+int64(len(c.content))
 		}
 		return nil
 	})
-	if err == nil {
-		r.cover(root, changes, idx.Entries)
+	if err == nil && changed > lim.MaxBytes {
+		err = limitf("the change is larger than %d MB", lim.MaxBytes>>20)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scan work tree: %w", err)
 	}
+	r.cover(root, changes, idx.Entries)
 	for name, e := range tracked {
 		if seen[name] {
 			continue
@@ -300,6 +318,10 @@ func (r *Repo) ignoreMatcher(root *os.Root) (gitignore.Matcher, error) {
 		var domain []string
 		if p != "." {
 			domain = strings.Split(p, "/")
+			if len(domain) > DefaultMaxDepth {
+				// Changes refuses such a tree; its ignore files do not matter.
+				return fs.SkipDir
+			}
 			if gitignore.NewMatcher(ps).Match(domain, true) {
 				return fs.SkipDir
 			}

@@ -1,9 +1,12 @@
 package gitrepo
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +78,29 @@ func TestChangesCoverWhatALinkReplaces(t *testing.T) {
 	}
 	if got := covers["docs/gh/agent.yml"]; len(got) != 0 {
 		t.Errorf("a plain new file covers %v", got)
+	}
+}
+
+// TestChangesWithinLimits: a change past its byte bound, or a tree past
+// its depth, is a *LimitError (the change's failure), read no further.
+func TestChangesWithinLimits(t *testing.T) {
+	r := clone(t, origin(t))
+	for i := range 3 {
+		write(t, filepath.Join(r.Worktree(), fmt.Sprintf("big%d.bin", i)), strings.Repeat("x", 1<<20))
+	}
+	var limit *LimitError
+	if _, err := r.ChangesWithin(Limits{MaxBytes: 2 << 20}); !errors.As(err, &limit) {
+		t.Errorf("3 MB changed within a 2 MB bound: err = %v, want a LimitError", err)
+	}
+	if _, err := r.ChangesWithin(Limits{MaxBytes: 4 << 20}); err != nil {
+		t.Errorf("3 MB changed within a 4 MB bound: %v", err)
+	}
+	deep := r.Worktree()
+	for range 12 {
+		deep = filepath.Join(deep, "d")
+	}
+	write(t, filepath.Join(deep, "f"), "x")
+	if _, err := r.ChangesWithin(Limits{MaxDepth: 10}); !errors.As(err, &limit) {
+		t.Errorf("a tree 13 deep within 10: err = %v, want a LimitError", err)
 	}
 }

@@ -164,6 +164,12 @@ const (
 	PhaseDone     Phase = "done"
 )
 
+// ReasonChangeTooLarge starts the reason of a run stopped because the
+// work tree passed one of gitrepo.Limits' bounds: a change too large to
+// hold, a tree too deep or with too many files. It is the change's
+// failure, never retried as the worker's.
+const ReasonChangeTooLarge = "change_too_large"
+
 // Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,
 // repository config, sandbox and setup, baseline, model loop, final
 // verification, secret scan, commit, report, publish. `patchwright run`
@@ -192,6 +198,10 @@ type Executor struct {
 	// detector or a timeout stopped. Default false: a stopped run's change
 	// is reported, not committed. A cancelled run is never committed.
 	CommitStopped bool
+	// MaxChangeBytes bounds the sum of a change's file sizes; a larger
+	// change stops the run (ReasonChangeTooLarge). Default
+	// gitrepo.DefaultMaxChangeBytes.
+	MaxChangeBytes int64
 	// WorkDir holds each job's temporary clone; default os.TempDir().
 	WorkDir string
 	// BoundWorkspace, when set, makes dir (empty) a filesystem of bounded

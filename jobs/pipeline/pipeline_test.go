@@ -100,6 +100,8 @@ type scenario struct {
 	branch, configBranch string
 	// cacheVolume overrides the image's shared test cache volume.
 	cacheVolume string
+	// maxChangeBytes is the Executor's MaxChangeBytes.
+	maxChangeBytes int64
 }
 
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
@@ -120,6 +122,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		SandboxLimits:  sandbox.Limits{CPUs: 2},
 		CacheVolume:    func(string) string { return cmp.Or(s.cacheVolume, sandboxtest.CacheVolumeFor(image)) },
 		BoundWorkspace: s.bound,
+		MaxChangeBytes: s.maxChangeBytes,
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
 		Branch: s.branch, ConfigBranch: s.configBranch})

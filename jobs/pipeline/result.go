@@ -152,6 +152,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.InfraError = scrubPaths(r.infra, r.tmp).Error()
 	case r.cancelled != "":
 		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
+	case r.tooLarge != "":
+		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ type run struct {
 	// dropped are the changes left out of the commit (protected, too
 	// large); the final checks run without them.
 	dropped []gitrepo.Change
+	// tooLarge says which bound of gitrepo.Limits the work tree passed;
+	// there is then no change to check or commit.
+	tooLarge string
 	// trees holds the work tree and the checks' trees (tree.go), on the
 	// job's bounded filesystem when there is one.
 	trees string
@@ -376,6 +380,9 @@ func (r *run) runFinal(ctx context.Context) error {
 	if err := r.readChanges(); err != nil {
 		return err
 	}
+	if r.tooLarge != "" {
+		return nil
+	}
 	dir, err := r.finalTree()
 	if err != nil {
 		return err
@@ -399,7 +406,14 @@ func (r *run) readChanges() error {
 	if r.changesRead || r.repo == nil {
 		return nil
 	}
-	changes, err := r.repo.Changes()
+	changes, err := r.repo.ChangesWithin(gitrepo.Limits{MaxBytes: r.e.MaxChangeBytes})
+	var limit *gitrepo.LimitError
+	if errors.As(err, &limit) {
+		// The model made this tree: its run ends, nothing is committed,
+		// and the job is not retried as if the worker had failed.
+		r.tooLarge, r.changesRead = limit.Reason, true
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("list changes: %w", err)
 	}

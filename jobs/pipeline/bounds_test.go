@@ -1,0 +1,68 @@
+package pipeline
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/agent/verify"
+)
+
+// TestSparseFilesStopTheRun: files that cost the sandbox nothing (sparse,
+// 10 MiB each, just under the per-file bound) add up past the change's
+// byte bound. The run stops as the change's failure, with nothing
+// committed, and the worker held no more than the bound of them.
+func TestSparseFilesStopTheRun(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, out, _ := scenario{
+		repo:           repo,
+		maxChangeBytes: 40 << 20,
+		issue:          agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:           provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"for i in $(seq 1 30); do truncate -s 10M sparse$i; done"}`),
+			call("finish", `{"summary":"Done."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Stopped || !strings.Contains(res.Reason, ReasonChangeTooLarge) {
+		t.Fatalf("outcome %s (%s), want stopped with %s\n%s", res.Outcome, res.Reason, ReasonChangeTooLarge, readLedger(t, out))
+	}
+	if res.HeadCommit != "" {
+		t.Errorf("committed %s", res.HeadCommit)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	// 300 MiB of sparse files; the bound is 40 MiB. A generous margin for
+	// everything else the run allocated.
+	if grown := int64(after.TotalAlloc - before.TotalAlloc); grown > 200<<20 {
+		t.Errorf("the run allocated %d MiB reading a change bounded at 40 MiB", grown>>20)
+	}
+}
+
+// TestDeepTreeStopsTheRun: a tree 2,000 directories deep, made in a
+// second, is the change's failure (stopped, not an infrastructure error
+// that would run the model again).
+func TestDeepTreeStopsTheRun(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"for i in $(seq 1 2000); do mkdir d && cd d || exit 1; done; echo x > f"}`),
+			call("finish", `{"summary":"Done."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Stopped || !strings.Contains(res.Reason, ReasonChangeTooLarge) {
+		t.Fatalf("outcome %s (%s), want stopped with %s\n%s", res.Outcome, res.Reason, ReasonChangeTooLarge, readLedger(t, out))
+	}
+}
