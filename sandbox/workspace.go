@@ -41,10 +41,8 @@ var secretNames = []string{
 // secret-bearing file.
 func IsSecretPath(rel string) bool {
 	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-		for _, pat := range secretNames {
-			if ok, _ := path.Match(pat, part); ok {
-				return true
-			}
+		if isSecretName(part) {
+			return true
 		}
 	}
 	return false
@@ -56,6 +54,8 @@ func IsSecretPath(rel string) bool {
 type Workspace struct {
 	root *os.Root
 	dir  string
+	// index is shared by the workspace and its OpenDir views.
+	index *secretIndex
 	// MaxRead caps ReadFile; zero means DefaultMaxRead.
 	MaxRead int64
 }
@@ -70,7 +70,7 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
 	}
-	return &Workspace{root: root, dir: abs}, nil
+	return &Workspace{root: root, dir: abs, index: &secretIndex{root: root}}, nil
 }
 
 // Dir is the workspace's absolute host path.
@@ -154,7 +154,7 @@ func (w *Workspace) OpenDir(name string) (*Workspace, error) {
 	if err != nil {
 		return nil, w.classify(rel, err)
 	}
-	return &Workspace{root: sub, dir: filepath.Join(w.dir, filepath.FromSlash(rel)), MaxRead: w.MaxRead}, nil
+	return &Workspace{root: sub, dir: filepath.Join(w.dir, filepath.FromSlash(rel)), index: w.index, MaxRead: w.MaxRead}, nil
 }
 
 // WriteFile writes data to a file, creating missing parent directories.
