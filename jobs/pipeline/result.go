@@ -125,7 +125,7 @@ func (r *run) result() *Result {
 		Outcome:      outcome,
 		Reason:       reason,
 		BaseCommit:   r.repo.Base().String(),
-		FilesChanged: r.changedPaths(),
+		FilesChanged: r.shownPaths(),
 		Checks:       []CheckSummary{},
 		Steps:        r.agentRes.Steps,
 		Usage:        r.agentRes.Usage,
@@ -173,7 +173,11 @@ func describeFindings(fs []secrets.Finding) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-3))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
+		if f.Line > 0 {
+			parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
+		} else {
+			parts = append(parts, fmt.Sprintf("rule %s in the name %s", f.RuleID, f.File))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -183,39 +187,55 @@ func describeFindings(fs []secrets.Finding) string {
 func (r *run) allFindings() []findings.Finding {
 	out := append([]findings.Finding{}, r.evidence...)
 	for _, f := range r.findings {
-		out = append(out, findings.Finding{Kind: "secret", Path: f.File, Line: f.Line,
-			Detail: fmt.Sprintf("What looks like a secret (rule %s) is in the change, so nothing was committed.", f.RuleID)})
+		detail := fmt.Sprintf("What looks like a secret (rule %s) is in the change, so nothing was committed.", f.RuleID)
+		if f.Line == 0 {
+			detail = fmt.Sprintf("A file or directory name in the change looks like a secret (rule %s), so nothing was committed.", f.RuleID)
+		}
+		out = append(out, findings.Finding{Kind: "secret", Path: f.File, Line: f.Line, Detail: detail})
 	}
 	return out
 }
 
-// scan looks for secrets the change adds. A file at a secret-bearing path
-// (.env, *.pem, id_rsa, …) counts as one whatever its content: the tools
-// refuse those paths, so only a command could have written it.
+// scan looks for secrets the change adds, in its paths (file and
+// directory names) as in its bytes; each match is named by its path with
+// the match withheld, so that no report prints it. A file at a
+// secret-bearing path (.env, *.pem, id_rsa, …) counts as one whatever its
+// content: the tools refuse those paths, so only a command could have
+// written it.
 func (r *run) scan() error {
-	var changed []gitrepo.Change
-	for _, c := range r.changes {
-		// Binary files too: a NUL byte must not hide a key from the scan.
-		if c.Kind != gitrepo.Deleted && !c.Symlink {
-			changed = append(changed, c)
+	// The findings on the change name its paths too, and are printed.
+	for i := range r.evidence {
+		f := &r.evidence[i]
+		f.Path = r.shownPath(f.Path)
+		detail, err := withholdText(r.scanner, f.Detail)
+		if err != nil {
+			return err
 		}
-	}
-	if len(changed) == 0 {
-		return nil
+		f.Detail = detail
 	}
 	scanner := r.scanner
-	for _, c := range changed {
+	for _, c := range r.changes {
+		if c.Kind == gitrepo.Deleted {
+			continue // its name and bytes are the base's
+		}
+		shown, inPath, err := scanner.ScanPath(context.Background(), c.Path)
+		if err != nil {
+			return err
+		}
+		r.findings = append(r.findings, inPath...)
 		if sandbox.IsSecretPath(c.Path) {
-			r.findings = append(r.findings, secrets.Finding{File: c.Path, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
+			r.findings = append(r.findings, secrets.Finding{File: shown, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
 			continue
 		}
-		// The bytes the commit will hold: Changes read them once.
+		// The bytes the commit will hold (a link's target for a link,
+		// binary files too: a NUL byte must not hide a key): Changes read
+		// them once.
 		after := c.Content()
 		before, err := r.repo.BaseContent(c.Path)
 		if err != nil {
 			return err
 		}
-		r.findings = append(r.findings, scanner.ScanChange(c.Path, string(before), string(after))...)
+		r.findings = append(r.findings, scanner.ScanChange(shown, string(before), string(after))...)
 	}
 	return nil
 }
@@ -331,7 +351,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.GoModule = r.goModule
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
-		in.Files = append(in.Files, report.FileStat{Path: c.Path, Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
+		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
 	}
 	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
 		in.CostUSD = &cost

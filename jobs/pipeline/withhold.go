@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/secrets"
@@ -10,27 +9,74 @@ import (
 	"github.com/patchwright/patchwright/report"
 )
 
-// withheld is what stands in for a text that holds what looks like a
-// secret; "" when text holds none.
+// withheld is what stands in for a command's or a check's output that
+// holds what looks like a secret: secrets.Note, naming the rules and
+// lines; "" when text holds none. A whole output goes, as a tool's does
+// (DESIGN §5): what printed one secret likely printed others no rule
+// knows.
 func withheld(sc *secrets.Scanner, name, text string) string {
-	f := sc.Scan(name, text)
+	f := sc.Scan("", text)
 	if len(f) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("[output withheld: it holds what looks like a secret, rule %s, line %d]", f[0].RuleID, f[0].Line)
+	return secrets.Note(f...)
+}
+
+// withholdText is text with each match withheld in place (secrets.Redact),
+// for sentences: the model's summary, a reason, a note of the report.
+func withholdText(sc *secrets.Scanner, text string) (string, error) {
+	out, _, err := sc.Redact(context.Background(), "", text)
+	return out, err
+}
+
+// shownPath is a changed path as it may be printed: a file or directory
+// name that matches a rule (a file named after a key) has the match
+// withheld. The commit never writes such a path: the scan blocks it.
+func (r *run) shownPath(p string) string {
+	shown, _, err := r.scanner.ScanPath(context.Background(), p)
+	if err != nil {
+		return secrets.Note()
+	}
+	return shown
+}
+
+// shownPaths are the changed paths as they may be printed.
+func (r *run) shownPaths() []string {
+	out := make([]string, len(r.changes))
+	for i, c := range r.changes {
+		out[i] = r.shownPath(c.Path)
+	}
+	return out
 }
 
 // withholdSecrets scans every text of the report that a command or the
-// model wrote (the summary, each check's output) before anything is
-// posted, and replaces a text that holds what looks like a secret with a
-// sentence naming the rule: a test that prints .env must not publish it.
+// model wrote (the summary, the reason, each check's output, the notes)
+// before anything is posted. A check's output that holds what looks like
+// a secret is replaced by a note naming the rule; in a sentence each
+// match is: a test that prints .env must not publish it. The agent
+// withheld the model's words already; this is the last look, on what the
+// body will say.
 func withholdSecrets(in *report.Input) error {
 	sc, err := secrets.Default()
 	if err != nil {
 		return err
 	}
-	if f := sc.Scan("summary", in.Summary); len(f) > 0 {
-		in.Summary = fmt.Sprintf("(The model's summary was withheld: it holds what looks like a secret, rule %s.)", f[0].RuleID)
+	for _, s := range []*string{&in.Summary, &in.Reason, &in.StopDetail} {
+		if *s, err = withholdText(sc, *s); err != nil {
+			return err
+		}
+	}
+	for i := range in.Missing {
+		if in.Missing[i], err = withholdText(sc, in.Missing[i]); err != nil {
+			return err
+		}
+	}
+	for i := range in.Files {
+		shown, _, err := sc.ScanPath(context.Background(), in.Files[i].Path)
+		if err != nil {
+			return err
+		}
+		in.Files[i].Path = shown
 	}
 	for _, list := range [][]verify.CheckResult{in.Baseline, in.Final} {
 		for i := range list {
