@@ -229,11 +229,14 @@ func (r *run) scan() error {
 		}
 		// The bytes the commit will hold (a link's target for a link,
 		// binary files too: a NUL byte must not hide a key): Changes read
-		// them once.
+		// them once. A link's target is all new: the base may hold a
+		// directory there.
 		after := c.Content()
-		before, err := r.repo.BaseContent(c.Path)
-		if err != nil {
-			return err
+		var before []byte
+		if !c.Symlink {
+			if before, err = r.repo.BaseContent(c.Path); err != nil {
+				return err
+			}
 		}
 		r.findings = append(r.findings, scanner.ScanChange(shown, string(before), string(after))...)
 	}

@@ -309,3 +309,27 @@ func hasSecretFinding(fs []findings.Finding, path string) bool {
 	}
 	return false
 }
+
+// TestSecretInLinkTarget: a symbolic link's target is what the commit
+// holds for it, so a target that is a key is a secret in the change.
+func TestSecretInLinkTarget(t *testing.T) {
+	files := calcFiles(false)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	res, out, logs := runLogged(t, scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Link the current key"},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"ln -s `+e2eKey+` current"}`),
+			call("finish", `{"summary":"Linked it."}`),
+		},
+	})
+	if res.HeadCommit != "" || len(agentBranches(t, repo)) != 0 {
+		t.Fatalf("committed: head %q", res.HeadCommit)
+	}
+	if len(res.Secrets) != 1 || res.Secrets[0].File != "current" || res.Secrets[0].RuleID != "aws-access-token" {
+		t.Errorf("secrets %+v", res.Secrets)
+	}
+	noneHolds(t, outputs(t, out, logs), e2eKey)
+}
