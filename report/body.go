@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/verify"
@@ -34,7 +35,19 @@ type bodyData struct {
 	OutputsOmitted bool
 	// History is the rendered attempt history; "" for none.
 	History string
+	// Pushed is the pushed marker; "" when nothing was pushed.
+	Pushed string
 }
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// PushedMarker is the hidden last line of a pull request's body that
+// names the commit Patchwright pushed, so that the branch can be deleted
+// when the pull request closes if nobody pushed since. jobs.ParsePushed
+// reads it (a test holds the two to one format). The body renders it
+// last, after every value from the change, so ParsePushed, which takes
+// the last, finds this one.
+func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha + " -->" }
 
 // PRBody renders the pull-request body of DESIGN §4.6. It is always under
 // MaxBody characters: long check output is shortened, then left out, with
@@ -51,10 +64,15 @@ func PRBody(in Input) (string, error) {
 	if len(d.Files) > maxFileRows {
 		d.Files, d.MoreFiles = d.Files[:maxFileRows], len(in.Files)-maxFileRows
 	}
-	d.NotVerified = notVerified(in)
+	for _, f := range notVerified(in) {
+		d.NotVerified = append(d.NotVerified, f.markdown())
+	}
 	if len(d.NotVerified) > maxNotVerified {
 		n := len(d.NotVerified) - maxNotVerified
 		d.NotVerified = append(d.NotVerified[:maxNotVerified], fmt.Sprintf("…and %d more items, listed in the run log.", n))
+	}
+	if shaRE.MatchString(in.HeadCommit) {
+		d.Pushed = PushedMarker(in.HeadCommit)
 	}
 	for _, t := range in.NewTests {
 		if t.Status == verify.FailsBefore {

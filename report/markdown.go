@@ -73,35 +73,40 @@ func fenced(s string) string {
 	return fence + "text\n" + s + "\n" + fence
 }
 
-var (
-	closingRE = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)((?:[\w.-]+/[\w.-]+)?)#`)
-	mentionRE = regexp.MustCompile(`(^|[^\w&])@([A-Za-z0-9])`)
-	headingRE = regexp.MustCompile(`^(\s{0,3})(#|=+\s*$|-{2,}\s*$|_{3,}\s*$|\*{3,}\s*$|>)`)
-)
+var headingRE = regexp.MustCompile(`^(\s{0,3})(#|=+\s*$|-{2,}\s*$|_{3,}\s*$|\*{3,}\s*$|>)`)
 
 // urlRE finds what GitHub would turn into a link.
-var urlRE = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s<>()\[\]` + "`" + `]+`)
+var urlRE = regexp.MustCompile(`(?i)\b(?:https?://|ftp://|www\.)[^\s<>()\[\]` + "`" + `]+`)
+
+// zwsp is a zero-width space. After "@" or "#" it keeps GitHub from
+// reading a mention, a team, an e-mail address or an issue reference (and
+// so a closing keyword) in rendered text. Backslash escapes and entities
+// do not: GitHub looks for mentions and references in the HTML that the
+// Markdown became, where both are plain "@" and "#" again.
+const zwsp = "\u200b"
+
+var (
+	atRE  = regexp.MustCompile(`@([A-Za-z0-9])`)
+	refRE = regexp.MustCompile(`(#|(?i:\bgh-))([0-9])`)
+)
+
+// defuse breaks every mention and issue reference in rendered text.
+func defuse(s string) string {
+	s = atRE.ReplaceAllString(s, "@"+zwsp+"$1")
+	return refRE.ReplaceAllString(s, "$1"+zwsp+"$2")
+}
 
 // prose renders untrusted Markdown prose (the model's summary) so it keeps
 // emphasis, lists and code spans but cannot produce HTML, headings,
-// rules, quotes that look like ours, mentions, closing keywords, images or
-// links: GitHub fetches the images of a rendered body, which would carry
-// data out of a sandbox that has no network, so square brackets are
-// escaped and every URL is shown as code.
+// rules, quotes that look like ours, mentions, issue references, images
+// or links: GitHub fetches the images of a rendered body, which would
+// carry data out of a sandbox that has no network, so square brackets are
+// escaped and every URL is broken. A URL is not made a code span: the
+// model's own backticks could pair with its fence and free the URL.
 func prose(s string) string {
 	s = clean(s)
-	// NULs cannot survive clean, so they mark where each URL goes back.
-	var urls []string
-	s = urlRE.ReplaceAllStringFunc(s, func(u string) string {
-		urls = append(urls, u)
-		return "\x00"
-	})
 	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`).Replace(s)
-	for _, u := range urls {
-		s = strings.Replace(s, "\x00", code(u), 1)
-	}
-	s = closingRE.ReplaceAllString(s, "$1$2$3&#35;")
-	s = mentionRE.ReplaceAllString(s, "$1&#64;$2")
+	s = defuse(urlRE.ReplaceAllStringFunc(s, breakURL))
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		if m := headingRE.FindStringSubmatchIndex(l); m != nil {
@@ -111,21 +116,29 @@ func prose(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// item renders one list item that the pipeline wrote but that may quote
-// repository text (a path, a test name): it keeps code spans and emphasis
-// but stays on one line and cannot produce HTML, mentions or closing
-// keywords.
-func item(s string) string {
-	s = strings.Join(strings.Fields(clean(s)), " ")
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-	s = closingRE.ReplaceAllString(s, "$1$2$3&#35;")
-	return mentionRE.ReplaceAllString(s, "$1&#64;$2")
+// oneLine is s cleaned, with every run of white space made one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(clean(s)), " ") }
+
+// plain renders untrusted text as one line of inert text, for a sentence
+// or a table cell: HTML and Markdown punctuation are escaped, URLs are
+// code, mentions and references are broken.
+func plain(s string) string { return escapeLine(oneLine(s)) }
+
+// escapeLine is plain without the white-space folding, so that the parts
+// of a line can be escaped one by one.
+func escapeLine(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range urlRE.FindAllStringIndex(s, -1) {
+		b.WriteString(escapeText(s[last:m[0]]))
+		b.WriteString(code(s[m[0]:m[1]]))
+		last = m[1]
+	}
+	b.WriteString(escapeText(s[last:]))
+	return b.String()
 }
 
-// plain renders untrusted text for a place where Markdown is not wanted
-// (a <summary>, a sentence): HTML and Markdown punctuation are escaped.
-func plain(s string) string {
-	s = strings.Join(strings.Fields(clean(s)), " ")
+func escapeText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -135,21 +148,86 @@ func plain(s string) string {
 			b.WriteString("&gt;")
 		case '&':
 			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!', '@':
+		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
 			b.WriteRune(r)
 		}
 	}
+	return defuse(b.String())
+}
+
+// spans renders one line of prose that another package wrote around
+// backtick code spans (a finding's detail, a detection sentence, a
+// reason): each code span through code, the rest through plain. The text
+// is untrusted as a whole, and whatever the split, every byte of it goes
+// through one of the two; a backtick without its pair is text.
+func spans(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			b.WriteString(escapeLine(s))
+			break
+		}
+		n := runAt(s, i)
+		j := closing(s[i+n:], n)
+		if j < 0 {
+			b.WriteString(escapeLine(s[:i+n]))
+			s = s[i+n:]
+			continue
+		}
+		b.WriteString(escapeLine(s[:i]))
+		b.WriteString(code(s[i+n : i+n+j]))
+		s = s[i+n+j+n:]
+	}
 	return b.String()
+}
+
+// runAt is the length of the run of backticks starting at s[i].
+func runAt(s string, i int) int {
+	n := 0
+	for i+n < len(s) && s[i+n] == '`' {
+		n++
+	}
+	return n
+}
+
+// closing finds a run of exactly n backticks in s, as CommonMark closes a
+// code span; -1 when there is none.
+func closing(s string, n int) int {
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		m := runAt(s, i)
+		if m == n {
+			return i
+		}
+		i += m
+	}
+	return -1
 }
 
 // html escapes text for an HTML element such as <summary>, where
 // Markdown escapes would show literally.
 func html(s string) string {
-	s = strings.Join(strings.Fields(clean(s)), " ")
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(oneLine(s))
+	// Markdown is not read inside an HTML block, but a URL is broken
+	// too, so no renderer's linker finds one.
+	return defuse(urlRE.ReplaceAllStringFunc(s, breakURL))
+}
+
+// breakURL puts a zero-width space into a URL's scheme separator (or
+// after "www"), so that no linker finds it, in code or out of it.
+func breakURL(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		return u[:i+1] + zwsp + u[i+1:]
+	}
+	return u[:3] + zwsp + u[3:]
 }
 
 // truncate keeps at most n bytes of s, cut at a rune boundary, and says how

@@ -55,8 +55,8 @@ var claimNoun = map[claimKind]string{
 
 // unbackedClaims returns a "Not verified" line for each claim in summary
 // that no passed final check supports.
-func unbackedClaims(summary string, final []verify.CheckResult, outcome verify.Outcome) []string {
-	var out []string
+func unbackedClaims(summary string, final []verify.CheckResult, outcome verify.Outcome) []fact {
+	var out []fact
 	seen := map[string]bool{}
 	for _, p := range claimPatterns {
 		for _, m := range p.re.FindAllString(summary, 5) {
@@ -66,12 +66,12 @@ func unbackedClaims(summary string, final []verify.CheckResult, outcome verify.O
 			seen[strings.ToLower(m)] = true
 			if p.kind == claimVerified {
 				if outcome != verify.Verified {
-					out = append(out, fmt.Sprintf("The model's summary says %q: Patchwright's own checks did not verify the change (outcome: %s), so this is the model's claim only.", plain(m), outcome))
+					out = append(out, say(`The model's summary says "`, text(m), fmt.Sprintf(`": Patchwright's own checks did not verify the change (outcome: %s), so this is the model's claim only.`, outcome)))
 				}
 				continue
 			}
 			if !slices.ContainsFunc(final, func(c verify.CheckResult) bool { return c.Passed && backs(c, p.kind) }) {
-				out = append(out, fmt.Sprintf("The model's summary says %q: %s, so this is the model's claim only.", plain(m), claimNoun[p.kind]))
+				out = append(out, say(`The model's summary says "`, text(m), `": `+claimNoun[p.kind]+", so this is the model's claim only."))
 			}
 		}
 	}
@@ -94,58 +94,143 @@ var languages = []struct {
 
 // notVerified lists everything the run did not establish, in the order a
 // reviewer needs it. It is never empty unless truly nothing is missing.
-func notVerified(in Input) []string {
-	var out []string
+func notVerified(in Input) []fact {
+	var out []fact
 	for _, m := range in.Missing {
-		out = append(out, item(m))
+		out = append(out, say(spanned(m)))
+	}
+	out = append(out, notCommitted(in)...)
+	for _, f := range in.Findings {
+		out = append(out, findingFact(f))
+	}
+	out = append(out, coverage(in.Coverage)...)
+	if in.Unbounded != "" {
+		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
+	}
+	if in.SharedCache {
+		out = append(out, say("The repository's build cache was too large to give the agent a copy, so the agent and the final checks used the shared cache, which a later run of this repository reads."))
 	}
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
 		return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
 	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {
-		out = append(out, "No linter is configured in .github/agent.yml or detected; style was not checked.")
+		out = append(out, say("No linter is configured in .github/agent.yml or detected; style was not checked."))
 	}
 	out = append(out, untestedLanguages(in)...)
 	for _, c := range in.Final {
 		switch {
 		case c.CouldNotRun:
-			out = append(out, fmt.Sprintf("%s (%s) could not run after the change: %s, so what it covers was not checked.", code(c.Name), code(c.Command), plain(c.NotRunReason)))
+			out = append(out, say(value(c.Name), " (", value(c.Command), ") could not run after the change: ", text(c.NotRunReason), ", so what it covers was not checked."))
 		case !c.Ran:
-			out = append(out, fmt.Sprintf("%s (%s) did not run after the change: %s.", code(c.Name), code(c.Command), plain(c.NotRunReason)))
+			out = append(out, say(value(c.Name), " (", value(c.Command), ") did not run after the change: ", text(c.NotRunReason), "."))
 		case c.ZeroTests:
-			out = append(out, fmt.Sprintf("%s ran no tests (%s); its pass shows nothing.", code(c.Name), plain(c.ZeroTestsDetail)))
+			out = append(out, say(value(c.Name), " ran no tests (", text(c.ZeroTestsDetail), "); its pass shows nothing."))
 		}
 	}
 	for _, b := range in.Baseline {
 		if b.Failed() && !b.Flaky {
-			out = append(out, fmt.Sprintf("%s was already failing before the change (%s), so the baseline cannot show whether the change broke anything it covers.", code(b.Name), failText(b)))
+			out = append(out, say(value(b.Name), " was already failing before the change (", failFact(b), "), so the baseline cannot show whether the change broke anything it covers."))
 		}
 		if !b.Ran && b.NotRunReason != "" {
-			out = append(out, fmt.Sprintf("%s could not run before the change (%s), so there is nothing to compare its result with.", code(b.Name), plain(b.NotRunReason)))
+			out = append(out, say(value(b.Name), " could not run before the change (", text(b.NotRunReason), "), so there is nothing to compare its result with."))
 		}
 	}
 	for _, c := range append(slices.Clone(in.Baseline), in.Final...) {
 		if c.Flaky {
-			out = append(out, fmt.Sprintf("%s is flaky %s: %s; it is not counted as passed.", code(c.Name), phaseText(c.Phase), c.RunsText()))
+			out = append(out, say(value(c.Name), " is flaky "+phaseText(c.Phase)+": "+c.RunsText()+"; it is not counted as passed."))
 		}
 	}
 	out = append(out, uncoveredGo(in)...)
 	for _, t := range in.NewTests {
 		switch t.Status {
 		case verify.PassesBefore:
-			out = append(out, fmt.Sprintf("The new test %s also passes without the change, so it does not demonstrate the fix.", code(t.Name)))
+			out = append(out, say("The new test ", value(t.Name), " also passes without the change, so it does not demonstrate the fix."))
 		case verify.BuildFailsBefore:
-			out = append(out, fmt.Sprintf("The new test %s does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong.", code(t.Name)))
+			out = append(out, say("The new test ", value(t.Name), " does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong."))
 		case verify.NotRunBefore:
-			line := fmt.Sprintf("The new test %s could not be run against the original code, so it is not shown to fail without the change", code(t.Name))
+			f := say("The new test ", value(t.Name), " could not be run against the original code, so it is not shown to fail without the change")
 			if t.Reason != "" {
-				line += ": " + plain(t.Reason)
+				f = append(f, ": ", text(strings.TrimSuffix(t.Reason, ".")))
 			}
-			out = append(out, line+".")
+			out = append(out, append(f, "."))
 		case verify.CannotShow:
-			out = append(out, fmt.Sprintf("The new test %s %s.", code(t.Name), plain(strings.TrimSuffix(t.Reason, "."))))
+			out = append(out, say("The new test ", value(t.Name), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
 		}
 	}
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
+	return out
+}
+
+// notCommitted explains a change that exists but was not committed.
+func notCommitted(in Input) []fact {
+	switch in.NotCommitted {
+	case NotCommittedSecret:
+		f := say("The change was not committed: it adds what looks like a secret")
+		for i, p := range in.Secrets {
+			sep := ", "
+			if i == 0 {
+				sep = " ("
+			}
+			if i == 3 {
+				f = append(f, fmt.Sprintf(", and %d more", len(in.Secrets)-3))
+				break
+			}
+			f = append(f, sep+"rule ", value(p.Rule), " in ", value(p.Path), fmt.Sprintf(" line %d", p.Line))
+		}
+		if len(in.Secrets) > 0 {
+			f = append(f, ")")
+		}
+		return []fact{append(f, ".")}
+	case NotCommittedStopped:
+		return []fact{say("The run was stopped before the model finished, so its change is unfinished and was not committed.")}
+	case NotCommittedError:
+		return []fact{say("The run failed before it could finish, so its change was not committed.")}
+	}
+	return nil
+}
+
+// findingFact is one finding: where, then why.
+func findingFact(f Finding) fact {
+	var out fact
+	switch {
+	case f.Path != "" && f.Line > 0:
+		out = say(value(f.Path), fmt.Sprintf(" line %d: ", f.Line))
+	case f.Path != "":
+		out = say(value(f.Path), ": ")
+	}
+	return append(out, spanned(f.Detail))
+}
+
+// coverage says, for a repository of several projects, which checks
+// cover the change and which paths no check covers.
+func coverage(cov *verify.Coverage) []fact {
+	if cov == nil {
+		return nil
+	}
+	var out []fact
+	if len(cov.Checks) > 0 && len(cov.Untouched) > 0 {
+		f := say("The change is covered by ")
+		for i, c := range cov.Checks {
+			if i > 0 {
+				f = append(f, ", ")
+			}
+			f = append(f, value(c))
+		}
+		f = append(f, "; the checks of ")
+		for i, d := range cov.Untouched {
+			if i > 0 {
+				f = append(f, ", ")
+			}
+			if d == "." {
+				f = append(f, "the root project")
+			} else {
+				f = append(f, value(d))
+			}
+		}
+		out = append(out, append(f, " ran but do not cover it."))
+	}
+	for _, p := range cov.Uncovered {
+		out = append(out, say(value(p), " is in no detected project; no check covers it."))
+	}
 	return out
 }
 
@@ -158,8 +243,8 @@ func phaseText(p verify.Phase) string {
 
 // untestedLanguages names each language the change touched that no test
 // command ran for.
-func untestedLanguages(in Input) []string {
-	var out []string
+func untestedLanguages(in Input) []fact {
+	var out []fact
 	for _, lang := range languages {
 		touched := slices.ContainsFunc(in.Files, func(f FileStat) bool { return slices.Contains(lang.exts, path.Ext(f.Path)) })
 		if !touched {
@@ -169,7 +254,7 @@ func untestedLanguages(in Input) []string {
 			return c.Ran && slices.ContainsFunc(lang.tests, func(w string) bool { return strings.Contains(c.Command, w) })
 		})
 		if !tested {
-			out = append(out, fmt.Sprintf("The change touches %s files but no %s test command ran after it.", lang.name, lang.name))
+			out = append(out, say(fmt.Sprintf("The change touches %s files but no %s test command ran after it.", lang.name, lang.name)))
 		}
 	}
 	return out
@@ -177,7 +262,7 @@ func untestedLanguages(in Input) []string {
 
 // uncoveredGo names changed Go packages that no executed go test covered:
 // those go test reported without test files, and those it did not report.
-func uncoveredGo(in Input) []string {
+func uncoveredGo(in Input) []fact {
 	if in.GoModule == "" {
 		return nil
 	}
@@ -190,7 +275,7 @@ func uncoveredGo(in Input) []string {
 	if summary == nil {
 		return nil
 	}
-	var out []string
+	var out []fact
 	seen := map[string]bool{}
 	for _, f := range in.Files {
 		if path.Ext(f.Path) != ".go" || strings.HasSuffix(f.Path, "_test.go") {
@@ -207,15 +292,23 @@ func uncoveredGo(in Input) []string {
 		}
 		switch {
 		case slices.Contains(summary.NoTestFiles, pkg):
-			out = append(out, fmt.Sprintf("%s has no tests; the change to it was only compiled.", code(dir)))
+			out = append(out, say(value(dir), " has no tests; the change to it was only compiled."))
 		case !slices.Contains(summary.PackagesOK, pkg) && !slices.Contains(summary.PackagesFailed, pkg):
-			out = append(out, fmt.Sprintf("%s was not reported by any test run, so no test is known to cover the change to it.", code(dir)))
+			out = append(out, say(value(dir), " was not reported by any test run, so no test is known to cover the change to it."))
 		}
 	}
 	return out
 }
 
 // NotVerified lists what the run did not establish, as the body's "Not
-// verified" section does, for result.json's not_verified. It is empty only
-// when truly nothing is missing.
-func NotVerified(in Input) []string { return notVerified(in) }
+// verified" section does, for result.json's not_verified: the same facts
+// as plain text, each value in backticks. It is empty only when truly
+// nothing is missing.
+func NotVerified(in Input) []string {
+	facts := notVerified(in)
+	out := make([]string, len(facts))
+	for i, f := range facts {
+		out[i] = f.plain()
+	}
+	return out
+}

@@ -19,6 +19,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"fenced":    fenced,
 	"prose":     prose,
 	"plain":     plain,
+	"spans":     spans,
 	"html":      html,
 	"duration":  duration,
 	"thousands": thousands,
@@ -27,41 +28,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"phase":     phaseText,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
-// failText describes a failed run: "exit 1", "timed out", and the failing
-// Go tests when known.
-func failText(c verify.CheckResult) string {
-	var s string
-	switch {
-	case c.TimedOut:
-		s = "timed out"
-	case c.OOMKilled:
-		s = "out of memory"
-	default:
-		s = c.ExitText()
-	}
-	var names []string
-	switch {
-	case c.GoTests() != nil:
-		names = c.GoTests().FailedTestNames()
-	case c.Summary != nil:
-		names = c.Summary.FailedTests
-	}
-	if len(names) > 0 || c.GoTests() != nil {
-		if len(names) > 0 {
-			shown := make([]string, min(3, len(names)))
-			for i := range shown {
-				shown[i] = code(names[i])
-			}
-			s += ": " + strings.Join(shown, ", ")
-			if len(names) > 3 {
-				s += fmt.Sprintf(" and %d more", len(names)-3)
-			}
-		} else if len(c.GoTests().PackagesBuildFailed) > 0 {
-			s += ": tests did not compile"
-		}
-	}
-	return s
-}
+// failText describes a failed run for a table cell or a sentence.
+func failText(c verify.CheckResult) string { return failFact(c).markdown() }
 
 // resultText is one cell of the verification table.
 func resultText(c *verify.CheckResult) string {

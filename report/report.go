@@ -47,6 +47,38 @@ type Attempt struct {
 	Reason      string         `json:"reason"`
 }
 
+// NotCommitted is why a change was not committed.
+type NotCommitted string
+
+// Reasons a change was not committed.
+const (
+	// NotCommittedSecret: the change adds what looks like a secret
+	// (Input.Secrets says where).
+	NotCommittedSecret NotCommitted = "secret"
+	// NotCommittedStopped: the run was stopped before the model finished.
+	NotCommittedStopped NotCommitted = "stopped"
+	// NotCommittedError: the run failed before it could finish.
+	NotCommittedError NotCommitted = "error"
+)
+
+// SecretPlace is where the secret scan found what looks like a secret.
+type SecretPlace struct {
+	Rule string
+	Path string
+	Line int
+}
+
+// Finding is a finding on the change (agent/findings, DESIGN §4.5) as
+// the report states it. Detail is another package's sentence and is
+// untrusted as a whole: it quotes the change (paths, versions, test
+// names), so it is escaped here, its backtick spans shown as code.
+type Finding struct {
+	Kind   string
+	Path   string
+	Line   int
+	Detail string
+}
+
 // Input is every fact a report may state. Build it with FromLedger and
 // add what the ledger does not hold (git's line counts, links, the
 // outcome).
@@ -72,8 +104,32 @@ type Input struct {
 	Final    []verify.CheckResult
 	NewTests []verify.NewTestResult
 	// Missing lists checks that were not configured or detected, one
-	// sentence each (verify.Detection.Missing).
+	// sentence each, as verify.Detection.Missing words them (only those:
+	// every other fact below is typed, and report words it).
 	Missing []string
+	// NotCommitted says why a change that exists was not committed; ""
+	// when it was committed or there is none.
+	NotCommitted NotCommitted
+	// Secrets are where the secret scan found what looks like a secret,
+	// by rule and place, never by value.
+	Secrets []SecretPlace
+	// Findings are the findings on the change, for "Not verified".
+	Findings []Finding
+	// Coverage says, for a repository of several detected projects,
+	// which checks cover the change; nil when that was not asked.
+	Coverage *verify.Coverage
+	// Unbounded says why the work tree had no size limit; "" when it had.
+	Unbounded string
+	// SharedCache: the build cache was too large to copy, so the agent
+	// and the final checks used the repository's shared one.
+	SharedCache bool
+	// HeadCommit is the commit the publisher pushed: the body ends with
+	// its marker (see PushedMarker). "" when nothing was pushed.
+	HeadCommit string
+	// DraftRefused: the pull request should be a draft, but the
+	// repository has no drafts, so it is open for review and the body
+	// opens with a note that says so.
+	DraftRefused bool
 	// GoModule maps go test's packages to directories; "" when not Go.
 	GoModule string
 
