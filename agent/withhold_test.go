@@ -151,3 +151,20 @@ func TestModelWordsWithTheToolSet(t *testing.T) {
 		t.Errorf("the file was not written as asked: %v %v", err, res.Changed)
 	}
 }
+
+// TestStopDetailIsWithheld: a repeated call's arguments are quoted in
+// the stop's detail, which is posted; the key in them is not.
+func TestStopDetailIsWithheld(t *testing.T) {
+	args := `{"command":"echo ` + leakKey + `"}`
+	h := newHarness(t, []turn{calls(100, "run", args), calls(100, "run", args), calls(100, "run", args)}, constTool("run", "same"))
+	var logs strings.Builder
+	h.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	res, err := h.run(context.Background())
+	wantStop(t, res, err, RepeatedCalls)
+	if strings.Contains(res.Detail, leakKey) || strings.Contains(logs.String(), leakKey) || strings.Contains(h.buf.String(), leakKey) {
+		t.Errorf("the detail, log or ledger holds the key: %q\n%s", res.Detail, logs.String())
+	}
+	if !strings.Contains(res.Detail, "repeated") || !strings.Contains(res.Detail, "[withheld: secret_detected: aws-access-token") {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
