@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/secrets"
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // locator names where line (1-based) of a tool's result text is, for a
@@ -87,19 +88,22 @@ func withholdOutput(c *CommandRecord, hits []hit) []SecretFinding {
 //
 // Deprecated: setup commands run in a work tree; use WithholdSecretsIn.
 func WithholdSecrets(ctx context.Context, sc *secrets.Scanner, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
-	return WithholdSecretsIn(ctx, sc, "", rec)
+	return WithholdSecretsIn(ctx, sc, nil, rec)
 }
 
 // WithholdSecretsIn is the tools' scan for a command record that reaches
 // the ledger or a report without passing through a tool (setup
 // commands), with the same two checks as a tool's output: gitleaks'
 // rules, with decoding, and the values of the secret-bearing files of the
-// work tree at dir ("" for none). When rec's output holds either, the
+// work tree ws (nil for none). When rec's output holds either, the
 // output is replaced by a note naming the rules and lines and the
 // findings say where; otherwise rec comes back unchanged. The error is
 // the context's, when it ended the scan, or the work tree's.
-func WithholdSecretsIn(ctx context.Context, sc *secrets.Scanner, dir string, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
-	s := &Set{secrets: sc, links: &secretFiles{dir: dir, stale: true}}
+func WithholdSecretsIn(ctx context.Context, sc *secrets.Scanner, ws *sandbox.Workspace, rec CommandRecord) (CommandRecord, []SecretFinding, error) {
+	s := &Set{secrets: sc, links: &secretFiles{}}
+	if ws != nil {
+		s.links = newSecretFiles(ws)
+	}
 	hits, err := s.scan(ctx, rec.Output)
 	if err != nil {
 		return rec, nil, err

@@ -388,7 +388,12 @@ func TestWithholdSecretsInWorkTree(t *testing.T) {
 	if got, found, _ := WithholdSecrets(context.Background(), sc, rec); got != rec || found != nil {
 		t.Fatalf("without the work tree the value is unknown, yet: %+v %+v", got, found)
 	}
-	got, found, err := WithholdSecretsIn(context.Background(), sc, env.dir, rec)
+	ws, err := sandbox.OpenWorkspace(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	got, found, err := WithholdSecretsIn(context.Background(), sc, ws, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
