@@ -303,6 +303,17 @@ func parseTAP(lines []string) *TestSummary {
 		}
 		s.Skipped += commentSkips
 	}
+	// A plan is a promise: points it counted that never came are tests
+	// that did not run (the process exited or bailed out early).
+	top := 0
+	for _, p := range points {
+		if p.indent == 0 {
+			top++
+		}
+	}
+	if plan > top {
+		s.Errors += plan - top
+	}
 	s.NoTests = s.Ran() == 0 && s.Errors == 0
 	return s
 }

@@ -252,3 +252,18 @@ func TestDescribePrefersTheReport(t *testing.T) {
 		t.Errorf("summary %+v, want the text's", res.Summary)
 	}
 }
+
+// TestTAPPlanUnmet: a TAP stream whose plan promised more points than
+// came ran fewer tests than it said; the missing ones count as errors.
+func TestTAPPlanUnmet(t *testing.T) {
+	s := ParseTestOutput(KindTAP, "TAP version 13\n1..3\nok 1 - adds\n")
+	if s == nil || s.Passed != 1 || s.Errors != 2 || s.NoTests {
+		t.Fatalf("summary %+v, want 1 passed and 2 errors", s)
+	}
+	if got := zeroTests(KindTAP, 0, s); got != "" {
+		t.Errorf("zeroTests = %q for a run with missing tests", got)
+	}
+	if s := ParseTestOutput(KindTAP, "TAP version 13\n1..1\nok 1 - adds\n"); s == nil || s.Errors != 0 {
+		t.Errorf("a met plan: %+v", s)
+	}
+}
