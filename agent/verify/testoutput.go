@@ -554,12 +554,33 @@ var (
 	cargoResultRE = regexp.MustCompile(`^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; \d+ filtered out`)
 	// "test tests::adds ... FAILED".
 	cargoFailRE = regexp.MustCompile(`^test (\S+)(?: - \S+)? \.\.\. FAILED$`)
+	// "test tests::adds ... ok", "test src/lib.rs - add (line 3) ... ignored".
+	cargoTestRE = regexp.MustCompile(`^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?$`)
+	// "     Running unittests src/lib.rs (target/…)", "   Doc-tests calc":
+	// the test binary the next lines are from.
+	cargoBinaryRE = regexp.MustCompile(`^\s+(?:Running (?:unittests )?(\S+) \(|Doc-tests (\S+)$)`)
 )
 
+// parseCargo reads libtest's output: its "test result" lines for the
+// counts, and its per-test lines for the names, each under its test
+// binary ("src/lib.rs::tests::adds", "tests/api.rs::adds_zero"). The
+// names are complete when they add up to the counts (not under -q).
 func parseCargo(lines []string) *TestSummary {
 	var s *TestSummary
-	var names []string
+	var names, ran, skipped []string
+	binary := ""
 	for _, line := range lines {
+		if m := cargoBinaryRE.FindStringSubmatch(line); m != nil {
+			binary = m[1] + m[2]
+			continue
+		}
+		if m := cargoTestRE.FindStringSubmatch(line); m != nil {
+			if m[2] == "ignored" {
+				skipped = append(skipped, binary+"::"+m[1])
+			} else {
+				ran = append(ran, binary+"::"+m[1])
+			}
+		}
 		if m := cargoFailRE.FindStringSubmatch(line); m != nil {
 			names = addName(names, m[1])
 			continue
@@ -580,6 +601,11 @@ func parseCargo(lines []string) *TestSummary {
 	}
 	s.FailedTests = names
 	s.NoTests = s.Ran() == 0
+	if len(ran) == s.Ran() && len(skipped) == s.Skipped {
+		slices.Sort(ran)
+		slices.Sort(skipped)
+		s.Named, s.RanTests, s.SkippedTests = true, slices.Compact(ran), skipped
+	}
 	return s
 }
 
