@@ -167,5 +167,12 @@ type Output struct {
 // Truncated reports whether bytes were dropped between Head and Tail.
 func (o Output) Truncated() bool { return int64(len(o.Head)+len(o.Tail)) < o.Total }
 
+// ErrWedged is wrapped by Exec's error when a command's processes could
+// not be stopped after it returned and the sandbox was killed for it:
+// the command's doing (one fighting its cleanup, freezing every process
+// it can reach), so the run it belongs to ends, and is not run again as
+// if the engine had failed.
+var ErrWedged = errors.New("sandbox_wedged")
+
 // ErrClosed is returned by Exec on a sandbox that was closed.
 var ErrClosed = errors.New("sandbox: closed")

@@ -66,3 +66,24 @@ func TestDeepTreeStopsTheRun(t *testing.T) {
 		t.Fatalf("outcome %s (%s), want stopped with %s\n%s", res.Outcome, res.Reason, ReasonChangeTooLarge, readLedger(t, out))
 	}
 }
+
+// TestWedgedSandboxStopsTheRun: the model leaves a process that freezes
+// every process it can reach, the cleanup helper included. The sandbox is
+// killed for it, and the run stops as its own failure (sandbox_wedged),
+// not as an infrastructure error that would run the model again.
+func TestWedgedSandboxStopsTheRun(t *testing.T) {
+	files := calcFiles(true)
+	files[".github/agent.yml"] = cheapConfig
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:  repo,
+		issue: agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{
+			call("run", `{"command":"env -i setsid sh -c 'while :; do kill -STOP -1; done' </dev/null >/dev/null 2>&1 & sleep 1"}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Stopped || !strings.Contains(res.Reason, ReasonSandboxWedged) {
+		t.Fatalf("outcome %s (%s), want stopped with %s\n%s", res.Outcome, res.Reason, ReasonSandboxWedged, readLedger(t, out))
+	}
+}

@@ -170,6 +170,11 @@ const (
 // failure, never retried as the worker's.
 const ReasonChangeTooLarge = "change_too_large"
 
+// ReasonSandboxWedged starts the reason of a run stopped because a
+// command's processes could not be stopped and its sandbox was killed
+// (sandbox.ErrWedged); like ReasonChangeTooLarge it is never retried.
+const ReasonSandboxWedged = "sandbox_wedged"
+
 // Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,
 // repository config, sandbox and setup, baseline, model loop, final
 // verification, secret scan, commit, report, publish. `patchwright run`

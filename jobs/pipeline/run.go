@@ -60,6 +60,9 @@ type run struct {
 	// dropped are the changes left out of the commit (protected, too
 	// large); the final checks run without them.
 	dropped []gitrepo.Change
+	// wedged says which phase's sandbox was killed because a command's
+	// processes would not stop (sandbox.ErrWedged).
+	wedged string
 	// tooLarge says which bound of gitrepo.Limits the work tree passed;
 	// there is then no change to check or commit.
 	tooLarge string
@@ -204,6 +207,12 @@ func (r *run) work(ctx context.Context) {
 		err := p.fn(ctx)
 		if ctx.Err() != nil {
 			r.cancelled = p.name
+			return
+		}
+		if errors.Is(err, sandbox.ErrWedged) {
+			// A command fought its cleanup and cost the sandbox: the
+			// run's own failure, not the worker's.
+			r.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
 			return
 		}
 		if err != nil {

@@ -423,9 +423,9 @@ func (c *dockerSandbox) reap() error {
 	sctx, scancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer scancel()
 	if kerr := c.stopContainer(sctx); kerr != nil {
-		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w", c.id, cause, kerr)
+		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w (%w)", c.id, cause, kerr, sandbox.ErrWedged)
 	}
-	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w", c.id, cause, ErrDead)
+	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w (%w)", c.id, cause, ErrDead, sandbox.ErrWedged)
 }
 
 // stopContainer SIGKILLs the container and waits until the engine reports
