@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -108,10 +106,10 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // readInstructions returns the repository's instruction files, sanitised,
 // each capped and all together within max bytes. A missing file is
-// skipped; a file the workspace refuses (a symlink out of the repository,
-// a FIFO) is skipped with a note, never followed or opened blockingly. So
-// is one that is a link to a secret-bearing file, or whose text holds what
-// looks like a secret: the model never sees a credential (DESIGN §5).
+// skipped; a file the model may not see (a symbolic link, a FIFO, a hard
+// link to a secret-bearing file) is skipped with a note, never followed or
+// opened blockingly. So is one whose text holds what looks like a secret:
+// the model never sees a credential (DESIGN §5).
 func readInstructions(ctx context.Context, ws *sandbox.Workspace, max int) (string, error) {
 	scanner, err := secrets.Default()
 	if err != nil {
@@ -160,71 +158,27 @@ func readInstructions(ctx context.Context, ws *sandbox.Workspace, max int) (stri
 	return b.String(), nil
 }
 
-// readInstruction reads one instruction file through the workspace
-// (os.Root, a non-blocking open, regular files only). why is set, and
-// data nil, when the file exists but is not shown; err is a missing file
+// readInstruction reads one instruction file if the model may see it,
+// by the rule every reader of the model uses (sandbox.Workspace.Visible:
+// no symbolic link, special file or hard link to a secret file), through
+// the workspace (os.Root, a non-blocking open). why is set, and data nil,
+// when the file exists but is not shown; err is a missing file
 // (fs.ErrNotExist) or a failure that is not the repository's doing.
 func readInstruction(ws *sandbox.Workspace, name string) (data []byte, why string, err error) {
-	info, err := ws.Stat(name)
+	err = ws.Visible(name)
 	if err == nil {
-		why, err = linkProblem(ws, name, info)
-	}
-	if err == nil && why == "" {
 		data, err = ws.ReadFile(name)
 	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", err
 	case errors.Is(err, sandbox.ErrPathDenied), errors.Is(err, sandbox.ErrNotRegular), errors.Is(err, sandbox.ErrTooLarge),
 		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EACCES):
 		return nil, err.Error(), nil
 	case err != nil:
 		return nil, "", err
 	}
-	return data, why, nil
-}
-
-// maxLinkHops bounds how far a chain of symbolic links is followed by
-// name; the kernel's own limit (40) is far more than instruction files
-// need.
-const maxLinkHops = 8
-
-// linkProblem refuses an instruction file that is another name for a
-// secret-bearing file: a hard link (it has more than one name; a clone
-// never makes one, so a command did), or a symbolic link whose chain of
-// targets names a secret path or .git. info is the file's Lstat.
-func linkProblem(ws *sandbox.Workspace, name string, info fs.FileInfo) (string, error) {
-	if info.Mode().IsRegular() {
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			return "it is a hard link, which may be another name for a secret file", nil
-		}
-		return "", nil
-	}
-	if info.Mode()&fs.ModeSymlink == 0 {
-		return "", nil
-	}
-	root, err := os.OpenRoot(ws.Dir())
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	p := name
-	for range maxLinkHops {
-		target, err := root.Readlink(p)
-		if err != nil {
-			return "", nil // not a link any more; ReadFile decides
-		}
-		if path.IsAbs(target) {
-			return "", nil // leaves the root: ReadFile refuses it
-		}
-		p = path.Join(path.Dir(p), target)
-		if _, err := ws.Clean(p); err != nil {
-			return "it is a symbolic link to " + strconv.Quote(p) + ", which is never shown", nil
-		}
-		next, err := root.Lstat(p)
-		if err != nil || next.Mode()&fs.ModeSymlink == 0 {
-			return "", nil
-		}
-	}
-	return "it is a chain of more than " + strconv.Itoa(maxLinkHops) + " symbolic links", nil
+	return data, "", nil
 }
 
 // promptParts are the pieces of the first user message.

@@ -6,6 +6,7 @@ package repomap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -34,7 +35,10 @@ const (
 )
 
 // skipDirs are vendored, generated or tool directories whose contents say
-// little about the code the issue is about.
+// little about the code the issue is about. This is a choice of what is
+// worth the map's budget, not of what the model may see: that is
+// sandbox.Workspace.Visible's alone, and list_files shows these
+// directories.
 var skipDirs = map[string]bool{
 	"vendor": true, "node_modules": true, "third_party": true, "__pycache__": true,
 	".venv": true, "venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true,
@@ -100,13 +104,19 @@ func indent(lines []string) string {
 	return b.String()
 }
 
-// listFiles returns the regular files of the workspace in lexical order,
-// without ignored, vendored or secret ones (the workspace's walk already
-// leaves out .git, secrets and symlink targets).
+// listFiles returns the files of the workspace the model may see, in
+// lexical order, without ignored or vendored ones. The workspace's walk
+// applies the one visibility rule (sandbox.Workspace.WalkVisible): no
+// .git, secret files, symbolic links, special files or hard links to
+// hidden files.
 func listFiles(ctx context.Context, ws *sandbox.Workspace) ([]string, error) {
 	ig := ignore.New(ws.ReadFile)
 	var files []string
-	err := ws.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+	err := ws.WalkVisible(".", func(p string, d fs.DirEntry, err error) error {
+		var hidden *sandbox.NotVisibleError
+		if errors.As(err, &hidden) {
+			return nil
+		}
 		if err != nil {
 			// An unreadable directory is left out, not fatal: the map is
 			// a guide, not an inventory.
