@@ -112,7 +112,11 @@ func (r *run) analyze() error {
 	}
 	found := findings.Analyze(in)
 	for _, f := range found {
-		if _, err := r.ledger.Append(&FindingEvent{f}); err != nil {
+		// Recorded before the scan: a path that holds a secret is shown
+		// withheld here too.
+		shown := f
+		shown.Path = r.shownPath(f.Path)
+		if _, err := r.ledger.Append(&FindingEvent{shown}); err != nil {
 			return err
 		}
 	}

@@ -301,7 +301,7 @@ func (r *run) setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("run setup command %q: %w", script, err)
 		}
-		rec, _, err := tools.WithholdSecrets(ctx, r.scanner, tools.CommandRecordOf(script, res))
+		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(script, res))
 		if err != nil {
 			return err
 		}
@@ -373,6 +373,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Ledger:    r.ledger,
 		Workspace: r.ws,
 		Issue:     r.job.Issue,
+		Redactor:  set,
 		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
 		Now:       r.e.Now,
 		Logger:    r.e.Logger,
