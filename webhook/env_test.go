@@ -1,12 +1,14 @@
 package webhook
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -253,15 +256,62 @@ func newEnvOn(t testing.TB, rdb *redis.Client) *env {
 	q := jobs.NewQueue(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	t.Cleanup(func() { insp.Close() })
-	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t)}, q, githubapi.NewPermissionCache(app, 0))
+	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t), Meanings: q}, q, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &env{t: t, rdb: rdb, queue: q, insp: insp, gh: gh, app: app, h: h}
 }
 
-// deliver sends a signed JSON delivery to the handler.
+// deliver sends a signed JSON delivery to the handler as its own
+// occurrence of the event: tests send one fixture under several delivery
+// IDs to stand for several events, and GitHub's bodies of two events differ
+// in the fields that identify them (payload.Identity), so deliver stamps
+// those from the delivery ID. The same ID gives the same body, as GitHub's
+// redelivery does; deliverExact sends the bytes as they are (a replay).
 func (e *env) deliver(event, id string, body []byte) *httptest.ResponseRecorder {
+	e.t.Helper()
+	return e.deliverExact(event, id, occurrence(event, id, body))
+}
+
+// occurrence stamps body as the occurrence of event that delivery id
+// carries; a body that is not a JSON object is left as it is.
+func occurrence(event, id string, body []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var m map[string]any
+	if d.Decode(&m) != nil {
+		return body
+	}
+	stamp := func(object, field string, v any) {
+		if o, ok := m[object].(map[string]any); ok {
+			o[field] = v
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	n, at := int64(h.Sum32())+1, time.Unix(1700000000+int64(h.Sum32()), 0).UTC().Format(time.RFC3339)
+	switch event {
+	case "issues":
+		stamp("issue", "updated_at", at)
+	case "issue_comment":
+		stamp("comment", "id", n)
+	case "pull_request":
+		stamp("pull_request", "updated_at", at)
+	case "pull_request_review":
+		stamp("review", "id", n)
+	case "installation", "installation_repositories":
+		stamp("installation", "updated_at", at)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// deliverExact sends body, signed, byte for byte.
+func (e *env) deliverExact(event, id string, body []byte) *httptest.ResponseRecorder {
 	e.t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/webhook", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")

@@ -5,8 +5,9 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -70,6 +70,17 @@ type Config struct {
 	TriggerLabel string
 	// Logger is the base logger; default slog.Default().
 	Logger *slog.Logger
+	// MaxBodies is how many bodies are read at once, before their
+	// signature is known; past it a delivery is answered 503 with
+	// Retry-After. Default DefaultMaxBodies.
+	MaxBodies int
+	// MaxBodyBytes bounds the bytes those bodies hold together; default
+	// DefaultMaxBodyBytes. A body of up to MaxBodyBytes (25 MiB) must fit.
+	MaxBodyBytes int64
+	// Meanings remembers what deliveries meant, so a signed body replayed
+	// under a new delivery ID is a duplicate (see replay.go); *jobs.Queue
+	// satisfies it. Nil: only delivery IDs are deduplicated.
+	Meanings Meanings
 }
 
 // Handler is the webhook's http.Handler.
@@ -77,6 +88,7 @@ type Handler struct {
 	cfg    Config
 	queue  Queue
 	github GitHub
+	limit  *bodyLimit
 }
 
 // New returns the webhook handler. It fails without a secret (go-github's
@@ -94,7 +106,16 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{cfg: cfg, queue: queue, github: gh}, nil
+	if cfg.MaxBodies <= 0 {
+		cfg.MaxBodies = DefaultMaxBodies
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxBodyBytes < MaxBodyBytes+2*minRead {
+		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MaxBodyBytes+2*minRead)
+	}
+	return &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}, nil
 }
 
 // delivery is one verified request.
@@ -110,6 +131,8 @@ type delivery struct {
 type response struct {
 	status int
 	msg    string
+	// retryAfter is the Retry-After header, seconds; "" for none.
+	retryAfter string
 }
 
 func done(status int, format string, args ...any) response {
@@ -132,10 +155,13 @@ var deliveryIDPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,100}$`)
 //	401 missing, malformed or wrong X-Hub-Signature-256, or SHA-1 only
 //	405 a method other than POST
 //	413 body over MaxBodyBytes
-//	503 Redis or GitHub did not answer; the delivery shows as failed and is
-//	    redelivered
+//	503 Redis or GitHub did not answer, or too many bodies are being read
+//	    (with Retry-After); the delivery shows as failed and is redelivered
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res := h.serve(r)
+	if res.retryAfter != "" {
+		w.Header().Set("Retry-After", res.retryAfter)
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(res.status)
 	io.WriteString(w, res.msg+"\n")
@@ -157,47 +183,55 @@ func (h *Handler) serve(r *http.Request) response {
 	if r.ContentLength > MaxBodyBytes {
 		return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
 	}
-	buf := bodies.Get().(*bytes.Buffer)
-	defer recycle(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, MaxBodyBytes)); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
-		}
+	// A request that cannot be signed is refused before its body is read.
+	want, err := parseSignature(r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature"))
+	if err != nil {
+		log.Warn("refused delivery", jobs.LogError, err)
+		return done(http.StatusUnauthorized, "%v", err)
+	}
+	mac := hmac.New(sha256.New, h.cfg.Secret)
+	body, err := h.limit.read(http.MaxBytesReader(nil, r.Body, MaxBodyBytes), r.ContentLength, mac)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBusy):
+		log.Warn("refused delivery: too many bodies being read", "max_bodies", h.cfg.MaxBodies, "max_body_bytes", h.cfg.MaxBodyBytes)
+		return response{status: http.StatusServiceUnavailable, msg: errBusy.Error(), retryAfter: busyRetryAfter}
+	case errors.As(err, &tooLarge):
+		return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
+	case err != nil:
 		return done(http.StatusBadRequest, "read body: %v", err)
 	}
-	body := buf.Bytes()
-	if err := verifySignature(h.cfg.Secret, body, r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature")); err != nil {
+	defer body.done()
+	if err := checkSum(want, mac.Sum(nil)); err != nil {
 		log.Warn("refused delivery", jobs.LogError, err)
 		return done(http.StatusUnauthorized, "%v", err)
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return done(http.StatusBadRequest, "content type must be application/json")
 	}
-	d := delivery{id: id, event: event, body: body, log: log}
-	res, err := h.dispatch(r.Context(), d)
-	if err != nil {
-		log.Error("delivery failed", jobs.LogError, err)
-		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
-	}
-	log.Info("delivery handled", "status", res.status, "result", res.msg)
-	return res
+	d := delivery{id: id, event: event, body: body.Bytes(), log: log}
+	return h.handle(r.Context(), d)
 }
 
-// bodies recycles body buffers. Every delivery is read whole, for its
-// signature, and most are 10-30 KiB; reading each into fresh memory was most
-// of what the receiver allocated. Nothing may keep a body, or a slice of it,
-// past its response: the payload package copies what it returns.
-var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxRecycled keeps the pool from holding on to a rare huge body.
-const maxRecycled = 1 << 20
-
-func recycle(buf *bytes.Buffer) {
-	if buf.Cap() <= maxRecycled {
-		buf.Reset()
-		bodies.Put(buf)
+// handle dispatches a verified delivery, once per meaning (replay.go).
+func (h *Handler) handle(ctx context.Context, d delivery) response {
+	m, dup, err := h.claimMeaning(ctx, d)
+	if err != nil {
+		d.log.Error("delivery failed", jobs.LogError, err)
+		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}
+	if dup != "" {
+		d.log.Warn("replayed delivery refused", "first_delivery", dup)
+		return done(http.StatusOK, "duplicate delivery: the same event was delivered as %s", dup)
+	}
+	res, err := h.dispatch(ctx, d)
+	if err != nil {
+		d.log.Error("delivery failed", jobs.LogError, err)
+		h.unclaimMeaning(ctx, d, m)
+		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
+	}
+	d.log.Info("delivery handled", "status", res.status, "result", res.msg)
+	return res
 }
 
 // dispatch looks the event's handler up. Errors are dependency failures

@@ -20,21 +20,37 @@ var (
 // and the hex HMAC-SHA256 of body under secret) in constant time. sha1 is the
 // X-Hub-Signature header, only used to say why an unsigned request failed.
 func verifySignature(secret []byte, body []byte, header, sha1 string) error {
+	want, err := parseSignature(header, sha1)
+	if err != nil {
+		return err
+	}
+	return checkSum(want, sign(secret, body))
+}
+
+// parseSignature decodes the X-Hub-Signature-256 header. The receiver calls
+// it before reading the body, so a request without a usable signature is
+// refused without holding a byte of it.
+func parseSignature(header, sha1 string) ([]byte, error) {
 	if header == "" {
 		if sha1 != "" {
-			return errSHA1Only
+			return nil, errSHA1Only
 		}
-		return errNoSignature
+		return nil, errNoSignature
 	}
 	hexSum, ok := strings.CutPrefix(header, "sha256=")
 	if !ok || len(hexSum) != 2*sha256.Size {
-		return errSignatureForm
+		return nil, errSignatureForm
 	}
-	got, err := hex.DecodeString(hexSum)
+	want, err := hex.DecodeString(hexSum)
 	if err != nil {
-		return errSignatureForm
+		return nil, errSignatureForm
 	}
-	if !hmac.Equal(got, sign(secret, body)) {
+	return want, nil
+}
+
+// checkSum compares the sent and computed HMACs in constant time.
+func checkSum(want, got []byte) error {
+	if !hmac.Equal(want, got) {
 		return errBadSignature
 	}
 	return nil

@@ -1,0 +1,103 @@
+package webhook
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/webhook/payload"
+)
+
+// Replays. The delivery ID dedupes GitHub's own redeliveries (GitHub keeps
+// the X-GitHub-Delivery GUID of the event on every redelivery of it), but
+// anyone who captured a signed body can send it again under a new ID. So
+// each delivery that can act also claims its meaning: a key made of the
+// event and the fields that tell this occurrence apart (payload.Identity:
+// the object's ID and the times it changed), held with the ID of the
+// delivery that claimed it. The same meaning under another ID is a replay,
+// answered 200 "duplicate"; under the same ID it is a redelivery, and goes
+// on to the delivery-ID dedupe. A delivery that fails (503) gives its claim
+// back, so only a meaning that was answered counts.
+
+// Meanings holds the claims; *jobs.Queue satisfies it.
+type Meanings interface {
+	// ClaimMeaning claims key for delivery id and returns the delivery ID
+	// that holds it: id when the claim is new or already id's.
+	ClaimMeaning(ctx context.Context, key, id string) (holder string, err error)
+	// ReleaseMeaning gives key back if id holds it.
+	ReleaseMeaning(ctx context.Context, key, id string) error
+}
+
+// acting are the actions, per event, that can start, stop or answer
+// something; other actions are answered "ignored" whatever their meaning
+// and claim nothing.
+var acting = map[string][]string{
+	"issues":                    {"labeled", "unlabeled", "closed"},
+	"issue_comment":             {"created"},
+	"pull_request":              {"closed"},
+	"pull_request_review":       {"submitted"},
+	"installation":              {"deleted", "suspend"},
+	"installation_repositories": {"removed"},
+}
+
+// meaningKey is the delivery's meaning as a Redis key, or "" when it has
+// none (an event or action that cannot act, a body that cannot be told
+// apart from others, or a malformed one, which dispatch answers 400).
+func meaningKey(event string, body []byte) string {
+	action, fields, ok, err := payload.Identity(event, body)
+	if err != nil || !ok || !actsOn(event, action) {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(event))
+	for _, f := range fields {
+		h.Write([]byte{0})
+		h.Write([]byte(f))
+	}
+	return jobs.KeyPrefix + "meaning:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func actsOn(event, action string) bool {
+	for _, a := range acting[event] {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}
+
+// claimMeaning claims the delivery's meaning. dup is the ID of the
+// delivery that holds it when that is another one; key is "" when nothing
+// was claimed.
+func (h *Handler) claimMeaning(ctx context.Context, d delivery) (key, dup string, err error) {
+	if h.cfg.Meanings == nil {
+		return "", "", nil
+	}
+	key = meaningKey(d.event, d.body)
+	if key == "" {
+		return "", "", nil
+	}
+	holder, err := h.cfg.Meanings.ClaimMeaning(ctx, key, d.id)
+	if err != nil {
+		return "", "", err
+	}
+	if holder != d.id {
+		return "", holder, nil
+	}
+	return key, "", nil
+}
+
+// unclaimMeaning gives back the claim of a delivery that failed, with a
+// context of its own: the request's may be what failed.
+func (h *Handler) unclaimMeaning(ctx context.Context, d delivery, key string) {
+	if key == "" {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := h.cfg.Meanings.ReleaseMeaning(rctx, key, d.id); err != nil {
+		d.log.Warn("release the delivery's meaning", jobs.LogError, err)
+	}
+}
