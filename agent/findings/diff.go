@@ -1,10 +1,11 @@
 package findings
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // lineOp is one line of a line diff: '=' kept, '-' removed, '+' added.
@@ -77,7 +78,5 @@ func firstChange(f File) int {
 	return 0
 }
 
-// isBinary uses git's rule: a NUL byte in the first 8000 bytes.
-func isBinary(b []byte) bool {
-	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
-}
+// isBinary is the one binary rule, git's (sandbox.IsBinary).
+func isBinary(b []byte) bool { return sandbox.IsBinary(b) }

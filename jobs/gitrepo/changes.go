@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // Kind is how a path changed.
@@ -360,12 +362,8 @@ func readIgnoreFile(root *os.Root, name string, domain []string) []gitignore.Pat
 	return ps
 }
 
-func isBinary(b []byte) bool {
-	if len(b) > 8000 {
-		b = b[:8000]
-	}
-	return bytes.IndexByte(b, 0) >= 0
-}
+// isBinary is the one binary rule, git's (sandbox.IsBinary).
+func isBinary(b []byte) bool { return sandbox.IsBinary(b) }
 
 func countLines(b []byte) int {
 	if len(b) == 0 {
