@@ -14,8 +14,18 @@ import (
 // unwraps to ErrPathDenied, so every caller maps it to path_denied.
 type NotVisibleError struct {
 	Path string
-	Why  string // "is a symbolic link, which is never followed", …
+	Why  string // one of the Why constants
 }
+
+// The reasons of a NotVisibleError.
+const (
+	WhySymlink   = "is a symbolic link, which is never followed"
+	WhyHardLink  = "is a hard link to a file that is never shown (a secret-bearing file or one in .git)"
+	WhyFIFO      = "is a FIFO, not a regular file"
+	WhySocket    = "is a socket, not a regular file"
+	WhyDevice    = "is a device, not a regular file"
+	WhyIrregular = "is not a regular file"
+)
 
 func (e *NotVisibleError) Error() string { return e.Path + " " + e.Why }
 
@@ -58,7 +68,7 @@ func (w *Workspace) Visible(name string) error {
 			if i < len(parts)-1 {
 				return &NotVisibleError{rel, "passes through the symbolic link " + p + ", which is never followed"}
 			}
-			return &NotVisibleError{rel, "is a symbolic link, which is never followed"}
+			return &NotVisibleError{rel, WhySymlink}
 		}
 		if i == len(parts)-1 {
 			return w.visibleInfo(rel, info)
@@ -81,12 +91,10 @@ func (w *Workspace) visibleInfo(rel string, info fs.FileInfo) error {
 		return fmt.Errorf("check the links of %s: %w", rel, err)
 	}
 	if hidden {
-		return &NotVisibleError{rel, hardLinkWhy}
+		return &NotVisibleError{rel, WhyHardLink}
 	}
 	return nil
 }
-
-const hardLinkWhy = "is a hard link to a file that is never shown (a secret-bearing file or one in .git)"
 
 // KindProblem is why a file of this mode is never shown, or "" for a
 // regular file or a directory: a symbolic link is never followed, and a
@@ -97,31 +105,32 @@ func KindProblem(m fs.FileMode) string {
 	case m.IsRegular(), m.IsDir():
 		return ""
 	case m&fs.ModeSymlink != 0:
-		return "is a symbolic link, which is never followed"
+		return WhySymlink
 	case m&fs.ModeNamedPipe != 0:
-		return "is a FIFO, not a regular file"
+		return WhyFIFO
 	case m&fs.ModeSocket != 0:
-		return "is a socket, not a regular file"
+		return WhySocket
 	case m&fs.ModeDevice != 0:
-		return "is a device, not a regular file"
+		return WhyDevice
 	}
-	return "is not a regular file"
+	return WhyIrregular
 }
 
 // StrictLinkProblem is the hard-link rule for a tree without an index
 // (a test's stand-in for the workspace): every second name is refused.
 func StrictLinkProblem(info fs.FileInfo) string {
 	if info.Mode().IsRegular() && links(info) > 1 {
-		return hardLinkWhy
+		return WhyHardLink
 	}
 	return ""
 }
 
 // WalkVisible walks the tree under name like WalkDir (lexical order, .git
-// and secret paths left out, symlinks never followed) and calls fn only
-// for entries Visible accepts: no symbolic links, special files or hard
-// links to hidden files. The start itself must be visible. Errors reading
-// a directory reach fn as WalkDir passes them.
+// and secret paths left out, symlinks never followed). An entry Visible
+// refuses (a symbolic link, a special file, a hard link to a hidden file)
+// reaches fn with a *NotVisibleError, which fn skips by returning nil, as
+// it would a directory that cannot be read. The start itself must be
+// visible.
 func (w *Workspace) WalkVisible(name string, fn fs.WalkDirFunc) error {
 	if err := w.Visible(name); err != nil {
 		return err
@@ -134,8 +143,8 @@ func (w *Workspace) WalkVisible(name string, fn fs.WalkDirFunc) error {
 		if err != nil {
 			return fn(p, d, err)
 		}
-		if KindProblem(d.Type()) != "" {
-			return nil
+		if why := KindProblem(d.Type()); why != "" {
+			return fn(p, d, &NotVisibleError{p, why})
 		}
 		if checkLinks && d.Type().IsRegular() {
 			// Only when some hidden file has a second name does a file
@@ -144,8 +153,8 @@ func (w *Workspace) WalkVisible(name string, fn fs.WalkDirFunc) error {
 			if err != nil {
 				return nil // gone since the directory was read
 			}
-			if w.visibleInfo(p, info) != nil {
-				return nil
+			if err := w.visibleInfo(p, info); err != nil {
+				return fn(p, d, err)
 			}
 		}
 		return fn(p, d, nil)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // ListFilesParams are the parameters of list_files.
@@ -41,12 +43,12 @@ func (s *Set) listFiles(ctx context.Context, p ListFilesParams) (Result, error) 
 			b.WriteByte('\n')
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("list %s: %w", start, err)
 	}
 	if total == 0 {
-		return Result{Text: "no files match (files ignored by .gitignore and secret files are not listed)"}, nil
+		return Result{Text: "no files match (files ignored by .gitignore, secret files, symbolic links and special files are not listed)"}, nil
 	}
 	if omitted := total - shown; omitted > 0 {
 		fmt.Fprintf(&b, "[%d more files omitted; narrow the listing with path or pattern]\n", omitted)
@@ -74,7 +76,7 @@ func (s *Set) readFile(ctx context.Context, p ReadFileParams) (Result, error) {
 	if err != nil || res.Code != "" {
 		return res, err
 	}
-	if isBinary(data) {
+	if sandbox.IsBinary(data) {
 		return fail(InvalidArguments, fmt.Sprintf("%s is a binary file (%d bytes)", rel, len(data)),
 			"binary files cannot be read or edited here; inspect them with run if needed"), nil
 	}
@@ -144,12 +146,4 @@ func rangeBytes(lines []string) int {
 		n += len(l) + 1
 	}
 	return n
-}
-
-// binaryProbe is how much of a file is checked for a NUL byte, as git and
-// ripgrep do.
-const binaryProbe = 8 << 10
-
-func isBinary(data []byte) bool {
-	return bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 }

@@ -115,7 +115,7 @@ func TestListFiles(t *testing.T) {
 		code Code
 		want string
 	}{
-		"everything":                      {args: ListFilesParams{}, want: ".gitignore\nkeep.log\nlink\nmain.go\nmain_test.go\nother/deep/x_test.go\nother/local.go\npkg/.gitignore\npkg/a.go\npkg/build/src.go\n"},
+		"everything":                      {args: ListFilesParams{}, want: ".gitignore\nkeep.log\nmain.go\nmain_test.go\nother/deep/x_test.go\nother/local.go\npkg/.gitignore\npkg/a.go\npkg/build/src.go\n"},
 		"subdirectory keeps parent rules": {args: ListFilesParams{Path: "pkg"}, want: "pkg/.gitignore\npkg/a.go\npkg/build/src.go\n"},
 		"pattern by name at any depth":    {args: ListFilesParams{Pattern: "*_test.go"}, want: "main_test.go\nother/deep/x_test.go\n"},
 		"pattern with a slash":            {args: ListFilesParams{Pattern: "pkg/**/*.go"}, want: "pkg/a.go\npkg/build/src.go\n"},

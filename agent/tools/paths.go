@@ -82,7 +82,13 @@ func staleResult(rel string, why staleness) Result {
 // path (an I/O error, a failure without an errno), which the caller
 // returns as a Go error.
 func fileFailure(rel string, err error) (Result, bool) {
+	var nv *sandbox.NotVisibleError
 	switch {
+	case errors.As(err, &nv) && isSpecial(nv.Why):
+		// Not a denial: there is nothing to read in a FIFO or a device.
+		return fail(InvalidArguments, err.Error(), "only regular files can be read or written; inspect it with run if needed"), true
+	case errors.As(err, &nv):
+		return fail(PathDenied, err.Error(), notVisibleHint(nv.Why)), true
 	case errors.Is(err, sandbox.ErrPathDenied), errors.Is(err, syscall.ELOOP):
 		return fail(PathDenied, err.Error(),
 			"use a path inside the repository; secret files (.env, keys, credentials) and .git are never accessible"), true
@@ -179,21 +185,42 @@ func (s *Set) cleanWritable(name string) (string, Result, bool) {
 	return rel, Result{}, true
 }
 
-// readRegular reads rel for the model. A final symlink is refused: the
-// workspace keeps it inside the repository, but it could still name a
-// secret file under an innocent name. A hard link to a secret-bearing file
-// is refused for the same reason.
-func (s *Set) readRegular(ctx context.Context, rel string) ([]byte, Result, error) {
+// viewer is the workspace's visibility rule (sandbox.Workspace); test
+// fakes of files need not have it.
+type viewer interface {
+	Visible(name string) error
+	WalkVisible(name string, fn fs.WalkDirFunc) error
+}
+
+// visible applies sandbox.Workspace.Visible, the one rule for what the
+// model may see. A stand-in for the workspace without it (a test's fake)
+// gets the same kind rule from its Stat and the strict hard-link rule,
+// as it has no index of hidden files.
+func (s *Set) visible(rel string) error {
+	if v, ok := s.fs.(viewer); ok {
+		return v.Visible(rel)
+	}
 	info, err := s.fs.Stat(rel)
-	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		return nil, fail(PathDenied, rel+" is a symbolic link",
-			"read the file it points to by its own path (run `readlink "+rel+"` shows it)"), nil
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		if res, lerr := s.refuseSecretLink(ctx, rel, info); lerr != nil || res.Code != "" {
-			return nil, res, lerr
-		}
+	return strictProblem(rel, info)
+}
+
+// strictProblem is the fallback rule of visible for one entry.
+func strictProblem(rel string, info fs.FileInfo) error {
+	if why := sandbox.KindProblem(info.Mode()); why != "" {
+		return &sandbox.NotVisibleError{Path: rel, Why: why}
 	}
+	if why := sandbox.StrictLinkProblem(info); why != "" {
+		return &sandbox.NotVisibleError{Path: rel, Why: why}
+	}
+	return nil
+}
+
+// readRegular reads rel for the model, if the model may see it.
+func (s *Set) readRegular(_ context.Context, rel string) ([]byte, Result, error) {
+	err := s.visible(rel)
 	var data []byte
 	if err == nil {
 		data, err = s.fs.ReadFile(rel)
@@ -207,34 +234,34 @@ func (s *Set) readRegular(ctx context.Context, rel string) ([]byte, Result, erro
 	return data, Result{}, nil
 }
 
-// refuseSecretLink is path_denied for a hard link to a secret-bearing
-// file, and nothing for any other file.
-func (s *Set) refuseSecretLink(ctx context.Context, rel string, info fs.FileInfo) (Result, error) {
-	linked, err := s.links.isLink(ctx, info)
-	if err != nil {
-		return Result{}, fmt.Errorf("check the links of %s: %w", rel, err)
-	}
-	if linked {
-		return fail(PathDenied, rel+" is a hard link to a secret-bearing file (.env, a key, credentials)",
-			"secret files are never shown, under any name; work without their content"), nil
-	}
-	return Result{}, nil
-}
-
-// checkStart checks the path a listing or search starts from. A symlink is
-// refused rather than silently yielding nothing: the walk does not follow
-// it.
+// checkStart checks the path a listing or search starts from by the same
+// rule, so a symlink is refused rather than silently yielding nothing.
 func (s *Set) checkStart(start string) (Result, error) {
-	info, err := s.fs.Stat(start)
-	if err != nil {
+	if err := s.visible(start); err != nil {
 		if res, ok := fileFailure(start, err); ok {
 			return res, nil
 		}
 		return Result{}, fmt.Errorf("stat %s: %w", start, err)
 	}
-	if info.Mode()&fs.ModeSymlink != 0 {
-		return fail(PathDenied, start+" is a symbolic link, which is not followed",
-			"name the directory or file it points to by its own path"), nil
-	}
 	return Result{}, nil
+}
+
+// isSpecial: the file is refused for its kind (a FIFO, socket, device).
+func isSpecial(why string) bool {
+	switch why {
+	case sandbox.WhyFIFO, sandbox.WhySocket, sandbox.WhyDevice, sandbox.WhyIrregular:
+		return true
+	}
+	return false
+}
+
+// notVisibleHint tells the model what to do about a link it may not read.
+func notVisibleHint(why string) string {
+	switch why {
+	case sandbox.WhySymlink:
+		return "read the file it points to by its own path (run `readlink` shows it); links are never followed"
+	case sandbox.WhyHardLink:
+		return "secret files are never shown, under any name; work without their content"
+	}
+	return "name the file by its own path, not through a symbolic link"
 }

@@ -75,14 +75,10 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 		wg    sync.WaitGroup
 		ioErr error
 	)
-	checkLinks, err := s.links.hasLinks(ctx)
-	if err != nil {
-		return nil, stats, err
-	}
 	for range searchWorkers() {
 		wg.Go(func() {
 			for j := range jobs {
-				s.searchDir(ctx, m, j, checkLinks, func(fm fileMatches, skipped skipReason, err error) {
+				s.searchDir(ctx, m, j, func(fm fileMatches, skipped skipReason, err error) {
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -92,8 +88,6 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 						stats.binary++
 					case skipped == skipLarge:
 						stats.large++
-					case skipped == skipLinked:
-						stats.linked++
 					case fm.count > 0:
 						found = append(found, fm)
 					}
@@ -105,8 +99,9 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	// opens the directory once instead of resolving every path from the
 	// root: that resolution was most of the cost of a search.
 	var (
-		batch dirJob
-		n     int
+		batch  dirJob
+		n      int
+		linked []string
 	)
 	walkErr := walkFiles(ctx, s.fs, start, glob, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() {
@@ -122,7 +117,7 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 		batch.names = append(batch.names, name)
 		n++
 		return nil
-	})
+	}, func(rel string) { linked = append(linked, rel) })
 	if len(batch.names) > 0 {
 		jobs <- batch
 	}
@@ -139,6 +134,7 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 	if ioErr != nil {
 		return nil, stats, ioErr
 	}
+	stats.linked = s.countMatching(m, linked)
 	sort.Slice(found, func(i, j int) bool { return found[i].order < found[j].order })
 	return found, stats, nil
 }
@@ -161,16 +157,13 @@ type dirOpener interface {
 // searchDir searches the files of one job, reporting each to report. If
 // the directory cannot be opened on its own, each file is read from the
 // root, which classifies the failure per file. Once ctx ends the rest of
-// the job is dropped; the walk reports the context's error. checkLinks
-// says whether matching files must be checked for being hard links to
-// secret files (there are such links in the tree).
-func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, checkLinks bool, report func(fileMatches, skipReason, error)) {
+// the job is dropped; the walk reports the context's error.
+func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
 	read := func(name string) ([]byte, error) { return s.fs.ReadFile(j.dir + name) }
-	stat := func(name string) (fs.FileInfo, error) { return s.fs.Stat(j.dir + name) }
 	if o, ok := s.fs.(dirOpener); ok && j.dir != "" {
 		if sub, err := o.OpenDir(j.dir); err == nil {
 			defer sub.Close()
-			read, stat = sub.ReadFile, sub.Stat
+			read = sub.ReadFile
 		}
 	}
 	for i, name := range j.names {
@@ -178,25 +171,24 @@ func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, checkLink
 			return
 		}
 		fm, skipped, err := s.searchFile(m, j.dir+name, func() ([]byte, error) { return read(name) })
-		if checkLinks && err == nil && fm.count > 0 {
-			// Only a file that matched can show anything, so only those
-			// pay for the link check. One that vanished since is skipped
-			// quietly, like any file that goes away during a search.
-			info, serr := stat(name)
-			linked := false
-			if serr == nil {
-				linked, err = s.links.isLink(ctx, info)
-			}
-			switch {
-			case serr != nil:
-				fm = fileMatches{}
-			case err != nil || linked:
-				fm, skipped = fileMatches{}, skipLinked
-			}
-		}
 		fm.order = j.order + i
 		report(fm, skipped, err)
 	}
+}
+
+// countMatching counts the hard links to hidden files the walk left out
+// that the search would have matched, for the closing note; their lines
+// are never shown. They are rare (a command made them), so they are read
+// one by one.
+func (s *Set) countMatching(m *lineMatcher, linked []string) int {
+	n := 0
+	for _, rel := range linked {
+		fm, _, err := s.searchFile(m, rel, func() ([]byte, error) { return s.fs.ReadFile(rel) })
+		if err == nil && fm.count > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // cmpErr keeps the first error.
@@ -213,7 +205,6 @@ const (
 	notSkipped skipReason = iota
 	skipBinary
 	skipLarge
-	skipLinked
 )
 
 // searchFile reports the lines of rel that re matches. Files that vanish
@@ -231,7 +222,7 @@ func (s *Set) searchFile(m *lineMatcher, rel string, read func() ([]byte, error)
 		return fileMatches{}, notSkipped, fmt.Errorf("read %s: %w", rel, err)
 	case int64(len(data)) > s.limits.MaxSearchFileBytes:
 		return fileMatches{}, skipLarge, nil
-	case isBinary(data):
+	case sandbox.IsBinary(data):
 		return fileMatches{}, skipBinary, nil
 	}
 	var fm fileMatches
