@@ -113,8 +113,8 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
 	}
 	var report []byte
-	if kind == KindPytest {
-		if report, err = r.readReport(ctx, junitPath); err != nil {
+	if script := reportScript(kind); script != "" {
+		if report, err = r.readReport(ctx, script); err != nil {
 			return CheckResult{}, fmt.Errorf("read check %s's report (%s): %w", c.Name, phase, err)
 		}
 	}
@@ -166,11 +166,16 @@ const junitPath = "/tmp/.patchwright-junit.xml"
 // goJSONPrelude), pytest's JUnit XML report (through PYTEST_ADDOPTS, after
 // the image's own options, so the repository's configuration still
 // applies; xunit1 names each test's file, so the names are pytest's node
-// IDs). The command and its exit code are the check's own.
+// IDs); Maven's Surefire writes its reports anyway, and only stale ones
+// are removed first. The command and its exit code are the check's own.
 func prelude(kind TestKind) string {
 	switch kind {
 	case KindGo:
 		return goJSONPrelude
+	case KindMaven:
+		// Reports left in the tree (by the agent phase, or committed)
+		// would name tests this run did not run.
+		return "find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null\n"
 	case KindPytest:
 		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} -o junit_family=xunit1 --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
 	}
@@ -186,15 +191,27 @@ func outputLimit(kind TestKind) int {
 	return 0
 }
 
-// readReport returns a report file the check wrote in the sandbox, or nil
-// when there is none (the runner was not reached, or the repository's
-// options turned the report off).
-func (r *Runner) readReport(ctx context.Context, path string) ([]byte, error) {
-	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: "cat " + path, Timeout: time.Minute, OutputLimit: 16 << 20})
+// reportScript prints the reports a check of kind wrote, or is "" for a
+// runner without one.
+func reportScript(kind TestKind) string {
+	switch kind {
+	case KindPytest:
+		return "cat " + junitPath
+	case KindMaven:
+		return "find . -path '*/target/surefire-reports/TEST-*.xml' -type f -exec cat {} +"
+	}
+	return ""
+}
+
+// readReport returns the reports the check wrote in the sandbox, printed
+// by script, or nil when there are none (the runner was not reached, or
+// the repository's options turned the report off).
+func (r *Runner) readReport(ctx context.Context, script string) ([]byte, error) {
+	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: script, Timeout: time.Minute, OutputLimit: 16 << 20})
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 || res.TimedOut || res.Stdout.Truncated() {
+	if res.ExitCode != 0 || res.TimedOut || res.Stdout.Truncated() || res.Stdout.Total == 0 {
 		return nil, nil
 	}
 	return append(res.Stdout.Head, res.Stdout.Tail...), nil

@@ -22,7 +22,7 @@ func (s *scriptedSandbox) Exec(_ context.Context, cmd sandbox.Command) (sandbox.
 	script := strings.TrimSuffix(strings.TrimPrefix(cmd.Script, "{ "), "\n} 2>&1")
 	// The runner's preludes ask for machine output; the answers are
 	// keyed by the check's own command.
-	for _, k := range []TestKind{KindGo, KindPytest} {
+	for _, k := range []TestKind{KindGo, KindPytest, KindMaven} {
 		script = strings.TrimPrefix(script, prelude(k))
 	}
 	if s.runs == nil {

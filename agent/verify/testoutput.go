@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/xml"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -678,6 +680,47 @@ type junitCase struct {
 	Skipped   *struct{} `xml:"skipped"`
 }
 
+// junitSuite is a <testsuite>, or a <testsuites> holding them.
+type junitSuite struct {
+	Cases  []junitCase  `xml:"testcase"`
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+func (s junitSuite) all() []junitCase {
+	out := s.Cases
+	for _, in := range s.Suites {
+		out = append(out, in.all()...)
+	}
+	return out
+}
+
+// junitCases reads every root element of a stream of reports; ok is false
+// when none is a test suite or the stream is not XML.
+func junitCases(report []byte) (cases []junitCase, ok bool) {
+	d := xml.NewDecoder(bytes.NewReader(report))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return cases, ok
+		}
+		if err != nil {
+			return nil, false
+		}
+		start, isStart := tok.(xml.StartElement)
+		if !isStart {
+			continue
+		}
+		if start.Name.Local != "testsuite" && start.Name.Local != "testsuites" {
+			return nil, false
+		}
+		var suite junitSuite
+		if err := d.DecodeElement(&suite, &start); err != nil {
+			return nil, false
+		}
+		cases, ok = append(cases, suite.all()...), true
+	}
+}
+
 // id is the test's name as its runner prints it: pytest's node ID
 // ("tests/test_calc.py::TestGroup::test_neg") when the report names the
 // file, "classname::name" otherwise.
@@ -696,26 +739,14 @@ func (c junitCase) id() string {
 	return strings.Join(append(parts, c.Name), "::")
 }
 
-// ParseJUnit reads a JUnit XML report (pytest's --junit-xml, Surefire's
-// TEST-*.xml): every test by name. It returns nil when the report is not
-// one: the check is then read from its text output.
+// ParseJUnit reads JUnit XML reports (pytest's --junit-xml, Surefire's
+// TEST-*.xml files one after another): every test by name. It returns nil
+// when the input holds no report: the check is then read from its text
+// output.
 func ParseJUnit(kind TestKind, report []byte) *TestSummary {
-	var doc struct {
-		XMLName xml.Name
-		Suites  []struct {
-			Cases []junitCase `xml:"testcase"`
-		} `xml:"testsuite"`
-		Cases []junitCase `xml:"testcase"` // a bare <testsuite> root
-	}
-	if err := xml.Unmarshal(report, &doc); err != nil {
+	cases, ok := junitCases(report)
+	if !ok {
 		return nil
-	}
-	if doc.XMLName.Local != "testsuites" && doc.XMLName.Local != "testsuite" {
-		return nil
-	}
-	cases := doc.Cases
-	for _, s := range doc.Suites {
-		cases = append(cases, s.Cases...)
 	}
 	s := &TestSummary{Kind: kind, Counted: true, Named: true}
 	for _, c := range cases {

@@ -269,3 +269,23 @@ func TestTAPPlanUnmet(t *testing.T) {
 		t.Errorf("a met plan: %+v", s)
 	}
 }
+
+// TestParseSurefireReports reads Surefire's real TEST-*.xml files (see
+// SOURCES.md), printed one after another as the runner reads them back.
+func TestParseSurefireReports(t *testing.T) {
+	fail := outputFixture(t, "surefire_fail.xml")
+	s := ParseJUnit(KindMaven, []byte(fail))
+	want := []string{"demo.RomanTest::additive", "demo.RomanTest::rejectsZero", "demo.RomanTest::thousands"}
+	if s == nil || !s.Named || s.Passed != 2 || s.Failed != 1 || !reflect.DeepEqual(s.RanTests, want) ||
+		!reflect.DeepEqual(s.FailedTests, []string{"demo.RomanTest::rejectsZero"}) {
+		t.Fatalf("summary %+v, want 2 passed and rejectsZero failed", s)
+	}
+	other := strings.ReplaceAll(outputFixture(t, "surefire_pass.xml"), "demo.RomanTest", "demo.OtherTest")
+	both := ParseJUnit(KindMaven, []byte(fail+other))
+	if both == nil || both.Passed != 5 || both.Failed != 1 || len(both.RanTests) != 6 {
+		t.Errorf("two reports: %+v", both)
+	}
+	if s := ParseJUnit(KindMaven, []byte(fail+"<html/>")); s != nil {
+		t.Errorf("a stream with a foreign root: %+v", s)
+	}
+}
