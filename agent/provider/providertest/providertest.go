@@ -3,6 +3,14 @@
 // streamed or not, so the real SDK clients run against it. It replays a
 // list of turns and records every request it received.
 //
+// A retried request gets the reply it was first given: a request whose
+// body is the same as one already answered with a message turn, before the
+// conversation went on from that reply, is answered with that turn again
+// instead of taking the next one. So a reply cut on its way to the client
+// (a proxy, a dropped connection) and retried by the provider costs no
+// scripted turn. Error and hangup turns are never replayed: a retry after
+// them takes the next turn, as scripted.
+//
 //	srv := providertest.New(t,
 //		providertest.Calls(providertest.Call("read_file", `{"path":"go.mod"}`)),
 //		providertest.Text("done"),
@@ -14,12 +22,15 @@ package providertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +126,18 @@ type Server struct {
 	requests []Request
 	waits    []time.Duration
 	ids      int
+	// unconfirmed holds, by requestKey, the message turns whose replies
+	// the client has not yet shown it received (no later request went on
+	// from them): a repeat of one of those requests is a retry.
+	unconfirmed map[string]answered
+	replays     int
+}
+
+// answered is a message turn as it was sent (call IDs filled in) and the
+// conversation of the request it answered.
+type answered struct {
+	turn     Turn
+	messages []provider.Message
 }
 
 // New starts a server that replays turns in order, one per request,
@@ -122,7 +145,7 @@ type Server struct {
 // A request after the last turn fails the test and gets a 400.
 func New(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	s := &Server{t: t, turns: turns}
+	s := &Server{t: t, turns: turns, unconfirmed: map[string]answered{}}
 	hs := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
@@ -136,11 +159,21 @@ func (s *Server) Add(turns ...Turn) {
 	s.turns = append(s.turns, turns...)
 }
 
-// Requests returns a copy of the requests received so far, in order.
+// Requests returns a copy of the requests received so far, in order. A
+// retry answered by replaying its turn is not listed again (Replays counts
+// those): the list is the conversation the script saw.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
+}
+
+// Replays is how many retried requests were answered with the turn their
+// first attempt had been given.
+func (s *Server) Replays() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replays
 }
 
 // Remaining is how many scripted turns have not been served.
@@ -228,6 +261,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req.Path, req.Header = r.URL.Path, r.Header.Clone()
 
 	s.mu.Lock()
+	s.confirm(req.Messages)
+	key := requestKey(req.Path, body)
+	if a, ok := s.unconfirmed[key]; ok {
+		s.replays++
+		s.mu.Unlock()
+		s.t.Logf("providertest: %s: a retry of a request whose reply did not arrive: its turn is sent again", r.URL.Path)
+		s.write(w, wire, req, a.turn)
+		return
+	}
 	s.requests = append(s.requests, req)
 	if s.next >= len(s.turns) {
 		n := len(s.turns)
@@ -240,8 +282,33 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	turn := s.turns[s.next]
 	s.next++
 	turn.ToolCalls = s.fillIDs(wire, turn.ToolCalls)
+	if !turn.Hangup && turn.Status == 0 {
+		s.unconfirmed[key] = answered{turn: turn, messages: req.Messages}
+	}
 	s.mu.Unlock()
+	s.write(w, wire, req, turn)
+}
 
+// requestKey names a request by its path and exact body: a retry sends
+// the same bytes.
+func requestKey(path string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return path + " " + hex.EncodeToString(sum[:])
+}
+
+// confirm forgets the replies that a request shows were received: those
+// whose conversation it continues (its messages begin with theirs and go
+// on). Called with s.mu held.
+func (s *Server) confirm(messages []provider.Message) {
+	for key, a := range s.unconfirmed {
+		if len(messages) > len(a.messages) && reflect.DeepEqual(messages[:len(a.messages)], a.messages) {
+			delete(s.unconfirmed, key)
+		}
+	}
+}
+
+// write sends turn as the answer to req.
+func (s *Server) write(w http.ResponseWriter, wire string, req Request, turn Turn) {
 	switch {
 	case turn.Hangup:
 		hangup(w)
