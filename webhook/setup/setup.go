@@ -1,8 +1,10 @@
 // Package setup registers Patchwright as a GitHub App with GitHub's
 // manifest flow, so an operator never fills GitHub's form by hand.
 //
-// `serve` without app credentials runs in setup mode: GET /setup shows a
-// button that posts app.yml, with this server's webhook and callback URLs
+// `serve` without app credentials runs in setup mode. It makes a one-time
+// code, prints it to its log and writes it to CodeFile in the data
+// directory (code.go); GET /setup asks for that code, and only a POST of the
+// right code shows the button that posts app.yml, with this server's webhook and callback URLs
 // filled in, to GitHub (for the operator's account or an organisation; a
 // GitHub Enterprise host through Config.WebURL and Config.APIURL). GitHub
 // creates the app and sends the browser back to GET /setup/callback with a
@@ -12,9 +14,9 @@
 // them under the data directory (see Load) and shows the next step:
 // install the app on repositories. From then on both pages answer 404.
 //
-// Whoever completes the flow first owns this server's app identity: run
-// setup before the server is reachable by others, or behind the same
-// access controls as the rest of the operator's tools.
+// Whoever completes the flow first owns this server's app identity, which
+// is why the flow starts only with the code: reading the server's log or
+// its data directory is what makes someone the operator.
 package setup
 
 import (
@@ -92,6 +94,8 @@ type Handler struct {
 	mu         sync.Mutex
 	states     map[string]time.Time // state → expiry
 	configured bool
+	code       string      // the one-time code; "" once configured
+	failures   []time.Time // wrong codes within failureWindow
 }
 
 // New returns the setup handler. It fails without a data directory, with
@@ -130,7 +134,22 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{cfg: cfg, manifest: manifest, gh: gh, states: map[string]time.Time{}, configured: configured}, nil
+	h := &Handler{cfg: cfg, manifest: manifest, gh: gh, states: map[string]time.Time{}, configured: configured}
+	if configured {
+		// A code a crash left behind is spent too.
+		if err := removeCode(cfg.DataDir); err != nil {
+			cfg.Logger.Warn("setup: remove the spent one-time code", jobs.LogError, err)
+		}
+		return h, nil
+	}
+	if h.code, err = newCode(); err != nil {
+		return nil, fmt.Errorf("setup: make the one-time code: %w", err)
+	}
+	if err := writeCode(cfg.DataDir, h.code); err != nil {
+		return nil, err
+	}
+	cfg.Logger.Warn("setup: open /setup and enter this one-time code to register the app", "code", h.code, "code_file", CodePath(cfg.DataDir))
+	return h, nil
 }
 
 func cmpOr(a, b string) string {
@@ -165,7 +184,8 @@ func (h *Handler) Configured() bool {
 // ServeHTTP routes /setup and /setup/callback; everything else is 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secureHeaders(w, h.cfg.WebURL)
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	post := r.Method == http.MethodPost && r.URL.Path == "/setup"
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 		w.Header().Set("Allow", "GET, HEAD")
 		h.page(w, http.StatusMethodNotAllowed, "Method not allowed", "Use GET.", nil)
 		return
@@ -174,10 +194,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.page(w, http.StatusNotFound, "Setup is closed", "This server is already registered as a GitHub App.", nil)
 		return
 	}
-	switch r.URL.Path {
-	case "/setup":
-		h.start(w, r)
-	case "/setup/callback":
+	switch {
+	case post:
+		h.submitCode(w, r)
+	case r.URL.Path == "/setup":
+		h.askCode(w, r)
+	case r.URL.Path == "/setup/callback":
 		h.callback(w, r)
 	default:
 		http.NotFound(w, r)
@@ -200,13 +222,58 @@ func secureHeaders(w http.ResponseWriter, webURL string) {
 // hyphens, not at either end, at most 39 characters.
 var orgName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,38}$`)
 
-// start renders the form that posts the manifest to GitHub.
-func (h *Handler) start(w http.ResponseWriter, r *http.Request) {
-	org := strings.TrimSpace(r.URL.Query().Get("org"))
-	if org != "" && !orgName.MatchString(org) {
-		h.page(w, http.StatusBadRequest, "Not an organisation name", fmt.Sprintf("%q is not a GitHub account name.", org), nil)
+// askCode renders the form that asks for the one-time code (and the
+// organisation, if any).
+func (h *Handler) askCode(w http.ResponseWriter, r *http.Request) {
+	org, ok := h.org(w, r.URL.Query().Get("org"))
+	if !ok {
 		return
 	}
+	h.page(w, http.StatusOK, "Register Patchwright", "", &view{AskCode: true, Org: org, CodeFile: CodePath(h.cfg.DataDir)})
+}
+
+// maxForm bounds the code form's body: the page is unauthenticated.
+const maxForm = 4 << 10
+
+// submitCode checks the posted code and, when it is right, starts the
+// manifest flow.
+func (h *Handler) submitCode(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		h.page(w, http.StatusBadRequest, "Bad form", "The form could not be read.", nil)
+		return
+	}
+	org, ok := h.org(w, r.PostForm.Get("org"))
+	if !ok {
+		return
+	}
+	right, err := h.checkCode(r.PostForm.Get("code"))
+	if err != nil {
+		h.cfg.Logger.Warn("setup: too many wrong codes; the form is closed for a while", "window", failureWindow.String())
+		h.page(w, http.StatusTooManyRequests, "Too many wrong codes", "The form is closed for a while; try again later with the code from the server's log.", nil)
+		return
+	}
+	if !right {
+		h.cfg.Logger.Warn("setup: wrong one-time code", "remote", r.RemoteAddr)
+		h.page(w, http.StatusForbidden, "Wrong code", "That is not this server's one-time code.", &view{AskCode: true, Org: org, CodeFile: CodePath(h.cfg.DataDir)})
+		return
+	}
+	h.start(w, r, org)
+}
+
+// org checks an organisation name ("" for the operator's account); a bad
+// one is answered 400.
+func (h *Handler) org(w http.ResponseWriter, org string) (string, bool) {
+	org = strings.TrimSpace(org)
+	if org != "" && !orgName.MatchString(org) {
+		h.page(w, http.StatusBadRequest, "Not an organisation name", fmt.Sprintf("%q is not a GitHub account name.", org), nil)
+		return "", false
+	}
+	return org, true
+}
+
+// start renders the form that posts the manifest to GitHub.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, org string) {
 	base := h.publicURL(r)
 	manifest, err := h.manifestJSON(base)
 	if err != nil {
@@ -379,6 +446,11 @@ func (h *Handler) store(c Credentials) error {
 	err := save(h.cfg.DataDir, c)
 	if err == nil {
 		h.configured = true
+		// The code is spent: registering was all it was for.
+		h.code = ""
+		if rerr := removeCode(h.cfg.DataDir); rerr != nil {
+			h.cfg.Logger.Warn("setup: remove the spent one-time code", jobs.LogError, rerr)
+		}
 	}
 	h.mu.Unlock()
 	if err == nil && h.cfg.OnConfigured != nil {
@@ -399,6 +471,8 @@ func NotConfigured() http.Handler {
 // form (Action set), the next step (Install set), or a link to start again
 // (Restart).
 type view struct {
+	AskCode                                          bool
+	CodeFile                                         string
 	Action, Manifest, Org, WebURL, Webhook, Callback string
 	Slug, Install, KeyPath                           string
 	AppID                                            int64
@@ -434,7 +508,14 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 {{with .Data}}{{template "data" .}}{{end}}
 </body></html>
 {{define "data"}}
-{{- if .Action}}
+{{- if .AskCode}}
+<p>Enter the one-time code this server printed to its log when it started in setup mode (also in <code>{{.CodeFile}}</code> on the server).</p>
+<form method="post" action="/setup">
+<p><label>Code: <input name="code" autocomplete="off" required></label></p>
+<p><label>For an organisation (optional): <input name="org" value="{{.Org}}" placeholder="organisation"></label></p>
+<button type="submit">Continue</button>
+</form>
+{{- else if .Action}}
 <p>This creates a GitHub App on <code>{{.WebURL}}</code> {{if .Org}}owned by the organisation <code>{{.Org}}</code>{{else}}owned by your account{{end}}, with the permissions and events of <code>app.yml</code>. GitHub lets you change its name before creating it.</p>
 <p>GitHub will send webhooks to <code>{{.Webhook}}</code> and bring you back to <code>{{.Callback}}</code>. If this is not the address GitHub reaches this server at, open this page through that address.</p>
 <form method="post" action="{{.Action}}">
