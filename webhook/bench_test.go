@@ -46,7 +46,9 @@ func BenchmarkWebhook(b *testing.B) {
 	var seq atomic.Int64
 	next := func() (body, id string) {
 		n := seq.Add(1)
-		return strings.Replace(template, "999999999", fmt.Sprint(n), 1), fmt.Sprintf("bench-%d", n)
+		id = fmt.Sprintf("bench-%d", n)
+		// Each its own event, as GitHub's would be (replay.go).
+		return string(occurrence("issues", id, []byte(strings.Replace(template, "999999999", fmt.Sprint(n), 1)))), id
 	}
 	for _, bc := range []struct {
 		name string

@@ -206,6 +206,7 @@ func (h *Handler) serve(r *http.Request) response {
 		log.Warn("refused delivery", jobs.LogError, err)
 		return done(http.StatusUnauthorized, "%v", err)
 	}
+	body.verified()
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return done(http.StatusBadRequest, "content type must be application/json")
 	}
