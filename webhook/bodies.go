@@ -15,6 +15,9 @@ const (
 	DefaultMaxBodies = 8
 	// DefaultMaxBodyBytes is how many bytes those bodies may hold together.
 	DefaultMaxBodyBytes = 64 << 20
+	// MinBodyBytes is the least MaxBodyBytes bound New accepts: one
+	// largest body and the room its last read needs.
+	MinBodyBytes = MaxBodyBytes + 2*minRead
 	// busyRetryAfter is the Retry-After of a 503 past the bound, seconds.
 	busyRetryAfter = "10"
 	// minRead is the least room a read is given; the buffer grows by at

@@ -75,7 +75,7 @@ type Config struct {
 	// Retry-After. Default DefaultMaxBodies.
 	MaxBodies int
 	// MaxBodyBytes bounds the bytes those bodies hold together; default
-	// DefaultMaxBodyBytes. A body of up to MaxBodyBytes (25 MiB) must fit.
+	// DefaultMaxBodyBytes, at least MinBodyBytes (one largest body).
 	MaxBodyBytes int64
 	// Meanings remembers what deliveries meant, so a signed body replayed
 	// under a new delivery ID is a duplicate (see replay.go); *jobs.Queue
@@ -112,8 +112,8 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if cfg.MaxBodyBytes < MaxBodyBytes+2*minRead {
-		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MaxBodyBytes+2*minRead)
+	if cfg.MaxBodyBytes < MinBodyBytes {
+		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MinBodyBytes)
 	}
 	return &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}, nil
 }
