@@ -105,12 +105,37 @@ var (
 	manifestRE = regexp.MustCompile(`name="manifest" value="([^"]+)"`)
 )
 
-// start loads /setup and returns the form's action and the decoded manifest.
+// post submits the code form.
+func (f *fixture) post(t *testing.T, form url.Values) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/setup", strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Host = "patchwright.example.org"
+	r.Header.Set("X-Forwarded-Proto", "https")
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// code reads the one-time code from the file the operator reads.
+func (f *fixture) code(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(CodePath(f.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// start posts the one-time code to /setup (with query's org, if any) and
+// returns the manifest form's action and the decoded manifest.
 func (f *fixture) start(t *testing.T, query string) (action *url.URL, manifest map[string]any) {
 	t.Helper()
-	code, body := f.get(t, "/setup"+query)
+	q, _ := url.ParseQuery(strings.TrimPrefix(query, "?"))
+	q.Set("code", f.code(t))
+	code, body := f.post(t, q)
 	if code != http.StatusOK {
-		t.Fatalf("GET /setup%s = %d\n%s", query, code, body)
+		t.Fatalf("POST /setup %s = %d\n%s", query, code, body)
 	}
 	a := actionRE.FindStringSubmatch(body)
 	m := manifestRE.FindStringSubmatch(body)
