@@ -174,7 +174,11 @@ func notCommitted(in Input) []fact {
 				f = append(f, fmt.Sprintf(", and %d more", len(in.Secrets)-3))
 				break
 			}
-			f = append(f, sep+"rule ", value(p.Rule), " in ", value(p.Path), fmt.Sprintf(" line %d", p.Line))
+			if p.Line > 0 {
+				f = append(f, sep+"rule ", value(p.Rule), " in ", value(p.Path), fmt.Sprintf(" line %d", p.Line))
+			} else {
+				f = append(f, sep+"rule ", value(p.Rule), " in the name ", value(p.Path))
+			}
 		}
 		if len(in.Secrets) > 0 {
 			f = append(f, ")")

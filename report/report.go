@@ -65,6 +65,7 @@ const (
 type SecretPlace struct {
 	Rule string
 	Path string
+	// Line is 0 when the secret is in the path itself.
 	Line int
 }
 

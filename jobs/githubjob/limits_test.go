@@ -37,11 +37,16 @@ func TestLargestBodyIsAcceptedByGitHub(t *testing.T) {
 		in.Attempts = append(in.Attempts, report.Attempt{Number: i + 1, Started: time.Unix(1_800_000_000, 0).Add(time.Duration(i) * time.Hour),
 			TriggeredBy: "maintainer", Trigger: "/agent retry", Outcome: verify.Unverified, Reason: strings.Repeat("reason ", 300)})
 	}
-	body, err := report.PRBody(in)
-	if err != nil {
-		t.Fatal(err)
+	res := &pipeline.Result{Report: in, Outcome: verify.Unverified, HeadCommit: strings.Repeat("b", 40)}
+	g := &publisher{}
+	var bodies []string
+	for _, refused := range []bool{false, true} {
+		b, err := g.body(res, refused)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
 	}
-	res := &pipeline.Result{Body: body, Outcome: verify.Unverified, HeadCommit: strings.Repeat("b", 40)}
 
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -55,7 +60,7 @@ func TestLargestBodyIsAcceptedByGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := jobs.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets"}
-	for _, b := range []string{withPushed(res.Body, res.HeadCommit), withPushed(noDraftBody(res), res.HeadCommit)} {
+	for _, b := range bodies {
 		if _, err := app.CreatePullRequest(context.Background(), repo, githubapi.NewPullRequest{Title: prTitle(strings.Repeat("t", 400), 7),
 			Head: "agent/issue-7", Base: "main", Body: b}); err != nil {
 			t.Fatalf("GitHub refused a body of %d bytes: %v", len(b), err)

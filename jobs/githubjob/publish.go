@@ -36,8 +36,8 @@ type publisher struct {
 	pr *githubapi.PullRequest
 
 	expected plumbing.Hash
-	// sent is the body last sent to GitHub: the pipeline's, with the
-	// pushed marker and, where drafts are refused, the note.
+	// sent is the body last rendered for GitHub: the pipeline's facts
+	// with the pushed commit and, where drafts are refused, the note.
 	sent string
 }
 
@@ -94,14 +94,20 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
-	np := githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: withPushed(res.Body, res.HeadCommit), Draft: draft(res)}
+	body, err := g.body(res, false)
+	if err != nil {
+		return githubapi.PullRequest{}, err
+	}
+	np := githubapi.NewPullRequest{Title: title, Head: g.branch, Base: g.base, Body: body, Draft: draft(res)}
 	pr, err := g.gh.CreatePullRequest(ctx, g.issue, np)
 	if np.Draft && errors.Is(err, githubapi.ErrDraftUnsupported) {
 		g.log.Info("the repository has no draft pull requests: opening a ready one that says it is not a draft by choice")
-		np.Draft, np.Body = false, withPushed(noDraftBody(res), res.HeadCommit)
+		if np.Body, err = g.body(res, true); err != nil {
+			return githubapi.PullRequest{}, err
+		}
+		np.Draft = false
 		pr, err = g.gh.CreatePullRequest(ctx, g.issue, np)
 	}
-	g.sent = np.Body
 	if errors.Is(err, githubapi.ErrPullRequestExists) {
 		pr, ok, ferr := g.gh.FindPullRequest(ctx, g.issue, g.branch)
 		if ferr != nil || !ok {
@@ -118,50 +124,38 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 // request ready for review, and one that does not makes it a draft again.
 // Failing to change the state is logged, not fatal.
 func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipeline.Result, pr githubapi.PullRequest, title string) error {
-	body := res.Body
+	refused := false
 	if want := draft(res); want != pr.Draft && pr.NodeID != "" {
 		err := g.gh.SetDraft(ctx, g.prIssue(pr.Number), pr.NodeID, want)
 		switch {
 		case want && errors.Is(err, githubapi.ErrDraftUnsupported):
-			body = noDraftBody(res)
+			refused = true
 		case err != nil:
 			g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
 		}
 	}
-	g.sent = withPushed(body, res.HeadCommit)
-	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, g.sent)
+	body, err := g.body(res, refused)
+	if err != nil {
+		return err
+	}
+	return g.gh.EditPullRequest(ctx, g.prIssue(pr.Number), title, body)
 }
 
-// withPushed ends body with the marker of the commit pushed, so that the
-// branch can be deleted when the pull request closes if nobody pushed
-// since (jobs.PushedMarker); without it when it would not fit, which only
-// keeps the branch.
-func withPushed(body, sha string) string {
-	out := body + "\n" + jobs.PushedMarker(sha) + "\n"
-	if sha == "" || utf8.RuneCountInString(out) > githubapi.MaxBody {
-		return body
+// body renders the pull request's body with report.PRBody from the run's
+// facts and what publishing added to them: the commit pushed (the body's
+// last line marks it, so that the branch can be deleted when the pull
+// request closes if nobody pushed since) and, where the repository has no
+// drafts, that this one is open for review only for that reason. It is
+// what was sent, and so pr.md and the facts the run keeps.
+func (g *publisher) body(res *pipeline.Result, draftRefused bool) (string, error) {
+	in := res.Report
+	in.HeadCommit, in.DraftRefused = res.HeadCommit, draftRefused
+	body, err := report.PRBody(in)
+	if err != nil {
+		return "", err
 	}
-	return out
-}
-
-// noDraftNote heads the body of a pull request that should have been a
-// draft but could not be: a reviewer must not read "ready for review" as
-// "verified".
-const noDraftNote = "> [!WARNING]\n> This pull request should be a draft, but this repository does not allow draft pull requests, so it is open for review. %s\n\n"
-
-// noDraftBody is res.Body under noDraftNote, or res.Body alone when the
-// note would take it past GitHub's limit (the body's outcome line still
-// says what was verified).
-func noDraftBody(res *pipeline.Result) string {
-	why := "It is **not verified**: read the Verification and Not verified sections before merging."
-	if res.Outcome == verify.Verified {
-		why = "Its checks passed, but `draft: always` asks for a person's look before it is marked ready."
-	}
-	body := fmt.Sprintf(noDraftNote, why) + res.Body
-	if utf8.RuneCountInString(body) > githubapi.MaxBody {
-		return res.Body
-	}
-	return body
+	res.Report, g.sent = in, body
+	return body, nil
 }
 
 // draft applies `draft:` as the run read it from the default branch's

@@ -14,6 +14,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/report"
 )
 
 func TestPRTitleFitsGitHubsLimit(t *testing.T) {
@@ -30,27 +31,41 @@ func TestPRTitleFitsGitHubsLimit(t *testing.T) {
 	}
 }
 
-// The note and the marker are added only while the body stays within
-// GitHub's limit.
-func TestBodyAdditionsStayWithinTheLimit(t *testing.T) {
+// The publisher re-renders the body with report.PRBody: the pushed
+// marker is its last line, in the format jobs.ParsePushed reads, the
+// no-draft note opens it, and a body at its largest still fits GitHub's
+// limit with both; without a pushed commit there is no marker.
+func TestPublishedBodyIsRenderedByReport(t *testing.T) {
 	sha := strings.Repeat("a", 40)
-	if got := withPushed("body", sha); jobs.ParsePushed(got) != sha {
-		t.Fatalf("marker missing: %q", got)
+	if jobs.PushedMarker(sha) != report.PushedMarker(sha) {
+		t.Fatalf("two formats of the pushed marker: %q and %q", jobs.PushedMarker(sha), report.PushedMarker(sha))
 	}
-	full := strings.Repeat("x", githubapi.MaxBody-10)
-	if got := withPushed(full, sha); got != full {
-		t.Fatal("the marker took a full body past the limit")
+	g := &publisher{}
+	in := report.Input{RunID: "run.1", Issue: 3, Outcome: verify.Unverified, Reason: "a check could not run",
+		Summary: strings.Repeat("Changed it. ", 20000)}
+	res := &pipeline.Result{Outcome: verify.Unverified, HeadCommit: sha, Report: in}
+	for _, refused := range []bool{false, true} {
+		body, err := g.body(res, refused)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jobs.ParsePushed(body) != sha || !strings.HasSuffix(body, report.PushedMarker(sha)+"\n") {
+			t.Errorf("refused=%v: the marker is not the last line", refused)
+		}
+		if n := utf8.RuneCountInString(body); n > githubapi.MaxBody {
+			t.Errorf("refused=%v: %d characters", refused, n)
+		}
+		note := strings.Contains(body, "does not allow draft pull requests") && strings.Contains(body, "**not verified**")
+		if note != refused {
+			t.Errorf("refused=%v: note=%v", refused, note)
+		}
+		if g.sent != body || res.Report.DraftRefused != refused || res.Report.HeadCommit != sha {
+			t.Errorf("refused=%v: what was sent and the facts kept differ", refused)
+		}
 	}
-	if got := withPushed("body", ""); got != "body" {
-		t.Fatalf("marker without a commit: %q", got)
-	}
-	res := &pipeline.Result{Body: "## Summary", Outcome: verify.Unverified}
-	if got := noDraftBody(res); !strings.Contains(got, "does not allow draft pull requests") || !strings.Contains(got, "**not verified**") || !strings.HasSuffix(got, res.Body) {
-		t.Fatalf("no-draft body: %q", got)
-	}
-	res.Body = full
-	if got := noDraftBody(res); got != full {
-		t.Fatal("the note took a full body past the limit")
+	res.HeadCommit = ""
+	if body, err := g.body(res, false); err != nil || jobs.ParsePushed(body) != "" {
+		t.Errorf("no commit pushed, yet a marker (%v)", err)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -48,11 +49,12 @@ const (
 // DefaultAuthor signs the commits when Executor.Author is empty.
 var DefaultAuthor = gitrepo.Signature{Name: "Patchwright", Email: "patchwright@users.noreply.github.com"}
 
-// Output files a run writes into Job.OutDir (DESIGN §4.1).
+// Output files a run writes into Job.OutDir (DESIGN §4.1); runstore owns
+// their names, since it copies them for the run pages.
 const (
-	FileLedger = "ledger.jsonl"
-	FileResult = "result.json"
-	FileBody   = "pr.md"
+	FileLedger = runstore.FileLedger
+	FileResult = runstore.FileResult
+	FileBody   = runstore.FileBody
 )
 
 // ErrConfig marks a failure the user or the repository's maintainer must

@@ -154,6 +154,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
 	case r.tooLarge != "":
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
+	case r.wedged != "":
+		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}
@@ -340,17 +342,13 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, max(r.job.Attempt.Number, 1), r.job.Issue.Number, r.job.LogURL
 	in.Outcome, in.Reason = res.Outcome, res.Reason
-	in.Missing = append(append([]string(nil), r.missing...), r.notCommitted(res)...)
+	in.Missing = append([]string(nil), r.missing...)
+	in.NotCommitted, in.Secrets = r.notCommitted(res)
 	for _, f := range r.evidence {
-		in.Missing = append(in.Missing, findingLine(f))
+		in.Findings = append(in.Findings, r.findingLine(f))
 	}
-	in.Missing = append(in.Missing, r.coverage()...)
-	if r.unboundWhy != "" {
-		in.Missing = append(in.Missing, "The work tree had no size limit, so a command could fill the worker's disk: "+r.unboundWhy+".")
-	}
-	if r.cacheShared {
-		in.Missing = append(in.Missing, "The repository's build cache was too large to give the agent a copy, so the agent and the final checks used the shared cache, which a later run of this repository reads.")
-	}
+	in.Coverage = r.coverage()
+	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
 	in.GoModule = r.goModule
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
@@ -371,65 +369,53 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 }
 
 // coverage says, for a repository of several projects, which checks
-// cover the change and which paths no check covers.
-func (r *run) coverage() []string {
+// cover the change and which paths no check covers (as they may be
+// printed); nil when the question does not arise.
+func (r *run) coverage() *verify.Coverage {
 	if len(r.detection.Projects) < 2 || len(r.changes) == 0 || len(r.cfg.Verify) > 0 {
 		return nil
 	}
 	cov := r.detection.Cover(r.changedPaths())
-	var out []string
-	if len(cov.Checks) > 0 && len(cov.Untouched) > 0 {
-		dirs := make([]string, len(cov.Untouched))
-		for i, d := range cov.Untouched {
-			dirs[i] = cmp.Or(strings.TrimPrefix(d, "."), "the root project")
-			if d != "." {
-				dirs[i] = "`" + d + "`"
-			}
-		}
-		out = append(out, fmt.Sprintf("The change is covered by %s; the checks of %s ran but do not cover it.",
-			quoteList(cov.Checks), strings.Join(dirs, ", ")))
+	for i, p := range cov.Uncovered {
+		cov.Uncovered[i] = r.shownPath(p)
 	}
-	for _, p := range cov.Uncovered {
-		out = append(out, fmt.Sprintf("`%s` is in no detected project; no check covers it.", p))
-	}
-	return out
+	cov.ByPath = nil
+	return &cov
 }
 
-func quoteList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = "`" + s + "`"
+// findingLine is one finding as the report states it, its path as it may
+// be printed and its detail with any secret withheld; report words it.
+func (r *run) findingLine(f findings.Finding) report.Finding {
+	detail, err := withholdText(r.scanner, f.Detail)
+	if err != nil {
+		detail = secrets.Note()
 	}
-	return strings.Join(q, ", ")
+	path := f.Path
+	if path != "" {
+		path = r.shownPath(path)
+	}
+	return report.Finding{Kind: f.Kind, Path: path, Line: f.Line, Detail: detail}
 }
 
-// findingLine is one finding for "Not verified": where, then why.
-func findingLine(f findings.Finding) string {
-	where := ""
-	switch {
-	case f.Path != "" && f.Line > 0:
-		where = fmt.Sprintf("`%s` line %d: ", f.Path, f.Line)
-	case f.Path != "":
-		where = fmt.Sprintf("`%s`: ", f.Path)
-	}
-	return where + f.Detail
-}
-
-// notCommitted explains, for "Not verified", a change that exists but was
-// not committed.
-func (r *run) notCommitted(res *Result) []string {
+// notCommitted says why a change that exists was not committed, and for
+// a secret where the scan found it.
+func (r *run) notCommitted(res *Result) (report.NotCommitted, []report.SecretPlace) {
 	if len(r.changes) == 0 || res.HeadCommit != "" {
-		return nil
+		return "", nil
 	}
 	switch {
 	case len(r.findings) > 0:
-		return []string{"The change was not committed: it adds what looks like a secret (" + describeFindings(r.findings) + ")."}
+		places := make([]report.SecretPlace, len(r.findings))
+		for i, f := range r.findings {
+			places[i] = report.SecretPlace{Rule: f.RuleID, Path: r.shownPath(f.File), Line: f.Line}
+		}
+		return report.NotCommittedSecret, places
 	case res.Outcome == verify.Stopped:
-		return []string{"The run was stopped before the model finished, so its change is unfinished and was not committed."}
+		return report.NotCommittedStopped, nil
 	case res.Outcome == verify.Error:
-		return []string{"The run failed before it could finish, so its change was not committed."}
+		return report.NotCommittedError, nil
 	}
-	return nil
+	return "", nil
 }
 
 func writeFile(path string, data []byte) error {
