@@ -38,6 +38,10 @@ type config struct {
 	runURL         string // base of run links; "" = comments say where the log lies
 	// sandbox shapes every sandbox, as of run and eval.
 	sandbox sandboxSettings
+	// webhookMaxBodies and webhookMaxBodyBytes bound the bodies read
+	// before their signatures are checked; 0 = webhook's defaults.
+	webhookMaxBodies    int
+	webhookMaxBodyBytes int64
 	// workerConcurrency is jobs per worker process; 0 = worker.DefaultConcurrency.
 	workerConcurrency int
 	// queuePassword opens /queue; "" = no queue dashboard.
@@ -51,6 +55,25 @@ type config struct {
 	// setupMode: serve has no app credentials, given or stored under the
 	// data directory by webhook/setup; it offers only /setup.
 	setupMode bool
+}
+
+// parseBodyBounds checks the webhook's body bounds; empty keeps a default.
+func parseBodyBounds(bodies, bytes string, cfg *config) error {
+	if bodies != "" {
+		n, err := strconv.Atoi(bodies)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("PATCHWRIGHT_WEBHOOK_MAX_BODIES: %q is not a positive number", bodies)
+		}
+		cfg.webhookMaxBodies = n
+	}
+	if bytes != "" {
+		n, err := strconv.ParseInt(bytes, 10, 64)
+		if err != nil || n < webhook.MinBodyBytes {
+			return fmt.Errorf("PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES: %q is not a number of bytes of at least %d", bytes, webhook.MinBodyBytes)
+		}
+		cfg.webhookMaxBodyBytes = n
+	}
+	return nil
 }
 
 // minQueuePassword mirrors queueui.MinPasswordLength, checked at start-up
@@ -68,7 +91,7 @@ type setting struct {
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
 		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
-		concurrency, queuePassword, retention                                       string
+		concurrency, queuePassword, retention, maxBodies, maxBodyBytes              string
 		sandbox                                                                     rawSandbox
 	}
 	settings := []setting{
@@ -85,6 +108,8 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
 		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
 		{"PATCHWRIGHT_RUN_RETENTION", "run-retention", "", "how long run records stay in Redis and run links work, e.g. 720h (default 720h, 30 days)", &raw.retention},
+		{"PATCHWRIGHT_WEBHOOK_MAX_BODIES", "webhook-max-bodies", "", "webhook bodies read at once before their signatures are checked; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodies) + ")", &raw.maxBodies},
+		{"PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES", "webhook-max-body-bytes", "", "bytes those bodies may hold together; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodyBytes) + ")", &raw.maxBodyBytes},
 		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
 	}
 	settings = append(settings, raw.sandbox.table()...)
@@ -117,6 +142,9 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 			return config{}, fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
 		}
 		cfg.workerConcurrency = n
+	}
+	if err := parseBodyBounds(raw.maxBodies, raw.maxBodyBytes, &cfg); err != nil {
+		return config{}, err
 	}
 	sb, err := raw.sandbox.parse()
 	if err != nil {

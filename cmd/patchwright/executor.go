@@ -24,10 +24,12 @@ type sandboxSettings struct {
 	limits sandbox.Limits
 	// runtime is the OCI runtime; "" = the engine's default.
 	runtime string
+	// maxChangeBytes bounds a change; 0 = gitrepo.DefaultMaxChangeBytes.
+	maxChangeBytes int64
 }
 
 // rawSandbox is the sandbox settings as given.
-type rawSandbox struct{ image, memory, cpus, pids, runtime string }
+type rawSandbox struct{ image, memory, cpus, pids, runtime, maxChange string }
 
 // table is the sandbox settings' part of the configuration (DESIGN §4.2).
 // serve and worker offer each as a flag too; run and eval read the
@@ -40,6 +42,7 @@ func (r *rawSandbox) table() []setting {
 		{"PATCHWRIGHT_SANDBOX_CPUS", "sandbox-cpus", "", "CPUs of each sandbox, e.g. 1.5 (default 1)", &r.cpus},
 		{"PATCHWRIGHT_SANDBOX_PIDS", "sandbox-pids", "", "process limit of each sandbox (default 512)", &r.pids},
 		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &r.runtime},
+		{"PATCHWRIGHT_MAX_CHANGE_BYTES", "max-change-bytes", "", "largest change a run may make, all changed files together, e.g. 256m (default 256m; past it the run stops as change_too_large)", &r.maxChange},
 	}
 }
 
@@ -49,7 +52,15 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 	if err != nil {
 		return sandboxSettings{}, err
 	}
-	return sandboxSettings{image: strings.TrimSpace(r.image), limits: lim, runtime: strings.TrimSpace(r.runtime)}, nil
+	out := sandboxSettings{image: strings.TrimSpace(r.image), limits: lim, runtime: strings.TrimSpace(r.runtime)}
+	if r.maxChange != "" {
+		n, err := units.RAMInBytes(r.maxChange)
+		if err != nil || n < 1<<20 {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_MAX_CHANGE_BYTES: %q is not a size of at least 1m, such as 256m", r.maxChange)
+		}
+		out.maxChangeBytes = n
+	}
+	return out, nil
 }
 
 // sandboxFromEnv reads the sandbox settings from the environment, as run
@@ -89,6 +100,7 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		SandboxRuntime: s.runtime,
 		BoundWorkspace: boundWorkspace(),
 		CacheVolume:    pipeline.RepoCacheVolume,
+		MaxChangeBytes: s.maxChangeBytes,
 	}
 }
 

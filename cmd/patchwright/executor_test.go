@@ -75,6 +75,7 @@ func TestExecutorsAgree(t *testing.T) {
 	t.Setenv("PATCHWRIGHT_SANDBOX_CPUS", "1.5")
 	t.Setenv("PATCHWRIGHT_SANDBOX_PIDS", "300")
 	t.Setenv("PATCHWRIGHT_SANDBOX_RUNTIME", "runsc")
+	t.Setenv("PATCHWRIGHT_MAX_CHANGE_BYTES", "64m")
 	execs, opts := commandExecutors(t)
 	wantLimits := sandbox.Limits{MemoryBytes: 3 << 30, CPUs: 1.5, PIDs: 300}
 	root := os.Geteuid() == 0
@@ -82,6 +83,9 @@ func TestExecutorsAgree(t *testing.T) {
 		if e.SandboxLimits != wantLimits || e.SandboxRuntime != "runsc" || e.DefaultImage != "operator/image:1" {
 			t.Errorf("%s: limits %+v, runtime %q, default image %q; want %+v, runsc, operator/image:1",
 				command, e.SandboxLimits, e.SandboxRuntime, e.DefaultImage, wantLimits)
+		}
+		if e.MaxChangeBytes != 64<<20 {
+			t.Errorf("%s: change bound %d, want 64 MiB", command, e.MaxChangeBytes)
 		}
 		if (e.BoundWorkspace != nil) != root {
 			t.Errorf("%s: bounded work tree %v as uid %d", command, e.BoundWorkspace != nil, os.Geteuid())

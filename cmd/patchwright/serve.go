@@ -166,7 +166,8 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	queue := jobs.NewQueue(rdb)
 	hook, err := webhook.New(webhook.Config{
 		Secret: []byte(cfg.webhookSecret), BotLogin: bot, TriggerLabel: cfg.triggerLabel, Logger: log,
-		Meanings: queue, // a signed body replayed under a new delivery ID is a duplicate
+		Meanings:  queue, // a signed body replayed under a new delivery ID is a duplicate
+		MaxBodies: cfg.webhookMaxBodies, MaxBodyBytes: cfg.webhookMaxBodyBytes,
 	}, meteredQueue{queue, m}, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		return err
