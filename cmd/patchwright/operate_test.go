@@ -150,10 +150,25 @@ func TestServeSetupMode(t *testing.T) {
 	if code, _ := get(t, base+"/readyz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("readyz in setup mode = %d, want 503", code)
 	}
+	// /setup asks for the one-time code serve wrote to the data directory.
 	code, page := get(t, base+"/setup")
+	if code != http.StatusOK || !strings.Contains(page, `name="code"`) {
+		t.Fatalf("GET /setup = %d, want the code form\n%s", code, page)
+	}
+	otp, err := os.ReadFile(setup.CodePath(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.PostForm(base+"/setup", url.Values{"code": {strings.TrimSpace(string(otp))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	code, page = res.StatusCode, string(b)
 	m := actionRE.FindStringSubmatch(page)
 	if code != http.StatusOK || m == nil {
-		t.Fatalf("GET /setup = %d\n%s", code, page)
+		t.Fatalf("POST /setup with the code = %d\n%s", code, page)
 	}
 	action, err := url.Parse(html.UnescapeString(m[1]))
 	if err != nil {
