@@ -558,7 +558,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if info.State != asynq.TaskStateArchived || !strings.Contains(info.LastErr, "cancelled by Codertocat") {
 		t.Errorf("stopped task is %s (%s), want archived as cancelled", info.State, info.LastErr)
 	}
-	st2 := e.waitComment(2, `stopped by \@Codertocat`)
+	st2 := e.waitComment(2, "stopped by @\u200bCodertocat")
 	if len(st2) != 1 {
 		t.Errorf("%d status comments on the stopped issue", len(st2))
 	}
