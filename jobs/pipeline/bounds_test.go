@@ -39,9 +39,12 @@ func TestSparseFilesStopTheRun(t *testing.T) {
 	}
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	// 300 MiB of sparse files; the bound is 40 MiB. A generous margin for
-	// everything else the run allocated.
-	if grown := int64(after.TotalAlloc - before.TotalAlloc); grown > 200<<20 {
+	// 300 MiB of sparse files; the bound is 40 MiB. Reading them all, as
+	// before the bound, allocates at least twice their size (each file's
+	// buffer grows as it is read); the margin covers the rest of the run,
+	// the race detector's own allocations included (254 MiB seen under
+	// -race), and stays below that.
+	if grown := int64(after.TotalAlloc - before.TotalAlloc); grown > 450<<20 {
 		t.Errorf("the run allocated %d MiB reading a change bounded at 40 MiB", grown>>20)
 	}
 }
