@@ -17,6 +17,7 @@ import (
 // run that makes the reference fix is resolved. The Go tasks run in the
 // sandbox in eval/pipelinerun's and cmd/patchwright's end-to-end tests.
 func TestStarterSuiteInTheSandbox(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	all, err := Load(starterSuite(t), "")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 // starterSuite copies testdata/eval/tasks to a temporary directory and
@@ -64,6 +66,7 @@ func TestStarterSuiteLoads(t *testing.T) {
 // checked in the sandbox (TestStarterSuiteInTheSandbox), and twelve of the
 // thirteen through the whole pipeline in eval/pipelinerun.
 func TestGoStarterTasksOnTheHost(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	if testing.Short() {
 		t.Skip("runs the Go starter tasks' tests with the host's go (skipped with -short)")
 	}

@@ -514,6 +514,7 @@ func scenarioZeroTests(t *testing.T, env *dockerEnv) {
 // TestDockerRunner runs the verification runner in a real sandbox against
 // fixture repositories, one scenario after another in one container.
 func TestDockerRunner(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	env := newDockerEnv(t)
 	scenarios := []struct {
 		name string

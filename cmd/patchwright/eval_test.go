@@ -102,6 +102,7 @@ func TestEvalCompare(t *testing.T) {
 // as src/, without setup.sh) with the real pipeline and sandbox and a
 // scripted model that makes the reference fix through the tools.
 func TestEvalEndToEnd(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	src, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "eval", "tasks", "go-lru-get-refreshes"))
 	tasks := filepath.Join(t.TempDir(), "tasks")

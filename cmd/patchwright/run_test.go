@@ -91,6 +91,7 @@ func snapshot(t *testing.T, dir string) map[string][32]byte {
 // reads, searches, calls a method that does not exist, sees the compiler
 // error from verify, fixes it and finishes.
 func TestRunVerified(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	repo := userRepo(t)
 	before := snapshot(t, repo)

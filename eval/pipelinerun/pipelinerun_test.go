@@ -59,6 +59,7 @@ func edits(e ...edit) map[string]any { return map[string]any{"edits": e} }
 // nothing. Runs go in task order with concurrency 1, so the script's
 // turns are consumed in that order.
 func TestPipelineOnStarterTasks(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	suite := starterTasks(t, "go-backoff-cap", "go-lru-get-refreshes")

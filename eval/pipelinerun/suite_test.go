@@ -63,6 +63,7 @@ func (p perTask) Run(ctx context.Context, req eval.RunRequest) (eval.RunResult, 
 // JavaScript) through the real pipeline and sandbox, resolves 12 of 12,
 // and the interval is the published one for 12/12: 75.8%-100%.
 func TestReferenceFixesThroughThePipeline(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	ids := []string{

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+
 	"github.com/hibiken/asynq"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
@@ -47,6 +49,7 @@ var issue1 = jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, N
 // model conversation, no retry, and a status comment that names the
 // permission and what to do.
 func TestPermissionDeniedEndsTheJobOnce(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	turns := fixGreeting()
 	e := newE2E(t, turns...)
 	e.fake.SetInstallationPermissions(e2eInst, map[string]string{
@@ -196,6 +199,7 @@ func (e *e2e) review(pr githubtest.Pull, state, body, delivery string) int {
 // without it does not); closing it after Patchwright's own push deletes
 // the branch; closing an issue stops its running attempt.
 func TestLifecycleEvents(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t, append(fixGreeting(),
 		call("write_file", `{"path":"NOTES.md","content":"Spelling fixed.\n"}`),
 		call("finish", `{"summary":"Added NOTES.md as the review asked."}`),
@@ -344,6 +348,7 @@ func TestRefusedPushEndsTheJobOnce(t *testing.T) {
 // attempt to write a workflow is refused by the tools (a protected path),
 // so the push carries the rest of the change and succeeds.
 func TestWorkflowFilesNeverReachThePush(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t, append([]pt.Turn{
 		call("write_file", `{"path":".github/workflows/ci.yml","content":"on: push\njobs: {}\n"}`),
 	}, fixGreeting()...)...)

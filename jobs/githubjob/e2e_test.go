@@ -352,6 +352,7 @@ func call(name, args string) pt.Turn { return pt.Calls(pt.Call(name, args)) }
 // the way; a `/agent retry` with instructions on top of a person's
 // commit; and a second issue stopped with `/agent stop`.
 func TestGitHubEndToEnd(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t,
 		// Attempt 1 (the run after the restart).
 		call("read_file", `{"path":"greeting.txt"}`),
@@ -680,6 +681,7 @@ func (e *e2e) killWorkerMidRun(runID string) []container.Summary {
 // left running. Another worker must take the job over and finish it with
 // one pull request and one status comment.
 func TestKilledWorkerIsRecovered(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t,
 		call("read_file", `{"path":"greeting.txt"}`),
 		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
@@ -798,6 +800,7 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 // opened as a draft, and the retry that verifies it makes the pull request
 // ready for review (through GraphQL: REST cannot).
 func TestRetryFollowsDraftSetting(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t,
 		// Attempt 1 changes something, but not the greeting: unverified.
 		call("write_file", `{"path":"NOTES.md","content":"Looked at it.\n"}`),

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
@@ -53,6 +55,7 @@ func TestSparseFilesStopTheRun(t *testing.T) {
 // second, is the change's failure (stopped, not an infrastructure error
 // that would run the model again).
 func TestDeepTreeStopsTheRun(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	files := calcFiles(true)
 	files[".github/agent.yml"] = cheapConfig
 	repo := gitRepo(t, files)
@@ -75,6 +78,7 @@ func TestDeepTreeStopsTheRun(t *testing.T) {
 // killed for it, and the run stops as its own failure (sandbox_wedged),
 // not as an infrastructure error that would run the model again.
 func TestWedgedSandboxStopsTheRun(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	files := calcFiles(true)
 	files[".github/agent.yml"] = cheapConfig
 	repo := gitRepo(t, files)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
@@ -98,6 +100,7 @@ func TestPipelineLargeFileLeftOut(t *testing.T) {
 // calls verify; the tool's result names the finding, so the model hears it
 // before it finishes, and the outcome is not verified.
 func TestVerifyToolTellsFindings(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	repo := gitRepo(t, calcFiles(true))
 	res, _, srv := scenario{
 		repo:  repo,
@@ -153,6 +156,7 @@ func TestPipelineShallowRepository(t *testing.T) {
 // the outcome is failed, not a verified change whose evidence was never
 // committed.
 func TestFinalChecksSeeTheCommittedTree(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	files := calcFiles(false)
 	files[".github/agent.yml"] = "protected_paths: [\"calc_test.go\"]\n"
 	repo := gitRepo(t, files)

@@ -16,6 +16,7 @@ import (
 // that exits 0, and plants a `timeout` and a `go` in HOME's bin. The final
 // checks run in a fresh container and still fail.
 func TestFinalChecksIgnoreAgentHooks(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	// Our image and one shaped like the public golang image, whose PATH
 	// starts with GOPATH's bin.
 	for name, image := range map[string]func(testing.TB) string{"ours": sandboxtest.Image, "public": sandboxtest.PublicImage} {

@@ -54,6 +54,7 @@ func patchTurns(t *testing.T, name, patch string) []pt.Turn {
 // offline image with real go, pytest, node:test, cargo and Maven; the
 // body shows what each runner printed.
 func TestLanguages(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	for name, tc := range map[string]struct {
 		fixed, broken []string // in the body after the fix; after the break
 	}{

@@ -122,6 +122,7 @@ func TestProtectedDirectoryReplacedByLink(t *testing.T) {
 // private copy of the repository's cache, so nothing of it is left for
 // the next job of the repository.
 func TestRetryCannotPoisonTheCache(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	volume := fmt.Sprintf("patchwright-test-poison-%d", time.Now().UnixNano())
 	engine := sandboxtest.NewDocker(t, docker.Options{})

@@ -175,6 +175,7 @@ func TestPytestNamesEveryTest(t *testing.T) {
 // Debian's and many public images are), the detected pytest check runs
 // with python3, says so, and the fix is verified.
 func TestPythonWithoutPython(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := noPythonImage(t)
 	res, out, _ := scenario{
 		repo:  ownRepo(t, "python"),

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/provider"
@@ -16,6 +18,7 @@ import (
 // the test is removed whatever its path says, and the outcome is not
 // verified.
 func TestTestsThatNoLongerBuild(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	for name, move := range map[string]string{
 		"underscore directory": "mkdir -p _x && mv calc_test.go _x/calc_test.go",
 		"windows file name":    "mv calc_test.go calc_windows_test.go",

@@ -32,6 +32,7 @@ func newCacheVolume(t *testing.T) string {
 // nothing it writes (a new entry, a rewritten entry, a removed one)
 // reaches the next sandbox on the same volume.
 func TestReadOnlyCacheNotPoisoned(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	// Builds on our image only: the public-shaped one has no warm cache,
 	// and a cold build of fmt costs a minute here.

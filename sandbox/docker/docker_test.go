@@ -586,6 +586,7 @@ func TestCacheVolume(t *testing.T) {
 // TestPruneCaches: old cache volumes go unless a container uses them;
 // volumes that are not Patchwright's caches are never touched.
 func TestPruneCaches(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	cli := dockerClient(t)
 	ctx := context.Background()

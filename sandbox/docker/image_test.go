@@ -71,6 +71,7 @@ func tinyModule(t *testing.T) string {
 // and tests a Go module. On the public shape, a root-owned cache volume
 // made every Go command fail with "failed to initialize build cache".
 func TestEveryImageShape(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	cli := dockerClient(t)
 	for _, img := range sandboxtest.Images(t) {

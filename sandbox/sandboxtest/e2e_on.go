@@ -1,0 +1,5 @@
+//go:build e2e
+
+package sandboxtest
+
+const endToEnd = true
