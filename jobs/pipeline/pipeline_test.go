@@ -104,8 +104,11 @@ type scenario struct {
 	maxChangeBytes int64
 }
 
+// run is a whole pipeline run, so a long end-to-end test: see
+// sandboxtest.EndToEnd.
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	t.Helper()
+	sandboxtest.EndToEnd(t)
 	image := cmp.Or(s.image, sandboxtest.Image(t))
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t, s.turns...)
