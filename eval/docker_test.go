@@ -56,6 +56,7 @@ func TestStarterSuiteInTheSandbox(t *testing.T) {
 // owner__repo under --repos, test_patch as the hidden patch, and
 // FAIL_TO_PASS and PASS_TO_PASS run as pytest node IDs.
 func TestSWEBenchInstanceInTheSandbox(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	dir := t.TempDir()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
 func evaluate(t *testing.T, suite string, o Options) *Report {
@@ -24,6 +26,7 @@ func evaluate(t *testing.T, suite string, o Options) *Report {
 }
 
 func TestReferenceFixResolvesAll(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	suite := t.TempDir()
 	for i := range 12 {
 		f := defaultFixture()

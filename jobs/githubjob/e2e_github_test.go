@@ -91,6 +91,7 @@ func TestPermissionDeniedEndsTheJobOnce(t *testing.T) {
 // the draft an unverified change asks for; the change is opened ready for
 // review, and its body says it is not verified and why it is no draft.
 func TestDraftRefusedFallsBackToReady(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t,
 		call("write_file", `{"path":"NOTES.md","content":"Looked at it.\n"}`),
 		call("finish", `{"summary":"Added notes."}`),
@@ -124,6 +125,7 @@ func TestDraftRefusedFallsBackToReady(t *testing.T) {
 // posting it again, and ends with one pull request, one status comment
 // and one check run, on its first try.
 func TestRateLimitAndLostAnswers(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t, fixGreeting()...)
 	base := fmt.Sprintf("/repos/%s/%s", owner, repoName)
 	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: base + "/issues/1/comments", Status: 502, Landed: true, Body: `{"message":"Server Error"}`})
@@ -320,6 +322,7 @@ func TestIssueEditedAfterLabelIsRefused(t *testing.T) {
 // A push the remote refuses (a protection rule on agent/*) ends the job
 // on its first try: one model conversation, and the status says why.
 func TestRefusedPushEndsTheJobOnce(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	turns := fixGreeting()
 	e := newE2E(t, turns...)
 	e.remote.RefusePushes(t, owner, repoName, "GH006: Protected branch update failed for refs/heads/agent/issue-1.")

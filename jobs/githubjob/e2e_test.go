@@ -733,6 +733,7 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 // retry left. asynq archives such a task without running a handler; the
 // Sweeper must say so on the issue and free the issue's lock, once.
 func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	e := newE2E(t)
 	ctx := context.Background()
 	issue := jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}

@@ -96,6 +96,7 @@ func testReadOnlyCacheNotPoisoned(t *testing.T, d *docker.Docker, image string, 
 // TestReadOnlyCacheTooLarge: a shared cache that does not fit the
 // sandbox's tmpfs fails Create, saying why.
 func TestReadOnlyCacheTooLarge(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	volume := newCacheVolume(t)
 	writer := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: volume})

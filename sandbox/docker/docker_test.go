@@ -389,6 +389,7 @@ func TestCancelledBeforeStart(t *testing.T) {
 }
 
 func TestLargeOutputIsCappedWithBoundedMemory(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	const size = 200_000_000
@@ -561,6 +562,7 @@ func TestSandboxLabels(t *testing.T) {
 // TestCacheVolume: caches on a named volume outlive the sandbox and are
 // seen by the next sandbox that names it, and by no sandbox naming another.
 func TestCacheVolume(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	volume := fmt.Sprintf("patchwright-test-cachevol-%d", time.Now().UnixNano())
 	cli := dockerClient(t)

@@ -103,6 +103,7 @@ go test ./... 2>&1`)
 // sandbox user leaves it empty, so Docker still fills it from our image's
 // warm Go standard-library cache.
 func TestNewVolumeStillFilledFromImage(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	cli := dockerClient(t)
 	vol := freshVolume(t, cli)

@@ -39,6 +39,7 @@ func commandProcesses(t *testing.T, sb sandbox.Sandbox) []string {
 // TestNothingOutlivesCommand: whatever a command starts, however it left
 // the command's process group and environment, is gone when Exec returns.
 func TestNothingOutlivesCommand(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	for _, image := range sandboxtest.Images(t) {
 		t.Run(image, func(t *testing.T) { testNothingOutlivesCommand(t, d, image) })
@@ -259,6 +260,7 @@ func TestConcurrentExecsEachCleanedUp(t *testing.T) {
 // costs the sandbox: after Exec nothing of the command runs, or the
 // sandbox is dead and its container stopped.
 func TestSurvivorFightingBack(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	for name, fight := range map[string]string{"kill": "kill -9 -1", "stop": "kill -STOP -1"} {
 		t.Run(name, func(t *testing.T) { survivorFightingBack(t, fight) })
 	}

@@ -40,6 +40,7 @@ type toolRun struct {
 // and the runners' own summary lines that testdata/repos/README.md
 // records for the end-to-end tests.
 func TestToolchainsRunRepos(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	image := sandboxtest.Image(t)
 	cases := map[string][]toolRun{
