@@ -85,9 +85,11 @@ func (c *dockerSandbox) attach(ctx context.Context, execID string) (types.Hijack
 	stream, err := c.d.cli.ContainerExecAttach(context.WithValue(ctx, attachKey{}, b), execID, container.ExecAttachOptions{})
 	stop()
 	b.set(time.Time{}, false)
-	if err == nil && ctx.Err() != nil {
-		stream.Close()
-		return types.HijackedResponse{}, ctx.Err()
+	if ctx.Err() != nil {
+		if err == nil {
+			stream.Close()
+		}
+		return types.HijackedResponse{}, fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
 	return stream, err
 }
