@@ -488,6 +488,12 @@ func (c *dockerSandbox) stopContainer(ctx context.Context) error {
 	}
 }
 
+// hostRuntimes are the OCI runtimes whose container processes are host
+// processes, so that the host's cgroup lists them. Under others (gVisor's
+// runsc, Kata) the cgroup holds the runtime's own processes, which would
+// hide a survivor: reap asks the engine there.
+var hostRuntimes = map[string]bool{"runc": true, "io.containerd.runc.v2": true, "crun": true}
+
 // errTopBlind says that ContainerTop does not list the container's
 // processes, so that reap cannot check from the host.
 var errTopBlind = errors.New("the engine does not list the sandbox's processes")
@@ -505,7 +511,11 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("sandbox %.12s is not running", c.id)
 		}
 		c.initPID, c.checkedPS = info.State.Pid, true
-		c.host, c.hostErr = findHostCgroup(c.id, c.initPID, c.d.initUID)
+		if hc := info.HostConfig; hc != nil && hostRuntimes[hc.Runtime] {
+			c.host, c.hostErr = findHostCgroup(c.id, c.initPID, c.d.initUID)
+		} else {
+			c.hostErr = errors.New("the runtime's processes may not be the host's")
+		}
 	}
 	if c.host != nil {
 		return c.host.survivors()

@@ -69,6 +69,9 @@ func (h *hostCgroup) checkInit() error {
 			return fmt.Errorf("host process %d runs as uid %d, not the sandbox's init user %d", h.initPID, u, h.initUID)
 		}
 	}
+	if ns, err := nsPID(h.initPID); err != nil || ns != 1 {
+		return fmt.Errorf("host process %d is not the init of a PID namespace (%d, %v)", h.initPID, ns, err)
+	}
 	paths, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", h.initPID))
 	if err != nil {
 		return err
@@ -221,6 +224,23 @@ func (h *hostCgroup) survivors() (int, error) {
 		}
 	}
 	return left, nil
+}
+
+// nsPID is host process pid's PID in its innermost PID namespace.
+func nsPID(pid int) (int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				return strconv.Atoi(f[len(f)-1])
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no NSpid line", pid)
 }
 
 // processUIDs returns the real, effective, saved and file-system uids of
