@@ -57,7 +57,7 @@ const fillCacheScript = `cp -RPp "$1"/. "$2"/`
 // not fit: Create fails, saying so, rather than hand over a sandbox whose
 // cache directory is full.
 func (c *dockerSandbox) fillCacheLayer(ctx context.Context, layer string) error {
-	out, code, err := c.run(ctx, fillCacheScript, cacheSharedDir, layer)
+	out, code, err := c.run(ctx, callTimeout, fillCacheScript, cacheSharedDir, layer)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exit %d: %s (a cache larger than Limits.TmpfsBytes does not fit)", code, bytes.TrimSpace(out))
 	}

@@ -70,6 +70,11 @@ exit 1`
 // kills the container.
 const reapRounds = 3
 
+// killTimeout bounds one run of killScript. It takes milliseconds; one
+// that has not ended after this was stopped by a process it was to kill
+// (kill -STOP -1), and trying again would only spend more time.
+const killTimeout = 10 * time.Second
+
 // oomScript prints the container cgroup's count of OOM kills: cgroup v2
 // memory.events or cgroup v1 memory.oom_control (kernel 4.13 and later).
 const oomScript = `cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | grep '^oom_kill '`
@@ -87,6 +92,10 @@ type dockerSandbox struct {
 	topBlind  bool     // ContainerTop does not show the container's processes
 	checkedPS bool     // initPID is known
 	psArgs    []string // the ps arguments that worked, once known
+	// host is the container's cgroup as seen from the host, nil where
+	// this process cannot see it (hostErr says why); found with initPID.
+	host    *hostCgroup
+	hostErr error
 
 	mu     sync.Mutex
 	closed bool
@@ -290,7 +299,7 @@ func (c *dockerSandbox) start(ctx context.Context, cmd sandbox.Command) (string,
 	if err != nil {
 		return "", types.HijackedResponse{}, c.execError(ctx, "create", err)
 	}
-	stream, err := c.d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	stream, err := c.attach(ctx, created.ID)
 	if err != nil {
 		return "", types.HijackedResponse{}, c.execError(ctx, "start", err)
 	}
@@ -355,7 +364,7 @@ func (c *dockerSandbox) oomKilledSince(before string, exitCode int, early bool) 
 }
 
 func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
-	out, code, err := c.run(ctx, oomScript)
+	out, code, err := c.run(ctx, killTimeout, oomScript)
 	if err != nil {
 		return 0, err
 	}
@@ -382,13 +391,16 @@ func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
 // and a fork racing the signal is undone. killScript then waits until
 // they are gone.
 //
-// A survivor could kill or ptrace that helper before it acts, so its word
-// is not taken where the engine can say otherwise: ContainerTop lists the
-// container's processes from the host (by its cgroup), and reap is done
-// only when none but InitUser's are left. If they are not gone after
-// reapRounds, the container is killed: the last resort, after which the
-// sandbox is dead. Under a runtime whose processes ContainerTop does not
-// show (gVisor), killScript's exit status is all there is.
+// A survivor could kill or stop that helper before it acts, or forge its
+// output, so its word is not taken where the host can say otherwise: reap
+// is done only when the container's processes, as listed from the host,
+// are all InitUser's. The list comes from the container's cgroup where
+// this process sees it (hostCgroup: microseconds), else from the engine
+// (ContainerTop, which runs ps on the engine's host). If processes are
+// left after reapRounds, or a helper does not end, the container is
+// killed: the last resort, after which the sandbox is dead. Under a
+// runtime whose processes neither shows (gVisor), killScript's exit status
+// is all there is.
 func (c *dockerSandbox) reap() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
@@ -401,7 +413,7 @@ func (c *dockerSandbox) reap() error {
 		if err != nil && !errors.Is(err, errTopBlind) {
 			cause = err.Error()
 		}
-		out, code, rerr := c.run(ctx, killScript)
+		out, code, rerr := c.run(ctx, killTimeout, killScript)
 		switch {
 		case rerr != nil:
 			cause = rerr.Error()
@@ -412,18 +424,41 @@ func (c *dockerSandbox) reap() error {
 		case err == nil:
 			cause = fmt.Sprintf("%d processes left", left)
 		}
+		if errors.Is(rerr, context.DeadlineExceeded) {
+			break
+		}
 	}
 	// The last round's kill is checked too.
 	if left, err := c.survivors(ctx); err == nil && left == 0 {
 		return nil
 	}
 	c.markDead()
-	// A fresh deadline: the rounds may have spent ctx on a helper that a
-	// survivor stopped.
-	sctx, scancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer scancel()
-	if kerr := c.stopContainer(sctx); kerr != nil {
-		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w (%w)", c.id, cause, kerr, sandbox.ErrWedged)
+	return c.killWedged(cause)
+}
+
+// killWedged kills the container whose command's processes reap could not
+// end, from the host where it sees the container's cgroup (no engine call
+// needed, so an engine that stopped answering does not hold it), else
+// through the engine. The error wraps ErrDead and sandbox.ErrWedged.
+func (c *dockerSandbox) killWedged(cause string) error {
+	// A fresh deadline: the rounds may have spent reap's on a helper that
+	// a survivor stopped.
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	var herr error
+	if c.host != nil {
+		if herr = c.host.kill(closeTimeout); herr == nil {
+			// Every process is gone already; the engine records the stop
+			// as it notices, and Close removes the container. Wait a
+			// little for that record, not on it.
+			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = c.stopContainer(wctx)
+			wcancel()
+			return fmt.Errorf("killed sandbox %.12s from the host: the runaway command could not be stopped (%s): %w (%w)", c.id, cause, ErrDead, sandbox.ErrWedged)
+		}
+	}
+	if kerr := c.stopContainer(ctx); kerr != nil {
+		return fmt.Errorf("kill runaway command in sandbox %.12s (%s), then the container: %w (%w)", c.id, cause, errors.Join(herr, kerr), sandbox.ErrWedged)
 	}
 	return fmt.Errorf("killed sandbox %.12s: the runaway command could not be stopped (%s): %w (%w)", c.id, cause, ErrDead, sandbox.ErrWedged)
 }
@@ -453,12 +488,19 @@ func (c *dockerSandbox) stopContainer(ctx context.Context) error {
 	}
 }
 
+// hostRuntimes are the OCI runtimes whose container processes are host
+// processes, so that the host's cgroup lists them. Under others (gVisor's
+// runsc, Kata) the cgroup holds the runtime's own processes, which would
+// hide a survivor: reap asks the engine there.
+var hostRuntimes = map[string]bool{"runc": true, "io.containerd.runc.v2": true, "crun": true}
+
 // errTopBlind says that ContainerTop does not list the container's
 // processes, so that reap cannot check from the host.
 var errTopBlind = errors.New("the engine does not list the sandbox's processes")
 
 // survivors counts the container's processes that do not run as PID 1's
-// user, as the engine lists them from the host.
+// user, as the host lists them: from the container's cgroup where this
+// process sees it, else through the engine.
 func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 	if !c.checkedPS {
 		info, err := c.d.cli.ContainerInspect(ctx, c.id)
@@ -469,6 +511,14 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("sandbox %.12s is not running", c.id)
 		}
 		c.initPID, c.checkedPS = info.State.Pid, true
+		if hc := info.HostConfig; hc != nil && hostRuntimes[hc.Runtime] {
+			c.host, c.hostErr = findHostCgroup(c.id, c.initPID, c.d.initUID)
+		} else {
+			c.hostErr = errors.New("the runtime's processes may not be the host's")
+		}
+	}
+	if c.host != nil {
+		return c.host.survivors()
 	}
 	if c.topBlind {
 		return 0, errTopBlind
@@ -531,8 +581,10 @@ func (c *dockerSandbox) top(ctx context.Context) (container.TopResponse, error) 
 }
 
 // run is a small internal exec as the command user, outside the policy,
-// with combined output capped at 4 KiB.
-func (c *dockerSandbox) run(ctx context.Context, script string, args ...string) ([]byte, int, error) {
+// with combined output capped at 4 KiB, bounded by limit and ctx.
+func (c *dockerSandbox) run(ctx context.Context, limit time.Duration, script string, args ...string) ([]byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	created, err := c.d.cli.ContainerExecCreate(ctx, c.id, container.ExecOptions{
 		User:         c.d.user,
 		Cmd:          append([]string{"/bin/sh", "-c", script, "sh"}, args...),
@@ -542,7 +594,7 @@ func (c *dockerSandbox) run(ctx context.Context, script string, args ...string) 
 	if err != nil {
 		return nil, -1, fmt.Errorf("create helper command: %w", err)
 	}
-	stream, err := c.d.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	stream, err := c.attach(ctx, created.ID)
 	if err != nil {
 		return nil, -1, fmt.Errorf("start helper command: %w", err)
 	}

@@ -96,6 +96,7 @@ type Docker struct {
 	user     string
 	uid, gid int
 	initUser string
+	initUID  int
 	home     string
 	policy   *sandbox.Policy
 	grace    time.Duration
@@ -130,11 +131,10 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 	if d.uid, d.gid, err = parseUser(d.user); err != nil {
 		return nil, fmt.Errorf("sandbox user: %w", err)
 	}
-	iuid, _, err := parseUser(d.initUser)
-	if err != nil {
+	if d.initUID, _, err = parseUser(d.initUser); err != nil {
 		return nil, fmt.Errorf("sandbox init user: %w", err)
 	}
-	if iuid == d.uid {
+	if d.initUID == d.uid {
 		// A command's kill -9 -1 would end PID 1, and the host could not
 		// tell a command's processes from the container's own.
 		return nil, fmt.Errorf("sandbox init user %s: must differ from the command user %s", d.initUser, d.user)
@@ -142,7 +142,8 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 	if !filepath.IsAbs(d.home) || d.home == "/" || d.home == sandbox.WorkspaceDir {
 		return nil, fmt.Errorf("sandbox home %q: must be an absolute path other than / and %s", d.home, sandbox.WorkspaceDir)
 	}
-	d.cli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	d.cli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(),
+		client.WithTimeout(callTimeout), withBoundDials)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

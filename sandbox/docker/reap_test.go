@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
 
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -291,4 +294,103 @@ func survivorFightingBack(t *testing.T, fight string) {
 	default:
 		t.Fatalf("Exec = %v, want success or ErrDead", err)
 	}
+}
+
+// TestHostSeesSurvivors: where the worker sees the container's cgroup, the
+// survivor check reads it from the host and counts a process of the
+// command user, however it was started, until the next command's cleanup
+// ends it.
+func TestHostSeesSurvivors(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	ok(t, sb, "true")
+	if left, fromCgroup, err := docker.HostSurvivors(sb); err != nil || left != 0 {
+		t.Fatalf("after a command: %d survivors, %v", left, err)
+	} else if !fromCgroup {
+		t.Skip("the container's cgroup is not visible here: run the test beside the Docker engine, as root")
+	}
+	// Started behind the sandbox's back, as a survivor would be.
+	cli := dockerClient(t)
+	ctx := context.Background()
+	created, err := cli.ContainerExecCreate(ctx, sb.ID(), container.ExecOptions{User: strconv.Itoa(sandboxtest.UID), Cmd: []string{"sleep", "1006"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true}); err != nil {
+		t.Fatal(err)
+	}
+	for len(commandProcesses(t, sb)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left, _, err := docker.HostSurvivors(sb); err != nil || left != 1 {
+		t.Fatalf("with a sleep of the command user: %d survivors, %v; want 1", left, err)
+	}
+	ok(t, sb, "true")
+	if left, _, err := docker.HostSurvivors(sb); err != nil || left != 0 {
+		t.Fatalf("after the next command: %d survivors, %v", left, err)
+	}
+	if left := commandProcesses(t, sb); len(left) > 0 {
+		t.Fatalf("processes outlived the next command:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestWedgedSandboxKilled: a process that freezes every process it can
+// reach, over and over, stops the command and the cleanup's helper. Exec
+// still returns, on a context without deadline, once the command's time
+// limit and the helper's have passed: the sandbox is killed (from the
+// host where its cgroup is visible here), the error is ErrWedged and
+// ErrDead, the container is stopped and no goroutine of the sandbox is
+// left waiting.
+func TestWedgedSandboxKilled(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	ok(t, sb, "true")
+	_, fromCgroup, _ := docker.HostSurvivors(sb)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := sb.Exec(context.Background(), sandbox.Command{
+			Script:  `env -i setsid sh -c 'while :; do kill -STOP -1; done' </dev/null >/dev/null 2>&1 & sleep 1`,
+			Timeout: 2 * time.Second,
+		})
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("Exec still runs after 5 minutes:\n%s", goroutines())
+	}
+	t.Logf("Exec returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	if !errors.Is(err, sandbox.ErrWedged) || !errors.Is(err, docker.ErrDead) {
+		t.Fatalf("Exec = %v, want ErrWedged and ErrDead", err)
+	}
+	if fromCgroup && !strings.Contains(err.Error(), "from the host") {
+		t.Errorf("the cgroup is visible, but the sandbox was not killed from the host: %v", err)
+	}
+	info, ierr := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
+	if ierr != nil || info.State.Running {
+		t.Fatalf("sandbox wedged, container running=%v (%v)", info.State != nil && info.State.Running, ierr)
+	}
+	if _, err := sb.Exec(context.Background(), sandbox.Command{Script: "true"}); !errors.Is(err, docker.ErrDead) {
+		t.Fatalf("Exec on the killed sandbox = %v, want ErrDead", err)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Goroutines end a moment after the calls that started them return.
+	for i := 0; strings.Contains(goroutines(), "sandbox/docker.(*"); i++ {
+		if i == 100 {
+			t.Fatalf("goroutines of the sandbox left:\n%s", goroutines())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// goroutines dumps every goroutine but the caller's.
+func goroutines() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	_, others, _ := bytes.Cut(buf, []byte("\n\n"))
+	return string(others)
 }
