@@ -21,9 +21,17 @@ type SearchParams struct {
 
 // fileMatches is what one file contributed to a search.
 type fileMatches struct {
-	path  string   // results are sorted by it, in walk order
-	lines []string // formatted "path:line: text", at most the result cap
-	count int      // matching lines in all, shown or not
+	path  string    // results are sorted by it, in walk order
+	lines []lineHit // at most the result cap; formatted only if shown
+	count int       // matching lines in all, shown or not
+}
+
+// lineHit is one matching line as shown: its number and its text, cut.
+// Most hits of a broad search are never shown, so they are formatted only
+// when rendered.
+type lineHit struct {
+	line int
+	text string
 }
 
 // searchStats counts files a search passed over, for the closing note.
@@ -117,7 +125,7 @@ func (s *Set) searchFile(m *lineMatcher, rel string, read func() ([]byte, error)
 		fm.count++
 		if len(fm.lines) < s.limits.MaxSearchResults {
 			text := cutLine(bytes.TrimSuffix(lm.text, []byte("\r")), s.limits.MaxLineLength)
-			fm.lines = append(fm.lines, fmt.Sprintf("%s:%d: %s", rel, lm.line, text))
+			fm.lines = append(fm.lines, lineHit{lm.line, text})
 		}
 	})
 	return fm, notSkipped, nil
@@ -144,8 +152,7 @@ func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
 			if shown == s.limits.MaxSearchResults {
 				break
 			}
-			b.WriteString(l)
-			b.WriteByte('\n')
+			fmt.Fprintf(&b, "%s:%d: %s\n", fm.path, l.line, l.text)
 			shown++
 		}
 	}
