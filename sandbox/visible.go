@@ -174,10 +174,49 @@ func IsBinary(b []byte) bool {
 
 // isSecretName reports whether one path component is secret-bearing.
 func isSecretName(name string) bool {
-	for _, pat := range secretNames {
-		if ok, _ := path.Match(pat, name); ok {
+	for _, p := range secretPatterns {
+		if !p.mayMatch(name) {
+			continue
+		}
+		if ok, _ := path.Match(p.pat, name); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// secretPattern is a pattern of secretNames with what a quick test needs.
+// Every walk checks every name, and path.Match for each pattern was most
+// of the cost of a search.
+type secretPattern struct {
+	pat            string
+	prefix, suffix string // the text before the first * and after the last
+	stars, other   bool   // it has a *; it has another wildcard
+}
+
+var secretPatterns = newSecretPatterns(secretNames)
+
+func newSecretPatterns(pats []string) []secretPattern {
+	var ps []secretPattern
+	for _, pat := range pats {
+		p := secretPattern{pat: pat, other: strings.ContainsAny(pat, `?[\`)}
+		if first := strings.IndexByte(pat, '*'); first >= 0 {
+			p.stars, p.prefix, p.suffix = true, pat[:first], pat[strings.LastIndexByte(pat, '*')+1:]
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// mayMatch is false when name cannot match: for a pattern whose only
+// wildcard is *, name must begin with the text before its first * and end
+// with the text after its last one.
+func (p secretPattern) mayMatch(name string) bool {
+	switch {
+	case p.other:
+		return true
+	case !p.stars:
+		return p.pat == name
+	}
+	return strings.HasPrefix(name, p.prefix) && strings.HasSuffix(name, p.suffix)
 }

@@ -131,8 +131,10 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	}
 	// Size the buffer from the stat so a file takes one read, not the
 	// doubling reads of io.ReadAll; the file may still grow meanwhile, so
-	// read through a limit rather than trust the size.
-	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+1))
+	// read through a limit rather than trust the size. MinRead spare: with
+	// less, ReadFrom grows (copies) the buffer before the read that sees
+	// the end of the file.
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
 	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -261,5 +263,29 @@ func TestIsSecretPath(t *testing.T) {
 		if got := IsSecretPath(p); got != want {
 			t.Errorf("IsSecretPath(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// TestMayMatch holds isSecretName's quick test to path.Match: it may let
+// a name through that the pattern does not match, never the reverse.
+func TestMayMatch(t *testing.T) {
+	var names []string
+	for _, pat := range secretNames {
+		for _, fill := range []string{"", "x", ".a.b", "*"} {
+			n := strings.ReplaceAll(pat, "*", fill)
+			names = append(names, n, n[1:], n[:len(n)-1], "a"+n, n+"a", strings.ToUpper(n))
+		}
+	}
+	names = append(names, "main.go", "env.go", ".envrc", "credentials", ".pem", "id_rsa", "x.pem.go", "")
+	for _, p := range newSecretPatterns(append(secretNames, "a*a", "*x*y*", "?.key", "[ab].pem")) {
+		for _, name := range names {
+			if ok, _ := path.Match(p.pat, name); ok && !p.mayMatch(name) {
+				t.Errorf("mayMatch(%q, %q) = false, but path.Match matches", p.pat, name)
+			}
+		}
+	}
+	mayMatch := func(pat, name string) bool { return newSecretPatterns([]string{pat})[0].mayMatch(name) }
+	if mayMatch("*.pem", "main.go") || mayMatch(".env.*", ".env") || mayMatch(".netrc", ".netrcx") {
+		t.Error("mayMatch lets through names no pattern matches; it no longer saves any work")
 	}
 }

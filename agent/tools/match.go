@@ -23,6 +23,9 @@ type lineMatcher struct {
 	// the start or end of the whole text, so one line can be matched on
 	// its own.
 	lineLocal bool
+	// litOnly is true when the pattern is lit and nothing else: a line
+	// holding it matches, and the regexp need not run.
+	litOnly bool
 	// perLine is true for patterns with \A or \z, which only mean what
 	// grep users expect when every line is matched on its own.
 	perLine bool
@@ -43,6 +46,7 @@ func newLineMatcher(pattern string) (*lineMatcher, error) {
 			m.lit = []byte(lit)
 		}
 		m.lineLocal = !spansLines(tree)
+		m.litOnly = m.lit != nil && m.lineLocal && tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0
 		m.perLine = hasTextAnchor(tree)
 	}
 	return m, nil
@@ -133,7 +137,7 @@ func (m *lineMatcher) matchCandidateLines(data []byte, emit func(lineMatch)) {
 			return
 		}
 		start, end := lineAround(data, pos+i)
-		if m.re.Match(data[start:end]) {
+		if m.litOnly || m.re.Match(data[start:end]) {
 			emit(c.at(start, end))
 		}
 		pos = end + 1

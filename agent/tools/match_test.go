@@ -12,21 +12,23 @@ func TestLineMatcherPrefilter(t *testing.T) {
 		pattern   string
 		lit       string
 		lineLocal bool
+		litOnly   bool // no regexp needed: a line holding lit matches
 	}{
-		"literal":            {"func Handle", "func Handle", true},
-		"literal in a regex": {`\w+Handler\(ctx`, "Handler(ctx", true},
-		"longest literal":    {`ab\d+longer_one`, "longer_one", true},
-		"optional literal":   {`(foo)?bar`, "bar", true},
-		"alternation":        {`foo|bar`, "", true},
-		"case-insensitive":   {`(?i)handle`, "", true},
-		"plus":               {`(xy)+z`, "xy", true},
-		"dot":                {`a.b`, "a", true},
-		"dotall":             {`(?s)a.b`, "a", false},
-		"whitespace class":   {`a\s+b`, "a", false},
-		"negated class":      {`"[^"]*"`, `"`, false},
-		"newline literal":    {`a\nb`, "a\nb", false},
-		"text start":         {`\Apackage`, "package", false},
-		"line anchors":       {`^package$`, "package", true},
+		"literal":            {"func Handle", "func Handle", true, true},
+		"literal in a regex": {`\w+Handler\(ctx`, "Handler(ctx", true, false},
+		"longest literal":    {`ab\d+longer_one`, "longer_one", true, false},
+		"optional literal":   {`(foo)?bar`, "bar", true, false},
+		"alternation":        {`foo|bar`, "", true, false},
+		"case-insensitive":   {`(?i)handle`, "", true, false},
+		"plus":               {`(xy)+z`, "xy", true, false},
+		"dot":                {`a.b`, "a", true, false},
+		"dotall":             {`(?s)a.b`, "a", false, false},
+		"whitespace class":   {`a\s+b`, "a", false, false},
+		"negated class":      {`"[^"]*"`, `"`, false, false},
+		"newline literal":    {`a\nb`, "a\nb", false, false},
+		"text start":         {`\Apackage`, "package", false, false},
+		"line anchors":       {`^package$`, "package", true, false},
+		"escaped literal":    {`a\.b\(`, "a.b(", true, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -34,8 +36,8 @@ func TestLineMatcherPrefilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(m.lit) != tc.lit || m.lineLocal != tc.lineLocal {
-				t.Errorf("lit %q lineLocal %v, want %q %v", m.lit, m.lineLocal, tc.lit, tc.lineLocal)
+			if string(m.lit) != tc.lit || m.lineLocal != tc.lineLocal || m.litOnly != tc.litOnly {
+				t.Errorf("lit %q lineLocal %v litOnly %v, want %q %v %v", m.lit, m.lineLocal, m.litOnly, tc.lit, tc.lineLocal, tc.litOnly)
 			}
 		})
 	}

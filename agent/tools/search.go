@@ -5,12 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/patchwright/patchwright/sandbox"
@@ -25,9 +21,17 @@ type SearchParams struct {
 
 // fileMatches is what one file contributed to a search.
 type fileMatches struct {
-	order int      // position in the walk, so results keep a stable order
-	lines []string // formatted "path:line: text", at most the result cap
-	count int      // matching lines in all, shown or not
+	path  string    // results are sorted by it, in walk order
+	lines []lineHit // at most the result cap; formatted only if shown
+	count int       // matching lines in all, shown or not
+}
+
+// lineHit is one matching line as shown: its number and its text, cut.
+// Most hits of a broad search are never shown, so they are formatted only
+// when rendered.
+type lineHit struct {
+	line int
+	text string
 }
 
 // searchStats counts files a search passed over, for the closing note.
@@ -63,118 +67,9 @@ func (s *Set) search(ctx context.Context, p SearchParams) (Result, error) {
 	return Result{Text: s.renderSearch(found, stats)}, nil
 }
 
-// searchTree walks the tree in one goroutine and matches files in a
-// bounded pool of workers, one per CPU: reading and matching dominate, and
-// files are independent.
-func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
-	jobs := make(chan dirJob, 64)
-	var (
-		mu    sync.Mutex
-		found []fileMatches
-		stats searchStats
-		wg    sync.WaitGroup
-		ioErr error
-	)
-	for range searchWorkers() {
-		wg.Go(func() {
-			for j := range jobs {
-				s.searchDir(ctx, m, j, func(fm fileMatches, skipped skipReason, err error) {
-					mu.Lock()
-					defer mu.Unlock()
-					switch {
-					case err != nil:
-						ioErr = cmpErr(ioErr, err)
-					case skipped == skipBinary:
-						stats.binary++
-					case skipped == skipLarge:
-						stats.large++
-					case fm.count > 0:
-						found = append(found, fm)
-					}
-				})
-			}
-		})
-	}
-	// Consecutive files of one directory travel as one job, so a worker
-	// opens the directory once instead of resolving every path from the
-	// root: that resolution was most of the cost of a search.
-	var (
-		batch  dirJob
-		n      int
-		linked []string
-	)
-	walkErr := walkFiles(ctx, s.fs, start, glob, func(rel string, d fs.DirEntry) error {
-		if !d.Type().IsRegular() {
-			return nil // symlinks and special files are not searched
-		}
-		dir, name := path.Split(rel)
-		if dir != batch.dir || len(batch.names) == maxBatch {
-			if len(batch.names) > 0 {
-				jobs <- batch
-			}
-			batch = dirJob{order: n, dir: dir}
-		}
-		batch.names = append(batch.names, name)
-		n++
-		return nil
-	}, func(rel string) { linked = append(linked, rel) })
-	if len(batch.names) > 0 {
-		jobs <- batch
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		// Workers drop their jobs once ctx ends: what was found is not
-		// the whole answer.
-		return nil, stats, err
-	}
-	if walkErr != nil {
-		return nil, stats, walkErr
-	}
-	if ioErr != nil {
-		return nil, stats, ioErr
-	}
-	stats.linked = s.countMatching(m, linked)
-	sort.Slice(found, func(i, j int) bool { return found[i].order < found[j].order })
-	return found, stats, nil
-}
-
-// dirJob is a run of files of one directory, in walk order from order.
-type dirJob struct {
-	order int
-	dir   string // with a trailing slash, or empty for the root
-	names []string
-}
-
+// maxBatch is the most files of one directory a task searches: a large
+// directory is shared among the workers.
 const maxBatch = 64
-
-// dirOpener is what sandbox.Workspace offers for reading many files of one
-// directory; test fakes of files need not have it.
-type dirOpener interface {
-	OpenDir(name string) (*sandbox.Workspace, error)
-}
-
-// searchDir searches the files of one job, reporting each to report. If
-// the directory cannot be opened on its own, each file is read from the
-// root, which classifies the failure per file. Once ctx ends the rest of
-// the job is dropped; the walk reports the context's error.
-func (s *Set) searchDir(ctx context.Context, m *lineMatcher, j dirJob, report func(fileMatches, skipReason, error)) {
-	read := func(name string) ([]byte, error) { return s.fs.ReadFile(j.dir + name) }
-	if o, ok := s.fs.(dirOpener); ok && j.dir != "" {
-		if sub, err := o.OpenDir(j.dir); err == nil {
-			defer sub.Close()
-			read = sub.ReadFile
-		}
-	}
-	for i, name := range j.names {
-		if ctx.Err() != nil {
-			return
-		}
-		fm, skipped, err := s.searchFile(m, j.dir+name, func() ([]byte, error) { return read(name) })
-		fm.order = j.order + i
-		report(fm, skipped, err)
-	}
-}
 
 // countMatching counts the hard links to hidden files the walk left out
 // that the search would have matched, for the closing note; their lines
@@ -225,12 +120,12 @@ func (s *Set) searchFile(m *lineMatcher, rel string, read func() ([]byte, error)
 	case sandbox.IsBinary(data):
 		return fileMatches{}, skipBinary, nil
 	}
-	var fm fileMatches
+	fm := fileMatches{path: rel}
 	m.matchLines(data, func(lm lineMatch) {
 		fm.count++
 		if len(fm.lines) < s.limits.MaxSearchResults {
 			text := cutLine(bytes.TrimSuffix(lm.text, []byte("\r")), s.limits.MaxLineLength)
-			fm.lines = append(fm.lines, fmt.Sprintf("%s:%d: %s", rel, lm.line, text))
+			fm.lines = append(fm.lines, lineHit{lm.line, text})
 		}
 	})
 	return fm, notSkipped, nil
@@ -257,8 +152,7 @@ func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {
 			if shown == s.limits.MaxSearchResults {
 				break
 			}
-			b.WriteString(l)
-			b.WriteByte('\n')
+			fmt.Fprintf(&b, "%s:%d: %s\n", fm.path, l.line, l.text)
 			shown++
 		}
 	}

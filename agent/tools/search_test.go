@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -109,5 +110,35 @@ func TestSearchSkipsLargeFiles(t *testing.T) {
 	want := "small.txt:1: needle\n[skipped 0 binary and 1 large files]\n"
 	if res.Text != want {
 		t.Errorf("got %q, want %q", res.Text, want)
+	}
+}
+
+// TestSearchWalkOrder pins the order of a lexical walk where it differs
+// from sorting the paths as strings ("a-b/x" < "a.txt" < "a/x"), and a
+// directory large enough to be searched by several workers in runs.
+func TestSearchWalkOrder(t *testing.T) {
+	files := map[string]string{"a/x.txt": "hit\n", "a-b/x.txt": "hit\n", "a.txt": "hit\n"}
+	var want strings.Builder
+	want.WriteString("a/x.txt:1: hit\na-b/x.txt:1: hit\na.txt:1: hit\n")
+	for i := range 3*maxBatch + 5 {
+		files[fmt.Sprintf("big/f%03d.txt", i)] = "hit\n"
+		fmt.Fprintf(&want, "big/f%03d.txt:1: hit\n", i)
+	}
+	env := newEnv(t, files, func(o *Options) { o.Limits.MaxSearchResults = 1000 })
+	res := env.call(t, "search", SearchParams{Pattern: "hit"})
+	wantCode(t, res, "")
+	if res.Text != want.String() {
+		t.Errorf("got:\n%s\nwant:\n%s", res.Text, want.String())
+	}
+}
+
+func TestWalkOrder(t *testing.T) {
+	sorted := []string{"a/x", "a/y/z", "a-b/x", "a.txt", "b", "ba/c"}
+	for i, a := range sorted {
+		for j, b := range sorted {
+			if got, want := walkOrder(a, b), cmp.Compare(i, j); got != want {
+				t.Errorf("walkOrder(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
 	}
 }

@@ -1,0 +1,288 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/patchwright/patchwright/agent/ignore"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// treeSearch is one search of a directory tree by a pool of workers that
+// share a stack of tasks: listing a directory, or searching a run of its
+// files. The walk is parallel too: on a large tree listing directories
+// and checking each entry cost as much as reading the files, and a single
+// walker left the workers waiting. Results carry their path and are put in
+// walk order at the end, so the answer does not depend on scheduling.
+type treeSearch struct {
+	s     *Set
+	ctx   context.Context
+	m     *lineMatcher
+	glob  *globMatcher
+	start string
+
+	igMu sync.Mutex // ignore.Matcher caches rules and is not safe for concurrent use
+	ig   *ignore.Matcher
+
+	mu     sync.Mutex
+	more   *sync.Cond // signalled when a task is pushed or the last one ends
+	stack  []func()
+	active int // tasks taken and not yet finished
+
+	resMu  sync.Mutex
+	found  []fileMatches
+	stats  searchStats
+	linked []string
+	err    error
+}
+
+func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob *globMatcher) ([]fileMatches, searchStats, error) {
+	t := &treeSearch{s: s, ctx: ctx, m: m, glob: glob, start: start, ig: ignore.New(s.fs.ReadFile)}
+	t.more = sync.NewCond(&t.mu)
+	info, err := s.fs.Stat(start)
+	if err != nil {
+		return nil, searchStats{}, err
+	}
+	if info.IsDir() {
+		t.push(func() { t.listDir(start) })
+		var wg sync.WaitGroup
+		for range searchWorkers() {
+			wg.Go(t.work)
+		}
+		wg.Wait()
+	} else if info.Mode().IsRegular() && glob.match(start) {
+		t.searchFiles(start, []string{""}, func(string) ([]byte, error) { return s.fs.ReadFile(start) })
+	}
+	if err := ctx.Err(); err != nil {
+		// Tasks are dropped once ctx ends: what was found is not the
+		// whole answer.
+		return nil, t.stats, err
+	}
+	if t.err != nil {
+		return nil, t.stats, t.err
+	}
+	t.stats.linked = s.countMatching(m, t.linked)
+	slices.SortFunc(t.found, func(a, b fileMatches) int { return walkOrder(a.path, b.path) })
+	return t.found, t.stats, nil
+}
+
+// walkOrder compares paths in the order of a lexical depth-first walk
+// (fs.WalkDir's): component by component, so "a/x" comes before "a-b/x"
+// because the directory "a" sorts before "a-b".
+func walkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			switch {
+			case a[i] == '/':
+				return -1
+			case b[i] == '/':
+				return 1
+			}
+			return cmp.Compare(a[i], b[i])
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// work runs tasks until none is left and none is running (a running task
+// may push more).
+func (t *treeSearch) work() {
+	for {
+		t.mu.Lock()
+		for len(t.stack) == 0 && t.active > 0 {
+			t.more.Wait()
+		}
+		if len(t.stack) == 0 {
+			t.mu.Unlock()
+			return
+		}
+		task := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		t.active++
+		t.mu.Unlock()
+
+		if t.ctx.Err() == nil {
+			task()
+		}
+
+		t.mu.Lock()
+		t.active--
+		if t.active == 0 && len(t.stack) == 0 {
+			t.more.Broadcast()
+		}
+		t.mu.Unlock()
+	}
+}
+
+// push adds tasks; the last pushed runs first, so a directory's files are
+// searched (and its handle closed) before the walk goes much deeper.
+func (t *treeSearch) push(tasks ...func()) {
+	t.mu.Lock()
+	t.stack = append(t.stack, tasks...)
+	t.mu.Unlock()
+	for range tasks {
+		t.more.Signal()
+	}
+}
+
+// listDir lists one directory and pushes a task for each subdirectory and
+// for each run of up to maxBatch of its files. Unreadable directories are
+// skipped, as a walk skips them.
+func (t *treeSearch) listDir(dir string) {
+	v, err := t.s.openDir(dir)
+	if err != nil {
+		return
+	}
+	var dirs, names []string
+	err = v.list(func(name string, d fs.DirEntry, err error) {
+		p := path.Join(dir, name)
+		var nv *sandbox.NotVisibleError
+		hidden := errors.As(err, &nv)
+		if (err != nil && !hidden) || t.ignored(p, d.IsDir()) {
+			return
+		}
+		switch {
+		case d.IsDir():
+			dirs = append(dirs, p)
+		case !t.glob.match(t.relToStart(p)):
+		case hidden:
+			if nv.Why == sandbox.WhyHardLink {
+				t.resMu.Lock()
+				t.linked = append(t.linked, p)
+				t.resMu.Unlock()
+			}
+		case d.Type().IsRegular():
+			names = append(names, name)
+		}
+	})
+	if err != nil {
+		t.fail(err)
+	}
+	var tasks []func()
+	for _, sub := range slices.Backward(dirs) {
+		tasks = append(tasks, func() { t.listDir(sub) })
+	}
+	batches := slices.Collect(slices.Chunk(names, maxBatch))
+	v.refs.Store(int32(len(batches)))
+	if len(batches) == 0 {
+		v.close()
+	}
+	prefix := ""
+	if dir != "." {
+		prefix = dir + "/"
+	}
+	for _, b := range batches {
+		tasks = append(tasks, func() {
+			t.searchFiles(prefix, b, v.read)
+			if v.refs.Add(-1) == 0 {
+				v.close()
+			}
+		})
+	}
+	t.push(tasks...)
+}
+
+// searchFiles searches prefix+name for each name, reading it with read.
+func (t *treeSearch) searchFiles(prefix string, names []string, read func(string) ([]byte, error)) {
+	for _, name := range names {
+		if t.ctx.Err() != nil {
+			return
+		}
+		fm, skipped, err := t.s.searchFile(t.m, prefix+name, func() ([]byte, error) { return read(name) })
+		t.resMu.Lock()
+		switch {
+		case err != nil:
+			t.err = cmpErr(t.err, err)
+		case skipped == skipBinary:
+			t.stats.binary++
+		case skipped == skipLarge:
+			t.stats.large++
+		case fm.count > 0:
+			t.found = append(t.found, fm)
+		}
+		t.resMu.Unlock()
+	}
+}
+
+func (t *treeSearch) fail(err error) {
+	t.resMu.Lock()
+	t.err = cmpErr(t.err, err)
+	t.resMu.Unlock()
+}
+
+func (t *treeSearch) ignored(p string, isDir bool) bool {
+	t.igMu.Lock()
+	defer t.igMu.Unlock()
+	return t.ig.Ignored(p, isDir)
+}
+
+// relToStart is p relative to the search's start, which globs match.
+func (t *treeSearch) relToStart(p string) string {
+	if t.start == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, t.start+"/")
+}
+
+// dirView is one directory, opened for listing and reading its files.
+// Through a sandbox.Workspace it is a handle of its own (os.Root), so a
+// file is resolved from its directory, not from the top, and a planted
+// symlink is still never followed.
+type dirView struct {
+	// list calls fn for each entry with the visibility verdict
+	// WalkVisible gives it; it returns only errors that end the search.
+	list  func(fn func(name string, d fs.DirEntry, err error)) error
+	read  func(name string) ([]byte, error)
+	close func()
+	refs  atomic.Int32 // tasks still reading through the view
+}
+
+// subdirs is what sandbox.Workspace offers for reading a directory
+// through its own handle; test fakes of files need not have it.
+type subdirs interface {
+	OpenDir(name string) (*sandbox.Workspace, error)
+}
+
+func (s *Set) openDir(dir string) (*dirView, error) {
+	if o, ok := s.fs.(subdirs); ok {
+		sub, err := o.OpenDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &dirView{
+			list:  func(fn func(string, fs.DirEntry, error)) error { return sub.WalkVisible(".", oneLevel(".", fn)) },
+			read:  sub.ReadFile,
+			close: func() { sub.Close() },
+		}, nil
+	}
+	walk := strictWalk(s.fs)
+	if v, ok := s.fs.(viewer); ok {
+		walk = v.WalkVisible
+	}
+	return &dirView{
+		list:  func(fn func(string, fs.DirEntry, error)) error { return walk(dir, oneLevel(dir, fn)) },
+		read:  func(name string) ([]byte, error) { return s.fs.ReadFile(path.Join(dir, name)) },
+		close: func() {},
+	}, nil
+}
+
+// oneLevel turns fn into a WalkDirFunc for the entries of dir alone.
+func oneLevel(dir string, fn func(name string, d fs.DirEntry, err error)) fs.WalkDirFunc {
+	return func(p string, d fs.DirEntry, err error) error {
+		if p == dir {
+			return nil // the directory itself, or its read error: nothing to list
+		}
+		fn(path.Base(p), d, err)
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+}
