@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/webhook/payload"
 )
 
 // MaxBodyBytes is the largest body accepted: GitHub caps payloads at 25 MiB.
@@ -122,8 +122,11 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 type delivery struct {
 	id    string
 	event string
-	body  []byte
-	log   *slog.Logger
+	// doc is the body scanned once for its event, read by the replay
+	// check and the event's handler; it holds slices of the body, so it
+	// lives no longer than the request.
+	doc *payload.Doc
+	log *slog.Logger
 }
 
 // response is an HTTP status and a one-line message for the delivery log
@@ -210,7 +213,7 @@ func (h *Handler) serve(r *http.Request) response {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return done(http.StatusBadRequest, "content type must be application/json")
 	}
-	d := delivery{id: id, event: event, body: body.Bytes(), log: log}
+	d := delivery{id: id, event: event, doc: payload.Scan(event, body.Bytes()), log: log}
 	return h.handle(r.Context(), d)
 }
 
@@ -255,7 +258,7 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.
-	if !json.Valid(d.body) {
+	if d.doc.Err() != nil {
 		return done(http.StatusBadRequest, "body is not valid JSON"), nil
 	}
 	if d.event == "ping" {

@@ -15,7 +15,7 @@ import (
 // issue's text as the payload carries it; issues.closed and the trigger
 // label's removal stop the running job.
 func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParseIssues(d.body)
+	ev, err := d.doc.Issues()
 	if err != nil {
 		return malformed(d, err), nil
 	}

@@ -46,7 +46,13 @@ var acting = map[string][]string{
 // none (an event or action that cannot act, a body that cannot be told
 // apart from others, or a malformed one, which dispatch answers 400).
 func meaningKey(event string, body []byte) string {
-	action, fields, ok, err := payload.Identity(event, body)
+	return meaningOf(payload.Scan(event, body))
+}
+
+// meaningOf is meaningKey of a scanned body.
+func meaningOf(doc *payload.Doc) string {
+	event := doc.Event()
+	action, fields, ok, err := doc.Identity()
 	if err != nil || !ok || !actsOn(event, action) {
 		return ""
 	}
@@ -75,7 +81,7 @@ func (h *Handler) claimMeaning(ctx context.Context, d delivery) (key, dup string
 	if h.cfg.Meanings == nil {
 		return "", "", nil
 	}
-	key = meaningKey(d.event, d.body)
+	key = meaningOf(d.doc)
 	if key == "" {
 		return "", "", nil
 	}
