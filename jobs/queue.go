@@ -37,6 +37,9 @@ const (
 	Duplicate
 	// Busy: another job for the same issue is queued or running.
 	Busy
+	// Replayed: another delivery claimed the same meaning first
+	// (EnqueueSolveClaiming); nothing was done.
+	Replayed
 )
 
 func (o EnqueueOutcome) String() string {
@@ -47,14 +50,18 @@ func (o EnqueueOutcome) String() string {
 		return "duplicate"
 	case Busy:
 		return "busy"
+	case Replayed:
+		return "replayed"
 	}
 	return "unknown"
 }
 
-// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy.
+// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy,
+// FirstDelivery (the delivery holding the meaning) for Replayed.
 type EnqueueResult struct {
-	Outcome      EnqueueOutcome
-	ActiveTaskID string
+	Outcome       EnqueueOutcome
+	ActiveTaskID  string
+	FirstDelivery string
 }
 
 // pipelining batches commands a few at a time on up to four connections.
@@ -114,7 +121,20 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID)
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
+}
+
+// EnqueueSolveClaiming is EnqueueSolve that first claims a delivery's
+// meaning (ClaimMeaning's key) in the same script, so a delivery that
+// starts a job costs one round trip: Replayed, with nothing done, when
+// another delivery holds the meaning. The claim stays whatever else the
+// outcome (the delivery is answered); the caller releases it if it fails.
+func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning string) (EnqueueResult, error) {
+	task, err := NewSolveIssueTask(p)
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, meaning)
 }
 
 // EnqueueRetry enqueues a TypeRetryPR task like EnqueueSolve; the lock is
@@ -124,7 +144,7 @@ func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, err
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID)
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
 }
 
 // EnqueueReply enqueues a reply comment. A second reply for the same
@@ -155,17 +175,19 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 //   - the worker died without releasing: a lock whose task is gone,
 //     finished, or cancelled and not running is cleared here;
 //   - otherwise LockTTL ends it.
-func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id string) (EnqueueResult, error) {
+func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string) (EnqueueResult, error) {
 	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention)
 	// Two rounds: the second follows clearing a stale lock.
 	for range 2 {
-		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id)
+		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id, meaning)
 		if err != nil {
 			return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w", task.Type(), issue, err)
 		}
 		switch outcome {
 		case Enqueued:
 			return EnqueueResult{Outcome: Enqueued}, nil
+		case Replayed:
+			return EnqueueResult{Outcome: Replayed, FirstDelivery: holder}, nil
 		case Duplicate:
 			// A redelivery. The lock stays only while that task is still
 			// alive.
@@ -199,16 +221,26 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // the lock's and the record's TTLs in milliseconds, ARGV[4] the encoded
 // task, ARGV[5] now in Unix nanoseconds, ARGV[6] the queue. A lock the task
 // already holds (an earlier attempt at the same delivery) counts as taken.
-// It returns {1} enqueued, {2} the task existed already (a redelivery: the
-// lock is taken, the task left alone), or {0, holder}. Every key is read
-// before anything is written, so a failure (a Redis whose ACL denies one)
-// leaves nothing behind.
+// With KEYS[6], a delivery's meaning, it first claims that for ARGV[1]
+// (ARGV[7] its TTL), as claimScript does, and stops with {3, holder} when
+// another delivery holds it. It returns {1} enqueued, {2} the task existed
+// already (a redelivery: the lock is taken, the task left alone), or
+// {0, holder} for a lock another task holds (the meaning stays claimed: the
+// delivery is answered). Every key is read before anything is written, so
+// a failure (a Redis whose ACL denies one) leaves nothing behind.
 var enqueueScript = redis.NewScript(`
+local first = KEYS[6] and redis.call("GET", KEYS[6])
+if first and first ~= ARGV[1] then
+	return {3, first}
+end
 local holder = redis.call("GET", KEYS[1])
+local exists = redis.call("EXISTS", KEYS[3])
+if KEYS[6] and not first then
+	redis.call("SET", KEYS[6], ARGV[1], "PX", ARGV[7])
+end
 if holder and holder ~= ARGV[1] then
 	return {0, holder}
 end
-local exists = redis.call("EXISTS", KEYS[3])
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("SET", KEYS[2], ARGV[1], "PX", ARGV[3])
 if exists == 1 then
@@ -219,12 +251,15 @@ redis.call("LPUSH", KEYS[4], ARGV[1])
 redis.call("SADD", KEYS[5], ARGV[6])
 return {1}`)
 
-// enqueueLocked runs enqueueScript: Enqueued, Duplicate, or Busy with the
-// holder's task ID.
-func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id string) (EnqueueOutcome, string, error) {
+// enqueueLocked runs enqueueScript: Enqueued, Duplicate, Replayed with the
+// meaning's holder, or Busy with the lock's.
+func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id, meaning string) (EnqueueOutcome, string, error) {
 	keys := []string{lockKey(issue), workedKey(issue), asynqTaskKey(QueueAgent, id), asynqPendingKey(QueueAgent), asynqQueues}
+	if meaning != "" {
+		keys = append(keys, meaning)
+	}
 	res, err := enqueueScript.Run(ctx, q.rdb, keys, id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
-		msg, time.Now().UnixNano(), QueueAgent).Slice()
+		msg, time.Now().UnixNano(), QueueAgent, MeaningTTL.Milliseconds()).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -236,6 +271,9 @@ func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id s
 		return Enqueued, "", nil
 	case 2:
 		return Duplicate, "", nil
+	case 3:
+		first, _ := res[1].(string)
+		return Replayed, first, nil
 	}
 	holder := ""
 	if len(res) > 1 {

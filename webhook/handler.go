@@ -89,6 +89,9 @@ type Handler struct {
 	queue  Queue
 	github GitHub
 	limit  *bodyLimit
+	// claiming is queue when it also holds the Meanings and can claim
+	// one in the round trip of a solve enqueue; nil otherwise.
+	claiming claimingQueue
 }
 
 // New returns the webhook handler. It fails without a secret (go-github's
@@ -115,7 +118,11 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 	if cfg.MaxBodyBytes < MinBodyBytes {
 		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MinBodyBytes)
 	}
-	return &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}, nil
+	h := &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}
+	if c, ok := queue.(claimingQueue); ok && cfg.Meanings != nil && any(cfg.Meanings) == any(queue) {
+		h.claiming = c
+	}
+	return h, nil
 }
 
 // delivery is one verified request.
@@ -126,7 +133,9 @@ type delivery struct {
 	// check and the event's handler; it holds slices of the body, so it
 	// lives no longer than the request.
 	doc *payload.Doc
-	log *slog.Logger
+	// meaning is the meaning key still to be claimed (claimMeaning).
+	meaning string
+	log     *slog.Logger
 }
 
 // response is an HTTP status and a one-line message for the delivery log
@@ -219,14 +228,13 @@ func (h *Handler) serve(r *http.Request) response {
 
 // handle dispatches a verified delivery, once per meaning (replay.go).
 func (h *Handler) handle(ctx context.Context, d delivery) response {
-	m, dup, err := h.claimMeaning(ctx, d)
+	m, dup, err := h.claimMeaning(ctx, &d)
 	if err != nil {
 		d.log.Error("delivery failed", jobs.LogError, err)
 		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}
 	if dup != "" {
-		d.log.Warn("replayed delivery refused", "first_delivery", dup)
-		return done(http.StatusOK, "duplicate delivery: the same event was delivered as %s", dup)
+		return replayed(d, dup)
 	}
 	res, err := h.dispatch(ctx, d)
 	if err != nil {
@@ -309,6 +317,8 @@ func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo jobs.Issue, 
 		return done(http.StatusAccepted, "%s enqueued", what), nil
 	case jobs.Duplicate:
 		return done(http.StatusOK, "duplicate delivery"), nil
+	case jobs.Replayed:
+		return replayed(d, res.FirstDelivery), nil
 	}
 	msg := "Patchwright is already working on this issue; this request was not started. Comment `/agent stop` to cancel the running attempt, then try again."
 	if err := h.reply(ctx, d, replyTo, msg); err != nil {
