@@ -37,6 +37,9 @@ const (
 	Duplicate
 	// Busy: another job for the same issue is queued or running.
 	Busy
+	// Replayed: another delivery claimed the same meaning first
+	// (EnqueueSolveClaiming); nothing was done.
+	Replayed
 )
 
 func (o EnqueueOutcome) String() string {
@@ -47,14 +50,18 @@ func (o EnqueueOutcome) String() string {
 		return "duplicate"
 	case Busy:
 		return "busy"
+	case Replayed:
+		return "replayed"
 	}
 	return "unknown"
 }
 
-// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy.
+// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy,
+// FirstDelivery (the delivery holding the meaning) for Replayed.
 type EnqueueResult struct {
-	Outcome      EnqueueOutcome
-	ActiveTaskID string
+	Outcome       EnqueueOutcome
+	ActiveTaskID  string
+	FirstDelivery string
 }
 
 // pipelining batches commands a few at a time on up to four connections.
@@ -114,7 +121,20 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID)
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
+}
+
+// EnqueueSolveClaiming is EnqueueSolve that first claims a delivery's
+// meaning (ClaimMeaning's key) in the same script, so a delivery that
+// starts a job costs one round trip: Replayed, with nothing done, when
+// another delivery holds the meaning. The claim stays whatever else the
+// outcome (the delivery is answered); the caller releases it if it fails.
+func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning string) (EnqueueResult, error) {
+	task, err := NewSolveIssueTask(p)
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, meaning)
 }
 
 // EnqueueRetry enqueues a TypeRetryPR task like EnqueueSolve; the lock is
@@ -124,7 +144,7 @@ func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, err
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID)
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
 }
 
 // EnqueueReply enqueues a reply comment. A second reply for the same
@@ -145,24 +165,40 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 }
 
 // enqueueExclusive takes the issue's lock (value = task ID), records that
-// Patchwright worked on the issue, and enqueues the task: two round trips.
-// Crash cases it covers:
-//   - enqueue fails: the take is undone, so no lock without a task and no
-//     worked record for a job that never existed;
-//   - the undo itself fails (Redis gone): the lock holds the delivery ID,
-//     so the redelivery of the same delivery takes it over;
+// Patchwright worked on the issue, and enqueues the task, all in one
+// script: one round trip, and no moment where the lock is held without its
+// task. Crash cases it covers:
+//   - the script fails before it writes (Redis refuses it, or it never
+//     arrived): nothing was taken;
+//   - its reply is lost after it ran: the task exists and holds the lock,
+//     as after a success; the redelivery of the delivery is a Duplicate;
 //   - the worker died without releasing: a lock whose task is gone,
 //     finished, or cancelled and not running is cleared here;
 //   - otherwise LockTTL ends it.
-func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id string) (EnqueueResult, error) {
+func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string) (EnqueueResult, error) {
+	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention)
 	// Two rounds: the second follows clearing a stale lock.
 	for range 2 {
-		took, holder, prev, err := q.take(ctx, issue, id)
+		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id, meaning)
 		if err != nil {
-			return EnqueueResult{}, err
+			return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w", task.Type(), issue, err)
 		}
-		if took {
-			return q.enqueueLocked(ctx, issue, task, id, prev)
+		switch outcome {
+		case Enqueued:
+			return EnqueueResult{Outcome: Enqueued}, nil
+		case Replayed:
+			return EnqueueResult{Outcome: Replayed, FirstDelivery: holder}, nil
+		case Duplicate:
+			// A redelivery. The lock stays only while that task is still
+			// alive.
+			stale, err := q.stale(ctx, id)
+			if err == nil && stale {
+				err = q.Release(ctx, issue, id)
+			}
+			if err != nil {
+				return EnqueueResult{}, err
+			}
+			return EnqueueResult{Outcome: Duplicate}, nil
 		}
 		stale, err := q.stale(ctx, holder)
 		if err != nil {
@@ -178,87 +214,72 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 	return EnqueueResult{}, fmt.Errorf("lock %s: contended", issue)
 }
 
-// takeScript takes an issue's lock (KEYS[1]) for task ARGV[1] unless another
-// task holds it, and in the same step sets the worked record (KEYS[2]). It
-// returns {1, the worked record it replaced or nil}, or {0, the holder}. A
-// lock the task already holds (an earlier attempt at the same delivery)
-// counts as taken.
-var takeScript = redis.NewScript(`
+// enqueueScript takes an issue's lock (KEYS[1]) for task ARGV[1] unless
+// another task holds it, sets the worked record (KEYS[2]), and stores the
+// task as asynq's client does (enqueue.go): KEYS[3] its hash, KEYS[4] the
+// queue's pending list, KEYS[5] asynq's set of queues; ARGV[2] and ARGV[3]
+// the lock's and the record's TTLs in milliseconds, ARGV[4] the encoded
+// task, ARGV[5] now in Unix nanoseconds, ARGV[6] the queue. A lock the task
+// already holds (an earlier attempt at the same delivery) counts as taken.
+// With KEYS[6], a delivery's meaning, it first claims that for ARGV[1]
+// (ARGV[7] its TTL), as claimScript does, and stops with {3, holder} when
+// another delivery holds it. It returns {1} enqueued, {2} the task existed
+// already (a redelivery: the lock is taken, the task left alone), or
+// {0, holder} for a lock another task holds (the meaning stays claimed: the
+// delivery is answered). Every key is read before anything is written, so
+// a failure (a Redis whose ACL denies one) leaves nothing behind.
+var enqueueScript = redis.NewScript(`
+local first = KEYS[6] and redis.call("GET", KEYS[6])
+if first and first ~= ARGV[1] then
+	return {3, first}
+end
 local holder = redis.call("GET", KEYS[1])
+local exists = redis.call("EXISTS", KEYS[3])
+if KEYS[6] and not first then
+	redis.call("SET", KEYS[6], ARGV[1], "PX", ARGV[7])
+end
 if holder and holder ~= ARGV[1] then
 	return {0, holder}
 end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-local prev = redis.call("GET", KEYS[2])
 redis.call("SET", KEYS[2], ARGV[1], "PX", ARGV[3])
-return {1, prev}`)
+if exists == 1 then
+	return {2}
+end
+redis.call("HSET", KEYS[3], "msg", ARGV[4], "state", "pending", "pending_since", ARGV[5])
+redis.call("LPUSH", KEYS[4], ARGV[1])
+redis.call("SADD", KEYS[5], ARGV[6])
+return {1}`)
 
-func (q *Queue) take(ctx context.Context, issue Issue, id string) (took bool, holder, prev string, err error) {
-	keys := []string{lockKey(issue), workedKey(issue)}
-	res, err := takeScript.Run(ctx, q.rdb, keys, id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds()).Slice()
+// enqueueLocked runs enqueueScript: Enqueued, Duplicate, Replayed with the
+// meaning's holder, or Busy with the lock's.
+func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id, meaning string) (EnqueueOutcome, string, error) {
+	keys := []string{lockKey(issue), workedKey(issue), asynqTaskKey(QueueAgent, id), asynqPendingKey(QueueAgent), asynqQueues}
+	if meaning != "" {
+		keys = append(keys, meaning)
+	}
+	res, err := enqueueScript.Run(ctx, q.rdb, keys, id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
+		msg, time.Now().UnixNano(), QueueAgent, MeaningTTL.Milliseconds()).Slice()
 	if err != nil {
-		return false, "", "", fmt.Errorf("lock %s: %w", issue, err)
+		return 0, "", err
 	}
-	if len(res) != 2 {
-		return false, "", "", fmt.Errorf("lock %s: unexpected reply %v", issue, res)
+	if len(res) == 0 {
+		return 0, "", fmt.Errorf("unexpected reply %v", res)
 	}
-	s, _ := res[1].(string)
-	if n, _ := res[0].(int64); n != 1 {
-		return false, s, "", nil
+	switch n, _ := res[0].(int64); n {
+	case 1:
+		return Enqueued, "", nil
+	case 2:
+		return Duplicate, "", nil
+	case 3:
+		first, _ := res[1].(string)
+		return Replayed, first, nil
 	}
-	return true, "", s, nil
-}
-
-// undoScript undoes takeScript for task ARGV[1]: it frees the lock if the
-// task holds it and puts back the worked record it replaced (ARGV[2], or
-// none if absent).
-var undoScript = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-	redis.call("DEL", KEYS[1])
-end
-if redis.call("GET", KEYS[2]) == ARGV[1] then
-	if ARGV[2] then
-		redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
-	else
-		redis.call("DEL", KEYS[2])
-	end
-end
-return 0`)
-
-func (q *Queue) undoTake(ctx context.Context, issue Issue, id, prev string) error {
-	args := []any{id}
-	if prev != "" {
-		args = append(args, prev, WorkedTTL.Milliseconds())
+	holder := ""
+	if len(res) > 1 {
+		holder, _ = res[1].(string)
 	}
-	if err := undoScript.Run(ctx, q.rdb, []string{lockKey(issue), workedKey(issue)}, args...).Err(); err != nil {
-		return fmt.Errorf("undo lock of %s: %w", issue, err)
-	}
-	return nil
-}
-
-func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, task *asynq.Task, id, prevWorked string) (EnqueueResult, error) {
-	_, err := q.client.EnqueueContext(ctx, task)
-	switch {
-	case err == nil:
-		return EnqueueResult{Outcome: Enqueued}, nil
-	case errors.Is(err, asynq.ErrTaskIDConflict):
-		// A redelivery. The lock stays only while that task is still alive.
-		stale, serr := q.stale(ctx, id)
-		if serr == nil && stale {
-			serr = q.Release(ctx, issue, id)
-		}
-		if serr != nil {
-			return EnqueueResult{}, serr
-		}
-		return EnqueueResult{Outcome: Duplicate}, nil
-	}
-	// Undo with a context of its own: the caller's may be what failed.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if rerr := q.undoTake(rctx, issue, id, prevWorked); rerr != nil {
-		return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w (and %v)", task.Type(), issue, err, rerr)
-	}
-	return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w", task.Type(), issue, err)
+	return Busy, holder, nil
 }
 
 // stale reports whether the task holding a lock can no longer run: it is

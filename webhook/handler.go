@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/webhook/payload"
 )
 
 // MaxBodyBytes is the largest body accepted: GitHub caps payloads at 25 MiB.
@@ -89,6 +89,9 @@ type Handler struct {
 	queue  Queue
 	github GitHub
 	limit  *bodyLimit
+	// claiming is queue when it also holds the Meanings and can claim
+	// one in the round trip of a solve enqueue; nil otherwise.
+	claiming claimingQueue
 }
 
 // New returns the webhook handler. It fails without a secret (go-github's
@@ -115,15 +118,24 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 	if cfg.MaxBodyBytes < MinBodyBytes {
 		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MinBodyBytes)
 	}
-	return &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}, nil
+	h := &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}
+	if c, ok := queue.(claimingQueue); ok && cfg.Meanings != nil && any(cfg.Meanings) == any(queue) {
+		h.claiming = c
+	}
+	return h, nil
 }
 
 // delivery is one verified request.
 type delivery struct {
 	id    string
 	event string
-	body  []byte
-	log   *slog.Logger
+	// doc is the body scanned once for its event, read by the replay
+	// check and the event's handler; it holds slices of the body, so it
+	// lives no longer than the request.
+	doc *payload.Doc
+	// meaning is the meaning key still to be claimed (claimMeaning).
+	meaning string
+	log     *slog.Logger
 }
 
 // response is an HTTP status and a one-line message for the delivery log
@@ -210,20 +222,19 @@ func (h *Handler) serve(r *http.Request) response {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return done(http.StatusBadRequest, "content type must be application/json")
 	}
-	d := delivery{id: id, event: event, body: body.Bytes(), log: log}
+	d := delivery{id: id, event: event, doc: payload.Scan(event, body.Bytes()), log: log}
 	return h.handle(r.Context(), d)
 }
 
 // handle dispatches a verified delivery, once per meaning (replay.go).
 func (h *Handler) handle(ctx context.Context, d delivery) response {
-	m, dup, err := h.claimMeaning(ctx, d)
+	m, dup, err := h.claimMeaning(ctx, &d)
 	if err != nil {
 		d.log.Error("delivery failed", jobs.LogError, err)
 		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}
 	if dup != "" {
-		d.log.Warn("replayed delivery refused", "first_delivery", dup)
-		return done(http.StatusOK, "duplicate delivery: the same event was delivered as %s", dup)
+		return replayed(d, dup)
 	}
 	res, err := h.dispatch(ctx, d)
 	if err != nil {
@@ -255,7 +266,7 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.
-	if !json.Valid(d.body) {
+	if d.doc.Err() != nil {
 		return done(http.StatusBadRequest, "body is not valid JSON"), nil
 	}
 	if d.event == "ping" {
@@ -306,6 +317,8 @@ func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo jobs.Issue, 
 		return done(http.StatusAccepted, "%s enqueued", what), nil
 	case jobs.Duplicate:
 		return done(http.StatusOK, "duplicate delivery"), nil
+	case jobs.Replayed:
+		return replayed(d, res.FirstDelivery), nil
 	}
 	msg := "Patchwright is already working on this issue; this request was not started. Comment `/agent stop` to cancel the running attempt, then try again."
 	if err := h.reply(ctx, d, replyTo, msg); err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
-	"github.com/patchwright/patchwright/webhook/payload"
 )
 
 // agentBranch is the branch of Patchwright's pull request for an issue
@@ -17,7 +16,7 @@ import (
 // onIssueComment handles issue_comment.created with a comment command, on a
 // pull request opened by the app or on an issue Patchwright worked on.
 func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParseIssueComment(d.body)
+	ev, err := d.doc.IssueComment()
 	if err != nil {
 		return malformed(d, err), nil
 	}

@@ -15,7 +15,7 @@ import (
 // issue's text as the payload carries it; issues.closed and the trigger
 // label's removal stop the running job.
 func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParseIssues(d.body)
+	ev, err := d.doc.Issues()
 	if err != nil {
 		return malformed(d, err), nil
 	}
@@ -43,6 +43,14 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		return response{}, err
 	}
 	if !ok {
+		// The refusal is an effect: claim the meaning first.
+		dup, err := h.claimPending(ctx, &d)
+		if err != nil {
+			return response{}, err
+		}
+		if dup != "" {
+			return replayed(d, dup), nil
+		}
 		log.Info("trigger refused: no write permission", "role", role)
 		msg := fmt.Sprintf("@%s, the `%s` label starts Patchwright only when added by someone with write, maintain or admin permission on this repository (yours: %s).",
 			sender.Login, h.cfg.TriggerLabel, role)
@@ -51,7 +59,7 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		}
 		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
+	enq, err := h.enqueueSolve(ctx, &d, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
 		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body)})
 	if err != nil {
 		return response{}, err

@@ -49,7 +49,7 @@ func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.I
 // Patchwright last pushed (the body's PushedMarker), has the branch
 // deleted. A branch someone else pushed to is kept, silently.
 func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParsePullRequest(d.body)
+	ev, err := d.doc.PullRequest()
 	if err != nil {
 		return malformed(d, err), nil
 	}
@@ -91,7 +91,7 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 // rest of that line (and the lines below) as instructions. Any other
 // review only waits to be read by the next retry.
 func (h *Handler) onReview(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParsePullRequestReview(d.body)
+	ev, err := d.doc.PullRequestReview()
 	if err != nil {
 		return malformed(d, err), nil
 	}
@@ -141,7 +141,7 @@ func (h *Handler) onReview(ctx context.Context, d delivery) (response, error) {
 // suspended stops the jobs of its repositories (the payload lists them;
 // for an installation on all repositories, every job of the account).
 func (h *Handler) onInstallation(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParseInstallation(d.body)
+	ev, err := d.doc.Installation()
 	if err != nil {
 		return malformed(d, err), nil
 	}
@@ -158,7 +158,7 @@ func (h *Handler) onInstallation(ctx context.Context, d delivery) (response, err
 // onInstallationRepositories handles repositories taken from an
 // installation: their jobs stop.
 func (h *Handler) onInstallationRepositories(ctx context.Context, d delivery) (response, error) {
-	ev, err := payload.ParseInstallationRepositories(d.body)
+	ev, err := d.doc.Installation()
 	if err != nil {
 		return malformed(d, err), nil
 	}

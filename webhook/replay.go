@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"time"
 
 	"github.com/patchwright/patchwright/jobs"
@@ -46,9 +47,16 @@ var acting = map[string][]string{
 // none (an event or action that cannot act, a body that cannot be told
 // apart from others, or a malformed one, which dispatch answers 400).
 func meaningKey(event string, body []byte) string {
-	action, fields, ok, err := payload.Identity(event, body)
+	key, _ := meaningOf(payload.Scan(event, body))
+	return key
+}
+
+// meaningOf is meaningKey of a scanned body, and the body's action.
+func meaningOf(doc *payload.Doc) (key, action string) {
+	event := doc.Event()
+	action, fields, ok, err := doc.Identity()
 	if err != nil || !ok || !actsOn(event, action) {
-		return ""
+		return "", action
 	}
 	h := sha256.New()
 	h.Write([]byte(event))
@@ -56,7 +64,7 @@ func meaningKey(event string, body []byte) string {
 		h.Write([]byte{0})
 		h.Write([]byte(f))
 	}
-	return jobs.KeyPrefix + "meaning:" + hex.EncodeToString(h.Sum(nil))
+	return jobs.KeyPrefix + "meaning:" + hex.EncodeToString(h.Sum(nil)), action
 }
 
 func actsOn(event, action string) bool {
@@ -70,14 +78,21 @@ func actsOn(event, action string) bool {
 
 // claimMeaning claims the delivery's meaning. dup is the ID of the
 // delivery that holds it when that is another one; key is "" when nothing
-// was claimed.
-func (h *Handler) claimMeaning(ctx context.Context, d delivery) (key, dup string, err error) {
+// was claimed. The claim of an issues.labeled delivery is left to the
+// solve enqueue, which makes it in the same round trip (the usual delivery
+// that starts a job then costs one): key is returned and d.meaning set,
+// and any other effect of the delivery claims first (claimPending).
+func (h *Handler) claimMeaning(ctx context.Context, d *delivery) (key, dup string, err error) {
 	if h.cfg.Meanings == nil {
 		return "", "", nil
 	}
-	key = meaningKey(d.event, d.body)
+	key, action := meaningOf(d.doc)
 	if key == "" {
 		return "", "", nil
+	}
+	if h.claiming != nil && d.event == "issues" && action == "labeled" {
+		d.meaning = key
+		return key, "", nil
 	}
 	holder, err := h.cfg.Meanings.ClaimMeaning(ctx, key, d.id)
 	if err != nil {
@@ -87,6 +102,46 @@ func (h *Handler) claimMeaning(ctx context.Context, d delivery) (key, dup string
 		return "", holder, nil
 	}
 	return key, "", nil
+}
+
+// claimingQueue claims a delivery's meaning in the round trip that
+// enqueues its solve; *jobs.Queue is one.
+type claimingQueue interface {
+	EnqueueSolveClaiming(ctx context.Context, p jobs.SolveIssue, meaning string) (jobs.EnqueueResult, error)
+}
+
+// claimPending makes the claim claimMeaning left to the enqueue, before an
+// effect other than that enqueue; dup as claimMeaning's.
+func (h *Handler) claimPending(ctx context.Context, d *delivery) (dup string, err error) {
+	if d.meaning == "" {
+		return "", nil
+	}
+	holder, err := h.cfg.Meanings.ClaimMeaning(ctx, d.meaning, d.id)
+	if err != nil {
+		return "", err
+	}
+	d.meaning = ""
+	if holder != d.id {
+		return holder, nil
+	}
+	return "", nil
+}
+
+// enqueueSolve enqueues p, claiming the delivery's meaning in the same
+// round trip when claimMeaning left it pending.
+func (h *Handler) enqueueSolve(ctx context.Context, d *delivery, p jobs.SolveIssue) (jobs.EnqueueResult, error) {
+	if d.meaning == "" {
+		return h.queue.EnqueueSolve(ctx, p)
+	}
+	key := d.meaning
+	d.meaning = ""
+	return h.claiming.EnqueueSolveClaiming(ctx, p, key)
+}
+
+// replayed answers a delivery whose meaning another delivery holds.
+func replayed(d delivery, first string) response {
+	d.log.Warn("replayed delivery refused", "first_delivery", first)
+	return done(http.StatusOK, "duplicate delivery: the same event was delivered as %s", first)
 }
 
 // unclaimMeaning gives back the claim of a delivery that failed, with a

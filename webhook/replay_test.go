@@ -6,7 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -142,4 +145,52 @@ func editPayload(t *testing.T, body []byte, edit func(m map[string]any)) []byte 
 		t.Fatal(err)
 	}
 	return b
+}
+
+// countingHook counts the commands a client sends Redis.
+type countingHook struct{ n atomic.Int64 }
+
+func (c *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// A delivery that starts a job makes one Redis command: the replay check,
+// the lock, the worked record and the task are one script.
+func TestSolveDeliveryIsOneRedisCommand(t *testing.T) {
+	e := newEnv(t)
+	hook := &countingHook{}
+	e.rdb.AddHook(hook)
+	// The first loads the script and fills the permission cache.
+	expectStatus(t, e.deliver("issues", "d-1", labeled(t, 7, writerLogin)), http.StatusAccepted)
+	before := hook.n.Load()
+	expectStatus(t, e.deliver("issues", "d-2", labeled(t, 8, writerLogin)), http.StatusAccepted)
+	if n := hook.n.Load() - before; n != 1 {
+		t.Errorf("%d Redis commands for a solve delivery, want 1", n)
+	}
+}
+
+// A refused trigger replayed under a new ID is a duplicate like any other:
+// one refusal comment, not two.
+func TestReplayedRefusalIsADuplicate(t *testing.T) {
+	e := newEnv(t)
+	body := labeled(t, 7, readerLogin)
+	expectStatus(t, e.deliverExact("issues", "r-1", body), http.StatusOK)
+	rec := e.deliverExact("issues", "r-replay", body)
+	expectStatus(t, rec, http.StatusOK)
+	if !strings.Contains(rec.Body.String(), "duplicate") {
+		t.Errorf("replay answered %q, want a duplicate", rec.Body.String())
+	}
+	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+		t.Errorf("%d replies enqueued, want 1", n)
+	}
 }

@@ -75,12 +75,15 @@ var whereWho = []string{
 	"sender.login", "sender.type", "installation.id",
 }
 
-var issuesPaths = newPaths(append([]string{"action", "label.name", "issue.number", "issue.title", "issue.body"}, whereWho...)...)
+var issuesPaths = append([]string{"action", "label.name", "issue.number", "issue.title", "issue.body"}, whereWho...)
 
 // ParseIssues decodes an issues event.
-func ParseIssues(body []byte) (Issues, error) {
+func ParseIssues(body []byte) (Issues, error) { return Scan("issues", body).Issues() }
+
+// Issues decodes a scanned issues event.
+func (doc *Doc) Issues() (Issues, error) {
 	var e Issues
-	d, err := newDecoder(issuesPaths, body)
+	d, err := doc.decoder("issues")
 	if err != nil {
 		return e, err
 	}
@@ -93,15 +96,20 @@ func ParseIssues(body []byte) (Issues, error) {
 	return e, d.err
 }
 
-var commentPaths = newPaths(append([]string{
+var commentPaths = append([]string{
 	"action", "comment.body",
 	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels", "issue.title", "issue.body",
-}, whereWho...)...)
+}, whereWho...)
 
 // ParseIssueComment decodes an issue_comment event.
 func ParseIssueComment(body []byte) (IssueComment, error) {
+	return Scan("issue_comment", body).IssueComment()
+}
+
+// IssueComment decodes a scanned issue_comment event.
+func (doc *Doc) IssueComment() (IssueComment, error) {
 	var e IssueComment
-	d, err := newDecoder(commentPaths, body)
+	d, err := doc.decoder("issue_comment")
 	if err != nil {
 		return e, err
 	}
@@ -142,16 +150,21 @@ type PullRequestEvent struct {
 	Installation int64
 }
 
-var pullPaths = newPaths(append([]string{
+var pullPaths = append([]string{
 	"action", "pull_request.number", "pull_request.user.login", "pull_request.state", "pull_request.merged",
 	"pull_request.body", "pull_request.head.ref", "pull_request.head.sha", "pull_request.head.repo.full_name",
 	"repository.full_name",
-}, whereWho...)...)
+}, whereWho...)
 
 // ParsePullRequest decodes a pull_request event.
 func ParsePullRequest(body []byte) (PullRequestEvent, error) {
+	return Scan("pull_request", body).PullRequest()
+}
+
+// PullRequest decodes a scanned pull_request event.
+func (doc *Doc) PullRequest() (PullRequestEvent, error) {
 	var e PullRequestEvent
-	d, err := newDecoder(pullPaths, body)
+	d, err := doc.decoder("pull_request")
 	if err != nil {
 		return e, err
 	}
@@ -190,17 +203,22 @@ type PullRequestReview struct {
 	Installation int64
 }
 
-var reviewPaths = newPaths(append([]string{
+var reviewPaths = append([]string{
 	"action", "review.state", "review.body",
 	"pull_request.number", "pull_request.user.login", "pull_request.state", "pull_request.merged",
 	"pull_request.body", "pull_request.head.ref", "pull_request.head.sha", "pull_request.head.repo.full_name",
 	"repository.full_name",
-}, whereWho...)...)
+}, whereWho...)
 
 // ParsePullRequestReview decodes a pull_request_review event.
 func ParsePullRequestReview(body []byte) (PullRequestReview, error) {
+	return Scan("pull_request_review", body).PullRequestReview()
+}
+
+// PullRequestReview decodes a scanned pull_request_review event.
+func (doc *Doc) PullRequestReview() (PullRequestReview, error) {
 	var e PullRequestReview
-	d, err := newDecoder(reviewPaths, body)
+	d, err := doc.decoder("pull_request_review")
 	if err != nil {
 		return e, err
 	}
@@ -225,23 +243,48 @@ type Installation struct {
 	Sender       User
 }
 
-var installationPaths = newPaths("action", "installation.id", "installation.account.login", "repositories", "sender.login", "sender.type")
-var installationReposPaths = newPaths("action", "installation.id", "installation.account.login", "repositories_removed", "sender.login", "sender.type")
+var installationPaths = []string{"action", "installation.id", "installation.account.login", "repositories", "sender.login", "sender.type"}
+var installationReposPaths = []string{"action", "installation.id", "installation.account.login", "repositories_removed", "sender.login", "sender.type"}
+
+// parsers are the fields each event's parser decodes, in its order.
+var parsers = map[string][]string{
+	"issues":                    issuesPaths,
+	"issue_comment":             commentPaths,
+	"pull_request":              pullPaths,
+	"pull_request_review":       reviewPaths,
+	"installation":              installationPaths,
+	"installation_repositories": installationReposPaths,
+}
+
+// specs are the scans of the events with a parser or an identity.
+var specs = func() map[string]*spec {
+	m := map[string]*spec{}
+	for event, decode := range parsers {
+		id := identities[event]
+		m[event] = newSpec(decode, id.paths, id.required)
+	}
+	for event, id := range identities {
+		if m[event] == nil {
+			m[event] = newSpec(nil, id.paths, id.required)
+		}
+	}
+	return m
+}()
 
 // ParseInstallation decodes an installation event.
 func ParseInstallation(body []byte) (Installation, error) {
-	return parseInstallation(installationPaths, body)
+	return Scan("installation", body).Installation()
 }
 
-// ParseInstallationRepositories decodes an installation_repositories
-// event; Repositories are those removed.
-func ParseInstallationRepositories(body []byte) (Installation, error) {
-	return parseInstallation(installationReposPaths, body)
-}
-
-func parseInstallation(p *paths, body []byte) (Installation, error) {
+// Installation decodes a scanned installation or installation_repositories
+// event.
+func (doc *Doc) Installation() (Installation, error) {
 	var e Installation
-	d, err := newDecoder(p, body)
+	want := "installation"
+	if doc.event == "installation_repositories" {
+		want = doc.event
+	}
+	d, err := doc.decoder(want)
 	if err != nil {
 		return e, err
 	}
@@ -252,6 +295,12 @@ func parseInstallation(p *paths, body []byte) (Installation, error) {
 	d.str(&e.Sender.Login)
 	d.str(&e.Sender.Type)
 	return e, d.err
+}
+
+// ParseInstallationRepositories decodes an installation_repositories
+// event; Repositories are those removed.
+func ParseInstallationRepositories(body []byte) (Installation, error) {
+	return Scan("installation_repositories", body).Installation()
 }
 
 // repos decodes an array of repository objects into their full names.
@@ -286,20 +335,13 @@ func (d *decoder) boolean(dst *bool) {
 }
 
 // decoder turns picked raw values into Go values, one a call in the order
-// of the paths, keeping the first error.
+// of the parser's paths, keeping the first error.
 type decoder struct {
 	names []string
 	raw   [][]byte
+	order []int // the parser's paths, as indexes into names and raw
 	i     int
 	err   error
-}
-
-func newDecoder(p *paths, body []byte) (*decoder, error) {
-	raw, err := p.pick(body)
-	if err != nil {
-		return nil, err
-	}
-	return &decoder{names: p.names, raw: raw}, nil
 }
 
 func (d *decoder) whereWho(r *Repo, u *User, inst *int64) {
@@ -312,7 +354,7 @@ func (d *decoder) whereWho(r *Repo, u *User, inst *int64) {
 
 // next returns the next raw value, or nil for an absent or null one.
 func (d *decoder) next() []byte {
-	r := d.raw[d.i]
+	r := d.raw[d.order[d.i]]
 	d.i++
 	if string(r) == "null" {
 		return nil
@@ -323,7 +365,7 @@ func (d *decoder) next() []byte {
 // fail records that the value just read is not what was wanted.
 func (d *decoder) fail(want string, raw []byte) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%s is %.20s, not %s", d.names[d.i-1], raw, want)
+		d.err = fmt.Errorf("%s is %.20s, not %s", d.names[d.order[d.i-1]], raw, want)
 	}
 }
 

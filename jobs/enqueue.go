@@ -1,0 +1,60 @@
+package jobs
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// An agent job is enqueued in the same script that takes its issue's lock
+// (queue.go, enqueueScript), so a delivery that starts a job costs one
+// round trip to Redis rather than two, and nothing can fail between the
+// lock and the task. That script writes the task as asynq's client would:
+// the hash asynq:{queue}:t:<id> with the encoded task message, its state
+// and pending_since, the ID pushed on asynq:{queue}:pending, and the queue
+// in asynq:queues. TestAgentTaskAsAsynqStoresIt holds the bytes to what
+// asynq's own client stores, so an asynq upgrade that changes them fails
+// there, not in production.
+
+// asynq's key names (its internal/base) for a queue.
+func asynqTaskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
+func asynqPendingKey(queue string) string  { return "asynq:{" + queue + "}:pending" }
+
+const asynqQueues = "asynq:queues"
+
+// taskMessage encodes asynq's TaskMessage (its internal/proto/asynq.proto)
+// for a task enqueued now with a timeout and no deadline, as asynq's client
+// does: field numbers 1 type, 2 payload, 3 id, 4 queue, 5 retry,
+// 8 timeout (seconds), 12 retention (seconds), in the protocol buffers
+// wire format, zero values left out. The fields are written in field
+// order, as the protobuf library writes them.
+func taskMessage(typ string, payload []byte, id, queue string, retry int, timeout, retention time.Duration) []byte {
+	b := make([]byte, 0, len(typ)+len(payload)+len(id)+len(queue)+32)
+	b = appendBytes(b, 1, []byte(typ))
+	b = appendBytes(b, 2, payload)
+	b = appendBytes(b, 3, []byte(id))
+	b = appendBytes(b, 4, []byte(queue))
+	b = appendVarint(b, 5, uint64(retry))
+	b = appendVarint(b, 8, uint64(timeout/time.Second))
+	b = appendVarint(b, 12, uint64(retention/time.Second))
+	return b
+}
+
+// appendBytes appends a length-delimited field (wire type 2), unless empty.
+func appendBytes(b []byte, field int, v []byte) []byte {
+	if len(v) == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(field)<<3|2)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// appendVarint appends a varint field (wire type 0), unless zero. Only
+// non-negative values are written here.
+func appendVarint(b []byte, field int, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(field)<<3)
+	return binary.AppendUvarint(b, v)
+}
