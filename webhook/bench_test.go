@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,9 @@ func BenchmarkWebhook(b *testing.B) {
 				rec := httptest.NewRecorder()
 				start := time.Now()
 				bc.h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusAccepted {
+					return time.Since(start), rec.Code, fmt.Errorf("%s", strings.TrimSpace(rec.Body.String()))
+				}
 				return time.Since(start), rec.Code, nil
 			})
 		})
@@ -96,9 +100,13 @@ func BenchmarkWebhook(b *testing.B) {
 				if err != nil {
 					return 0, 0, err
 				}
-				io.Copy(io.Discard, resp.Body)
+				msg, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				return time.Since(start), resp.StatusCode, nil
+				took := time.Since(start)
+				if resp.StatusCode != http.StatusAccepted {
+					return took, resp.StatusCode, fmt.Errorf("%s", strings.TrimSpace(string(msg)))
+				}
+				return took, resp.StatusCode, nil
 			})
 		})
 	}
