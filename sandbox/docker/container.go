@@ -425,7 +425,7 @@ func (c *dockerSandbox) reap() error {
 			cause = fmt.Sprintf("%d processes left", left)
 		}
 		if errors.Is(rerr, context.DeadlineExceeded) {
-			break
+			break // it was stopped, and the next helper would be too
 		}
 	}
 	// The last round's kill is checked too.
