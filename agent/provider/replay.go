@@ -115,7 +115,7 @@ func (p *Replay) Complete(ctx context.Context, req Request) (*Response, error) {
 	}
 	if n >= len(p.turns) {
 		return nil, p.fail(n+1, "transcript_exhausted", fmt.Sprintf(
-			"the transcript has %d model turns and the loop asked for turn %d: the run did not end where the recorded one did", len(p.turns), n+1))
+			"there is none: the transcript has %d model turns, and the loop asked for one more, so the run did not end where the recorded one did", len(p.turns)))
 	}
 	t := p.turns[n].turn
 	msg := Message{Role: RoleAssistant, Text: t.Text}
@@ -174,7 +174,7 @@ func (p *Replay) fail(turn int, code, what string) *Error {
 		Kind:     KindPermanent,
 		Provider: NameReplay,
 		Code:     code,
-		Reason:   fmt.Sprintf("transcript %s, turn %d: %s; the transcript no longer applies to this run (record it again)", p.file, turn, what),
+		Reason:   fmt.Sprintf("transcript %s no longer applies: recorded turn %d: %s (record it again)", p.file, turn, what),
 	}
 }
 

@@ -186,7 +186,7 @@ func TestRunReplayNoLongerApplies(t *testing.T) {
 		t.Fatalf("exit %d, outcome %s, branch %q; want 2, error, none\nstderr: %s", o.code, o.res.Outcome, o.res.Branch, o.stderr)
 	}
 	// read_file of wordcount.go (turn 2) shows other text than recorded.
-	for _, want := range []string{"transcript " + transcript + ", recorded turn 2", "the read_file call", "got a different result than recorded", "no longer applies"} {
+	for _, want := range []string{"transcript " + transcript + " no longer applies: recorded turn 2: the read_file call call_2 got a different result than recorded"} {
 		if !strings.Contains(o.res.Reason, want) || !strings.Contains(o.stderr, want) {
 			t.Errorf("reason and stderr should hold %q\nreason: %s\nstderr: %s", want, o.res.Reason, o.stderr)
 		}
