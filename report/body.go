@@ -54,6 +54,9 @@ func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha +
 // a pointer to the run log.
 func PRBody(in Input) (string, error) {
 	d := bodyData{Input: in, Cost: cost(in.CostUSD)}
+	if in.ReplayedFrom != "" {
+		d.Cost = "no model called"
+	}
 	d.LogURL = safeURL(in.LogURL)
 	if d.Attempt < 1 {
 		d.Attempt = 1

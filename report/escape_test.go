@@ -51,6 +51,7 @@ func hostileInput(t *testing.T) Input {
 	in.Reason = "a check `" + hostileValues[0] + "` " + hostileValues[1]
 	in.StopDetail = hostileValues[3]
 	in.Unbounded = hostileValues[0]
+	in.ReplayedFrom = hostileValues[2] + hostileValues[3]
 	in.NotCommitted = NotCommittedSecret
 	in.Coverage = &verify.Coverage{Checks: hostileValues, Untouched: hostileValues, Uncovered: hostileValues}
 

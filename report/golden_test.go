@@ -158,6 +158,13 @@ func bodyCases() map[string]Input {
 	er.NewTests = nil
 	cases["error"] = er
 
+	// replayed: the model turns came from a transcript, no model was
+	// called and no token counted.
+	rp := base()
+	rp.ReplayedFrom = "docs/examples/wordcount.transcript.jsonl"
+	rp.Usage, rp.CostUSD = Usage{}, nil
+	cases["replayed"] = rp
+
 	cases["hostile"] = hostile()
 	return cases
 }

@@ -133,6 +133,10 @@ type Input struct {
 	DraftRefused bool
 	// GoModule maps go test's packages to directories; "" when not Go.
 	GoModule string
+	// ReplayedFrom is the transcript whose model turns the run replayed
+	// (provider "replay:FILE"): no model was called, and the body opens
+	// with a note that says so. "" for a model's run.
+	ReplayedFrom string
 
 	Steps    int
 	MaxSteps int

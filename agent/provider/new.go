@@ -61,7 +61,8 @@ func (o Options) logger() *slog.Logger {
 // New builds the provider a spec names: "openai:gpt-4.1",
 // "anthropic:claude-sonnet-4-5". Only the first colon separates, so
 // "openai:qwen2.5-coder:7b" asks an OpenAI-compatible server for
-// "qwen2.5-coder:7b".
+// "qwen2.5-coder:7b". "replay:FILE" calls no model: it replays the model
+// turns recorded in the ledger FILE (see Replay).
 //
 // A key is required for the vendors' own endpoints. With a base URL that
 // points elsewhere (a local vLLM, Ollama or LiteLLM server) the key may be
@@ -73,6 +74,8 @@ func New(spec string, opts Options) (Provider, error) {
 		return nil, fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5", spec)
 	}
 	switch name {
+	case NameReplay:
+		return NewReplay(model)
 	case NameOpenAI:
 		key, base, err := credentials(opts, EnvOpenAIKey, EnvOpenAIBaseURL, "api.openai.com")
 		if err != nil {

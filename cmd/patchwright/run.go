@@ -62,6 +62,9 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer engine.Close()
 	exec, job := plan.executor(engine), plan.job
 	if !opts.json {
+		if file, ok := provider.ReplayedFrom(plan.provider); ok {
+			fmt.Fprintln(stderr, "replay:  no model will be called; the model turns come from "+file)
+		}
 		job.Progress = newProgressPrinter(stderr).print
 	}
 	res, err := exec.Execute(ctx, job)
@@ -89,7 +92,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.issueFile, "issue-file", "", "Markdown issue: first line \"# Title\", the rest is the body")
 	fs.StringVar(&o.title, "title", "", "issue title (instead of --issue-file)")
 	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
-	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5 [PATCHWRIGHT_MODEL]")
+	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5; replay:FILE calls no model and replays the model turns of a recorded ledger.jsonl [PATCHWRIGHT_MODEL]")
 	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else PATCHWRIGHT_SANDBOX_IMAGE, else "+pipeline.DefaultImage+")")
 	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json and ledger.jsonl")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
@@ -129,7 +132,7 @@ func prepareRun(o runOptions) (localRun, error) {
 		return r, fmt.Errorf("--max-steps %d: must be positive", o.maxSteps)
 	}
 	if strings.TrimSpace(o.model) == "" {
-		return r, errors.New("no model: pass --model PROVIDER:NAME or set PATCHWRIGHT_MODEL (e.g. openai:gpt-4.1)")
+		return r, errors.New("no model: pass --model PROVIDER:NAME or set PATCHWRIGHT_MODEL (e.g. openai:gpt-4.1, or replay:FILE to replay a recorded ledger.jsonl)")
 	}
 	// The operator's sandbox settings, as serve's and eval's.
 	if r.sandbox, err = sandboxFromEnv(); err != nil {
@@ -218,6 +221,9 @@ func printResult(w io.Writer, o runOptions, res *pipeline.Result) {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(w, "%s\n", data)
 		return
+	}
+	if res.ReplayedFrom != "" {
+		fmt.Fprintln(w, "replay:  no model was called; the model turns were replayed from "+res.ReplayedFrom)
 	}
 	fmt.Fprintf(w, "outcome: %s: %s\n", res.Outcome, res.Reason)
 	if res.Branch != "" {

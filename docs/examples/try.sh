@@ -7,13 +7,20 @@
 # change on a new branch agent/<slug> in that temporary repository; the
 # pull-request body, result.json and the ledger go to ./patchwright-out.
 #
-# Needs: Docker, git, Go and a model. The sandbox image is built from
+# Needs: Docker, git and Go. The sandbox image is built from
 # deploy/sandbox/Dockerfile the first time (that needs a registry), unless
-# --image names another one.
+# --image names another one. With a model:
 #   export PATCHWRIGHT_MODEL=openai:gpt-4.1 OPENAI_API_KEY=...
 #   (or anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, or a local
 #    OpenAI-compatible server: OPENAI_BASE_URL=http://localhost:11434/v1
 #    PATCHWRIGHT_MODEL=openai:qwen2.5-coder:7b, no key needed)
+#
+# Without PATCHWRIGHT_MODEL (and without --model) no model is called: the
+# run replays the model turns of docs/examples/wordcount.transcript.jsonl
+# (--model replay:FILE), a transcript scripted by hand, not a model's output
+# (docs/examples/README.md says how it was made). Everything else is real:
+# the clone, the sandbox, the tools, the baseline and final checks, the
+# commit and the report, each of which says that the turns were replayed.
 #
 # Usage, from the repository root: bash docs/examples/try.sh [patchwright run flags]
 # e.g. bash docs/examples/try.sh --image patchwright-sandbox-test:latest --max-steps 20
@@ -21,7 +28,15 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-: "${PATCHWRIGHT_MODEL:?set PATCHWRIGHT_MODEL, e.g. openai:gpt-4.1 (and OPENAI_API_KEY)}"
+if [ -z "${PATCHWRIGHT_MODEL:-}" ]; then
+	case " $* " in
+	*" --model"*) ;;
+	*)
+		export PATCHWRIGHT_MODEL=replay:docs/examples/wordcount.transcript.jsonl
+		echo "no PATCHWRIGHT_MODEL: replaying the recorded transcript ${PATCHWRIGHT_MODEL#replay:} (no model is called)" >&2
+		;;
+	esac
+fi
 
 repo=$(mktemp -d "${TMPDIR:-/tmp}/patchwright-example-XXXXXX")
 cp -R "$here/wordcount/." "$repo/"

@@ -37,6 +37,10 @@ type Result struct {
 	Findings     []findings.Finding `json:"findings"`
 	Steps        int                `json:"steps"`
 	Usage        ledger.Usage       `json:"usage"`
+	// ReplayedFrom is set when no model was called: the model turns were
+	// replayed from this transcript (--model replay:FILE). It is left
+	// out of result.json for a model's run.
+	ReplayedFrom string `json:"replayed_from,omitempty"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -134,6 +138,9 @@ func (r *run) result() *Result {
 		Findings:     r.allFindings(),
 		Draft:        r.cfg.Draft,
 		Summary:      r.agentRes.Summary,
+	}
+	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
+		res.ReplayedFrom = file
 	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
 		res.Checks = append(res.Checks, CheckSummary{
@@ -350,6 +357,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
 	in.GoModule = r.goModule
+	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
 		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
