@@ -155,7 +155,7 @@ func TestReplayRunsOut(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Kind != provider.KindPermanent || pe.Code != "transcript_exhausted" {
 		t.Fatalf("err = %v, want a permanent transcript_exhausted error", err)
 	}
-	for _, want := range []string{filepath.Clean(path), "turn 5", "has 4 model turns"} {
+	for _, want := range []string{filepath.Clean(path), "recorded turn 5: there is none", "has 4 model turns"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -183,9 +183,9 @@ func TestReplayMismatch(t *testing.T) {
 	}{
 		"same facts": {results: []string{"edited a.go", okVerify}},
 		"edit failed": {results: []string{"error: no_match: old_text was not found in a.go", okVerify},
-			want: `turn 1: the edit call e1 got a different result than recorded: line 1 is "error: no_match: old_text was not found in a.go", recorded "edited a.go"`},
+			want: `recorded turn 1: the edit call e1 got a different result than recorded: line 1 is "error: no_match: old_text was not found in a.go", recorded "edited a.go"`},
 		"a check failed": {results: []string{"edited a.go", strings.Replace(okVerify, "PASS test: go test ./... (exit code 0", "FAIL test: go test ./... (exit code 1", 1)},
-			want: "turn 1: the verify call v1 got a different result"},
+			want: "recorded turn 1: the verify call v1 got a different result"},
 		"fewer checks": {results: []string{"edited a.go", "2 of 2 checks passed\nPASS build: go build ./... (exit code 0, 1s)\nPASS vet: go vet ./... (exit code 0, 2s)\n"},
 			want: `line 1 is "2 of 2 checks passed", recorded "3 of 3 checks passed"`},
 	}
