@@ -126,6 +126,7 @@ func TestRecordExampleTranscript(t *testing.T) {
 // and final checks. The run is verified, and the terminal, result.json
 // and the body each say that no model was called.
 func TestRunReplaysExample(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	transcript := filepath.Join(examplesDir, exampleTranscript)
 	repo := exampleRepo(t)
 	o := runExample(t, repo, "replay:"+transcript)
@@ -167,6 +168,7 @@ func TestRunReplaysExample(t *testing.T) {
 // no longer fits, the replay stops at the turn whose result differs, with
 // an error naming it; result.json says "error" and still says replay.
 func TestRunReplayNoLongerApplies(t *testing.T) {
+	sandboxtest.EndToEnd(t)
 	transcript := filepath.Join(examplesDir, exampleTranscript)
 	repo := exampleRepo(t)
 	src := filepath.Join(repo, "wordcount.go")
