@@ -27,7 +27,14 @@ import (
 // run executes script and fails the test if it could not be run.
 func run(t *testing.T, sb sandbox.Sandbox, script string) sandbox.Result {
 	t.Helper()
-	res, err := sb.Exec(context.Background(), sandbox.Command{Script: script, Timeout: time.Minute})
+	return runFor(t, sb, script, time.Minute)
+}
+
+// runFor is run with a time limit of its own, for a build that may compile
+// much of the standard library (the public image shape ships no cache).
+func runFor(t *testing.T, sb sandbox.Sandbox, script string, limit time.Duration) sandbox.Result {
+	t.Helper()
+	res, err := sb.Exec(context.Background(), sandbox.Command{Script: script, Timeout: limit})
 	if err != nil {
 		t.Fatalf("Exec(%q): %v", script, err)
 	}

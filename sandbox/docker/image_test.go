@@ -78,13 +78,17 @@ func TestEveryImageShape(t *testing.T) {
 		t.Run(img, func(t *testing.T) {
 			vol := freshVolume(t, cli)
 			sb := sandboxtest.New(t, d, sandbox.Spec{Image: img, Workspace: tinyModule(t), CacheVolume: vol})
-			got := ok(t, sb, `set -e
+			res := runFor(t, sb, `set -e
 touch "$HOME/probe" /tmp/probe "$HOME/.cache/probe"
 mkdir -p "$HOME/.config/x"
 echo "owner=$(stat -c %u:%g "$HOME/.cache")"
 echo "PATH=$PATH"
 go build -o /tmp/tiny . && /tmp/tiny 2>&1
-go test ./... 2>&1`)
+go test ./... 2>&1`, 5*time.Minute)
+			if res.ExitCode != 0 {
+				t.Fatalf("exited %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout.Head, res.Stderr.Head)
+			}
+			got := string(res.Stdout.Head) + string(res.Stdout.Tail)
 			for _, want := range []string{
 				"owner=1000:1000\n",
 				"PATH=" + imagePath(t, cli, img) + "\n",
