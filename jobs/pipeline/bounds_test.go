@@ -26,6 +26,7 @@ func TestSparseFilesStopTheRun(t *testing.T) {
 	res, out, _ := scenario{
 		repo:           repo,
 		maxChangeBytes: 40 << 20,
+		alone:          true,
 		issue:          agent.Issue{Title: "Add is wrong", Body: "Add subtracts."},
 		wire:           provider.NameOpenAI,
 		turns: []pt.Turn{

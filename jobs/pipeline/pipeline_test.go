@@ -102,6 +102,9 @@ type scenario struct {
 	cacheVolume string
 	// maxChangeBytes is the Executor's MaxChangeBytes.
 	maxChangeBytes int64
+	// alone keeps the run from overlapping others, for a test that
+	// measures the whole process (its allocations).
+	alone bool
 }
 
 // run is a whole pipeline run, so a long end-to-end test: see
@@ -109,6 +112,11 @@ type scenario struct {
 func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	t.Helper()
 	sandboxtest.EndToEnd(t)
+	// Whole runs wait on containers far more than they compute, so they
+	// overlap; each has its own job ID, engine client and scripted model.
+	if !s.alone {
+		t.Parallel()
+	}
 	image := cmp.Or(s.image, sandboxtest.Image(t))
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t, s.turns...)
