@@ -226,24 +226,29 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // another delivery holds it. It returns {1} enqueued, {2} the task existed
 // already (a redelivery: the lock is taken, the task left alone), or
 // {0, holder} for a lock another task holds (the meaning stays claimed: the
-// delivery is answered). Every key is read before anything is written, so
-// a failure (a Redis whose ACL denies one) leaves nothing behind.
+// delivery is answered).
+//
+// The claim and the lock are each one SET NX, read back only when it
+// fails (a replay, a redelivery, a busy issue): a new delivery runs seven
+// commands, not nine. Redis checks a script's declared keys against its
+// ACL before it runs, so a Redis that denies one key refuses it whole and
+// nothing is written (TestEnqueueRefusedLeavesNothing).
 var enqueueScript = redis.NewScript(`
-local first = KEYS[6] and redis.call("GET", KEYS[6])
-if first and first ~= ARGV[1] then
-	return {3, first}
+if KEYS[6] and not redis.call("SET", KEYS[6], ARGV[1], "NX", "PX", ARGV[7]) then
+	local first = redis.call("GET", KEYS[6])
+	if first and first ~= ARGV[1] then
+		return {3, first}
+	end
 end
-local holder = redis.call("GET", KEYS[1])
-local exists = redis.call("EXISTS", KEYS[3])
-if KEYS[6] and not first then
-	redis.call("SET", KEYS[6], ARGV[1], "PX", ARGV[7])
+if not redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+	local holder = redis.call("GET", KEYS[1])
+	if holder and holder ~= ARGV[1] then
+		return {0, holder}
+	end
+	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 end
-if holder and holder ~= ARGV[1] then
-	return {0, holder}
-end
-redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 redis.call("SET", KEYS[2], ARGV[1], "PX", ARGV[3])
-if exists == 1 then
+if redis.call("EXISTS", KEYS[3]) == 1 then
 	return {2}
 end
 redis.call("HSET", KEYS[3], "msg", ARGV[4], "state", "pending", "pending_since", ARGV[5])

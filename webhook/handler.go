@@ -10,12 +10,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -92,6 +94,9 @@ type Handler struct {
 	// claiming is queue when it also holds the Meanings and can claim
 	// one in the round trip of a solve enqueue; nil otherwise.
 	claiming claimingQueue
+	// macs recycles the signature's HMACs: a reset one restores its keyed
+	// state instead of allocating two digests and hashing the key's pads.
+	macs sync.Pool
 }
 
 // New returns the webhook handler. It fails without a secret (go-github's
@@ -119,6 +124,7 @@ func New(cfg Config, queue Queue, gh GitHub) (*Handler, error) {
 		return nil, fmt.Errorf("webhook: body bytes bound %d is below one largest body (%d)", cfg.MaxBodyBytes, MinBodyBytes)
 	}
 	h := &Handler{cfg: cfg, queue: queue, github: gh, limit: newBodyLimit(cfg.MaxBodies, cfg.MaxBodyBytes)}
+	h.macs.New = func() any { return hmac.New(sha256.New, h.cfg.Secret) }
 	if c, ok := queue.(claimingQueue); ok && cfg.Meanings != nil && any(cfg.Meanings) == any(queue) {
 		h.claiming = c
 	}
@@ -201,7 +207,8 @@ func (h *Handler) serve(r *http.Request) response {
 		log.Warn("refused delivery", jobs.LogError, err)
 		return done(http.StatusUnauthorized, "%v", err)
 	}
-	mac := hmac.New(sha256.New, h.cfg.Secret)
+	mac := h.macs.Get().(hash.Hash)
+	defer h.putMAC(mac)
 	body, err := h.limit.read(http.MaxBytesReader(nil, r.Body, MaxBodyBytes), r.ContentLength, mac)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -224,6 +231,12 @@ func (h *Handler) serve(r *http.Request) response {
 	}
 	d := delivery{id: id, event: event, doc: payload.Scan(event, body.Bytes()), log: log}
 	return h.handle(r.Context(), d)
+}
+
+// putMAC resets an HMAC and gives it back for the next delivery.
+func (h *Handler) putMAC(mac hash.Hash) {
+	mac.Reset()
+	h.macs.Put(mac)
 }
 
 // handle dispatches a verified delivery, once per meaning (replay.go).
