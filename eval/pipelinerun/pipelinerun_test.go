@@ -60,6 +60,7 @@ func edits(e ...edit) map[string]any { return map[string]any{"edits": e} }
 // turns are consumed in that order.
 func TestPipelineOnStarterTasks(t *testing.T) {
 	sandboxtest.EndToEnd(t)
+	t.Parallel()
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	suite := starterTasks(t, "go-backoff-cap", "go-lru-get-refreshes")

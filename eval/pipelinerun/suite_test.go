@@ -64,6 +64,7 @@ func (p perTask) Run(ctx context.Context, req eval.RunRequest) (eval.RunResult, 
 // and the interval is the published one for 12/12: 75.8%-100%.
 func TestReferenceFixesThroughThePipeline(t *testing.T) {
 	sandboxtest.EndToEnd(t)
+	t.Parallel()
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	ids := []string{
