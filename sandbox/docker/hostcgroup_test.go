@@ -132,18 +132,24 @@ func TestExecStopped(t *testing.T) {
 		return cmd.Process
 	}
 	root := start(odd, "100")
-	// A shell whose child is two levels below this test.
-	shell := start("/bin/sh", "-c", sleep+" 101 & "+sleep+" 102; wait")
+	// A shell, its child (a shell that does not exec its command), and its
+	// grandchild (a sleep).
+	shell := start("/bin/sh", "-c", "/bin/sh -c '"+sleep+" 102; :' & wait")
+	children := func(pid int) []string {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		return strings.Fields(string(data))
+	}
 	var child, grandchild int
 	for i := 0; grandchild == 0; i++ {
 		if i == 500 {
 			t.Fatal("the shell's children did not start")
 		}
 		time.Sleep(10 * time.Millisecond)
-		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", shell.Pid, shell.Pid))
-		if f := strings.Fields(string(data)); len(f) == 2 {
+		if f := children(shell.Pid); len(f) == 1 {
 			child, _ = strconv.Atoi(f[0])
-			grandchild, _ = strconv.Atoi(f[1])
+			if g := children(child); len(g) == 1 {
+				grandchild, _ = strconv.Atoi(g[0])
+			}
 		}
 	}
 	if ppid, state, err := processState(root.Pid); err != nil || ppid != os.Getpid() || state == 'T' {
