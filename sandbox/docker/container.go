@@ -75,6 +75,19 @@ const reapRounds = 3
 // (kill -STOP -1), and trying again would only spend more time.
 const killTimeout = 10 * time.Second
 
+// wedgeCheck is how often, while a command or helper runs, the host looks
+// for its exec's processes stopped (see execStopped), and wedgeWindow how
+// long they must stay stopped for the sandbox to be taken as wedged: a
+// stop that a CONT undoes at once is let be.
+const (
+	wedgeCheck  = 250 * time.Millisecond
+	wedgeWindow = time.Second
+)
+
+// errFrozen is the cause of a command's or helper's end when its exec's
+// processes stayed stopped for wedgeWindow.
+var errFrozen = errors.New("its processes were stopped (kill -STOP) by a process of the command")
+
 // oomScript prints the container cgroup's count of OOM kills: cgroup v2
 // memory.events or cgroup v1 memory.oom_control (kernel 4.13 and later).
 const oomScript = `cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | grep '^oom_kill '`
@@ -100,6 +113,9 @@ type dockerSandbox struct {
 	mu     sync.Mutex
 	closed bool
 	dead   bool
+	// hostKilled: every process of the container was killed from the
+	// host, so removing it no longer guards anything (see Close).
+	hostKilled bool
 }
 
 // turn is a mutex whose Lock gives up when a context ends. Its zero value
@@ -142,15 +158,30 @@ func (c *dockerSandbox) Close() error {
 		return nil
 	}
 	c.closed = true
+	hostKilled := c.hostKilled
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	timeout := closeTimeout
+	if hostKilled {
+		// Its processes are gone already: an engine that does not answer
+		// (the container may have wedged it) must not hold the job, and
+		// the reaper removes the stopped container once it answers again.
+		timeout = deadRemoveTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := c.d.cli.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !cerrdefs.IsNotFound(err) {
+		if hostKilled {
+			return fmt.Errorf("remove sandbox %.12s, whose processes were killed from the host (the reaper removes it later): %w", c.id, err)
+		}
 		return fmt.Errorf("remove sandbox %.12s: %w", c.id, err)
 	}
 	return nil
 }
+
+// deadRemoveTimeout bounds Close's removal of a container killed from the
+// host, and killWedged's wait for the engine to record its stop.
+const deadRemoveTimeout = 5 * time.Second
 
 func (c *dockerSandbox) usable() error {
 	c.mu.Lock()
@@ -223,7 +254,7 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 		return sandbox.Result{}, err
 	}
 	res, oomBefore, started, err := c.execute(ctx, cmd)
-	if !started {
+	if !started || errors.Is(err, sandbox.ErrWedged) {
 		return res, err
 	}
 	if rerr := c.reap(); rerr != nil {
@@ -247,6 +278,11 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 // started at all.
 func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res sandbox.Result, oomBefore string, started bool, err error) {
 	start := time.Now()
+	if err := c.locate(ctx); err != nil {
+		return sandbox.Result{}, "", false, err
+	}
+	ctx, unwatch := c.watchStops(ctx)
+	defer unwatch()
 	execID, stream, err := c.start(ctx, cmd)
 	if err != nil {
 		return sandbox.Result{}, "", false, err
@@ -273,6 +309,12 @@ func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res s
 	case <-ctx.Done():
 		stream.Close()
 		<-copied
+		if errors.Is(context.Cause(ctx), errFrozen) {
+			// Its time limit cannot act on a stopped timeout: end it now,
+			// from the host, rather than at the host's limit.
+			c.markDead()
+			return result(-1, false), "", true, c.killWedged("the command: " + errFrozen.Error())
+		}
 		return result(-1, false), "", true, fmt.Errorf("command in sandbox %.12s: %w", c.id, ctx.Err())
 	case <-hostLimit.C:
 		// The in-container timeout did not end the output: processes
@@ -424,7 +466,7 @@ func (c *dockerSandbox) reap() error {
 		case err == nil:
 			cause = fmt.Sprintf("%d processes left", left)
 		}
-		if errors.Is(rerr, context.DeadlineExceeded) {
+		if errors.Is(rerr, context.DeadlineExceeded) || errors.Is(rerr, errFrozen) {
 			break // it was stopped, and the next helper would be too
 		}
 	}
@@ -448,10 +490,13 @@ func (c *dockerSandbox) killWedged(cause string) error {
 	var herr error
 	if c.host != nil {
 		if herr = c.host.kill(closeTimeout); herr == nil {
+			c.mu.Lock()
+			c.hostKilled = true
+			c.mu.Unlock()
 			// Every process is gone already; the engine records the stop
 			// as it notices, and Close removes the container. Wait a
 			// little for that record, not on it.
-			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			wctx, wcancel := context.WithTimeout(ctx, deadRemoveTimeout)
 			_ = c.stopContainer(wctx)
 			wcancel()
 			return fmt.Errorf("killed sandbox %.12s from the host: the runaway command could not be stopped (%s): %w (%w)", c.id, cause, ErrDead, sandbox.ErrWedged)
@@ -502,20 +547,8 @@ var errTopBlind = errors.New("the engine does not list the sandbox's processes")
 // user, as the host lists them: from the container's cgroup where this
 // process sees it, else through the engine.
 func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
-	if !c.checkedPS {
-		info, err := c.d.cli.ContainerInspect(ctx, c.id)
-		if err != nil {
-			return 0, fmt.Errorf("inspect sandbox %.12s: %w", c.id, err)
-		}
-		if info.State == nil || info.State.Pid <= 0 {
-			return 0, fmt.Errorf("sandbox %.12s is not running", c.id)
-		}
-		c.initPID, c.checkedPS = info.State.Pid, true
-		if hc := info.HostConfig; hc != nil && hostRuntimes[hc.Runtime] {
-			c.host, c.hostErr = findHostCgroup(c.id, c.initPID, c.d.initUID)
-		} else {
-			c.hostErr = errors.New("the runtime's processes may not be the host's")
-		}
+	if err := c.locate(ctx); err != nil {
+		return 0, err
 	}
 	if c.host != nil {
 		return c.host.survivors()
@@ -549,6 +582,62 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 		}
 	}
 	return left, nil
+}
+
+// locate finds, once, the host's PID of the container's PID 1 and, where
+// this process sees it, the container's cgroup on the host.
+func (c *dockerSandbox) locate(ctx context.Context) error {
+	if c.checkedPS {
+		return nil
+	}
+	info, err := c.d.cli.ContainerInspect(ctx, c.id)
+	if err != nil {
+		return fmt.Errorf("inspect sandbox %.12s: %w", c.id, err)
+	}
+	if info.State == nil || info.State.Pid <= 0 {
+		c.markDead()
+		return fmt.Errorf("sandbox %.12s: %w", c.id, ErrDead)
+	}
+	c.initPID, c.checkedPS = info.State.Pid, true
+	if hc := info.HostConfig; hc != nil && hostRuntimes[hc.Runtime] {
+		c.host, c.hostErr = findHostCgroup(c.id, c.initPID, c.d.initUID)
+	} else {
+		c.hostErr = errors.New("the runtime's processes may not be the host's")
+	}
+	return nil
+}
+
+// watchStops returns ctx, ended with the cause errFrozen once the host
+// has seen an exec's processes in the container stopped (execStopped)
+// for wedgeWindow; nothing is watched where the host does not see the
+// container's cgroup. Call the function it returns when the exec is over.
+func (c *dockerSandbox) watchStops(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	h := c.host
+	if h == nil {
+		return ctx, func() { cancel(nil) }
+	}
+	go func() {
+		tick := time.NewTicker(wedgeCheck)
+		defer tick.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if stopped, err := h.execStopped(); err != nil || !stopped {
+				since = time.Time{}
+			} else if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) >= wedgeWindow {
+				cancel(errFrozen)
+				return
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // psFormats are the ps arguments ContainerTop is tried with: procps's
@@ -585,6 +674,18 @@ func (c *dockerSandbox) top(ctx context.Context) (container.TopResponse, error) 
 func (c *dockerSandbox) run(ctx context.Context, limit time.Duration, script string, args ...string) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	ctx, unwatch := c.watchStops(ctx)
+	defer unwatch()
+	out, code, err := c.runWatched(ctx, script, args...)
+	if err != nil && errors.Is(context.Cause(ctx), errFrozen) {
+		// The helper's processes (its runtime's init included) were
+		// stopped: waiting out its limit would change nothing.
+		return nil, -1, fmt.Errorf("helper command: %w (%v)", errFrozen, err)
+	}
+	return out, code, err
+}
+
+func (c *dockerSandbox) runWatched(ctx context.Context, script string, args ...string) ([]byte, int, error) {
 	created, err := c.d.cli.ContainerExecCreate(ctx, c.id, container.ExecOptions{
 		User:         c.d.user,
 		Cmd:          append([]string{"/bin/sh", "-c", script, "sh"}, args...),

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -36,6 +37,22 @@ func withBoundDials(c *client.Client) error {
 		var d net.Dialer
 		dial = d.DialContext
 	}
+	cfg := tr.TLSClientConfig
+	if cfg != nil {
+		// With a TLS configuration on the transport, the client dials a
+		// hijacked request with tls.Dial itself, ignoring the transport's
+		// dialer (so an attach had no deadline on a remote TLS engine).
+		// The transport's dialers do TLS here instead, and the client
+		// keeps speaking https.
+		tr.TLSClientConfig = nil
+		if err := client.WithScheme("https")(c); err != nil {
+			return err
+		}
+		plain := dial
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialTLS(ctx, plain, cfg, network, addr)
+		}
+	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
 		if b, ok := ctx.Value(attachKey{}).(*attachConns); ok && err == nil {
@@ -43,7 +60,33 @@ func withBoundDials(c *client.Client) error {
 		}
 		return conn, err
 	}
+	if cfg != nil {
+		tr.DialTLSContext = tr.DialContext
+	}
 	return nil
+}
+
+// dialTLS dials addr with dial and makes the TLS hand-shake of cfg on it,
+// within ctx, as tls.Dial would (ServerName from addr when cfg has none).
+func dialTLS(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), cfg *tls.Config, network, addr string) (net.Conn, error) {
+	conn, err := dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	conf := cfg.Clone()
+	if conf.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		conf.ServerName = host
+	}
+	tc := tls.Client(conn, conf)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 type attachKey struct{}

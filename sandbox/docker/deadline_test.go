@@ -2,9 +2,18 @@ package docker
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,13 +22,77 @@ import (
 
 // TestAttachGivesUpOnASilentEngine: an engine that accepts an exec's
 // start and never answers does not hold attach past its context, though
-// the client bounds only the dial of a hijacked request by it.
+// the client bounds only the dial of a hijacked request by it; over a
+// unix socket and over TCP with TLS (which the client dials itself).
 func TestAttachGivesUpOnASilentEngine(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	l, err := net.Listen("unix", sock)
+	t.Run("unix", func(t *testing.T) {
+		sock := filepath.Join(t.TempDir(), "docker.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("DOCKER_HOST", "unix://"+sock)
+		attachSilent(t, l)
+	})
+	t.Run("tls", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		attachSilent(t, tls.NewListener(l, tlsEngineEnv(t, l.Addr().String())))
+	})
+}
+
+// tlsEngineEnv points the client's environment at a TLS engine on addr
+// and returns the engine's side: a certificate made for this test, which
+// the client trusts as its CA and presents as its own.
+func tlsEngineEnv(t *testing.T, addr string) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "test engine"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"ca.pem": certPEM, "cert.pem": certPEM, "key.pem": keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("DOCKER_HOST", "tcp://"+addr)
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	t.Setenv("DOCKER_CERT_PATH", dir)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}}
+}
+
+// attachSilent serves, on l, an engine that answers its ping and then
+// takes every connection and says nothing; attach must still end with
+// its context.
+func attachSilent(t *testing.T, l net.Listener) {
 	answered := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/_ping") {
@@ -36,7 +109,6 @@ func TestAttachGivesUpOnASilentEngine(t *testing.T) {
 	})}
 	go srv.Serve(l)
 	t.Cleanup(func() { close(answered); srv.Close() })
-	t.Setenv("DOCKER_HOST", "unix://"+sock)
 	d, err := New(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)

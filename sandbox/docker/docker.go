@@ -396,7 +396,7 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 	var errs []error
 	for _, c := range list {
 		expires, err := time.Parse(time.RFC3339, c.Labels[LabelExpires])
-		if err == nil && now.Before(expires) {
+		if err == nil && now.Before(expires) && !d.stoppedLongAgo(ctx, c) {
 			continue
 		}
 		err = d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
@@ -410,6 +410,27 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// deadAge is how long a sandbox container must have been stopped for Reap
+// to remove it before its expiry. A stopped sandbox is dead for good (its
+// Exec answers ErrDead); it is left a while for its owner's Close, which
+// may also still want to inspect it.
+var deadAge = time.Minute
+
+// stoppedLongAgo reports whether container c stopped over deadAge ago: one
+// killed from the host whose removal the engine did not answer in time.
+// A container created but not started yet is not stopped.
+func (d *Docker) stoppedLongAgo(ctx context.Context, c container.Summary) bool {
+	if c.State != container.StateExited && c.State != container.StateDead {
+		return false
+	}
+	info, err := d.cli.ContainerInspect(ctx, c.ID)
+	if err != nil || info.State == nil {
+		return false
+	}
+	finished, err := time.Parse(time.RFC3339Nano, info.State.FinishedAt)
+	return err == nil && time.Since(finished) >= deadAge
 }
 
 // PruneCaches removes the cache volumes Create made that are older than

@@ -304,3 +304,75 @@ func (h *hostCgroup) kill(wait time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// execStopped reports whether a process the engine started in the
+// container for an exec (one whose parent is outside the container: the
+// command's wrapper, a helper, or the runtime's init process that starts
+// either), or a child of one (the command's timeout), is stopped or traced.
+// Only another process of the command user can have stopped it (the
+// sandbox has no terminal, so no job control stops it): while it is
+// stopped, the command's time limit and its cleanup cannot act.
+func (h *hostCgroup) execStopped() (bool, error) {
+	pids, err := h.procs()
+	if err != nil {
+		return false, err
+	}
+	in := make(map[int]bool, len(pids))
+	for _, pid := range pids {
+		in[pid] = true
+	}
+	type proc struct {
+		ppid    int
+		stopped bool
+	}
+	procs := make(map[int]proc, len(pids))
+	for _, pid := range pids {
+		if pid == h.initPID || !h.commandUsers(pid) {
+			continue
+		}
+		ppid, state, err := processState(pid)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		procs[pid] = proc{ppid: ppid, stopped: state == 'T' || state == 't'}
+	}
+	root := func(pid int) bool { _, ok := procs[pid]; return ok && !in[procs[pid].ppid] }
+	for pid, p := range procs {
+		if p.stopped && (root(pid) || root(p.ppid)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// commandUsers reports whether host process pid runs, by any of its
+// uids, as someone other than the init user.
+func (h *hostCgroup) commandUsers(pid int) bool {
+	uids, err := processUIDs(pid)
+	if err != nil {
+		return false
+	}
+	for _, u := range uids {
+		if u != h.initUID {
+			return true
+		}
+	}
+	return false
+}
+
+// processState reads host process pid's parent and state from
+// /proc/PID/stat ("PID (COMM) STATE PPID ..."; COMM may hold spaces and
+// parentheses, so the fields are counted from its last ')').
+func processState(pid int) (ppid int, state byte, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(f) < 2 || len(f[0]) != 1 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, data)
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0][0], err
+}

@@ -6,7 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -92,4 +96,105 @@ func TestHostCgroupCounts(t *testing.T) {
 	if left, err := h.survivors(); left != 1 || err != nil {
 		t.Fatalf("survivors with this process as PID 1 = %d, %v; want 1 (the host's PID 1)", left, err)
 	}
+}
+
+// SetDeadAge sets how long a stopped sandbox waits for Reap, until the
+// test ends (for the tests of package docker_test).
+func SetDeadAge(t *testing.T, age time.Duration) {
+	old := deadAge
+	deadAge = age
+	t.Cleanup(func() { deadAge = old })
+}
+
+// TestExecStopped: a stopped process whose parent is outside the cgroup
+// (an exec's first process), or a stopped child of one, is seen; a
+// continued one, a stopped one further down, and the init user's are not.
+// The processes are real ones of this test; one has a name that looks
+// like the rest of /proc/PID/stat.
+func TestExecStopped(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep here")
+	}
+	odd := filepath.Join(t.TempDir(), "a) T 1 (")
+	if data, err := os.ReadFile(sleep); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(odd, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string, args ...string) *os.Process {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd.Process
+	}
+	root := start(odd, "100")
+	// A shell, its child (a shell that does not exec its command), and its
+	// grandchild (a sleep).
+	shell := start("/bin/sh", "-c", "/bin/sh -c '"+sleep+" 102; :' & wait")
+	children := func(pid int) []string {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		return strings.Fields(string(data))
+	}
+	var child, grandchild int
+	for i := 0; grandchild == 0; i++ {
+		if i == 500 {
+			t.Fatal("the shell's children did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+		if f := children(shell.Pid); len(f) == 1 {
+			child, _ = strconv.Atoi(f[0])
+			if g := children(child); len(g) == 1 {
+				grandchild, _ = strconv.Atoi(g[0])
+			}
+		}
+	}
+	if ppid, state, err := processState(root.Pid); err != nil || ppid != os.Getpid() || state == 'T' {
+		t.Fatalf("processState(%q) = %d, %c, %v; want this process as parent, not stopped", odd, ppid, state, err)
+	}
+	dir := t.TempDir()
+	procs := fmt.Sprintf("%d\n%d\n%d\n%d\n", root.Pid, shell.Pid, child, grandchild)
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(procs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := &hostCgroup{dir: dir, initPID: 1, initUID: os.Getuid() + 1}
+	check := func(want bool, what string) {
+		t.Helper()
+		// A signal takes effect a moment after kill returns.
+		for i := 0; ; i++ {
+			got, err := h.execStopped()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == want {
+				return
+			}
+			if i == 200 {
+				t.Fatalf("%s: execStopped = %v, want %v", what, got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	check(false, "nothing stopped")
+	stop := func(pid int, sig syscall.Signal) {
+		t.Helper()
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop(grandchild, syscall.SIGSTOP)
+	check(false, "only a process below the exec's children stopped")
+	stop(child, syscall.SIGSTOP)
+	check(true, "a child of an exec's first process stopped (its timeout)")
+	stop(child, syscall.SIGCONT)
+	check(false, "it was continued")
+	stop(root.Pid, syscall.SIGSTOP)
+	check(true, "an exec's first process stopped")
+	h.initUID = os.Getuid()
+	check(false, "the stopped process is the init user's")
+	h.initUID = os.Getuid() + 1
+	check(true, "the command user's process stopped")
 }
