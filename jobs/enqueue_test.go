@@ -41,6 +41,10 @@ func readTask(t *testing.T, rdb *redis.Client, id string) storedTask {
 func TestAgentTaskAsAsynqStoresIt(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
+	// Both tasks carry the same HeaderEnqueuedAt.
+	enqueued := time.Date(2026, 12, 2, 11, 40, 0, 123456789, time.UTC)
+	now = func() time.Time { return enqueued }
+	t.Cleanup(func() { now = time.Now })
 	for _, c := range []struct {
 		name    string
 		task    func(SolveIssue) (*asynq.Task, error)
@@ -99,6 +103,9 @@ func TestAgentTaskAsAsynqStoresIt(t *testing.T) {
 			if info.Type != task.Type() || !bytes.Equal(info.Payload, task.Payload()) || info.State != asynq.TaskStatePending ||
 				info.MaxRetry != AgentMaxRetry || info.Timeout != AgentTimeout || info.Retention != Retention {
 				t.Errorf("asynq reads %+v", info)
+			}
+			if got := info.Headers[HeaderEnqueuedAt]; got != "2026-12-02T11:40:00.123456789Z" {
+				t.Errorf("asynq reads the enqueue time %q", got)
 			}
 			if err := rdb.FlushDB(ctx).Err(); err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -137,5 +138,32 @@ func TestAgentBranch(t *testing.T) {
 		if n != want || ok != (want > 0) {
 			t.Errorf("ParseAgentBranch(%q) = %d, %v; want %d", ref, n, ok, want)
 		}
+	}
+}
+
+// EnqueuedAt reads the header NewSolveIssueTask sets, and a task without
+// one (or with a malformed one) has no enqueue time rather than a wrong one.
+func TestEnqueuedAtHeader(t *testing.T) {
+	task, err := NewSolveIssueTask(SolveIssue{Issue: Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := EnqueuedAt(task); at.IsZero() || time.Since(at) < 0 {
+		t.Errorf("EnqueuedAt = %v, want the time the task was built", at)
+	}
+	for name, h := range map[string]map[string]string{
+		"none":      nil,
+		"malformed": {HeaderEnqueuedAt: "yesterday"},
+	} {
+		if at := EnqueuedAt(asynq.NewTaskWithHeaders(TypeSolveIssue, nil, h)); !at.IsZero() {
+			t.Errorf("%s: EnqueuedAt = %v, want zero", name, at)
+		}
+	}
+	reply, err := NewReplyTask(Reply{Issue: Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d", Body: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reply.Headers()) != 0 {
+		t.Errorf("a reply task carries headers %v", reply.Headers())
 	}
 }

@@ -176,7 +176,7 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 //     finished, or cancelled and not running is cleared here;
 //   - otherwise LockTTL ends it.
 func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string) (EnqueueResult, error) {
-	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention)
+	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention, task.Headers())
 	// Two rounds: the second follows clearing a stale lock.
 	for range 2 {
 		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id, meaning)

@@ -158,13 +158,23 @@ type Reply struct {
 	Body       string `json:"body"`
 }
 
+// HeaderEnqueuedAt is the agent tasks' header holding when the task was
+// built (RFC 3339 with nanoseconds, UTC): the trigger's time as the
+// application saw it, from which the worker measures the time to the pull
+// request. A header rather than a payload field: the payload is the job's
+// identity (IDs only), this is a measurement.
+const HeaderEnqueuedAt = "enqueued_at"
+
+// now is the clock of HeaderEnqueuedAt.
+var now = time.Now
+
 // NewSolveIssueTask builds the task for p with its queue, retry count,
-// timeout, retention and task ID (the delivery ID) set.
+// timeout, retention, task ID (the delivery ID) and HeaderEnqueuedAt set.
 func NewSolveIssueTask(p SolveIssue) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("solve task: %w", err)
 	}
-	return newTask(TypeSolveIssue, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout)
+	return newTask(TypeSolveIssue, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout, enqueuedNow())
 }
 
 // NewRetryPRTask builds the task for p like NewSolveIssueTask.
@@ -172,7 +182,21 @@ func NewRetryPRTask(p RetryPR) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("retry task: %w", err)
 	}
-	return newTask(TypeRetryPR, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout)
+	return newTask(TypeRetryPR, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout, enqueuedNow())
+}
+
+func enqueuedNow() map[string]string {
+	return map[string]string{HeaderEnqueuedAt: now().UTC().Format(time.RFC3339Nano)}
+}
+
+// EnqueuedAt reads t's HeaderEnqueuedAt; zero when the task has none (a
+// task from before it existed) or it does not parse.
+func EnqueuedAt(t *asynq.Task) time.Time {
+	at, err := time.Parse(time.RFC3339Nano, t.Headers()[HeaderEnqueuedAt])
+	if err != nil {
+		return time.Time{}
+	}
+	return at
 }
 
 // NewDeleteBranchTask builds the task for p, queued with the replies
@@ -181,7 +205,7 @@ func NewDeleteBranchTask(p DeleteBranch) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("delete-branch task: %w", err)
 	}
-	return newTask(TypeDeleteBranch, p, "branch:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout)
+	return newTask(TypeDeleteBranch, p, "branch:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout, nil)
 }
 
 func (p DeleteBranch) validate() error {
@@ -203,15 +227,15 @@ func NewReplyTask(p Reply) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("reply task: %w", err)
 	}
-	return newTask(TypeReply, p, "reply:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout)
+	return newTask(TypeReply, p, "reply:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout, nil)
 }
 
-func newTask(typ string, payload any, id, queue string, maxRetry int, timeout time.Duration) (*asynq.Task, error) {
+func newTask(typ string, payload any, id, queue string, maxRetry int, timeout time.Duration, headers map[string]string) (*asynq.Task, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
 	}
-	return asynq.NewTask(typ, b,
+	return asynq.NewTaskWithHeaders(typ, b, headers,
 		asynq.TaskID(id),
 		asynq.Queue(queue),
 		asynq.MaxRetry(maxRetry),
@@ -279,6 +303,9 @@ type Attempt struct {
 	Retry int
 	// MaxRetry is the task's retry limit; Retry == MaxRetry is the last try.
 	MaxRetry int
+	// EnqueuedAt is the task's HeaderEnqueuedAt (EnqueuedAt); zero when
+	// unknown.
+	EnqueuedAt time.Time
 }
 
 // Last reports whether this is the task's last try.

@@ -90,7 +90,21 @@ func workerExecutor(cfg config, e engine, p provider.Provider, m *metrics.Metric
 	exec.Sandboxes = meteredRunner{exec.Sandboxes, m}
 	exec.Provider = p
 	exec.Logger = log
+	exec.Timings = phaseMetrics(m)
 	return &exec
+}
+
+// phaseMetrics records a run's phases and, when it published a pull
+// request, the time from the trigger's enqueue to it.
+func phaseMetrics(m *metrics.Metrics) func(pipeline.Timings) {
+	return func(t pipeline.Timings) {
+		for _, p := range t.Phases {
+			m.Phase(string(p.Phase), p.Duration)
+		}
+		if t.ToPublished > 0 {
+			m.LabelToPR(t.ToPublished)
+		}
+	}
 }
 
 // openRedis connects to cfg.redisURL or, when it is empty, starts an

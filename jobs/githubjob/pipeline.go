@@ -224,6 +224,9 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: instructionsText(a.requester, a.instructions)},
 		Publisher: pub,
 		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
+		// From the trigger's enqueue: the phase timings then measure the
+		// label (or command) to the pull request.
+		EnqueuedAt: a.at.EnqueuedAt,
 	}
 	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
 	if a.pr != 0 {

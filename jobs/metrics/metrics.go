@@ -49,6 +49,8 @@ type Metrics struct {
 	githubRequests *prometheus.CounterVec
 	rateLimited    *prometheus.CounterVec
 	githubWaits    prometheus.Histogram
+	phases         *prometheus.HistogramVec
+	labelToPR      prometheus.Histogram
 }
 
 // Buckets. Jobs run minutes (30 at most by default); commands from
@@ -59,7 +61,19 @@ var (
 	execBuckets    = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 	enqueueBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
 	waitBuckets    = []float64{1, 5, 15, 30, 60, 120, 300, 600}
+	// A phase takes from tens of milliseconds (a commit) to the model
+	// loop's 30 minutes; the label to the pull request is seconds with an
+	// instant model and minutes with a real one.
+	phaseBuckets     = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}
+	labelToPRBuckets = []float64{1, 2.5, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600}
 )
+
+// phases are the phase label's values (jobs/pipeline's phases and its
+// "queued"); anything else is Other.
+var phases = map[string]bool{
+	"queued": true, "clone": true, "sandbox": true, "setup": true, "baseline": true, "agent": true,
+	"final": true, "secret scan": true, "commit": true, "publish": true,
+}
 
 // New creates the metrics and registers them with reg (use NewRegistry, or
 // prometheus.DefaultRegisterer). It panics when a metric of the same name
@@ -111,9 +125,19 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Waits before retrying a GitHub request (rate limits and 5xx answers).",
 			Buckets: waitBuckets,
 		}),
+		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "phase_duration_seconds",
+			Help:    "Duration of each phase of a run (queued: from the enqueue of the trigger to the pipeline's start).",
+			Buckets: phaseBuckets,
+		}, []string{"phase"}),
+		labelToPR: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "label_to_pr_seconds",
+			Help:    "Time from the enqueue of a trigger (the issues.labeled delivery or the retry command) to the end of publishing its pull request, for runs that published one.",
+			Buckets: labelToPRBuckets,
+		}),
 	}
 	reg.MustRegister(m.deliveries, m.enqueue, m.jobs, m.tokens, m.cost, m.costUnknown,
-		m.execs, m.githubRequests, m.rateLimited, m.githubWaits)
+		m.execs, m.githubRequests, m.rateLimited, m.githubWaits, m.phases, m.labelToPR)
 	return m
 }
 
@@ -219,6 +243,27 @@ func (m *Metrics) SandboxExec(outcome string, d time.Duration) {
 		outcome = Other
 	}
 	m.execs.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// Phase records how long one phase of a run took; phase is one of
+// jobs/pipeline's phases or "queued", anything else counts as Other.
+func (m *Metrics) Phase(phase string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if !phases[phase] {
+		phase = Other
+	}
+	m.phases.WithLabelValues(phase).Observe(d.Seconds())
+}
+
+// LabelToPR records the time from a trigger's enqueue to its published
+// pull request.
+func (m *Metrics) LabelToPR(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.labelToPR.Observe(d.Seconds())
 }
 
 // GitHubWait records a wait before retrying a GitHub request; it fits

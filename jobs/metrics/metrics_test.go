@@ -265,3 +265,40 @@ func TestNewTwiceOnOneRegistryPanics(t *testing.T) {
 	}()
 	New(reg)
 }
+
+// TestPhaseHistograms: each phase of a run lands in its own series of
+// patchwright_phase_duration_seconds, a phase name from outside the known
+// set is folded, and label_to_pr_seconds counts what it was given.
+func TestPhaseHistograms(t *testing.T) {
+	reg := NewRegistry()
+	m := New(reg)
+	m.Phase("queued", 300*time.Millisecond)
+	m.Phase("baseline", 2*time.Second)
+	m.Phase("baseline", 4*time.Second)
+	m.Phase("secret scan", 20*time.Millisecond)
+	m.Phase("x-"+strings.Repeat("b", 50), time.Second)
+	m.LabelToPR(12 * time.Second)
+	var none *Metrics
+	none.Phase("agent", time.Second) // a nil Metrics does nothing
+	none.LabelToPR(time.Second)
+
+	lines := scrape(t, reg)
+	wantLines(t, lines,
+		`patchwright_phase_duration_seconds_bucket{phase="queued",le="0.5"} 1`,
+		`patchwright_phase_duration_seconds_count{phase="queued"} 1`,
+		`patchwright_phase_duration_seconds_bucket{phase="baseline",le="2.5"} 1`,
+		`patchwright_phase_duration_seconds_bucket{phase="baseline",le="5"} 2`,
+		`patchwright_phase_duration_seconds_sum{phase="baseline"} 6`,
+		`patchwright_phase_duration_seconds_count{phase="secret scan"} 1`,
+		`patchwright_phase_duration_seconds_count{phase="other"} 1`,
+		`patchwright_label_to_pr_seconds_bucket{le="10"} 0`,
+		`patchwright_label_to_pr_seconds_bucket{le="15"} 1`,
+		`patchwright_label_to_pr_seconds_sum 12`,
+		`patchwright_label_to_pr_seconds_count 1`,
+	)
+	for l := range lines {
+		if strings.Contains(l, "bbbb") {
+			t.Errorf("an unknown phase made its own series: %q", l)
+		}
+	}
+}

@@ -109,6 +109,10 @@ type Job struct {
 	// Attempt describes this run for the history (number, start, who and
 	// what triggered it); its Number is 0 when the body has no history.
 	Attempt report.Attempt
+	// EnqueuedAt is when the trigger was enqueued (the task's
+	// jobs.HeaderEnqueuedAt); Timings then start with PhaseQueued and
+	// measure the time to the published change. Zero: unknown.
+	EnqueuedAt time.Time
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
@@ -242,6 +246,10 @@ type Executor struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Timings, when set, receives each run's phase timings at its end
+	// (the worker's /metrics histograms); it must return quickly. Nil:
+	// they are only written to FilePhases.
+	Timings func(Timings)
 }
 
 // Execute runs one job and writes its report files into job.OutDir. It
@@ -277,6 +285,9 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	defer r.closeLedger()
 	r.work(ctx)
 	res, err := r.finish(ctx)
+	if terr := r.recordTimings(res != nil && res.URL != ""); terr != nil && err == nil {
+		err = terr
+	}
 	return res, scrubPaths(err, r.tmp)
 }
 

@@ -48,7 +48,7 @@ const cheapConfig = "verify:\n  - name: build\n    run: go build ./...\n"
 
 // gitRepo makes a git repository in a new directory with files committed
 // on branch main, and returns its path.
-func gitRepo(t *testing.T, files map[string]string) string {
+func gitRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -67,7 +67,7 @@ func gitRepo(t *testing.T, files map[string]string) string {
 }
 
 // gitIn runs the real git in dir and returns its trimmed output.
-func gitIn(t *testing.T, dir string, args ...string) string {
+func gitIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	return strings.TrimSpace(githubtest.Git(t, dir, args...))
 }

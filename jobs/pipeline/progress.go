@@ -45,6 +45,7 @@ func (r *run) observe(p ledger.Payload) {
 func (r *run) phase(name Phase) {
 	r.mu.Lock()
 	r.progress.Phase = name
+	r.clock.startLocked(name, r.e.now())
 	r.mu.Unlock()
 	r.report()
 }

@@ -84,6 +84,7 @@ type run struct {
 
 	mu       sync.Mutex
 	progress Progress
+	clock    phaseClock
 }
 
 // prepare clones the repository and reads what the run needs from it:

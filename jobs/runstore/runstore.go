@@ -43,10 +43,13 @@ const (
 	FileLedger = "ledger.jsonl"
 	FileResult = "result.json"
 	FileBody   = "pr.md"
+	// FilePhases is the run's phase timings (jobs/pipeline.Timings as
+	// JSON), written when the run ends.
+	FilePhases = "phases.json"
 )
 
 // runFiles are a run directory's files, as a record holds them.
-var runFiles = []string{FileLedger, FileResult, FileBody}
+var runFiles = []string{FileLedger, FileResult, FileBody, FilePhases}
 
 // Record is one run as stored.
 type Record struct {
@@ -60,6 +63,8 @@ type Record struct {
 	Ledger    []byte    `json:"ledger,omitempty"`
 	Result    []byte    `json:"result,omitempty"`
 	Body      []byte    `json:"body,omitempty"`
+	// Phases is FilePhases; empty until the run ended.
+	Phases []byte `json:"phases,omitempty"`
 }
 
 // ErrNotFound: no record with that ID, or it expired.
@@ -157,7 +162,7 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 // started has only part of a ledger. Done is set when result.json exists.
 func FromDir(dir, id string) (Record, error) {
 	r := Record{ID: id}
-	for name, dst := range map[string]*[]byte{FileLedger: &r.Ledger, FileResult: &r.Result, FileBody: &r.Body} {
+	for name, dst := range map[string]*[]byte{FileLedger: &r.Ledger, FileResult: &r.Result, FileBody: &r.Body, FilePhases: &r.Phases} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

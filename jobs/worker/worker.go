@@ -221,7 +221,7 @@ func (h *Handlers) release(ctx context.Context, issue jobs.Issue, taskID string)
 func attemptOf(ctx context.Context, t *asynq.Task) jobs.Attempt {
 	retry, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	return jobs.Attempt{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry}
+	return jobs.Attempt{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry, EnqueuedAt: jobs.EnqueuedAt(t)}
 }
 
 // Config configures NewServer. Zero values take the defaults named.

@@ -93,8 +93,14 @@ func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
+	before := time.Now()
 	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	run := <-rec.calls
+	// The enqueue time travels in the task's header to the attempt.
+	if run.EnqueuedAt.Before(before) || run.EnqueuedAt.After(time.Now()) {
+		t.Errorf("enqueued at %v, want the time of the enqueue", run.EnqueuedAt)
+	}
+	run.EnqueuedAt = time.Time{}
 	if run != (jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: jobs.AgentMaxRetry}) {
 		t.Fatalf("run = %+v", run)
 	}

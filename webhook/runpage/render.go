@@ -68,6 +68,52 @@ type view struct {
 	Usage                      string
 	Body                       block
 	LedgerError                string
+	Phases                     []phaseRow
+	// PhasesTotal is the pipeline's time (Execute's); ToPublished the
+	// time from the trigger's enqueue to the pull request; "" unknown.
+	PhasesTotal, ToPublished string
+	PhasesError              string
+}
+
+// phaseRow is one row of the phases table.
+type phaseRow struct{ Phase, Duration string }
+
+// timings is the part of phases.json (jobs/pipeline.Timings) the page
+// shows; the webhook does not compile the pipeline, so it reads its own.
+type timings struct {
+	Phases []struct {
+		Phase      string `json:"phase"`
+		DurationMS int64  `json:"duration_ms"`
+	} `json:"phases"`
+	TotalMS       int64 `json:"total_ms"`
+	ToPublishedMS int64 `json:"to_published_ms"`
+}
+
+// ms formats milliseconds for a person: 1.234 s, 12 ms.
+func ms(n int64) string {
+	if n < 1000 {
+		return fmt.Sprintf("%d ms", n)
+	}
+	return fmt.Sprintf("%.3f s", float64(n)/1000)
+}
+
+// phases fills the phases table from rec.Phases, when the run wrote it.
+func (v *view) phases(raw []byte) {
+	if len(raw) == 0 {
+		return
+	}
+	var t timings
+	if err := json.Unmarshal(raw, &t); err != nil {
+		v.PhasesError = "phases.json could not be read: " + clean(err.Error())
+		return
+	}
+	for _, p := range t.Phases {
+		v.Phases = append(v.Phases, phaseRow{Phase: clean(p.Phase), Duration: ms(p.DurationMS)})
+	}
+	v.PhasesTotal = ms(t.TotalMS)
+	if t.ToPublishedMS > 0 {
+		v.ToPublished = ms(t.ToPublishedMS)
+	}
 }
 
 // result is the part of result.json (DESIGN §4.5) the page shows.
@@ -108,6 +154,7 @@ func render(rec runstore.Record, refresh time.Duration) ([]byte, error) {
 				res.Steps, res.Usage.InputTokens, res.Usage.CachedInputTokens, res.Usage.OutputTokens)
 		}
 	}
+	v.phases(rec.Phases)
 	log, err := ledger.Read(bytes.NewReader(rec.Ledger))
 	if err != nil {
 		v.LedgerError = clean(err.Error())
@@ -215,6 +262,13 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3em .6em;
 {{with .Checks}}<h2>Verification</h2>
 <table><tr><th>check</th><th>command</th><th>baseline</th><th>final</th><th>duration</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td><code>{{.Command}}</code></td><td>{{.Baseline}}</td><td>{{.Final}}</td><td>{{.Duration}}</td></tr>
+{{end}}</table>{{end}}
+{{with .PhasesError}}<p>{{.}}</p>{{end}}
+{{with .Phases}}<h2>Phases</h2>
+<table><tr><th>phase</th><th>duration</th></tr>
+{{range .}}<tr><td>{{.Phase}}</td><td>{{.Duration}}</td></tr>
+{{end}}<tr><td>pipeline total</td><td>{{$.PhasesTotal}}</td></tr>
+{{with $.ToPublished}}<tr><td>trigger to pull request</td><td>{{.}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Run</h2>
 {{with .LedgerError}}<p>Part of the ledger could not be read: {{.}}</p>{{end}}

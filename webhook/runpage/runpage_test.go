@@ -223,3 +223,43 @@ func TestCleanKeepsText(t *testing.T) {
 		t.Fatalf("clean(%q) = %q", in, got)
 	}
 }
+
+// TestPhasesTable: the run's phases.json (as jobs/pipeline writes it)
+// becomes the phases table, with the time from the trigger to the pull
+// request; a phases file that does not parse is said, not hidden, and a
+// run without one shows no table.
+func TestPhasesTable(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, runstore.Record{ID: "timed", Done: true, Result: []byte(`{"outcome":"verified"}`),
+		Phases: []byte(`{"run_id":"timed","enqueued_at":"2026-12-02T11:00:00Z","phases":[
+			{"phase":"queued","duration_ms":412},{"phase":"clone","duration_ms":35},{"phase":"baseline","duration_ms":1520},
+			{"phase":"<b>x</b>","duration_ms":1}],"total_ms":4321,"to_published_ms":4733}`)})
+	f.put(t, runstore.Record{ID: "garbled", Done: true, Result: []byte(`{"outcome":"verified"}`), Phases: []byte(`{"phases":`)})
+	f.put(t, runstore.Record{ID: "untimed", Done: true, Result: []byte(`{"outcome":"verified"}`)})
+
+	_, _, body := fetch(t, f.signer.Link(f.srv.URL+"/runs", "timed"))
+	for _, want := range []string{
+		"<h2>Phases</h2>",
+		"<tr><td>queued</td><td>412 ms</td></tr>",
+		"<tr><td>clone</td><td>35 ms</td></tr>",
+		"<tr><td>baseline</td><td>1.520 s</td></tr>",
+		"<tr><td>&lt;b&gt;x&lt;/b&gt;</td><td>1 ms</td></tr>",
+		"<tr><td>pipeline total</td><td>4.321 s</td></tr>",
+		"<tr><td>trigger to pull request</td><td>4.733 s</td></tr>",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(body, ">queued<"), strings.Index(body, ">baseline<"); i < 0 || j < i {
+		t.Error("the phases are not in the order they ran")
+	}
+	_, _, body = fetch(t, f.signer.Link(f.srv.URL+"/runs", "garbled"))
+	if !strings.Contains(body, "phases.json could not be read") || strings.Contains(body, "<h2>Phases</h2>") {
+		t.Error("a phases file that does not parse is not reported as such")
+	}
+	_, _, body = fetch(t, f.signer.Link(f.srv.URL+"/runs", "untimed"))
+	if strings.Contains(body, "Phases") {
+		t.Error("a run without phases.json shows a phases table")
+	}
+}
