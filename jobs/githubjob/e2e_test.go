@@ -65,7 +65,7 @@ type gate struct {
 	proxy   *httputil.ReverseProxy
 }
 
-func newGate(t *testing.T, target string) (*gate, string) {
+func newGate(t testing.TB, target string) (*gate, string) {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // e2e is every part of the GitHub path for real but GitHub's API.
 type e2e struct {
-	t      *testing.T
+	t      testing.TB
 	fake   *githubtest.Server
 	remote *githubtest.GitRemote
 	rdb    *redis.Client
@@ -132,7 +132,7 @@ func (w *waitLog) all() []time.Duration {
 	return append([]time.Duration(nil), w.d...)
 }
 
-func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
+func newE2E(t testing.TB, turns ...pt.Turn) *e2e {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: needs Redis, Docker and the sandbox test image; run without -short (bash .ci/run starts them)")
@@ -190,7 +190,7 @@ func newE2E(t *testing.T, turns ...pt.Turn) *e2e {
 
 // e2ePipeline is the GitHub pipeline over the real sandbox, with the model
 // that opts reach.
-func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provider.Options, log *slog.Logger) *githubjob.Pipeline {
+func e2ePipeline(t testing.TB, app *githubapi.App, queue *jobs.Queue, opts provider.Options, log *slog.Logger) *githubjob.Pipeline {
 	prov, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func e2ePipeline(t *testing.T, app *githubapi.App, queue *jobs.Queue, opts provi
 	}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))

@@ -262,8 +262,15 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          asynqLogger{cfg.Logger},
+		// An idle worker looks for a task this often (asynq's default is
+		// a second, half of which a labelled issue waited on average): a
+		// few cheap commands a second per worker, for Redis.
+		TaskCheckInterval: taskCheckInterval,
 	})
 }
+
+// taskCheckInterval: see NewServer.
+const taskCheckInterval = 200 * time.Millisecond
 
 // asynqLogger adapts slog to asynq's Logger interface.
 type asynqLogger struct{ l *slog.Logger }
