@@ -81,6 +81,13 @@ func (d *DirHandle) Sub(name string) (*DirHandle, error) {
 		return nil, fmt.Errorf("%s: %w: inside .git", rel, ErrPathDenied)
 	}
 	fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW)
+	if err == syscall.ENOTDIR {
+		// With O_DIRECTORY a final symlink fails as "not a directory";
+		// say which it is.
+		if info, lerr := d.lstat(name); lerr == nil && info.Mode()&fs.ModeSymlink != 0 {
+			err = syscall.ELOOP
+		}
+	}
 	if err != nil {
 		return nil, d.openErr(rel, err)
 	}
