@@ -2,7 +2,12 @@ package tools
 
 import (
 	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -140,5 +145,69 @@ func TestWalkOrder(t *testing.T) {
 				t.Errorf("walkOrder(%q, %q) = %d, want %d", a, b, got, want)
 			}
 		}
+	}
+}
+
+// TestSearchReleasesHandles: a search closes every directory handle it
+// opened, also when its context ends before the walk does (the tasks
+// still queued then must release theirs), so a worker does not run out of
+// descriptors over many searches.
+func TestSearchReleasesHandles(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/e%d/f%03d.txt", i%7, i%5, i)] = "hit\n"
+	}
+	env := newEnv(t, files)
+	search, _ := env.set.Lookup("search")
+	args, _ := json.Marshal(SearchParams{Pattern: "hit"})
+	before := openFDs(t)
+	for range 20 {
+		if res, err := search.Call(context.Background(), args); err != nil || res.Code != "" {
+			t.Fatalf("search: %v %s", err, res.Text)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := search.Call(ctx, args); !errors.Is(err, context.Canceled) {
+			t.Fatalf("search with an ended context: %v, want canceled", err)
+		}
+	}
+	if after := openFDs(t); after > before {
+		t.Errorf("%d descriptors open after 40 searches, %d before", after, before)
+	}
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	return len(entries)
+}
+
+// TestSearchNeverLeavesTheTree: directories and files that are links to
+// the outside, at the top and below, yield nothing from outside.
+func TestSearchNeverLeavesTheTree(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "o.txt"), []byte("needle outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(t, map[string]string{"in.txt": "needle inside\n", "sub/x.txt": "needle below\n"})
+	for _, l := range []string{"out", "sub/out", "sub/o.txt"} {
+		target := outside
+		if strings.HasSuffix(l, ".txt") {
+			target = filepath.Join(outside, "o.txt")
+		}
+		if err := os.Symlink(target, filepath.Join(env.dir, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := env.call(t, "search", SearchParams{Pattern: "needle"})
+	if want := "in.txt:1: needle inside\nsub/x.txt:1: needle below\n"; res.Text != want {
+		t.Errorf("got:\n%s\nwant:\n%s", res.Text, want)
+	}
+	for _, p := range []string{"out", "sub/out"} {
+		wantCode(t, env.call(t, "search", SearchParams{Pattern: "needle", Path: p}), PathDenied)
 	}
 }

@@ -51,7 +51,14 @@ func (s *Set) searchTree(ctx context.Context, m *lineMatcher, start string, glob
 		return nil, searchStats{}, err
 	}
 	if info.IsDir() {
-		t.push(func() { t.listDir(start) })
+		if h, ok := s.fs.(handles); ok {
+			if dh, err := h.OpenDirHandle(start); err == nil {
+				t.push(func() { t.listHandle(dh) })
+			}
+		}
+		if len(t.stack) == 0 {
+			t.push(func() { t.listDir(start) })
+		}
 		var wg sync.WaitGroup
 		for range searchWorkers() {
 			wg.Go(t.work)
@@ -108,9 +115,9 @@ func (t *treeSearch) work() {
 		t.active++
 		t.mu.Unlock()
 
-		if t.ctx.Err() == nil {
-			task()
-		}
+		// Every task runs, even once ctx has ended: each checks ctx
+		// itself, and must still release the directory handles it holds.
+		task()
 
 		t.mu.Lock()
 		t.active--
@@ -136,6 +143,9 @@ func (t *treeSearch) push(tasks ...func()) {
 // for each run of up to maxBatch of its files. Unreadable directories are
 // skipped, as a walk skips them.
 func (t *treeSearch) listDir(dir string) {
+	if t.ctx.Err() != nil {
+		return
+	}
 	v, err := t.s.openDir(dir)
 	if err != nil {
 		return
@@ -285,4 +295,96 @@ func oneLevel(dir string, fn func(name string, d fs.DirEntry, err error)) fs.Wal
 		}
 		return nil
 	}
+}
+
+// handles is the fast directory reader sandbox.Workspace offers on Linux
+// (sandbox.DirHandle): a listing without a stat per entry and reads
+// without os.File. Test fakes of files need not have it.
+type handles interface {
+	OpenDirHandle(name string) (*sandbox.DirHandle, error)
+}
+
+// readBufs are the buffers files are read into. A file's bytes are not
+// kept after its search (shown lines are copied), so a batch reads all
+// its files into one buffer, and batches share them.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// maxPooledBuf is the largest buffer kept for reuse: a rare large file
+// should not pin its size in the pool.
+const maxPooledBuf = 1 << 20
+
+// listHandle is listDir through a sandbox.DirHandle: it lists h and
+// pushes a task for each subdirectory (opened from h, so no path is
+// resolved from the top again) and for each run of up to maxBatch files.
+// h is closed when the last of those tasks is done with it.
+func (t *treeSearch) listHandle(h *sandbox.DirHandle) {
+	if t.ctx.Err() != nil {
+		h.Close()
+		return
+	}
+	dir := h.Path()
+	prefix := ""
+	if dir != "." {
+		prefix = dir + "/"
+	}
+	var dirs, names []string
+	// A listing error (the directory went away) leaves what was listed:
+	// unreadable directories are skipped, as a walk skips them.
+	_ = h.List(func(e sandbox.Entry, notVisible error) {
+		p := prefix + e.Name()
+		// Symlinks and special files are left out; hard links to
+		// hidden files are found when read.
+		if notVisible != nil || t.ignored(p, e.IsDir()) {
+			return
+		}
+		switch {
+		case e.IsDir():
+			dirs = append(dirs, e.Name())
+		case e.Type().IsRegular() && t.glob.match(t.relToStart(p)):
+			names = append(names, e.Name())
+		}
+	})
+	batches := slices.Collect(slices.Chunk(names, maxBatch))
+	refs := new(atomic.Int32)
+	refs.Store(int32(len(batches) + len(dirs)))
+	if refs.Load() == 0 {
+		h.Close()
+		return
+	}
+	release := func() {
+		if refs.Add(-1) == 0 {
+			h.Close()
+		}
+	}
+	var tasks []func()
+	for _, name := range slices.Backward(dirs) {
+		tasks = append(tasks, func() {
+			sub, err := h.Sub(name)
+			release()
+			if err == nil {
+				t.listHandle(sub)
+			}
+		})
+	}
+	for _, b := range batches {
+		tasks = append(tasks, func() {
+			defer release()
+			bp := readBufs.Get().(*[]byte)
+			defer readBufs.Put(bp)
+			t.searchFiles(prefix, b, func(name string) ([]byte, error) {
+				data, err := h.ReadFile(name, (*bp)[:0], t.s.limits.MaxSearchFileBytes)
+				if c := cap(data); c > cap(*bp) && c <= maxPooledBuf {
+					*bp = data[:0]
+				}
+				var nv *sandbox.NotVisibleError
+				if errors.As(err, &nv) && nv.Why == sandbox.WhyHardLink {
+					t.resMu.Lock()
+					t.linked = append(t.linked, prefix+name)
+					t.resMu.Unlock()
+				}
+				return data, err
+			})
+		})
+	}
+	t.push(tasks...)
 }
