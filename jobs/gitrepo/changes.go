@@ -10,7 +10,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -56,18 +55,25 @@ type Change struct {
 	// Covers: it covers every path under Path.
 	CoversAll bool `json:"covers_all,omitempty"`
 
-	// mode and content are the new version as Changes read it: what
-	// Commit writes, byte for byte, so the commit holds what was scanned.
-	mode    filemode.FileMode
-	content []byte
+	// mode, blob and size are the new version as Changes read it: the
+	// blob it wrote as it read the file, which Commit commits and Open
+	// streams, so the commit holds what was scanned. target is a link's
+	// target (a few bytes).
+	mode   filemode.FileMode
+	blob   plumbing.Hash
+	size   int64
+	target string
 }
 
 // Executable reports whether the new version is an executable file.
 func (c Change) Executable() bool { return c.mode == filemode.Executable }
 
-// Content is the new version's bytes as Changes read them (a symlink's
-// target for a link); nil for a deleted or TooLarge file.
-func (c Change) Content() []byte { return c.content }
+// Target is a link's target; "" for anything else.
+func (c Change) Target() string { return c.target }
+
+// Size is the new version's size in bytes; 0 for a deleted or TooLarge
+// file.
+func (c Change) Size() int64 { return c.size }
 
 // MaxFileBytes is the largest changed file Changes reads. A larger one is
 // reported TooLarge without reading it, so a sparse file of gigabytes
@@ -133,34 +139,28 @@ func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
 		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
-		if changed > lim.MaxBytes {
-			return limitf("the change is larger than %d MB", lim.MaxBytes>>20)
-		}
 		entry := tracked[p]
 		if entry == nil {
 			if ignore.Match(strings.Split(p, "/"), false) {
 				return nil
 			}
-			c, err := r.describe(root, p, nil, d)
+			c, err := r.describe(root, p, d, &changed, lim)
 			if err != nil {
 				return err
 			}
-			changes, changed = append(changes, c), changed+int64(len(c.content))
+			changes = append(changes, c)
 			return nil
 		}
 		seen[p] = true
-		c, isChanged, err := r.compare(root, p, entry, d)
+		c, isChanged, err := r.compare(root, p, entry, d, &changed, lim)
 		if err != nil {
 			return err
 		}
 		if isChanged {
-			changes, changed = append(changes, c), changed+int64(len(c.content))
+			changes = append(changes, c)
 		}
 		return nil
 	})
-	if err == nil && changed > lim.MaxBytes {
-		err = limitf("the change is larger than %d MB", lim.MaxBytes>>20)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("scan work tree: %w", err)
 	}
@@ -183,8 +183,10 @@ func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
 	return changes, nil
 }
 
-// compare reports whether a tracked file differs from its index entry.
-func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (Change, bool, error) {
+// compare reports whether a tracked file differs from its index entry:
+// its bytes are hashed as they stream, and only a changed file is read
+// again into a blob.
+func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry, changed *int64, lim Limits) (Change, bool, error) {
 	info, err := d.Info()
 	if err != nil {
 		return Change{}, false, err
@@ -193,35 +195,27 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry) (
 	if info.Size() > MaxFileBytes {
 		return Change{Path: p, Kind: Modified, Binary: true, TooLarge: true}, true, nil
 	}
-	content, err := readEntry(root, p, info)
+	if mode == e.Mode && mode != filemode.Symlink {
+		h, err := hashFile(root, p)
+		if err != nil {
+			return Change{}, false, err
+		}
+		if h == e.Hash {
+			return Change{}, false, nil
+		}
+	}
+	c, err := r.read(root, p, Modified, info, e.Hash, changed, lim)
 	if err != nil {
 		return Change{}, false, err
 	}
-	if mode == e.Mode && plumbing.ComputeHash(plumbing.BlobObject, content) == e.Hash {
-		return Change{}, false, nil
+	if mode == e.Mode && c.blob == e.Hash {
+		return Change{}, false, nil // a link with its old target
 	}
-	old, err := r.blob(e.Hash)
-	if err != nil {
-		return Change{}, false, err
-	}
-	c := change(p, Modified, mode, content, old)
 	return c, true, nil
 }
 
-// change describes p's new content against old (nil for an added file).
-func change(p string, kind Kind, mode filemode.FileMode, content, old []byte) Change {
-	c := Change{Path: p, Kind: kind, Symlink: mode == filemode.Symlink, mode: mode, content: content}
-	if isBinary(content) || isBinary(old) {
-		c.Binary = true
-		return c
-	}
-	c.Added, c.Removed = lineDelta(string(old), string(content))
-	return c
-}
-
-// describe builds the Change for p, with line counts against old (nil for
-// an added file).
-func (r *Repo) describe(root *os.Root, p string, old []byte, d fs.DirEntry) (Change, error) {
+// describe builds the Change of an added path.
+func (r *Repo) describe(root *os.Root, p string, d fs.DirEntry, changed *int64, lim Limits) (Change, error) {
 	info, err := d.Info()
 	if err != nil {
 		return Change{}, err
@@ -229,34 +223,48 @@ func (r *Repo) describe(root *os.Root, p string, old []byte, d fs.DirEntry) (Cha
 	if info.Size() > MaxFileBytes {
 		return Change{Path: p, Kind: Added, Binary: true, TooLarge: true}, nil
 	}
-	content, err := readEntry(root, p, info)
+	return r.read(root, p, Added, info, plumbing.ZeroHash, changed, lim)
+}
+
+// read streams p's new version into a blob, counting it against the
+// change's bound before a byte is read, and describes it against the
+// blob old (zero for an added file): binary when either is, line counts
+// otherwise.
+func (r *Repo) read(root *os.Root, p string, kind Kind, info fs.FileInfo, old plumbing.Hash, changed *int64, lim Limits) (Change, error) {
+	if *changed += info.Size(); *changed > lim.MaxBytes {
+		return Change{}, limitf("the change is larger than %d MB", lim.MaxBytes>>20)
+	}
+	s, err := r.storeFile(root, p, info)
 	if err != nil {
 		return Change{}, err
 	}
-	return change(p, Added, modeOf(info), content, old), nil
+	mode := modeOf(info)
+	c := Change{Path: p, Kind: kind, Symlink: mode == filemode.Symlink, mode: mode, blob: s.hash, size: s.size}
+	if c.Symlink {
+		c.target = string(s.text)
+	}
+	var before []byte
+	if !old.IsZero() && !s.binary {
+		if before, err = r.blob(old); err != nil {
+			return Change{}, err
+		}
+	}
+	if s.binary || isBinary(before) {
+		c.Binary = true
+		return c, nil
+	}
+	c.Added, c.Removed = lineDelta(string(before), string(s.text))
+	return c, nil
 }
 
-// readEntry returns a regular file's bytes, or a symlink's target (what git
-// stores for a link). O_NONBLOCK keeps a FIFO swapped in after the walk
-// from hanging the worker.
-func readEntry(root *os.Root, p string, info fs.FileInfo) ([]byte, error) {
-	if info.Mode()&fs.ModeSymlink != 0 {
-		target, err := root.Readlink(p)
-		return []byte(target), err
-	}
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+// readEntry returns a small regular file's bytes (a .gitignore).
+func readEntry(root *os.Root, p string) ([]byte, error) {
+	f, _, err := openRegular(root, p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	return io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
 }
 
 func modeOf(info fs.FileInfo) filemode.FileMode {
@@ -347,7 +355,7 @@ func readIgnoreFile(root *os.Root, name string, domain []string) []gitignore.Pat
 	if err != nil || !info.Mode().IsRegular() || info.Size() > maxIgnoreBytes {
 		return nil
 	}
-	data, err := readEntry(root, name, info)
+	data, err := readEntry(root, name)
 	if err != nil {
 		return nil
 	}

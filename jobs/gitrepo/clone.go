@@ -35,6 +35,10 @@ type Repo struct {
 	auth       transport.AuthMethod
 }
 
+// largeObject is the size past which go-git streams an object rather than
+// reading it into memory.
+const largeObject = 1 << 20
+
 // CloneOptions says what to clone where.
 type CloneOptions struct {
 	// URL is the remote: a local path or an https URL. Required.
@@ -61,7 +65,10 @@ func Clone(ctx context.Context, opts CloneOptions) (*Repo, error) {
 	if opts.URL == "" || opts.Worktree == "" || opts.GitDir == "" {
 		return nil, errors.New("clone: URL, Worktree and GitDir are required")
 	}
-	storage := filesystem.NewStorage(osfs.New(opts.GitDir), cache.NewObjectLRUDefault())
+	// A blob over largeObject is streamed from its file when read, never
+	// loaded whole (the change's blobs are read back to scan them).
+	storage := filesystem.NewStorageWithOptions(osfs.New(opts.GitDir), cache.NewObjectLRUDefault(),
+		filesystem.Options{LargeObjectThreshold: largeObject})
 	co := &git.CloneOptions{
 		URL:          opts.URL,
 		Auth:         opts.Auth,

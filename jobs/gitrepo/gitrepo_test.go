@@ -110,13 +110,21 @@ func TestChangesFindsExactlyWhatChanged(t *testing.T) {
 	}
 	for i := range want {
 		g := got[i]
-		g.mode, g.content = 0, nil // what Commit writes, compared below
+		g.mode, g.blob, g.size, g.target = 0, plumbing.ZeroHash, 0, "" // what Commit writes, compared below
 		if !reflect.DeepEqual(g, want[i]) {
 			t.Errorf("change %d = %+v, want %+v", i, g, want[i])
 		}
 	}
-	if string(got[0].Content()) != "one\nTWO\nthree\nfour\n" || string(got[2].Content()) != "/etc/passwd" {
-		t.Errorf("contents kept: %q and %q", got[0].Content(), got[2].Content())
+	a, err := r.ReadChange(got[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := r.ReadChange(got[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != "one\nTWO\nthree\nfour\n" || string(link) != "/etc/passwd" || got[2].Target() != "/etc/passwd" {
+		t.Errorf("blobs stored: %q and %q (target %q)", a, link, got[2].Target())
 	}
 }
 

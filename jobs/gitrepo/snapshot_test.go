@@ -31,7 +31,10 @@ func TestChangesSeeAnEditThatKeepsSizeAndTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changes) != 1 || changes[0].Path != "pkg/b.go" || string(changes[0].Content()) != "package pkh\n" {
+	if len(changes) != 1 || changes[0].Path != "pkg/b.go" {
+		t.Fatalf("changes = %+v, want pkg/b.go", changes)
+	}
+	if got, err := r.ReadChange(changes[0]); err != nil || string(got) != "package pkh\n" {
 		t.Fatalf("changes = %+v, want pkg/b.go with its new bytes", changes)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// writeTree stores the tree that is base with changes applied: blobs from
-// the changes' bytes, trees rebuilt along their paths, and returns its
+// writeTree stores the tree that is base with changes applied: the blobs
+// Changes wrote, trees rebuilt along their paths, and returns its
 // hash. Directories left empty disappear, as in git.
 func (r *Repo) writeTree(base plumbing.Hash, changes []Change) (plumbing.Hash, error) {
 	edits := map[string]*Change{}
@@ -55,11 +55,8 @@ func (r *Repo) rewrite(h plumbing.Hash, dir string, edits map[string]*Change) (p
 			delete(entries, name)
 			continue
 		}
-		blob, err := r.storeBlob(c.content)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		entries[name] = object.TreeEntry{Name: name, Mode: c.mode, Hash: blob}
+		// The blob Changes wrote as it read (and the scan read) the file.
+		entries[name] = object.TreeEntry{Name: name, Mode: c.mode, Hash: c.blob}
 	}
 	for name := range subdirs {
 		var sub plumbing.Hash
@@ -141,7 +138,7 @@ func (r *Repo) updateIndex(changes []Change) error {
 		if err != nil {
 			e = idx.Add(c.Path)
 		}
-		*e = index.Entry{Name: c.Path, Mode: c.mode, Hash: plumbing.ComputeHash(plumbing.BlobObject, c.content), Size: uint32(len(c.content))}
+		*e = index.Entry{Name: c.Path, Mode: c.mode, Hash: c.blob, Size: uint32(c.size)}
 	}
 	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
 	if err := r.repo.Storer.SetIndex(idx); err != nil {

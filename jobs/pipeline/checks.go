@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -167,6 +168,42 @@ func copyFile(from, to *os.Root, p string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, io.LimitReader(in, maxCopyBytes))
-	return errors.Join(err, out.Close())
+	return errors.Join(writeSparse(out, in, info.Size()), out.Close())
 }
+
+// sparseBlock is the unit writeSparse skips when it is all zeros.
+const sparseBlock = 64 << 10
+
+// writeSparse copies size bytes of in to the new file out, seeking over
+// each block of zeros rather than writing it: a sparse file (or a blob
+// of zeros) costs its copy no disk for its holes, so a tree of sparse
+// files cannot fill the job's disk when it is copied (issue 23).
+func writeSparse(out *os.File, in io.Reader, size int64) error {
+	buf := make([]byte, sparseBlock)
+	var n int64
+	for n < size {
+		m, err := io.ReadFull(in, buf[:min(int64(len(buf)), size-n)])
+		if m > 0 {
+			var werr error
+			if bytes.Equal(buf[:m], zeros[:m]) {
+				_, werr = out.Seek(int64(m), io.SeekCurrent)
+			} else {
+				_, werr = out.Write(buf[:m])
+			}
+			if werr != nil {
+				return werr
+			}
+			n += int64(m)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break // the file shrank: copy what it has
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The length a trailing hole leaves unwritten.
+	return out.Truncate(n)
+}
+
+var zeros = make([]byte, sparseBlock)

@@ -163,8 +163,12 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 			}
 		}
 		if c.Kind != gitrepo.Deleted {
-			if !c.Symlink {
-				f.New = c.Content()
+			if !c.Symlink && !c.TooLarge {
+				// One file's bytes, read back from its blob: the findings'
+				// parsers see a file whole.
+				if f.New, err = r.repo.ReadChange(c); err != nil {
+					return in, err
+				}
 			}
 			// Too large, or a link: judged by its path, never as deleted.
 			f.Unread = f.New == nil

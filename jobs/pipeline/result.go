@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -236,20 +237,38 @@ func (r *run) scan() error {
 			r.findings = append(r.findings, secrets.Finding{File: shown, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
 			continue
 		}
-		// The bytes the commit will hold (a link's target for a link,
-		// binary files too: a NUL byte must not hide a key): Changes read
-		// them once. A link's target is all new: the base may hold a
-		// directory there.
-		after := c.Content()
-		var before []byte
-		if !c.Symlink {
-			if before, err = r.repo.BaseContent(c.Path); err != nil {
-				return err
-			}
+		found, err := r.scanChange(scanner, shown, c)
+		if err != nil {
+			return err
 		}
-		r.findings = append(r.findings, scanner.ScanChange(shown, string(before), string(after))...)
+		r.findings = append(r.findings, found...)
 	}
 	return nil
+}
+
+// scanChange scans the bytes the commit will hold (a link's target for a
+// link, binary files too: a NUL byte must not hide a key), streamed in
+// windows from the blob Changes wrote as it read the file, against the
+// base's version, streamed likewise. A link's target is all new: the base
+// may hold a directory there.
+func (r *run) scanChange(scanner *secrets.Scanner, shown string, c gitrepo.Change) ([]secrets.Finding, error) {
+	after, err := r.repo.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	defer after.Close()
+	var before io.Reader
+	if !c.Symlink {
+		base, err := r.repo.BaseReader(c.Path)
+		if err != nil {
+			return nil, err
+		}
+		if base != nil {
+			defer base.Close()
+			before = base
+		}
+	}
+	return scanner.ScanChangeStream(context.Background(), shown, before, after)
 }
 
 // mayCommit: a change with no secret whose run ended normally, or that a

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -18,7 +19,7 @@ import (
 //     trusted setup made (dependencies, generated files), which nothing of
 //     the model's ever touched. The baseline checks run on a copy of it.
 //   - the final tree, the pristine tree with exactly the committed change
-//     written into it from the bytes that were read and scanned: a file the
+//     written into it from the blobs that were read and scanned: a file the
 //     commit leaves out (ignored, untracked, protected, too large) is not
 //     there, so it cannot make a check pass or fail.
 
@@ -54,7 +55,7 @@ func (r *run) finalTree() (string, error) {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}
 	r.pristine = ""
-	if err := applyChanges(dir, r.changes); err != nil {
+	if err := applyChanges(dir, r.repo, r.changes); err != nil {
 		return "", fmt.Errorf("write the change for the final checks: %w", err)
 	}
 	return dir, nil
@@ -63,7 +64,9 @@ func (r *run) finalTree() (string, error) {
 // applyChanges writes changes into dir as the commit will hold them:
 // deletions first, then each new version in place of whatever the path
 // held (a directory replaced by a file, or the reverse), links as links.
-func applyChanges(dir string, changes []gitrepo.Change) error {
+// Each file is streamed from the blob Changes wrote (the bytes that were
+// scanned), never held whole.
+func applyChanges(dir string, repo *gitrepo.Repo, changes []gitrepo.Change) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -84,14 +87,14 @@ func applyChanges(dir string, changes []gitrepo.Change) error {
 		if c.Kind == gitrepo.Deleted {
 			continue
 		}
-		if err := writeChange(root, c); err != nil {
+		if err := writeChange(root, repo, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeChange(root *os.Root, c gitrepo.Change) error {
+func writeChange(root *os.Root, repo *gitrepo.Repo, c gitrepo.Change) error {
 	if c.TooLarge {
 		return fmt.Errorf("%s is too large to write", c.Path)
 	}
@@ -99,11 +102,20 @@ func writeChange(root *os.Root, c gitrepo.Change) error {
 		return err
 	}
 	if c.Symlink {
-		return root.Symlink(string(c.Content()), c.Path)
+		return root.Symlink(c.Target(), c.Path)
 	}
 	perm := os.FileMode(0o644)
 	if c.Executable() {
 		perm = 0o755
 	}
-	return root.WriteFile(c.Path, c.Content(), perm)
+	in, err := repo.Open(c)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := root.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	return errors.Join(writeSparse(out, in, c.Size()), out.Close())
 }

@@ -1,0 +1,142 @@
+package gitrepo
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sparseFiles is issue 23's reproduction: files that cost the sandbox
+// nothing (holes) and read as n × size bytes of zeros.
+func sparseFiles(t testing.TB, dir string, n int, size int64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sparse%03d.bin", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// peakGrowthEnv runs TestStreamedChangePeak's measured part in a child
+// process, so its peak resident memory (VmHWM) is that part's alone.
+const peakGrowthEnv = "PATCHWRIGHT_TEST_STREAM_PEAK"
+
+// TestStreamedChangePeak: 150 sparse files of 10 MiB (1.5 GiB read) grow
+// the worker's peak resident memory by far less than the change, whether
+// the change's bound refuses it (change_too_large) or admits it whole and
+// it is committed.
+func TestStreamedChangePeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 1.5 GiB of holes")
+	}
+	const bound = 64 << 20
+	for _, tc := range []struct {
+		name     string
+		maxBytes int64
+	}{
+		{"default bound refuses it", 0},
+		{"a 2 GiB bound commits it", 2 << 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestStreamPeakChild$", "-test.v")
+			cmd.Env = append(os.Environ(), peakGrowthEnv+"="+strconv.FormatInt(tc.maxBytes, 10))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			var before, after int64
+			var outcome string
+			for _, line := range strings.Split(string(out), "\n") {
+				fmt.Sscanf(line, "peak %d %d %s", &before, &after, &outcome)
+			}
+			if after == 0 {
+				t.Fatalf("child printed no figures:\n%s", out)
+			}
+			t.Logf("VmHWM %d MiB before, %d MiB after Changes on 1.5 GiB of sparse files (%s)", before>>20, after>>20, outcome)
+			want := "change_too_large"
+			if tc.maxBytes > 0 {
+				want = "committed"
+			}
+			if outcome != want {
+				t.Errorf("outcome %s, want %s", outcome, want)
+			}
+			if after-before > bound {
+				t.Errorf("peak resident memory grew by %d MiB, want under %d MiB", (after-before)>>20, bound>>20)
+			}
+		})
+	}
+}
+
+// TestStreamPeakChild is the measured part of TestStreamedChangePeak.
+func TestStreamPeakChild(t *testing.T) {
+	env := os.Getenv(peakGrowthEnv)
+	if env == "" {
+		t.Skip("run by TestStreamedChangePeak")
+	}
+	maxBytes, err := strconv.ParseInt(env, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := clone(t, origin(t))
+	sparseFiles(t, filepath.Join(r.Worktree(), "holes"), 150, MaxFileBytes)
+	before := vmHWM(t)
+	changes, err := r.ChangesWithin(Limits{MaxBytes: maxBytes})
+	outcome := "committed"
+	var limit *LimitError
+	switch {
+	case errors.As(err, &limit):
+		outcome = "change_too_large"
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if len(changes) != 150 {
+			t.Fatalf("%d changes, want 150", len(changes))
+		}
+		if _, err := r.Commit(changes, CommitOptions{Branch: "agent/holes", Message: "holes", Author: Signature{Name: "b", Email: "b@x"}}); err != nil {
+			t.Fatal(err)
+		}
+		rd, err := r.Open(changes[149])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := bufio.NewReader(rd).Discard(MaxFileBytes + 1)
+		rd.Close()
+		if n != MaxFileBytes {
+			t.Fatalf("the last blob streams %d bytes (%v), want %d", n, err, MaxFileBytes)
+		}
+	}
+	fmt.Printf("peak %d %d %s\n", before, vmHWM(t), outcome)
+}
+
+// vmHWM is this process's peak resident memory in bytes.
+func vmHWM(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
