@@ -145,6 +145,13 @@ func (r *run) findingsSoFar() (string, bool) {
 	return findings.Summary(found), len(findings.Blocking(found)) > 0
 }
 
+// findingsBytes bounds the new text the findings hold at once: their
+// parsers read each changed file whole, so past this sum a file is judged
+// by its path alone (findings.File.Unread), as a binary file is (no parser
+// reads one, and a sparse file of zeros is one). The change's own bound
+// (MaxChangeBytes) is far larger.
+const findingsBytes int64 = 64 << 20
+
 // findingsInput reads what the findings look at: each changed file before
 // and after (bounded), the issue, the checks and what the model read.
 func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
@@ -154,28 +161,40 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
 		Checks: r.findingChecks(),
 	}
+	files, err := findingFiles(r.repo, changes)
+	in.Files = files
+	return in, err
+}
+
+// findingFiles reads each changed file before and after, the new text
+// within findingsBytes.
+func findingFiles(repo *gitrepo.Repo, changes []gitrepo.Change) ([]findings.File, error) {
+	var out []findings.File
+	budget := findingsBytes
 	for _, c := range changes {
 		f := findings.File{Path: c.Path}
 		var err error
 		if c.Kind != gitrepo.Added {
-			if f.Base, err = r.repo.BaseContent(c.Path); err != nil {
-				return in, err
+			if f.Base, err = repo.BaseContent(c.Path); err != nil {
+				return out, err
 			}
 		}
 		if c.Kind != gitrepo.Deleted {
-			if !c.Symlink && !c.TooLarge {
+			if !c.Symlink && !c.TooLarge && !c.Binary && c.Size() <= budget {
 				// One file's bytes, read back from its blob: the findings'
 				// parsers see a file whole.
-				if f.New, err = r.repo.ReadChange(c); err != nil {
-					return in, err
+				if f.New, err = repo.ReadChange(c); err != nil {
+					return out, err
 				}
+				budget -= int64(len(f.New))
 			}
-			// Too large, or a link: judged by its path, never as deleted.
+			// Too large, binary, past the budget or a link: judged by its
+			// path, never as deleted.
 			f.Unread = f.New == nil
 		}
-		in.Files = append(in.Files, f)
+		out = append(out, f)
 	}
-	return in, nil
+	return out, nil
 }
 
 // findingChecks pairs each check's baseline and final commands, with the
