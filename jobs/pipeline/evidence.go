@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -169,8 +170,8 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 // findingFiles reads each changed file before and after, the new text
 // within findingsBytes.
 func findingFiles(repo *gitrepo.Repo, changes []gitrepo.Change) ([]findings.File, error) {
+	read := readable(changes)
 	var out []findings.File
-	budget := findingsBytes
 	for _, c := range changes {
 		f := findings.File{Path: c.Path}
 		var err error
@@ -180,13 +181,12 @@ func findingFiles(repo *gitrepo.Repo, changes []gitrepo.Change) ([]findings.File
 			}
 		}
 		if c.Kind != gitrepo.Deleted {
-			if !c.Symlink && !c.TooLarge && !c.Binary && c.Size() <= budget {
+			if read[c.Path] {
 				// One file's bytes, read back from its blob: the findings'
 				// parsers see a file whole.
 				if f.New, err = repo.ReadChange(c); err != nil {
 					return out, err
 				}
-				budget -= int64(len(f.New))
 			}
 			// Too large, binary, past the budget or a link: judged by its
 			// path, never as deleted.
@@ -195,6 +195,30 @@ func findingFiles(repo *gitrepo.Repo, changes []gitrepo.Change) ([]findings.File
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// readable picks the changed text files whose new version the findings
+// read, smallest first until findingsBytes: a test or a manifest (small,
+// as a rule) is not left unread behind one large file, and a change must
+// add thousands of files, which the scope findings list, to push it out.
+func readable(changes []gitrepo.Change) map[string]bool {
+	var text []gitrepo.Change
+	for _, c := range changes {
+		if c.Kind != gitrepo.Deleted && !c.Symlink && !c.TooLarge && !c.Binary {
+			text = append(text, c)
+		}
+	}
+	slices.SortStableFunc(text, func(a, b gitrepo.Change) int { return cmp.Compare(a.Size(), b.Size()) })
+	read := map[string]bool{}
+	budget := findingsBytes
+	for _, c := range text {
+		if c.Size() > budget {
+			break
+		}
+		budget -= c.Size()
+		read[c.Path] = true
+	}
+	return read
 }
 
 // findingChecks pairs each check's baseline and final commands, with the

@@ -15,7 +15,7 @@ import (
 // TestFindingFilesBounded: the findings read each changed file's new text
 // whole, so what they hold is bounded however large the change: a sparse
 // file of zeros (binary) is judged by its path, and so is the text past
-// findingsBytes; the text within it is read.
+// findingsBytes, the largest files first; the rest is read.
 func TestFindingFilesBounded(t *testing.T) {
 	repoURL := gitRepo(t, map[string]string{"README.md": "A repository.\n"})
 	dir := t.TempDir()
@@ -34,13 +34,18 @@ func TestFindingFilesBounded(t *testing.T) {
 	if err := errors.Join(sparse.Truncate(gitrepo.MaxFileBytes), sparse.Close()); err != nil {
 		t.Fatal(err)
 	}
-	// Seven text files of 9.5 MiB: the seventh goes past 64 MiB.
+	// Seven text files of 9.5 MiB: together past 64 MiB.
 	line := []byte("abcdefghijklmnopqrstuvwxyz0123456789 text line\n")
 	text := bytes.Repeat(line, (19<<19)/len(line))
 	for i := range 7 {
 		if err := os.WriteFile(filepath.Join(work, fmt.Sprintf("text%d.txt", i)), text, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A 7.5 MiB test file, last in path order, is read before the larger
+	// text files, which then leave no room for the last two of them.
+	if err := os.WriteFile(filepath.Join(work, "zz_test.go"), text[:15<<19], 0o644); err != nil {
+		t.Fatal(err)
 	}
 	changes, err := repo.ChangesWithin(gitrepo.Limits{MaxBytes: 1 << 30})
 	if err != nil {
@@ -62,8 +67,8 @@ func TestFindingFilesBounded(t *testing.T) {
 	if held > findingsBytes {
 		t.Errorf("the findings hold %d MiB, over their bound of %d MiB", held>>20, findingsBytes>>20)
 	}
-	want := map[string]bool{"README.md": true, "zeros.bin": false, "text6.txt": false}
-	for i := range 6 {
+	want := map[string]bool{"README.md": true, "zeros.bin": false, "text5.txt": false, "text6.txt": false, "zz_test.go": true}
+	for i := range 5 {
 		want[fmt.Sprintf("text%d.txt", i)] = true
 	}
 	for p, w := range want {
