@@ -392,6 +392,10 @@ func (r *run) runFinal(ctx context.Context) error {
 		return err
 	}
 	if r.tooLarge != "" {
+		// No final checks: the pristine tree (of the repository's size)
+		// is not needed any more, and the job's cleanup may be far off.
+		os.RemoveAll(r.pristine)
+		r.pristine = ""
 		return nil
 	}
 	dir, err := r.finalTree()
