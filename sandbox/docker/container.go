@@ -257,6 +257,11 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	if !started || errors.Is(err, sandbox.ErrWedged) {
 		return res, err
 	}
+	if uerr := c.usable(); uerr != nil {
+		// Closed while the command ran: it ended with the container, and
+		// its exit status (a SIGKILL) is not its own.
+		return res, errors.Join(err, uerr)
+	}
 	if rerr := c.reap(); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
