@@ -296,13 +296,9 @@ func (r *Repo) BaseContent(p string) ([]byte, error) {
 }
 
 func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := r.repo.BlobObject(h)
+	rd, err := r.blobReader(h)
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+		return nil, err
 	}
 	defer rd.Close()
 	return io.ReadAll(rd)
