@@ -29,6 +29,7 @@ type config struct {
 	appID          int64
 	privateKey     []byte
 	redisURL       string // "" = embedded queue (serve only)
+	redisCA        []byte // extra roots for a rediss address; nil = the system's
 	listen         string
 	githubAPIURL   string
 	triggerLabel   string
@@ -90,16 +91,17 @@ type setting struct {
 // error is one line naming exactly what is missing or wrong.
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
-		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
-		concurrency, queuePassword, retention, maxBodies, maxBodyBytes              string
-		sandbox                                                                     rawSandbox
+		secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
+		concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
+		sandbox                                                                              rawSandbox
 	}
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
 		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
 		{"PATCHWRIGHT_PRIVATE_KEY", "private-key", "", "GitHub App private key, PEM (this or --private-key-file)", &raw.key},
 		{"PATCHWRIGHT_PRIVATE_KEY_FILE", "private-key-file", "", "file with the GitHub App private key", &raw.keyFile},
-		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis URL, redis://host:6379/0 (serve: unset runs an embedded queue; worker: required)", &raw.redis},
+		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis address: redis://[user:password@]host:6379/0, rediss:// for TLS, or redis-sentinel://[user:password@]host:26379[,host:port...]/MASTER[/db] (rediss-sentinel:// for TLS) (serve: unset runs an embedded queue; worker: required)", &raw.redis},
+		{"PATCHWRIGHT_REDIS_CA_FILE", "redis-ca-file", "", "PEM file of CA certificates a rediss address is checked against, besides the system's", &raw.redisCA},
 		{"PATCHWRIGHT_LISTEN", "listen", defaultListen, "address serve listens on", &raw.listen},
 		{"PATCHWRIGHT_GITHUB_API_URL", "github-api-url", githubapi.DefaultBaseURL, "GitHub REST API root", &raw.api},
 		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
@@ -135,6 +137,13 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
 		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
 		queuePassword: raw.queuePassword, listenSet: listenSet,
+	}
+	if raw.redisCA != "" {
+		b, err := os.ReadFile(raw.redisCA)
+		if err != nil {
+			return config{}, fmt.Errorf("PATCHWRIGHT_REDIS_CA_FILE: %v", err)
+		}
+		cfg.redisCA = b
 	}
 	if raw.concurrency != "" {
 		n, err := strconv.Atoi(raw.concurrency)

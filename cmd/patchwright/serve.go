@@ -20,6 +20,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -107,7 +108,8 @@ func phaseMetrics(m *metrics.Metrics) func(pipeline.Timings) {
 	}
 }
 
-// openRedis connects to cfg.redisURL or, when it is empty, starts an
+// openRedis connects to cfg.redisURL (one server, TLS or Sentinel:
+// jobs/redisconn) or, when it is empty, starts an
 // embedded miniredis (with its TTL clock on: asynq relies on expiring keys).
 func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	if cfg.redisURL == "" {
@@ -120,11 +122,10 @@ func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), err
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { rdb.Close(); m.Close() }, nil
 	}
-	opt, err := redis.ParseURL(cfg.redisURL)
+	rdb, err := redisconn.Open(cfg.redisURL, redisconn.TLS{CAPEM: cfg.redisCA})
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_REDIS_URL: %v", err)
 	}
-	rdb := redis.NewClient(opt)
 	return rdb, func() { rdb.Close() }, nil
 }
 
