@@ -72,6 +72,9 @@ type Handlers struct {
 	// Branches deletes the branch of a closed pull request; without it,
 	// those tasks fail at once (asynq.SkipRetry) and the branch stays.
 	Branches Branches
+	// Fairness limits agent jobs per installation and repository; nil:
+	// none.
+	Fairness *Fairness
 	Logger   *slog.Logger
 }
 
@@ -173,7 +176,14 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
+	if err := h.takeSlot(ctx, issue, run); err != nil {
+		if errors.Is(err, ErrWaiting) {
+			log.Info("job put back", "why", err.Error())
+		}
+		return err
+	}
 	err := work(ctx)
+	h.releaseSlot(ctx, issue, run.TaskID)
 	if cerr := h.checkCancelled(ctx, issue, run); cerr != nil {
 		return cerr
 	}
@@ -262,6 +272,11 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          asynqLogger{cfg.Logger},
+		IsFailure:       isFailure,
+		RetryDelayFunc:  retryDelay,
+		// A job put back for a slot (retryDelay) waits no longer than this
+		// past its delay.
+		DelayedTaskCheckInterval: time.Second,
 		// An idle worker looks for a task this often (asynq's default is
 		// a second, half of which a labelled issue waited on average): a
 		// few cheap commands a second per worker, for Redis.
