@@ -192,7 +192,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 		return err
 	}
 
-	var embedded *asynq.Server
+	var embedded *worker.Server
 	if cfg.redisURL == "" {
 		var closeWorker func()
 		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log, m); err != nil {
@@ -251,14 +251,16 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
-func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*asynq.Server, func(), error) {
+func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*worker.Server, func(), error) {
 	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, m)
 	if err != nil {
 		return nil, nil, err
 	}
+	fair := &worker.Fairness{Installation: cfg.installationConcurrency, Repo: cfg.repoConcurrency,
+		Inspector: asynq.NewInspectorFromRedisClient(rdb)}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
-		Branches: &githubjob.Branches{GitHub: app}, Logger: log}
-	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency})
+		Branches: &githubjob.Branches{GitHub: app}, Fairness: fair, Logger: log}
+	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(m))
 	if err := srv.Start(mux); err != nil {

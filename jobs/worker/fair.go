@@ -123,8 +123,11 @@ func (h *Handlers) releaseSlot(ctx context.Context, issue jobs.Issue, taskID str
 // retryDelay puts a waiting job back soon, with jitter so that waiting
 // jobs do not come back together; other errors get asynq's backoff.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if errors.Is(err, ErrWaiting) {
+	switch {
+	case errors.Is(err, ErrWaiting):
 		return waitDelay + rand.N(waitDelay)
+	case errors.Is(err, ErrDrained):
+		return 0
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
@@ -132,5 +135,6 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 // waitDelay: see retryDelay.
 const waitDelay = time.Second
 
-// isFailure: a job waiting for a slot has not failed.
-func isFailure(err error) bool { return !errors.Is(err, ErrWaiting) }
+// isFailure: a job waiting for a slot, or handed back by a drain, has
+// not failed.
+func isFailure(err error) bool { return !errors.Is(err, ErrWaiting) && !errors.Is(err, ErrDrained) }

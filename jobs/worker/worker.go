@@ -184,6 +184,9 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	}
 	err := work(ctx)
 	h.releaseSlot(ctx, issue, run.TaskID)
+	if err != nil && errors.Is(context.Cause(ctx), ErrDrained) && !errors.Is(err, asynq.SkipRetry) {
+		err = fmt.Errorf("%w: %w", ErrDrained, err)
+	}
 	if cerr := h.checkCancelled(ctx, issue, run); cerr != nil {
 		return cerr
 	}
@@ -238,8 +241,10 @@ func attemptOf(ctx context.Context, t *asynq.Task) jobs.Attempt {
 type Config struct {
 	// Concurrency is how many tasks run at once; default DefaultConcurrency.
 	Concurrency int
-	// ShutdownTimeout is how long shutdown waits for running tasks before
-	// handing them back to the queue; default DefaultShutdownTimeout.
+	// ShutdownTimeout is the drain's grace period: how long Shutdown lets
+	// running jobs finish before it cancels them (the pipeline then says
+	// on the issue that the job was interrupted and will run again, and
+	// hands it back: ErrDrained); default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Logger receives asynq's own log lines; default slog.Default().
 	Logger *slog.Logger
@@ -251,13 +256,42 @@ const (
 	// mostly waits on.
 	DefaultConcurrency     = 2
 	DefaultShutdownTimeout = 30 * time.Second
+	// HandBackTimeout is what a cancelled job gets, after the grace
+	// period, to write its status and hand itself back before asynq puts
+	// it back on its own (with nothing said on the issue). A pod's
+	// terminationGracePeriodSeconds must exceed ShutdownTimeout plus this.
+	HandBackTimeout = 15 * time.Second
 )
+
+// ErrDrained is the cause of a job's context cancelled by a drain (Server
+// Shutdown after its grace period). The job goes back to the queue
+// without counting a failure, unless it was its last try (asynq archives
+// those whatever the error; the sweeper then says so on the issue).
+var ErrDrained = errors.New("the worker is shutting down")
+
+// Server is the asynq server with a drain: Shutdown stops taking jobs,
+// lets running ones finish for the grace period, then cancels them so
+// they hand themselves back.
+type Server struct {
+	*asynq.Server
+	grace time.Duration
+	drain context.CancelCauseFunc
+}
+
+// Shutdown drains the server (see Server) and returns once every job has
+// returned or HandBackTimeout past the grace period.
+func (s *Server) Shutdown() {
+	t := time.AfterFunc(s.grace, func() { s.drain(ErrDrained) })
+	defer t.Stop()
+	s.Server.Shutdown()
+	s.drain(ErrDrained)
+}
 
 // NewServer returns an asynq server on rdb serving jobs.QueueReplies and
 // jobs.QueueAgent weighted 3 to 1 (asynq's weights, not strict priority:
 // jobs are never starved by replies). Start it with Start(h.Mux()) or
 // Run(h.Mux()).
-func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
+func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
@@ -267,10 +301,12 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	base, drain := context.WithCancelCause(context.Background())
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     cfg.Concurrency,
 		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
-		ShutdownTimeout: cfg.ShutdownTimeout,
+		BaseContext:     func() context.Context { return base },
+		ShutdownTimeout: cfg.ShutdownTimeout + HandBackTimeout,
 		Logger:          asynqLogger{cfg.Logger},
 		IsFailure:       isFailure,
 		RetryDelayFunc:  retryDelay,
@@ -282,6 +318,7 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 		// few cheap commands a second per worker, for Redis.
 		TaskCheckInterval: taskCheckInterval,
 	})
+	return &Server{Server: srv, grace: cfg.ShutdownTimeout, drain: drain}
 }
 
 // taskCheckInterval: see NewServer.
