@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -274,17 +275,43 @@ var ErrDrained = errors.New("the worker is shutting down")
 // they hand themselves back.
 type Server struct {
 	*asynq.Server
-	grace time.Duration
-	drain context.CancelCauseFunc
+	grace   time.Duration
+	drained chan struct{} // closed when the grace period is over
+	once    sync.Once
+}
+
+// Start starts serving h, each task's context cancelled with ErrDrained
+// when a drain's grace period is over. The handler's own context, not
+// asynq's: asynq would fail a task whose context ended without waiting
+// for the handler, which then could not say on the issue what happened.
+func (s *Server) Start(h asynq.Handler) error { return s.Server.Start(s.drainable(h)) }
+
+// Run is Start, then waits for a signal and shuts down (asynq's Run).
+func (s *Server) Run(h asynq.Handler) error { return s.Server.Run(s.drainable(h)) }
+
+func (s *Server) drainable(h asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-s.drained:
+				cancel(ErrDrained)
+			case <-ctx.Done():
+			}
+		}()
+		return h.ProcessTask(ctx, t)
+	})
 }
 
 // Shutdown drains the server (see Server) and returns once every job has
 // returned or HandBackTimeout past the grace period.
 func (s *Server) Shutdown() {
-	t := time.AfterFunc(s.grace, func() { s.drain(ErrDrained) })
+	drain := func() { s.once.Do(func() { close(s.drained) }) }
+	t := time.AfterFunc(s.grace, drain)
 	defer t.Stop()
 	s.Server.Shutdown()
-	s.drain(ErrDrained)
+	drain()
 }
 
 // NewServer returns an asynq server on rdb serving jobs.QueueReplies and
@@ -301,11 +328,9 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	base, drain := context.WithCancelCause(context.Background())
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     cfg.Concurrency,
 		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
-		BaseContext:     func() context.Context { return base },
 		ShutdownTimeout: cfg.ShutdownTimeout + HandBackTimeout,
 		Logger:          asynqLogger{cfg.Logger},
 		IsFailure:       isFailure,
@@ -318,7 +343,7 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 		// few cheap commands a second per worker, for Redis.
 		TaskCheckInterval: taskCheckInterval,
 	})
-	return &Server{Server: srv, grace: cfg.ShutdownTimeout, drain: drain}
+	return &Server{Server: srv, grace: cfg.ShutdownTimeout, drained: make(chan struct{})}
 }
 
 // taskCheckInterval: see NewServer.
