@@ -121,19 +121,23 @@ func (h *Handlers) releaseSlot(ctx context.Context, issue jobs.Issue, taskID str
 }
 
 // retryDelay puts a waiting job back soon, with jitter so that waiting
-// jobs do not come back together; other errors get asynq's backoff.
+// jobs do not come back together, and a drained or recovered job at once;
+// other errors get asynq's backoff.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	switch {
 	case errors.Is(err, ErrWaiting):
 		return waitDelay + rand.N(waitDelay)
-	case errors.Is(err, ErrDrained):
+	case errors.Is(err, ErrDrained), errors.Is(err, asynq.ErrLeaseExpired):
+		// Handed back, or taken back from a dead worker (whose lease took
+		// 30 s or more to expire): the job did not fail, and it holds its
+		// slot until it runs again.
 		return 0
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
 // waitDelay: see retryDelay.
-const waitDelay = time.Second
+const waitDelay = 500 * time.Millisecond
 
 // isFailure: a job waiting for a slot, or handed back by a drain, has
 // not failed.

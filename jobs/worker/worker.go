@@ -336,8 +336,8 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 		IsFailure:       isFailure,
 		RetryDelayFunc:  retryDelay,
 		// A job put back for a slot (retryDelay) waits no longer than this
-		// past its delay.
-		DelayedTaskCheckInterval: time.Second,
+		// past its delay: a freed slot stays idle about this long.
+		DelayedTaskCheckInterval: waitDelay,
 		// An idle worker looks for a task this often (asynq's default is
 		// a second, half of which a labelled issue waited on average): a
 		// few cheap commands a second per worker, for Redis.
