@@ -18,10 +18,13 @@ type Limits struct {
 	Repo         int
 }
 
-// slotTTL ends a slot whose worker died without giving it back: one
-// attempt cannot run longer than AgentTimeout. A task run again (after a
-// crash, by another worker) takes its own slot over at once.
-const slotTTL = AgentTimeout
+// SlotTTL ends a slot whose worker died without giving it back; a running
+// job renews its slot every SlotRenew (Queue.TakeSlot again). A task run
+// again (after a crash, by another worker) takes its own slot over at once.
+const (
+	SlotTTL   = 3 * time.Minute
+	SlotRenew = time.Minute
+)
 
 // Slot names the limit a job waits on, for its log line and its retry's
 // error: "installation 42" or "repository octo/hello".
@@ -53,12 +56,13 @@ end
 return 0`)
 
 // TakeSlot takes a slot for the agent job taskID of issue under l, in one
-// script. full is "" when it was taken, else the limit that is reached;
-// the job should wait and try again (ReleaseSlot frees a slot).
+// script, or renews the one it holds for another SlotTTL. full is "" when
+// it was taken, else the limit that is reached; the job should wait and
+// try again (ReleaseSlot frees a slot).
 func (q *Queue) TakeSlot(ctx context.Context, issue Issue, taskID string, l Limits) (full Slot, err error) {
 	now := time.Now()
 	keys := []string{installationSlotsKey(issue), repoSlotsKey(issue)}
-	n, err := slotScript.Run(ctx, q.rdb, keys, taskID, now.UnixMilli(), now.Add(slotTTL).UnixMilli(), l.Installation, l.Repo).Int()
+	n, err := slotScript.Run(ctx, q.rdb, keys, taskID, now.UnixMilli(), now.Add(SlotTTL).UnixMilli(), l.Installation, l.Repo).Int()
 	if err != nil {
 		return "", fmt.Errorf("take a slot for %s: %w", issue, err)
 	}

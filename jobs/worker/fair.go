@@ -89,10 +89,39 @@ const waitPoll = time.Second
 // (ErrWaiting) unless this is its last try: asynq archives a task whose
 // retries are used up whatever the error, so the last try waits here for
 // a slot instead, holding its worker.
-func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Attempt) error {
+// The slot is renewed until release is called, so that it lapses soon
+// (jobs.SlotTTL) after its worker dies.
+func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Attempt) (release func(), err error) {
 	if h.Fairness == nil {
-		return nil
+		return func() {}, nil
 	}
+	if err := h.waitSlot(ctx, issue, run); err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(jobs.SlotRenew):
+			}
+			// Renewing a slot it holds never finds it full.
+			if _, err := h.Queue.TakeSlot(ctx, issue, run.TaskID, jobs.Limits{}); err != nil {
+				h.Logger.Warn("could not renew the job's slot", jobs.LogTask, run.TaskID, jobs.LogError, err)
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		h.releaseSlot(ctx, issue, run.TaskID)
+	}, nil
+}
+
+func (h *Handlers) waitSlot(ctx context.Context, issue jobs.Issue, run jobs.Attempt) error {
 	for {
 		full, err := h.Queue.TakeSlot(ctx, issue, run.TaskID, h.Fairness.Limits())
 		if err != nil || full == "" {
@@ -110,9 +139,6 @@ func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Atte
 }
 
 func (h *Handlers) releaseSlot(ctx context.Context, issue jobs.Issue, taskID string) {
-	if h.Fairness == nil {
-		return
-	}
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	if err := h.Queue.ReleaseSlot(rctx, issue, taskID); err != nil {

@@ -177,14 +177,15 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
-	if err := h.takeSlot(ctx, issue, run); err != nil {
+	releaseSlot, err := h.takeSlot(ctx, issue, run)
+	if err != nil {
 		if errors.Is(err, ErrWaiting) {
 			log.Info("job put back", "why", err.Error())
 		}
 		return err
 	}
-	err := work(ctx)
-	h.releaseSlot(ctx, issue, run.TaskID)
+	err = work(ctx)
+	releaseSlot()
 	if err != nil && errors.Is(context.Cause(ctx), ErrDrained) && !errors.Is(err, asynq.SkipRetry) {
 		err = fmt.Errorf("%w: %w", ErrDrained, err)
 	}
