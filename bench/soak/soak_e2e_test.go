@@ -236,10 +236,6 @@ func running(es []ev, name string) string {
 	return open
 }
 
-type job struct {
-	p jobs.SolveIssue
-}
-
 func (h *harness) enqueue(p jobs.SolveIssue, want jobs.EnqueueOutcome) {
 	h.t.Helper()
 	var res jobs.EnqueueResult

@@ -28,7 +28,7 @@ const (
 // enqueue takes an issue's lock and stores asynq's task in one script, and
 // those keys hash to different slots; a cluster would refuse every
 // enqueue, so it is refused at start-up instead.
-var ErrCluster = errors.New("Redis Cluster is not supported: the enqueue script spans keys of several hash slots; use one server or Sentinel")
+var ErrCluster = errors.New("redis cluster is not supported: the enqueue script spans keys of several hash slots; use one server or Sentinel")
 
 // TLS is what a rediss address trusts beyond the system's roots.
 type TLS struct {
