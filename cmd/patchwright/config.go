@@ -29,6 +29,7 @@ type config struct {
 	appID          int64
 	privateKey     []byte
 	redisURL       string // "" = embedded queue (serve only)
+	redisCA        []byte // extra roots for a rediss address; nil = the system's
 	listen         string
 	githubAPIURL   string
 	triggerLabel   string
@@ -44,6 +45,13 @@ type config struct {
 	webhookMaxBodyBytes int64
 	// workerConcurrency is jobs per worker process; 0 = worker.DefaultConcurrency.
 	workerConcurrency int
+	// installationConcurrency and repoConcurrency limit one installation's
+	// and one repository's running agent jobs across all workers; 0 = a
+	// share of the pool (worker.Fairness), -1 = none.
+	installationConcurrency, repoConcurrency int
+	// shutdownGrace is how long a stopping worker lets running jobs
+	// finish; 0 = worker.DefaultShutdownTimeout.
+	shutdownGrace time.Duration
 	// queuePassword opens /queue; "" = no queue dashboard.
 	queuePassword string
 	// listenSet: PATCHWRIGHT_LISTEN was given. A worker serves /metrics
@@ -76,6 +84,39 @@ func parseBodyBounds(bodies, bytes string, cfg *config) error {
 	return nil
 }
 
+// parseWorkerBounds reads the fairness limits and the drain's grace
+// period; empty keeps a default. A limit of 0 is none (-1 inside).
+func parseWorkerBounds(inst, repo, grace string, cfg *config) error {
+	limit := func(name, v string, dst *int) error {
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s: %q is not a number of jobs (0 for no limit)", name, v)
+		}
+		*dst = n
+		if n == 0 {
+			*dst = -1
+		}
+		return nil
+	}
+	if err := limit("PATCHWRIGHT_INSTALLATION_CONCURRENCY", inst, &cfg.installationConcurrency); err != nil {
+		return err
+	}
+	if err := limit("PATCHWRIGHT_REPO_CONCURRENCY", repo, &cfg.repoConcurrency); err != nil {
+		return err
+	}
+	if grace != "" {
+		d, err := time.ParseDuration(grace)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("PATCHWRIGHT_SHUTDOWN_GRACE: %q is not a positive duration such as 5m", grace)
+		}
+		cfg.shutdownGrace = d
+	}
+	return nil
+}
+
 // minQueuePassword mirrors queueui.MinPasswordLength, checked at start-up
 // so a short password is exit status 1, not a dashboard silently missing.
 const minQueuePassword = 16
@@ -90,16 +131,18 @@ type setting struct {
 // error is one line naming exactly what is missing or wrong.
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
-		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
-		concurrency, queuePassword, retention, maxBodies, maxBodyBytes              string
-		sandbox                                                                     rawSandbox
+		secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
+		concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
+		instConcurrency, repoConcurrency, grace                                              string
+		sandbox                                                                              rawSandbox
 	}
 	settings := []setting{
 		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
 		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
 		{"PATCHWRIGHT_PRIVATE_KEY", "private-key", "", "GitHub App private key, PEM (this or --private-key-file)", &raw.key},
 		{"PATCHWRIGHT_PRIVATE_KEY_FILE", "private-key-file", "", "file with the GitHub App private key", &raw.keyFile},
-		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis URL, redis://host:6379/0 (serve: unset runs an embedded queue; worker: required)", &raw.redis},
+		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis address: redis://[user:password@]host:6379/0, rediss:// for TLS, or redis-sentinel://[user:password@]host:26379[,host:port...]/MASTER[/db] (rediss-sentinel:// for TLS) (serve: unset runs an embedded queue; worker: required)", &raw.redis},
+		{"PATCHWRIGHT_REDIS_CA_FILE", "redis-ca-file", "", "PEM file of CA certificates a rediss address is checked against, besides the system's", &raw.redisCA},
 		{"PATCHWRIGHT_LISTEN", "listen", defaultListen, "address serve listens on", &raw.listen},
 		{"PATCHWRIGHT_GITHUB_API_URL", "github-api-url", githubapi.DefaultBaseURL, "GitHub REST API root", &raw.api},
 		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
@@ -107,6 +150,9 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
 		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
+		{"PATCHWRIGHT_INSTALLATION_CONCURRENCY", "installation-concurrency", "", "agent jobs of one installation running at once across all workers; 0 is none (default: half the pool, the concurrency of every worker together, at least 1)", &raw.instConcurrency},
+		{"PATCHWRIGHT_REPO_CONCURRENCY", "repo-concurrency", "", "agent jobs of one repository running at once across all workers; 0 is none (default: a quarter of the pool, at least 1)", &raw.repoConcurrency},
+		{"PATCHWRIGHT_SHUTDOWN_GRACE", "shutdown-grace", "", "how long a stopping worker lets running jobs finish before it hands them back to the queue, e.g. 5m (default 30s; Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", &raw.grace},
 		{"PATCHWRIGHT_RUN_RETENTION", "run-retention", "", "how long run records stay in Redis and run links work, e.g. 720h (default 720h, 30 days)", &raw.retention},
 		{"PATCHWRIGHT_WEBHOOK_MAX_BODIES", "webhook-max-bodies", "", "webhook bodies read at once before their signatures are checked; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodies) + ")", &raw.maxBodies},
 		{"PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES", "webhook-max-body-bytes", "", "bytes those bodies may hold together; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodyBytes) + ")", &raw.maxBodyBytes},
@@ -136,12 +182,22 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
 		queuePassword: raw.queuePassword, listenSet: listenSet,
 	}
+	if raw.redisCA != "" {
+		b, err := os.ReadFile(raw.redisCA)
+		if err != nil {
+			return config{}, fmt.Errorf("PATCHWRIGHT_REDIS_CA_FILE: %v", err)
+		}
+		cfg.redisCA = b
+	}
 	if raw.concurrency != "" {
 		n, err := strconv.Atoi(raw.concurrency)
 		if err != nil || n <= 0 {
 			return config{}, fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
 		}
 		cfg.workerConcurrency = n
+	}
+	if err := parseWorkerBounds(raw.instConcurrency, raw.repoConcurrency, raw.grace, &cfg); err != nil {
+		return config{}, err
 	}
 	if err := parseBodyBounds(raw.maxBodies, raw.maxBodyBytes, &cfg); err != nil {
 		return config{}, err

@@ -40,6 +40,10 @@ func TestConfigErrors(t *testing.T) {
 		"bad key":                {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key-file", keyFile}, want: "private key"},
 		"stray argument":         {command: "serve", args: []string{"extra"}, want: "takes no arguments"},
 		"unknown flag":           {command: "worker", args: []string{"--nope"}, want: "flag provided but not defined"},
+		"bad installation limit": {command: "worker", args: []string{"--installation-concurrency", "-2"}, want: `PATCHWRIGHT_INSTALLATION_CONCURRENCY: "-2" is not a number of jobs`},
+		"bad repo limit":         {command: "worker", args: []string{"--repo-concurrency", "many"}, want: `PATCHWRIGHT_REPO_CONCURRENCY: "many" is not a number of jobs`},
+		"bad grace":              {command: "worker", args: []string{"--shutdown-grace", "0s"}, want: `PATCHWRIGHT_SHUTDOWN_GRACE: "0s" is not a positive duration`},
+		"redis CA missing":       {command: "worker", args: []string{"--redis-ca-file", "/nonexistent/ca.pem"}, want: "PATCHWRIGHT_REDIS_CA_FILE: open /nonexistent/ca.pem"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/metrics"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -107,7 +108,8 @@ func phaseMetrics(m *metrics.Metrics) func(pipeline.Timings) {
 	}
 }
 
-// openRedis connects to cfg.redisURL or, when it is empty, starts an
+// openRedis connects to cfg.redisURL (one server, TLS or Sentinel:
+// jobs/redisconn) or, when it is empty, starts an
 // embedded miniredis (with its TTL clock on: asynq relies on expiring keys).
 func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	if cfg.redisURL == "" {
@@ -120,11 +122,10 @@ func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), err
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { rdb.Close(); m.Close() }, nil
 	}
-	opt, err := redis.ParseURL(cfg.redisURL)
+	rdb, err := redisconn.Open(cfg.redisURL, redisconn.TLS{CAPEM: cfg.redisCA})
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_REDIS_URL: %v", err)
 	}
-	rdb := redis.NewClient(opt)
 	return rdb, func() { rdb.Close() }, nil
 }
 
@@ -191,7 +192,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 		return err
 	}
 
-	var embedded *asynq.Server
+	var embedded *worker.Server
 	if cfg.redisURL == "" {
 		var closeWorker func()
 		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log, m); err != nil {
@@ -250,14 +251,16 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
-func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*asynq.Server, func(), error) {
+func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*worker.Server, func(), error) {
 	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, m)
 	if err != nil {
 		return nil, nil, err
 	}
+	fair := &worker.Fairness{Installation: cfg.installationConcurrency, Repo: cfg.repoConcurrency,
+		Inspector: asynq.NewInspectorFromRedisClient(rdb)}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
-		Branches: &githubjob.Branches{GitHub: app}, Logger: log}
-	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency})
+		Branches: &githubjob.Branches{GitHub: app}, Fairness: fair, Logger: log}
+	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(m))
 	if err := srv.Start(mux); err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -72,6 +73,9 @@ type Handlers struct {
 	// Branches deletes the branch of a closed pull request; without it,
 	// those tasks fail at once (asynq.SkipRetry) and the branch stays.
 	Branches Branches
+	// Fairness limits agent jobs per installation and repository; nil:
+	// none.
+	Fairness *Fairness
 	Logger   *slog.Logger
 }
 
@@ -173,7 +177,18 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
-	err := work(ctx)
+	releaseSlot, err := h.takeSlot(ctx, issue, run)
+	if err != nil {
+		if errors.Is(err, ErrWaiting) {
+			log.Info("job put back", "why", err.Error())
+		}
+		return err
+	}
+	err = work(ctx)
+	releaseSlot()
+	if err != nil && errors.Is(context.Cause(ctx), ErrDrained) && !errors.Is(err, asynq.SkipRetry) {
+		err = fmt.Errorf("%w: %w", ErrDrained, err)
+	}
 	if cerr := h.checkCancelled(ctx, issue, run); cerr != nil {
 		return cerr
 	}
@@ -228,8 +243,10 @@ func attemptOf(ctx context.Context, t *asynq.Task) jobs.Attempt {
 type Config struct {
 	// Concurrency is how many tasks run at once; default DefaultConcurrency.
 	Concurrency int
-	// ShutdownTimeout is how long shutdown waits for running tasks before
-	// handing them back to the queue; default DefaultShutdownTimeout.
+	// ShutdownTimeout is the drain's grace period: how long Shutdown lets
+	// running jobs finish before it cancels them (the pipeline then says
+	// on the issue that the job was interrupted and will run again, and
+	// hands it back: ErrDrained); default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Logger receives asynq's own log lines; default slog.Default().
 	Logger *slog.Logger
@@ -241,13 +258,68 @@ const (
 	// mostly waits on.
 	DefaultConcurrency     = 2
 	DefaultShutdownTimeout = 30 * time.Second
+	// HandBackTimeout is what a cancelled job gets, after the grace
+	// period, to write its status and hand itself back before asynq puts
+	// it back on its own (with nothing said on the issue). A pod's
+	// terminationGracePeriodSeconds must exceed ShutdownTimeout plus this.
+	HandBackTimeout = 15 * time.Second
 )
+
+// ErrDrained is the cause of a job's context cancelled by a drain (Server
+// Shutdown after its grace period). The job goes back to the queue
+// without counting a failure, unless it was its last try (asynq archives
+// those whatever the error; the sweeper then says so on the issue).
+var ErrDrained = errors.New("the worker is shutting down")
+
+// Server is the asynq server with a drain: Shutdown stops taking jobs,
+// lets running ones finish for the grace period, then cancels them so
+// they hand themselves back.
+type Server struct {
+	*asynq.Server
+	grace   time.Duration
+	drained chan struct{} // closed when the grace period is over
+	once    sync.Once
+}
+
+// Start starts serving h, each task's context cancelled with ErrDrained
+// when a drain's grace period is over. The handler's own context, not
+// asynq's: asynq would fail a task whose context ended without waiting
+// for the handler, which then could not say on the issue what happened.
+func (s *Server) Start(h asynq.Handler) error { return s.Server.Start(s.drainable(h)) }
+
+// Run is Start, then waits for a signal and shuts down (asynq's Run).
+func (s *Server) Run(h asynq.Handler) error { return s.Server.Run(s.drainable(h)) }
+
+func (s *Server) drainable(h asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-s.drained:
+				cancel(ErrDrained)
+			case <-ctx.Done():
+			}
+		}()
+		return h.ProcessTask(ctx, t)
+	})
+}
+
+// Shutdown drains the server (see Server) and returns once every job has
+// returned or HandBackTimeout past the grace period.
+func (s *Server) Shutdown() {
+	drain := func() { s.once.Do(func() { close(s.drained) }) }
+	t := time.AfterFunc(s.grace, drain)
+	defer t.Stop()
+	s.Server.Shutdown()
+	drain()
+}
 
 // NewServer returns an asynq server on rdb serving jobs.QueueReplies and
 // jobs.QueueAgent weighted 3 to 1 (asynq's weights, not strict priority:
 // jobs are never starved by replies). Start it with Start(h.Mux()) or
 // Run(h.Mux()).
-func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
+func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
@@ -257,16 +329,22 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *asynq.Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     cfg.Concurrency,
 		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
-		ShutdownTimeout: cfg.ShutdownTimeout,
+		ShutdownTimeout: cfg.ShutdownTimeout + HandBackTimeout,
 		Logger:          asynqLogger{cfg.Logger},
+		IsFailure:       isFailure,
+		RetryDelayFunc:  retryDelay,
+		// A job put back for a slot (retryDelay) waits no longer than this
+		// past its delay: a freed slot stays idle about this long.
+		DelayedTaskCheckInterval: waitDelay,
 		// An idle worker looks for a task this often (asynq's default is
 		// a second, half of which a labelled issue waited on average): a
 		// few cheap commands a second per worker, for Redis.
 		TaskCheckInterval: taskCheckInterval,
 	})
+	return &Server{Server: srv, grace: cfg.ShutdownTimeout, drained: make(chan struct{})}
 }
 
 // taskCheckInterval: see NewServer.
