@@ -34,6 +34,10 @@ packages=(
 	cargo
 	default-jdk-headless maven junit4 libsurefire-java
 	libmaven-compiler-plugin-java libmaven-resources-plugin-java
+	ruby ruby-rspec ruby-minitest bundler rake
+	php-cli php-xml php-mbstring phpunit composer
+	g++ make cmake meson ninja-build
+	gradle
 )
 
 need_host_tools
