@@ -246,10 +246,25 @@ func (d *detector) add(p Project, checks ...Check) {
 		return
 	}
 	for i := range checks {
+		if checks[i].Why == "" {
+			checks[i].Why = toolWhy[p.Tool]
+		}
 		checks[i].Dir = p.Dir
 		checks[i].Run = inDir(p.Dir, checks[i].Run)
 	}
 	d.projects = append(d.projects, projectChecks{Project: p, checks: checks})
+}
+
+// toolWhy says why the checks of the first languages detected run what
+// they run; the later ones say it per check.
+var toolWhy = map[string]string{
+	"go":     "go.mod: the go command, per module",
+	"npm":    "package.json's scripts, run with npm (package-lock.json or no other lockfile)",
+	"pnpm":   "package.json's scripts, run with pnpm (pnpm-lock.yaml or packageManager)",
+	"yarn":   "package.json's scripts, run with yarn (yarn.lock or packageManager)",
+	"pytest": "a Python project or pytest configuration file: pytest",
+	"cargo":  "Cargo.toml: cargo, offline unless checks have a network",
+	"mvn":    "pom.xml: Maven, offline (-o) unless checks have a network",
 }
 
 // safeDirRE is what a directory name may hold to be pasted into a shell

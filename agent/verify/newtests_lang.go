@@ -19,6 +19,10 @@ const (
 	LangPython = "python"
 	LangJS     = "javascript"
 	LangRust   = "rust"
+	LangRuby   = "ruby"
+	LangPHP    = "php"
+	LangCTest  = "ctest" // a CTest test a CMakeLists.txt adds
+	LangJava   = "java"
 )
 
 // CannotShow: the new test cannot be run against the original code at
@@ -55,6 +59,13 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 				// A pytest node ID: classes, nested ones too, joined by "::".
 				nt.Name = strings.ReplaceAll(t.Name, ".", "::")
 				nt.ID = name + "::" + nt.Name
+			case LangRuby, LangJava:
+				// RSpec's full description, minitest's Class#test_name;
+				// Class.method for JUnit.
+				nt.Name, nt.ID = t.Name, t.Name
+			case LangPHP:
+				// Reported as Class::method, selected by the method.
+				nt.Name, nt.ID = t.Name, t.Short
 			default:
 				// Runners select JavaScript tests by title and Rust
 				// tests by function name; the same one twice is run once.
@@ -81,6 +92,15 @@ func runnableLang(name string) (string, bool) {
 		return LangJS, true
 	case ".rs":
 		return LangRust, true
+	case ".rb":
+		return LangRuby, true
+	case ".php":
+		return LangPHP, true
+	case ".java":
+		return LangJava, true
+	}
+	if path.Base(name) == "CMakeLists.txt" {
+		return LangCTest, true
 	}
 	return "", false
 }
@@ -88,7 +108,7 @@ func runnableLang(name string) (string, bool) {
 // testKindOf is the test runner of the project in dir, for JavaScript,
 // where the file filter depends on it.
 func testKindOf(d Detection, dir, lang string) TestKind {
-	if lang != LangJS || dir == "" {
+	if dir == "" || lang == LangPython || lang == LangRust {
 		return ""
 	}
 	for _, c := range d.Checks {
@@ -104,7 +124,8 @@ func testKindOf(d Detection, dir, lang string) TestKind {
 // projectOf returns the directory of the project of lang containing
 // file, or "" when detection found none.
 func projectOf(d Detection, file, lang string) string {
-	want := map[string]string{LangPython: "python", LangJS: "node", LangRust: "rust"}[lang]
+	want := map[string]string{LangPython: "python", LangJS: "node", LangRust: "rust",
+		LangRuby: "ruby", LangPHP: "php", LangCTest: "c", LangJava: "java"}[lang]
 	best := ""
 	for _, p := range d.Projects {
 		if p.Language == want && within(file, p.Dir) && (best == "" || depth(p.Dir) > depth(best)) {
@@ -172,6 +193,9 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 		cmd = "cargo test" + offline + " -- " + strings.Join(names, " ")
 	case LangJS:
 		cmd = jsFileCommand(t0.Kind, strings.TrimPrefix(t0.File, prefixOf(t0.Dir)), jsBinPath(t0.Dir))
+	default:
+		res, err := r.runReportedOnBase(ctx, tests)
+		return append(results, res...), err
 	}
 	dir := baseDir
 	if t0.Dir != "." {
@@ -229,6 +253,8 @@ func cannotShowWhy(t NewTest) string {
 		return "cannot be shown because its name is not a plain Rust identifier"
 	case t.Lang == LangJS && !safeIDRE.MatchString(t.File):
 		return "cannot be shown because the test file's name cannot be passed to the shell safely"
+	case (t.Lang == LangRuby || t.Lang == LangPHP || t.Lang == LangCTest || t.Lang == LangJava) && reportedCommand(t.Kind, []NewTest{t}, "") == "":
+		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, Maven, Gradle)"
 	case t.Lang == LangJS && jsFileCommand(t.Kind, t.File, "") == "":
 		return "cannot be shown because the project's test script runs no JavaScript test runner Patchwright knows how to point at one file (node:test, mocha, jest, vitest, tape)"
 	}
