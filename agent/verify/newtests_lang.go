@@ -50,10 +50,17 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 			return nil, err
 		}
 		project := projectOf(d, name, lang)
+		inline := false
+		if lang == LangRust && !overlayable(name) {
+			inline, err = rustInline(ws, base, name)
+			if err != nil {
+				return nil, err
+			}
+		}
 		var found []NewTest
 		seen := map[string]bool{}
 		for _, t := range tests {
-			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang)}
+			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline}
 			switch lang {
 			case LangPython:
 				// A pytest node ID: classes, nested ones too, joined by "::".
@@ -80,6 +87,21 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// rustInline says whether a Rust source file's tests can be run on the
+// original code by swapping its #[cfg(test)] modules in.
+func rustInline(ws *sandbox.Workspace, base BaseTree, name string) (bool, error) {
+	now, err := ws.ReadFile(name)
+	if err != nil {
+		return false, fmt.Errorf("find new tests: %w", err)
+	}
+	old, err := base.BaseContent(name)
+	if err != nil {
+		return false, fmt.Errorf("find new tests: %w", err)
+	}
+	_, ok := testsrc.SpliceRustTests(old, now)
+	return ok, nil
 }
 
 // runnableLang is the language of a file whose new tests can be run on
@@ -190,7 +212,9 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 		if r.network() {
 			offline = ""
 		}
-		cmd = "cargo test" + offline + " -- " + strings.Join(names, " ")
+		// --no-fail-fast: a failing unit test binary must not keep the
+		// integration tests from running.
+		cmd = "cargo test" + offline + " --no-fail-fast -- " + strings.Join(names, " ")
 	case LangJS:
 		cmd = jsFileCommand(t0.Kind, strings.TrimPrefix(t0.File, prefixOf(t0.Dir)), jsBinPath(t0.Dir))
 	default:
@@ -245,7 +269,7 @@ func cannotShowWhy(t NewTest) string {
 		return fmt.Sprintf("cannot be shown because no %s project (with its test command) was detected around %s", t.Lang, t.File)
 	case !safeDirRE.MatchString(t.Dir) && t.Dir != ".":
 		return "cannot be shown because the project's directory name cannot be used in a command safely"
-	case !overlayable(t.File):
+	case !overlayable(t.File) && !t.Inline:
 		return fmt.Sprintf("cannot be shown because the test is in %s, beside the code it tests: the original code cannot be run with the new test without also taking the change", t.File)
 	case t.Lang == LangPython && !safeIDRE.MatchString(t.ID):
 		return "cannot be shown because its pytest node ID cannot be passed to the shell safely"
