@@ -446,8 +446,8 @@ func scenarioNewTestsMinitestAndRustUnit(t *testing.T, env *dockerEnv) {
 		"rb/test/calc_test.rb": rbTest,
 	})
 	f.write(map[string]string{
-		"rs/src/lib.rs": strings.Replace(strings.Replace(lib, "a + a + 1", "a + a", 1), "    fn zero() {", "    fn doubles() {\n        assert_eq!(super::double(2), 4);\n    }\n\n    #[test]\n    fn zero() {", 1),
-		"rb/lib/calc.rb": "module Calc\n  def self.add(a, b) = a + b\nend\n",
+		"rs/src/lib.rs":        strings.Replace(strings.Replace(lib, "a + a + 1", "a + a", 1), "    fn zero() {", "    fn doubles() {\n        assert_eq!(super::double(2), 4);\n    }\n\n    #[test]\n    fn zero() {", 1),
+		"rb/lib/calc.rb":       "module Calc\n  def self.add(a, b) = a + b\nend\n",
 		"rb/test/calc_test.rb": strings.Replace(rbTest, "  def test_old", "  def test_add\n    assert_equal 5, Calc.add(2, 3)\n  end\n\n  def test_old", 1),
 	})
 	changed := []string{"rb/lib/calc.rb", "rb/test/calc_test.rb", "rs/src/lib.rs"}
