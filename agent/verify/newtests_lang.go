@@ -120,6 +120,8 @@ func runnableLang(name string) (string, bool) {
 		return LangPHP, true
 	case ".java":
 		return LangJava, true
+	case ".c", ".cc", ".cpp", ".cxx":
+		return LangCTest, true // GoogleTest and Catch2 tests, as CTest names them
 	}
 	if path.Base(name) == "CMakeLists.txt" {
 		return LangCTest, true

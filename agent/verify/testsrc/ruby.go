@@ -84,7 +84,7 @@ func rubyWalk(n *sitter.Node, src []byte, group, class string, inherited []Marke
 		if method == "test" && recv == "" && class != "" { // ActiveSupport's test "name" do
 			if desc, ok := rubyDescription(n, src); ok && n.ChildByFieldName("block") != nil {
 				name := "test_" + strings.ReplaceAll(strings.TrimSpace(desc), " ", "_")
-				marks := append(append([]Marker(nil), inherited...), callMarks(n.ChildByFieldName("block"), src, "call", "method", rubySkipCall)...)
+				marks := append(append([]Marker(nil), inherited...), rubySkips(n.ChildByFieldName("block"), src)...)
 				*out = append(*out, nodeTest(n, n, src, class+"#"+name, name, marks))
 				return
 			}
@@ -100,7 +100,7 @@ func rubyWalk(n *sitter.Node, src []byte, group, class string, inherited []Marke
 	case "method":
 		name := text(n.ChildByFieldName("name"), src)
 		if class != "" && strings.HasPrefix(name, "test_") {
-			marks := append(append([]Marker(nil), inherited...), callMarks(n, src, "call", "method", rubySkipCall)...)
+			marks := append(append([]Marker(nil), inherited...), rubySkips(n, src)...)
 			*out = append(*out, nodeTest(n, n, src, class+"#"+name, name, marks))
 		}
 		return
@@ -147,8 +147,21 @@ func rubyDeclared(call *sitter.Node, r jsRole, method string, src []byte, group,
 		// An example without a block is pending.
 		marks = append(marks, Marker{Text: text(call, src), Line: line(call)})
 	} else {
-		marks = append(marks, callMarks(block, src, "call", "method", rubySkipCall)...)
+		marks = append(marks, rubySkips(block, src)...)
 	}
 	*out = append(*out, nodeTest(call, call, src, joinRSpec(group, desc), desc, marks))
 	return true
+}
+
+// rubySkips finds skip and pending in a test's body: calls with a reason,
+// and the bare word, which Ruby parses as an identifier.
+func rubySkips(body *sitter.Node, src []byte) []Marker {
+	out := callMarks(body, src, "call", "method", rubySkipCall)
+	walk(body, func(n *sitter.Node) bool {
+		if n.Type() == "identifier" && rubySkipCall.MatchString(text(n, src)) && n.Parent() != nil && n.Parent().Type() != "call" {
+			out = append(out, Marker{Text: text(n, src), Line: line(n)})
+		}
+		return true
+	})
+	return out
 }

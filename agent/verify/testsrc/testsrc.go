@@ -93,6 +93,8 @@ func readerOf(p string) *reader {
 		return &reader{tests: noError(javaTests), code: treeCode(javaGrammar, false), inline: true}
 	case ".rb":
 		return &reader{tests: noError(rubyTests), code: treeCode(rubyGrammar, false)}
+	case ".c", ".cc", ".cpp", ".cxx":
+		return &reader{tests: noError(cppTests), code: cppCode}
 	case ".php":
 		return &reader{tests: noError(phpTests), code: treeCode(phpGrammar, false)}
 	}
