@@ -75,6 +75,16 @@ func depFileOf(p string) *depFile {
 		return &depFile{what: "crate", lock: true, read: tomlPackagesDeps(true)}
 	case base == "pom.xml":
 		return &depFile{what: "Maven artifact", read: pomDeps}
+	case base == "Gemfile", strings.HasSuffix(base, ".gemspec"):
+		return &depFile{what: "gem", read: gemfileDeps}
+	case base == "Gemfile.lock":
+		return &depFile{what: "gem", lock: true, read: gemLockDeps}
+	case base == "composer.json":
+		return &depFile{what: "Composer package", read: composerJSONDeps}
+	case base == "composer.lock":
+		return &depFile{what: "Composer package", lock: true, read: composerLockDeps}
+	case base == "build.gradle", base == "build.gradle.kts":
+		return &depFile{what: "Gradle dependency", read: gradleDeps}
 	}
 	return nil
 }

@@ -190,6 +190,29 @@ func depCases() map[string]analysisCase {
 				return append([]string{"new_dependency requirements.txt:0"}, w...)
 			}(),
 		},
+		"deps/Gemfile new gem": {
+			files: []File{mod("Gemfile", "source \"https://rubygems.org\"\n\ngem \"rspec\", \"~> 3.12\"\n",
+				"source \"https://rubygems.org\"\n\ngem \"rspec\", \"~> 3.12\"\ngem 'httparty'\n")},
+			want: []string{"new_dependency Gemfile:4"},
+		},
+		"deps/Gemfile.lock transitive gem": {
+			files: []File{mod("Gemfile.lock", "GEM\n  remote: https://rubygems.org/\n  specs:\n    rspec (3.12.0)\n      rspec-core (~> 3.12.0)\n",
+				"GEM\n  remote: https://rubygems.org/\n  specs:\n    mini_mime (1.1.5)\n    rspec (3.12.0)\n      rspec-core (~> 3.12.0)\n")},
+			want: []string{"new_dependency Gemfile.lock:4"},
+		},
+		"deps/composer.json new package, platform ignored": {
+			files: []File{mod("composer.json", `{"require": {"php": ">=8.1"}}`, "{\"require\": {\"php\": \">=8.2\",\n \"ext-json\": \"*\",\n \"guzzlehttp/guzzle\": \"^7.8\"}}")},
+			want:  []string{"new_dependency composer.json:3"},
+		},
+		"deps/composer.lock bump": {
+			files: []File{mod("composer.lock", `{"packages": [{"name": "monolog/monolog", "version": "3.5.0"}]}`, `{"packages": [{"name": "monolog/monolog", "version": "3.6.0"}]}`)},
+			want:  []string{"new_dependency composer.lock:1"},
+		},
+		"deps/build.gradle new test dependency": {
+			files: []File{mod("build.gradle", "dependencies {\n    testImplementation 'junit:junit:4.13.2'\n}\n",
+				"plugins {\n    id 'java'\n}\ndependencies {\n    testImplementation 'junit:junit:4.13.2'\n    implementation(\"com.google.guava:guava:33.0.0-jre\")\n}\n")},
+			want: []string{"new_dependency build.gradle:6"},
+		},
 		"deps/deleted lockfile": {
 			files: []File{del("yarn.lock", "express@^4.18.0:\n  version \"4.18.0\"\n")},
 		},

@@ -47,6 +47,9 @@ type Check struct {
 	// broken Go build does not hide the JavaScript tests. Configured
 	// checks have none, and their gate skips every later check.
 	Project string
+	// Why says, in one line, why detection chose this command ("Gemfile
+	// and spec/: RSpec"); "" for configured checks.
+	Why string
 }
 
 // CheckResult is what one check did in one phase. Its JSON form carries
@@ -84,6 +87,8 @@ type CheckResult struct {
 	// image, for example "`python` is not in the image; ran `python3`".
 	// Command is then what ran.
 	Note string `json:"note,omitempty"`
+	// Why is the detected check's Check.Why: why this command was chosen.
+	Why string `json:"why,omitempty"`
 	// CouldNotRun is set when the command started but could not do its
 	// work because a program it needs is missing from the image (exit
 	// 126/127, "command not found", a missing toolchain or test runner).

@@ -42,6 +42,11 @@ var (
 	// repository: "Cannot access central (...) in offline mode and the
 	// artifact g:a:jar:v has not been downloaded from it before."
 	mavenOfflineRE = regexp.MustCompile(`Cannot access \S+ \(\S+\) in offline mode and the artifact (\S+) has not been downloaded`)
+	// Bundler without the Gemfile's gems: "Could not find gem 'httparty'
+	// in locally installed gems."; Gradle offline: "No cached version of
+	// junit:junit:4.13.2 available for offline mode."
+	bundlerGemRE    = regexp.MustCompile(`Could not find gem '([^']+)' in locally installed gems`)
+	gradleOfflineRE = regexp.MustCompile(`No cached version of (\S+) available for offline mode`)
 )
 
 // couldNotRun reads a failed run's output for the signs that the command
@@ -86,6 +91,12 @@ func couldNotRun(exit int, output string) string {
 		}
 		if m := rustToolchainRE.FindStringSubmatch(line); m != nil && early <= 10 {
 			return fmt.Sprintf("the Rust toolchain %s is not installed in the image", quoteName(m[1]))
+		}
+		if m := bundlerGemRE.FindStringSubmatch(line); m != nil {
+			return fmt.Sprintf("the gem %s is not installed in the image (bundle install in setup fetches it)", quoteName(m[1]))
+		}
+		if m := gradleOfflineRE.FindStringSubmatch(line); m != nil {
+			return fmt.Sprintf("Gradle is offline and %s is not in its cache (fetch it in setup)", quoteName(m[1]))
 		}
 		if m := mavenOfflineRE.FindStringSubmatch(line); m != nil {
 			return fmt.Sprintf("Maven is offline and %s is not in its local repository (add it to the image or fetch it in setup)", quoteName(m[1]))

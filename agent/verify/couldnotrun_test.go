@@ -99,6 +99,7 @@ func TestDescribe(t *testing.T) {
 		{name: "jest suite error", cmd: "npm test", kind: KindJest, file: "jest_suite_error.txt", exit: 1, summary: true},
 		{name: "cargo filtered", cmd: "cargo test --offline x", file: "cargo_nomatch.txt", exit: 0, zero: "cargo ran no test", summary: true},
 		{name: "maven no tests", cmd: "mvn -B -o test", file: "maven_no_tests.txt", exit: 0, zero: "maven ran no test", summary: true},
+		{name: "bundler without the gem", cmd: "bundle exec rspec", file: "bundler_missing_gem.txt", exit: 1, couldNotRun: true},
 		{name: "tape as npm test without kind", cmd: "npm test", file: "tape_pass.txt", exit: 0},
 		{name: "TAP is not go", cmd: "go test ./...", file: "tape_pass.txt", exit: 0, goTests: false},
 		{name: "mocha exit 1 is not zero", cmd: "mocha", file: "mocha_nomatch.txt", exit: 1, summary: true},

@@ -22,7 +22,7 @@ type Detection struct {
 	// Checks are grouped by project, each project's cheapest first.
 	Checks []Check
 	// Languages names each ecosystem found, once: "go", "node",
-	// "python", "rust", "java".
+	// "python", "rust", "java", "ruby", "php", "c".
 	Languages []string
 	// Missing says, one sentence each, what kind of check could not be
 	// found, for the report's "Not verified" section.
@@ -43,15 +43,23 @@ type Project struct {
 	// Dir is relative to the repository root in slash form; "." is the
 	// root.
 	Dir string `json:"dir"`
-	// Language is "go", "node", "python", "rust" or "java".
+	// Language is "go", "node", "python", "rust", "java", "ruby", "php"
+	// or "c" (C and C++).
 	Language string `json:"language"`
 	// Tool is how the project is built and tested, as check names show
-	// it: "go", "npm", "pnpm", "yarn", "pytest", "cargo", "mvn".
+	// it: "go", "npm", "pnpm", "yarn", "pytest", "cargo", "mvn",
+	// "gradle", "rspec", "rake", "minitest", "phpunit", "composer",
+	// "cmake", "meson", "make".
 	Tool string `json:"tool"`
 	// Module is a Go module's path.
 	Module string `json:"module,omitempty"`
 	// Checks names the project's checks, as in Detection.Checks.
 	Checks []string `json:"checks"`
+	// Setup is the command that fetches the project's dependencies
+	// (`bundle install`, `composer install`, `gradle dependencies`) with
+	// the manifests it reads, for dependency setup; nil when the project
+	// needs none that detection knows.
+	Setup *Setup `json:"setup,omitempty"`
 }
 
 // label is how a project qualifies a check name that several projects
@@ -101,6 +109,23 @@ var markerNames = []string{
 	"go.mod", "go.work", "package.json", "pnpm-workspace.yaml",
 	"pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py",
 	"Cargo.toml", "pom.xml",
+	"Gemfile", "Rakefile", "composer.json", "phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml",
+	"CMakeLists.txt", "meson.build", "Makefile", "makefile", "GNUmakefile",
+	"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts",
+}
+
+// gemspecMarker stands for every *.gemspec file in the tree.
+const gemspecMarker = "*.gemspec"
+
+// markerOf returns the name scan records a file under, or "".
+func markerOf(name string) string {
+	if slices.Contains(markerNames, name) {
+		return name
+	}
+	if strings.HasSuffix(name, ".gemspec") {
+		return gemspecMarker
+	}
+	return ""
 }
 
 // tree is which marker files each directory holds.
@@ -153,7 +178,7 @@ func Detect(ws *sandbox.Workspace, opts DetectOptions) (Detection, error) {
 		return Detection{}, err
 	}
 	d := &detector{ws: ws, opts: opts, t: t}
-	steps := []func() error{d.golang, d.node, d.python, d.rust, d.java}
+	steps := []func() error{d.golang, d.node, d.python, d.rust, d.java, d.ruby, d.php, d.gradle, d.native, d.make}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return Detection{}, err
@@ -181,14 +206,15 @@ func scan(ws *sandbox.Workspace) (tree, error) {
 			}
 			return nil
 		}
-		if !slices.Contains(markerNames, e.Name()) || !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
+		marker := markerOf(e.Name())
+		if marker == "" || !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
 		dir := path.Dir(p)
 		if t[dir] == nil {
 			t[dir] = map[string]bool{}
 		}
-		t[dir][e.Name()] = true
+		t[dir][marker] = true
 		return nil
 	})
 	if err != nil {
@@ -220,10 +246,25 @@ func (d *detector) add(p Project, checks ...Check) {
 		return
 	}
 	for i := range checks {
+		if checks[i].Why == "" {
+			checks[i].Why = toolWhy[p.Tool]
+		}
 		checks[i].Dir = p.Dir
 		checks[i].Run = inDir(p.Dir, checks[i].Run)
 	}
 	d.projects = append(d.projects, projectChecks{Project: p, checks: checks})
+}
+
+// toolWhy says why the checks of the first languages detected run what
+// they run; the later ones say it per check.
+var toolWhy = map[string]string{
+	"go":     "go.mod: the go command, per module",
+	"npm":    "package.json's scripts, run with npm (package-lock.json or no other lockfile)",
+	"pnpm":   "package.json's scripts, run with pnpm (pnpm-lock.yaml or packageManager)",
+	"yarn":   "package.json's scripts, run with yarn (yarn.lock or packageManager)",
+	"pytest": "a Python project or pytest configuration file: pytest",
+	"cargo":  "Cargo.toml: cargo, offline unless checks have a network",
+	"mvn":    "pom.xml: Maven, offline (-o) unless checks have a network",
 }
 
 // safeDirRE is what a directory name may hold to be pasted into a shell

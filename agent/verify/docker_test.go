@@ -429,6 +429,56 @@ func scenarioNewTestsOtherLanguages(t *testing.T, env *dockerEnv) {
 	}
 }
 
+// scenarioNewTestsMinitestAndRustUnit (issue 27): a new minitest method
+// and a new unit test in a Rust source file's #[cfg(test)] module are
+// both shown failing on the original code in the real sandbox.
+func scenarioNewTestsMinitestAndRustUnit(t *testing.T, env *dockerEnv) {
+	if out, err := env.sb.Exec(context.Background(), sandbox.Command{Script: "command -v ruby && command -v cargo", Timeout: time.Minute}); err != nil || out.ExitCode != 0 {
+		t.Skip("the sandbox image has no ruby or cargo; build it with testdata/sandbox-image/build.sh")
+	}
+	lib := "pub fn double(a: i32) -> i32 {\n    a + a + 1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn zero() {\n        let _ = super::double(0);\n    }\n}\n"
+	rbTest := "require \"minitest/autorun\"\nrequire \"calc\"\n\nclass CalcTest < Minitest::Test\n  def test_old\n    assert_equal 1, 1\n  end\nend\n"
+	f := newFixture(t, env, map[string]string{
+		"rs/Cargo.toml":        "[package]\nname = \"dbl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"rs/src/lib.rs":        lib,
+		"rb/Rakefile":          "require \"rake/testtask\"\nRake::TestTask.new(:test) { |t| t.libs << \"lib\" }\n",
+		"rb/lib/calc.rb":       "module Calc\n  def self.add(a, b) = a - b\nend\n",
+		"rb/test/calc_test.rb": rbTest,
+	})
+	f.write(map[string]string{
+		"rs/src/lib.rs":        strings.Replace(strings.Replace(lib, "a + a + 1", "a + a", 1), "    fn zero() {", "    fn doubles() {\n        assert_eq!(super::double(2), 4);\n    }\n\n    #[test]\n    fn zero() {", 1),
+		"rb/lib/calc.rb":       "module Calc\n  def self.add(a, b) = a + b\nend\n",
+		"rb/test/calc_test.rb": strings.Replace(rbTest, "  def test_old", "  def test_add\n    assert_equal 5, Calc.add(2, 3)\n  end\n\n  def test_old", 1),
+	})
+	changed := []string{"rb/lib/calc.rb", "rb/test/calc_test.rb", "rs/src/lib.rs"}
+	ws := f.workspace()
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := gitBase{dir: f.dir, commit: f.base}
+	found, err := FindNewTests(ws, base, changed, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Sandbox: f.sb, Checks: d.Checks, Timeout: 5 * time.Minute}
+	results, err := r.RunNewTestsOnBase(context.Background(), ws, base, found, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]NewTestStatus{}
+	for _, res := range results {
+		status[res.Name] = res.Status
+		if res.Status != FailsBefore {
+			t.Logf("%s: %s (%s) %s\n%s", res.Name, res.Status, res.Reason, res.Command, res.Output)
+		}
+	}
+	want := map[string]NewTestStatus{"CalcTest#test_add": FailsBefore, "doubles": FailsBefore}
+	if !reflect.DeepEqual(status, want) {
+		t.Errorf("statuses = %v, want %v", status, want)
+	}
+}
+
 // scenarioCargo runs detected cargo checks in the sandbox and shows a new
 // integration test failing on the original code.
 func scenarioCargo(t *testing.T, env *dockerEnv) {
@@ -530,6 +580,7 @@ func TestDockerRunner(t *testing.T) {
 		{"OtherRunners", scenarioOtherRunners},
 		{"NewTestsOtherLanguages", scenarioNewTestsOtherLanguages},
 		{"Cargo", scenarioCargo},
+		{"NewTestsMinitestAndRustUnit", scenarioNewTestsMinitestAndRustUnit},
 		{"MavenOffline", scenarioMavenOffline},
 		{"ZeroTests", scenarioZeroTests},
 	}

@@ -59,9 +59,12 @@ type NewTest struct {
 	// ID is how the runner selects the test: a pytest node ID, a Rust
 	// function name, a JavaScript test title; "" for Go (Name is used).
 	ID string `json:"id,omitempty"`
-	// Kind is a JavaScript project's test runner, which decides how one
-	// file is run.
+	// Kind is the project's test runner, which decides how one file or
+	// test is run.
 	Kind TestKind `json:"kind,omitempty"`
+	// Inline is set for a Rust unit test in a source file's #[cfg(test)]
+	// module: the module, not the file, is laid over the original code.
+	Inline bool `json:"inline,omitempty"`
 }
 
 // FindNewGoTests is FindNewTests for Go alone: the Test, Fuzz and
@@ -253,6 +256,12 @@ func openTree(tree *os.Root) error {
 // against except for the change under test.
 func overlayTests(ws *sandbox.Workspace, tree *os.Root, changed []string) error {
 	for _, name := range changed {
+		if path.Ext(name) == ".rs" && !overlayable(name) {
+			if err := overlayRustModules(ws, tree, name); err != nil {
+				return err
+			}
+			continue
+		}
 		if !overlayable(name) {
 			continue
 		}
@@ -271,6 +280,28 @@ func overlayTests(ws *sandbox.Workspace, tree *os.Root, changed []string) error 
 		}
 	}
 	return nil
+}
+
+// overlayRustModules lays a changed Rust source file's #[cfg(test)]
+// modules over the original version of the file (testsrc.SpliceRustTests):
+// its unit tests then run against the original code.
+func overlayRustModules(ws *sandbox.Workspace, tree *os.Root, name string) error {
+	now, err := ws.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("overlay test modules: %w", err)
+	}
+	base, err := tree.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("overlay test modules: %w", err)
+	}
+	spliced, ok := testsrc.SpliceRustTests(base, now)
+	if !ok {
+		return nil
+	}
+	return writeUnder(tree, name, spliced, 0o644)
 }
 
 // groupByDir groups the tests one run can take: a Go package, a Python

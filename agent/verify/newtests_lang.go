@@ -19,6 +19,10 @@ const (
 	LangPython = "python"
 	LangJS     = "javascript"
 	LangRust   = "rust"
+	LangRuby   = "ruby"
+	LangPHP    = "php"
+	LangCTest  = "ctest" // a CTest test a CMakeLists.txt adds
+	LangJava   = "java"
 )
 
 // CannotShow: the new test cannot be run against the original code at
@@ -46,15 +50,29 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 			return nil, err
 		}
 		project := projectOf(d, name, lang)
+		inline := false
+		if lang == LangRust && !overlayable(name) {
+			inline, err = rustInline(ws, base, name)
+			if err != nil {
+				return nil, err
+			}
+		}
 		var found []NewTest
 		seen := map[string]bool{}
 		for _, t := range tests {
-			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang)}
+			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline}
 			switch lang {
 			case LangPython:
 				// A pytest node ID: classes, nested ones too, joined by "::".
 				nt.Name = strings.ReplaceAll(t.Name, ".", "::")
 				nt.ID = name + "::" + nt.Name
+			case LangRuby, LangJava:
+				// RSpec's full description, minitest's Class#test_name;
+				// Class.method for JUnit.
+				nt.Name, nt.ID = t.Name, t.Name
+			case LangPHP:
+				// Reported as Class::method, selected by the method.
+				nt.Name, nt.ID = t.Name, t.Short
 			default:
 				// Runners select JavaScript tests by title and Rust
 				// tests by function name; the same one twice is run once.
@@ -71,6 +89,21 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 	return out, nil
 }
 
+// rustInline says whether a Rust source file's tests can be run on the
+// original code by swapping its #[cfg(test)] modules in.
+func rustInline(ws *sandbox.Workspace, base BaseTree, name string) (bool, error) {
+	now, err := ws.ReadFile(name)
+	if err != nil {
+		return false, fmt.Errorf("find new tests: %w", err)
+	}
+	old, err := base.BaseContent(name)
+	if err != nil {
+		return false, fmt.Errorf("find new tests: %w", err)
+	}
+	_, ok := testsrc.SpliceRustTests(old, now)
+	return ok, nil
+}
+
 // runnableLang is the language of a file whose new tests can be run on
 // the original code, other than Go.
 func runnableLang(name string) (string, bool) {
@@ -81,6 +114,17 @@ func runnableLang(name string) (string, bool) {
 		return LangJS, true
 	case ".rs":
 		return LangRust, true
+	case ".rb":
+		return LangRuby, true
+	case ".php":
+		return LangPHP, true
+	case ".java":
+		return LangJava, true
+	case ".c", ".cc", ".cpp", ".cxx":
+		return LangCTest, true // GoogleTest and Catch2 tests, as CTest names them
+	}
+	if path.Base(name) == "CMakeLists.txt" {
+		return LangCTest, true
 	}
 	return "", false
 }
@@ -88,7 +132,7 @@ func runnableLang(name string) (string, bool) {
 // testKindOf is the test runner of the project in dir, for JavaScript,
 // where the file filter depends on it.
 func testKindOf(d Detection, dir, lang string) TestKind {
-	if lang != LangJS || dir == "" {
+	if dir == "" || lang == LangPython || lang == LangRust {
 		return ""
 	}
 	for _, c := range d.Checks {
@@ -104,7 +148,8 @@ func testKindOf(d Detection, dir, lang string) TestKind {
 // projectOf returns the directory of the project of lang containing
 // file, or "" when detection found none.
 func projectOf(d Detection, file, lang string) string {
-	want := map[string]string{LangPython: "python", LangJS: "node", LangRust: "rust"}[lang]
+	want := map[string]string{LangPython: "python", LangJS: "node", LangRust: "rust",
+		LangRuby: "ruby", LangPHP: "php", LangCTest: "c", LangJava: "java"}[lang]
 	best := ""
 	for _, p := range d.Projects {
 		if p.Language == want && within(file, p.Dir) && (best == "" || depth(p.Dir) > depth(best)) {
@@ -169,9 +214,14 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 		if r.network() {
 			offline = ""
 		}
-		cmd = "cargo test" + offline + " -- " + strings.Join(names, " ")
+		// --no-fail-fast: a failing unit test binary must not keep the
+		// integration tests from running.
+		cmd = "cargo test" + offline + " --no-fail-fast -- " + strings.Join(names, " ")
 	case LangJS:
 		cmd = jsFileCommand(t0.Kind, strings.TrimPrefix(t0.File, prefixOf(t0.Dir)), jsBinPath(t0.Dir))
+	default:
+		res, err := r.runReportedOnBase(ctx, tests)
+		return append(results, res...), err
 	}
 	dir := baseDir
 	if t0.Dir != "." {
@@ -221,7 +271,7 @@ func cannotShowWhy(t NewTest) string {
 		return fmt.Sprintf("cannot be shown because no %s project (with its test command) was detected around %s", t.Lang, t.File)
 	case !safeDirRE.MatchString(t.Dir) && t.Dir != ".":
 		return "cannot be shown because the project's directory name cannot be used in a command safely"
-	case !overlayable(t.File):
+	case !overlayable(t.File) && !t.Inline:
 		return fmt.Sprintf("cannot be shown because the test is in %s, beside the code it tests: the original code cannot be run with the new test without also taking the change", t.File)
 	case t.Lang == LangPython && !safeIDRE.MatchString(t.ID):
 		return "cannot be shown because its pytest node ID cannot be passed to the shell safely"
@@ -229,6 +279,8 @@ func cannotShowWhy(t NewTest) string {
 		return "cannot be shown because its name is not a plain Rust identifier"
 	case t.Lang == LangJS && !safeIDRE.MatchString(t.File):
 		return "cannot be shown because the test file's name cannot be passed to the shell safely"
+	case (t.Lang == LangRuby || t.Lang == LangPHP || t.Lang == LangCTest || t.Lang == LangJava) && reportedCommand(t.Kind, []NewTest{t}, "") == "":
+		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, Maven, Gradle)"
 	case t.Lang == LangJS && jsFileCommand(t.Kind, t.File, "") == "":
 		return "cannot be shown because the project's test script runs no JavaScript test runner Patchwright knows how to point at one file (node:test, mocha, jest, vitest, tape)"
 	}

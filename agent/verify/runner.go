@@ -87,7 +87,7 @@ func (r *Runner) Run(ctx context.Context, phase Phase) ([]CheckResult, error) {
 }
 
 func notRun(c Check, phase Phase, why string) CheckResult {
-	return CheckResult{Name: c.Name, Command: c.Run, Phase: phase, ExitCode: -1, NotRunReason: why}
+	return CheckResult{Name: c.Name, Command: c.Run, Phase: phase, ExitCode: -1, NotRunReason: why, Why: c.Why}
 }
 
 func (r *Runner) record(ctx context.Context, res CheckResult) error {
@@ -119,7 +119,7 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 		}
 	}
 	res := CheckResult{
-		Name: c.Name, Command: c.Run, Phase: phase, Ran: true, Note: note,
+		Name: c.Name, Command: c.Run, Phase: phase, Ran: true, Note: note, Why: c.Why,
 		ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut,
 		Duration: out.Duration, TimedOut: out.TimedOut, OOMKilled: out.OOMKilled,
 		Runs: 1,
@@ -178,6 +178,18 @@ func prelude(kind TestKind) string {
 		return "find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null\n"
 	case KindPytest:
 		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} -o junit_family=xunit1 --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
+	case KindRSpec:
+		// SPEC_OPTS adds to .rspec; naming a formatter drops the default
+		// one, so progress is named too.
+		return "rm -f " + rspecJSONPath + "; SPEC_OPTS=\"${SPEC_OPTS:-} --format progress --format json --out " + rspecJSONPath + "\"; export SPEC_OPTS\n"
+	case KindPHPUnit:
+		return "rm -f " + phpunitXMLPath + "\n"
+	case KindCTest:
+		return "rm -f " + ctestJUnitPath + "\n"
+	case KindGradle:
+		return "find . -path '*/build/test-results' -type d -prune -exec rm -rf {} + 2>/dev/null\n"
+	case KindMeson:
+		return "find . -path '*/meson-logs/testlog.junit.xml' -type f -exec rm -f {} + 2>/dev/null\n"
 	}
 	return ""
 }
@@ -199,6 +211,16 @@ func reportScript(kind TestKind) string {
 		return "cat " + junitPath
 	case KindMaven:
 		return "find . -path '*/target/surefire-reports/TEST-*.xml' -type f -exec cat {} +"
+	case KindRSpec:
+		return "cat " + rspecJSONPath
+	case KindPHPUnit:
+		return "cat " + phpunitXMLPath
+	case KindCTest:
+		return "cat " + ctestJUnitPath
+	case KindGradle:
+		return "find . -path '*/build/test-results/*' -name 'TEST-*.xml' -type f -exec cat {} +"
+	case KindMeson:
+		return "find . -path '*/meson-logs/testlog.junit.xml' -type f -exec cat {} +"
 	}
 	return ""
 }
@@ -227,8 +249,8 @@ func describe(res *CheckResult, c Check, output string, report []byte) string {
 	switch {
 	case kind == KindGo:
 		res.Summary, text = readGo(output)
-	case report != nil && ParseJUnit(kind, report) != nil:
-		res.Summary = ParseJUnit(kind, report)
+	case report != nil && parseReport(kind, report) != nil:
+		res.Summary = parseReport(kind, report)
 	default:
 		res.Summary = ParseTestOutput(kind, output)
 	}

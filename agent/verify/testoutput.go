@@ -28,6 +28,12 @@ const (
 	KindVitest   TestKind = "vitest"
 	KindCargo    TestKind = "cargo"
 	KindMaven    TestKind = "maven"
+	KindGradle   TestKind = "gradle"
+	KindRSpec    TestKind = "rspec"
+	KindMinitest TestKind = "minitest" // rake test, test-unit's summary too
+	KindPHPUnit  TestKind = "phpunit"
+	KindCTest    TestKind = "ctest"
+	KindMeson    TestKind = "meson"
 )
 
 // kindPatterns recognise a test runner in a command or a package.json
@@ -46,6 +52,12 @@ var kindPatterns = []struct {
 	{KindMocha, regexp.MustCompile(`(^|[\s;&|(/])mocha(\s|$)`)},
 	{KindNodeTest, regexp.MustCompile(`(^|[\s;&|(/])node (.*\s)?--test(\s|$)`)},
 	{KindTAP, regexp.MustCompile(`(^|[\s;&|(/])(tape|tap|tsx-tap)(\s|$)`)},
+	{KindGradle, regexp.MustCompile(`(^|[\s;&|(/])(gradle|gradlew)(\s.*)?\s(test|check|build)(\s|$)`)},
+	{KindRSpec, regexp.MustCompile(`(^|[\s;&|(/])rspec(\s|$)`)},
+	{KindMinitest, regexp.MustCompile(`(^|[\s;&|(/])((rake|rails) test|ruby (.*\s)?-Itest)(\s|$)`)},
+	{KindPHPUnit, regexp.MustCompile(`(^|[\s;&|(/])phpunit(\s|$)`)},
+	{KindCTest, regexp.MustCompile(`(^|[\s;&|(/])ctest(\s|$)`)},
+	{KindMeson, regexp.MustCompile(`(^|[\s;&|(/])meson test(\s|$)`)},
 }
 
 // KindOf returns the check's test runner: the one detection recorded, or
@@ -150,6 +162,8 @@ func ParseTestOutput(kind TestKind, output string) *TestSummary {
 		KindPytest: parsePytest, KindTAP: parseTAP,
 		KindNodeTest: parseNodeTest, KindMocha: parseMocha, KindJest: parseJest,
 		KindVitest: parseVitest, KindCargo: parseCargo, KindMaven: parseMaven,
+		KindRSpec: parseRSpec, KindMinitest: parseMinitest, KindPHPUnit: parsePHPUnit,
+		KindCTest: parseCTest, KindMeson: parseMeson,
 	}[kind]
 	if parse == nil {
 		return nil
@@ -725,7 +739,7 @@ func junitCases(report []byte) (cases []junitCase, ok bool) {
 // ("tests/test_calc.py::TestGroup::test_neg") when the report names the
 // file, "classname::name" otherwise.
 func (c junitCase) id() string {
-	if c.Classname == "" {
+	if c.Classname == "" || c.Classname == c.Name { // CTest repeats the name
 		return c.Name
 	}
 	module := strings.ReplaceAll(strings.TrimSuffix(c.File, ".py"), "/", ".")

@@ -74,6 +74,19 @@ var parserCases = []struct {
 	{"maven_pass.txt", KindMaven, TestSummary{Passed: 2, Skipped: 1, Counted: true}},
 	{"maven_q_surefire_info_pass.txt", KindMaven, TestSummary{Passed: 2, Skipped: 1, Counted: true}},
 	{"maven_no_tests.txt", KindMaven, TestSummary{Counted: true, NoTests: true}},
+	{"rspec_fail.txt", KindRSpec, TestSummary{Passed: 2, Failed: 1, Counted: true, FailedTests: []string{"Textkit.truncate stays within the limit"}}},
+	{"rspec_pass.txt", KindRSpec, TestSummary{Passed: 2, Counted: true}},
+	{"rspec_nomatch.txt", KindRSpec, TestSummary{Counted: true, NoTests: true}},
+	{"minitest_fail.txt", KindMinitest, TestSummary{Passed: 1, Failed: 2, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest#test_add", "CalcTest#test_raises"}}},
+	{"minitest_verbose.txt", KindMinitest, TestSummary{Passed: 1, Failed: 1, Counted: true, FailedTests: []string{"CalcTest#test_add"}}},
+	{"minitest_nomatch.txt", KindMinitest, TestSummary{Counted: true, NoTests: true}},
+	{"phpunit_fail.txt", KindPHPUnit, TestSummary{Passed: 2, Failed: 1, Counted: true, FailedTests: []string{"TemperatureTest::boilingInCelsius"}}},
+	{"phpunit_pass.txt", KindPHPUnit, TestSummary{Passed: 1, Counted: true}},
+	{"phpunit_nomatch.txt", KindPHPUnit, TestSummary{Counted: true, NoTests: true}},
+	{"ctest_fail.txt", KindCTest, TestSummary{Passed: 2, Failed: 1, Counted: true, FailedTests: []string{"strutil_repeat"}}},
+	{"ctest_pass.txt", KindCTest, TestSummary{Passed: 1, Counted: true}},
+	{"ctest_nomatch.txt", KindCTest, TestSummary{Counted: true, NoTests: true}},
+	{"meson_fail.txt", KindMeson, TestSummary{Passed: 1, Failed: 1, Counted: true, FailedTests: []string{"fails"}}},
 }
 
 func TestParseTestOutput(t *testing.T) {
@@ -115,7 +128,8 @@ func TestParsersRefuseOthers(t *testing.T) {
 			own[tc.file] = tc.kind
 		}
 	}
-	kinds := []TestKind{KindGo, KindPytest, KindTAP, KindNodeTest, KindMocha, KindJest, KindVitest, KindCargo, KindMaven}
+	kinds := []TestKind{KindGo, KindPytest, KindTAP, KindNodeTest, KindMocha, KindJest, KindVitest, KindCargo, KindMaven,
+		KindRSpec, KindMinitest, KindPHPUnit, KindCTest, KindMeson}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".txt") {
 			continue

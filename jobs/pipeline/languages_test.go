@@ -61,10 +61,15 @@ func TestLanguages(t *testing.T) {
 		"go":       {[]string{"2 packages with tests"}, []string{"TestOf"}},
 		"python":   {[]string{"4 passed"}, []string{"test_lowercases"}},
 		"js":       {[]string{"3 passed"}, []string{"sum adds"}},
-		"rust":     {[]string{"4 passed"}, []string{"clamps"}},
-		"java":     {[]string{"✅ passed"}, []string{"❌ failed"}},
+		"rust":     {[]string{"4 passed", "`median_even` fails on the original code"}, []string{"clamps"}},
+		"java":     {[]string{"✅ passed", "4 passed", "`RomanTest.subtractive` fails on the original code"}, []string{"❌ failed", "RomanTest::rejectsZero"}},
 		"go-npm":   {[]string{"test (go)", "test (npm)", "3 passed"}, []string{"TestLess"}},
 		"monorepo": {[]string{"covered by `build (lib: go)`"}, []string{"labels a page"}},
+		// Issue 27: counts from RSpec's JSON, CTest's and PHPUnit's JUnit
+		// reports, and the regression test shown failing on the base.
+		"ruby":  {[]string{"3 passed", "`Textkit.truncate stays within the limit` fails on the original code"}, []string{"Textkit.titleize capitalizes every word"}},
+		"cmake": {[]string{"3 passed", "`strutil_repeat` fails on the original code"}, []string{"mathutil_gcd"}},
+		"php":   {[]string{"3 passed", "`TemperatureTest::boilingInCelsius` fails on the original code"}, []string{"TemperatureTest::testFreezingInFahrenheit"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for patch, want := range map[string]struct {

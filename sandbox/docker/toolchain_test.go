@@ -101,6 +101,24 @@ func TestToolchainsRunRepos(t *testing.T) {
 			{"broken", "npm test", 1, []string{"# fail 1\n", "not ok 1 - labels a page", "in workspace: web@1.0.0"}, nil},
 			{"broken", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
 		},
+		// Issue 27's ecosystems, with the commands detection gives; only
+		// the variants the end-to-end tests do not run, and one Gradle
+		// run (its daemon takes about 30 s to start).
+		"ruby": {
+			{"newtest", "bundle exec rspec", 1, []string{"3 examples, 1 failure", "rspec ./spec/textkit_spec.rb:15 # Textkit.truncate stays within the limit"}, nil},
+			{"base", "bundle exec rspec", 0, []string{"2 examples, 0 failures"}, nil},
+		},
+		"php": {
+			{"newtest", "phpunit", 1, []string{"Tests: 3, Assertions: 3, Failures: 1.", "1) TemperatureTest::boilingInCelsius"}, nil},
+			{"base", "phpunit", 0, []string{"OK (2 tests, 2 assertions)"}, nil},
+		},
+		"cmake": {
+			{"newtest", "cmake -S . -B build >/dev/null && cmake --build build --parallel >/dev/null && ctest --test-dir build --output-on-failure", 8,
+				[]string{"67% tests passed, 1 tests failed out of 3", "3 - strutil_repeat (Failed)"}, nil},
+		},
+		"gradle": {
+			{"broken", "gradle test --offline --console=plain", 1, []string{"WordsTest > countsWords FAILED", "2 tests completed, 1 failed"}, nil},
+		},
 	}
 	for repo, runs := range cases {
 		t.Run(repo, func(t *testing.T) {

@@ -3,7 +3,9 @@
 # OFFLINE, shaped like our shipped image (deploy/sandbox/Dockerfile): a
 # Debian root filesystem from the Debian archive with the toolchains every
 # detected check needs (Go, Python with pytest and venv, Node.js with npm,
-# Rust with cargo, Java with Maven and a JDK), the sandbox user 1000 with
+# Rust with cargo, Java with Maven, Gradle and a JDK, Ruby with bundler,
+# rake, RSpec and minitest, PHP with Composer and PHPUnit, C and C++ with
+# g++, make, CMake, Meson and Ninja), the sandbox user 1000 with
 # HOME /home/agent, and a warm Go standard-library cache owned by it.
 # No registry is reached; see lib.sh.
 #
@@ -12,6 +14,11 @@
 # libraries Debian packages (surefire 2.22.3 with JUnit 4.13.2, compiler
 # 3.10.1, resources 3.3.0), so `mvn test` runs with no network when a POM
 # pins those versions. That repository is read-only: `mvn install` fails.
+#
+# What the issue 27 toolchains add (installed sizes, measured on this
+# image's dpkg status): Ruby 31 MB, PHP 45 MB, C/C++ 102 MB (g++ mostly),
+# Gradle 90 MB; the image grew from 1.73 GB to 2.0 GB. Gradle's first run
+# in a container takes about 30 s (its daemon starting).
 #
 # It is idempotent: the image carries a label with a hash of its inputs and
 # nothing is rebuilt while that hash matches.
@@ -34,6 +41,10 @@ packages=(
 	cargo
 	default-jdk-headless maven junit4 libsurefire-java
 	libmaven-compiler-plugin-java libmaven-resources-plugin-java
+	ruby ruby-rspec ruby-minitest bundler rake
+	php-cli php-xml php-mbstring phpunit composer
+	g++ make cmake meson ninja-build
+	gradle
 )
 
 need_host_tools

@@ -73,6 +73,9 @@ type reader struct {
 }
 
 func readerOf(p string) *reader {
+	if path.Base(p) == "CMakeLists.txt" {
+		return &reader{tests: noError(cmakeTests), code: cmakeCode}
+	}
 	switch path.Ext(p) {
 	case ".go":
 		return &reader{tests: goTests, code: goCode}
@@ -88,6 +91,12 @@ func readerOf(p string) *reader {
 		return &reader{tests: noError(rustTests), code: rustCode, inline: true}
 	case ".java":
 		return &reader{tests: noError(javaTests), code: treeCode(javaGrammar, false), inline: true}
+	case ".rb":
+		return &reader{tests: noError(rubyTests), code: treeCode(rubyGrammar, false)}
+	case ".c", ".cc", ".cpp", ".cxx":
+		return &reader{tests: noError(cppTests), code: cppCode}
+	case ".php":
+		return &reader{tests: noError(phpTests), code: treeCode(phpGrammar, false)}
 	}
 	return nil
 }
@@ -140,7 +149,8 @@ func Code(p string, src []byte) (string, bool) {
 
 // IsTestPath reports whether a path holds tests or test support by the
 // conventions of the runners we know (go test, pytest,
-// Jest/Vitest/Mocha, cargo, Maven), so that it is not code under test.
+// Jest/Vitest/Mocha, cargo, Maven, RSpec, minitest, PHPUnit, CTest), so
+// that it is not code under test.
 // For Go it is the file name alone (_test.go); whether such a file builds
 // here is Excluded's question.
 func IsTestPath(p string) bool {
@@ -158,6 +168,13 @@ func IsTestPath(p string) bool {
 		return strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") || hasDir(p, "test", "tests", "spec", "e2e")
 	case ".rs":
 		return hasDir(p, "tests", "benches") || base == "tests.rs"
+	case ".rb":
+		return strings.HasSuffix(base, "_spec.rb") || strings.HasSuffix(base, "_test.rb") || strings.HasPrefix(base, "test_") || hasDir(p, "spec", "test")
+	case ".php":
+		return strings.HasSuffix(base, "Test.php") || hasDir(p, "tests", "test")
+	case ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".txt":
+		stem := strings.TrimSuffix(base, path.Ext(base))
+		return hasDir(p, "tests", "test") || strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_unittest")
 	case ".java", ".kt":
 		stem := strings.TrimSuffix(base, path.Ext(base))
 		return strings.Contains("/"+p, "/src/test/") || strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests") ||

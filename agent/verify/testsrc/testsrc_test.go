@@ -323,6 +323,10 @@ func TestIsTestPath(t *testing.T) {
 		// Moved from agent/findings.
 		"pkg/test_a.py": true, "pkg/a_test.py": true, "conftest.py": true, "src/a.spec.js": true, "tests/it.rs": true,
 		"src/main/java/a/ATest.java": true, "src/main/java/a/Testing.java": true, "__snapshots__/a.snap": true, "README.md": false,
+		// Issue 27.
+		"spec/a_spec.rb": true, "test/a_test.rb": true, "lib/a.rb": false, "tests/ATest.php": true, "src/A.php": false,
+		"tests/CMakeLists.txt": true, "CMakeLists.txt": false, "tests/test_a.cpp": true, "src/a_test.cc": true, "src/a.cpp": false,
+		"notes.txt": false,
 	} {
 		if got := IsTestPath(p); got != want {
 			t.Errorf("IsTestPath(%s) = %v, want %v", p, got, want)

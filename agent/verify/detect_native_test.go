@@ -1,0 +1,106 @@
+package verify
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestDetectNative: each new ecosystem's markers give the command its
+// maintainers use, with why, and the setup dependency setup runs.
+func TestDetectNative(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files      map[string]string
+		opts       DetectOptions
+		want       []string
+		setup      []string
+		missingHas string
+	}{
+		"rspec with Gemfile": {files: map[string]string{"Gemfile": "gem 'rspec'\n", "spec/a_spec.rb": ""},
+			want: []string{"test: bundle exec rspec"}, setup: []string{"bundle install"}},
+		"rspec without Gemfile": {files: map[string]string{"x.gemspec": "", ".rspec": ""}, want: []string{"test: rspec"}},
+		"rake test": {files: map[string]string{"Gemfile": "", "Rakefile": "require 'rake/testtask'\nRake::TestTask.new(:test)\n", "test/a_test.rb": ""},
+			want: []string{"test: bundle exec rake test"}, setup: []string{"bundle install"}},
+		"minitest without Rakefile task": {files: map[string]string{"Rakefile": "task :release\n", "test/a_test.rb": ""},
+			want: []string{"test: " + minitestRunner}},
+		"ruby without tests": {files: map[string]string{"Gemfile": ""}, missingHas: "has no spec/"},
+		"phpunit from vendor": {files: map[string]string{"composer.json": `{"require-dev":{"phpunit/phpunit":"^10"}}`, "phpunit.xml.dist": ""},
+			want: []string{"test: vendor/bin/phpunit --log-junit " + phpunitXMLPath}, setup: []string{"composer install --no-interaction --no-progress"}},
+		"phpunit from the image": {files: map[string]string{"composer.json": `{}`, "phpunit.xml": ""},
+			want: []string{"test: phpunit --log-junit " + phpunitXMLPath}, setup: []string{"composer install --no-interaction --no-progress"}},
+		"composer test": {files: map[string]string{"composer.json": `{"scripts":{"test":"pest"}}`}, want: []string{"test: composer test"},
+			setup: []string{"composer install --no-interaction --no-progress"}},
+		"composer without tests": {files: map[string]string{"composer.json": `{}`}, setup: nil, missingHas: "no PHPUnit configuration"},
+		"bad composer.json":      {files: map[string]string{"composer.json": `{`}, missingHas: "is not valid JSON"},
+		"cmake with tests": {files: map[string]string{"CMakeLists.txt": "project(x)\nenable_testing()\n", "lib/CMakeLists.txt": ""},
+			want: []string{"configure: cmake -S . -B build", "build: cmake --build build --parallel", "test: ctest --test-dir build --output-on-failure --output-junit " + ctestJUnitPath}},
+		"cmake include CTest": {files: map[string]string{"CMakeLists.txt": "include(CTest)\n"},
+			want: []string{"configure: cmake -S . -B build", "build: cmake --build build --parallel", "test: ctest --test-dir build --output-on-failure --output-junit " + ctestJUnitPath}},
+		"cmake without tests": {files: map[string]string{"CMakeLists.txt": "project(x)\n"},
+			want: []string{"configure: cmake -S . -B build", "build: cmake --build build --parallel"}, missingHas: "built but not tested"},
+		"meson": {files: map[string]string{"meson.build": "project('x','c')\n"},
+			want: []string{"configure: meson setup builddir", "build: meson compile -C builddir", "test: meson test -C builddir --print-errorlogs"}},
+		"make test":       {files: map[string]string{"Makefile": "all:\n\tcc x.c\n\ntest: all\n\t./run\n"}, want: []string{"test: make test"}},
+		"make check":      {files: map[string]string{"GNUmakefile": ".PHONY: check\nall check: x\n"}, want: []string{"check: make check"}},
+		"make assignment": {files: map[string]string{"Makefile": "test := yes\ntest_x: y\n"}, missingHas: "no test or check target"},
+		// A Go module's Makefile wraps go test: not a second project.
+		"make beside go": {files: map[string]string{"go.mod": "module m\n", "Makefile": "test:\n\tgo test ./...\n"},
+			want: []string{"build: go build ./...", "vet: go vet ./...", "test: go test ./..."}},
+		"gradle wrapper": {files: map[string]string{"settings.gradle.kts": "", "gradlew": "#!/bin/sh\n", "app/build.gradle.kts": ""},
+			want: []string{"test: ./gradlew test --offline --console=plain"}, setup: []string{"./gradlew dependencies"}},
+		"gradle online": {files: map[string]string{"build.gradle": ""}, opts: DetectOptions{Network: true},
+			want: []string{"test: gradle test --console=plain"}, setup: []string{"gradle dependencies"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Detect(repo(t, tc.files), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commands(d.Checks); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("checks = %q, want %q", got, tc.want)
+			}
+			for _, c := range d.Checks {
+				if c.Why == "" {
+					t.Errorf("%s has no why", c.Name)
+				}
+			}
+			var setup []string
+			for _, s := range d.SetupFor() {
+				setup = append(setup, s.Command)
+				if len(s.Manifests) == 0 {
+					t.Errorf("setup %q names no manifest", s.Command)
+				}
+			}
+			if !reflect.DeepEqual(setup, tc.setup) {
+				t.Errorf("setup = %q, want %q", setup, tc.setup)
+			}
+			if tc.missingHas != "" && !strings.Contains(strings.Join(d.Missing, " "), tc.missingHas) {
+				t.Errorf("missing = %q, want mention of %q", d.Missing, tc.missingHas)
+			}
+		})
+	}
+}
+
+// TestDetectRailsBesideJS: a Rails-like app at the root with its front end
+// in frontend/ gets both projects' checks, each in its own directory.
+func TestDetectRailsBesideJS(t *testing.T) {
+	d, err := Detect(repo(t, map[string]string{
+		"Gemfile":                  "gem 'rails'\n",
+		"Rakefile":                 "require_relative 'config/application'\nRails.application.load_tasks\ntask :test\n",
+		"test/models/user_test.rb": "",
+		"frontend/package.json":    `{"scripts":{"test":"node --test"}}`,
+		"native/CMakeLists.txt":    "enable_testing()\n",
+	}), DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"test (frontend: npm): cd frontend && npm test", "test (rake): bundle exec rake test",
+		"configure: cd native && cmake -S . -B build", "build: cd native && cmake --build build --parallel",
+		"test (native: cmake): cd native && ctest --test-dir build --output-on-failure --output-junit " + ctestJUnitPath}
+	if got := commands(d.Checks); !reflect.DeepEqual(got, want) {
+		t.Errorf("checks = %q\nwant %q", got, want)
+	}
+	if !reflect.DeepEqual(d.Languages, []string{"node", "ruby", "c"}) {
+		t.Errorf("languages = %v", d.Languages)
+	}
+}

@@ -1,0 +1,60 @@
+package testsrc
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestRubyTests(t *testing.T) {
+	spec := "RSpec.describe Textkit do\n  describe \".truncate\" do\n    it \"keeps short text\" do\n      skip \"later\"\n    end\n" +
+		"    xit \"is skipped\" do\n    end\n    it \"is pending\"\n    it \"opts out\", skip: true do\n    end\n  end\n  context \"when empty\" do\n    it \"gives nil\" do\n    end\n  end\nend\n"
+	tests, _ := Tests("spec/textkit_spec.rb", []byte(spec))
+	want := []string{"Textkit when empty gives nil", "Textkit.truncate is pending", "Textkit.truncate is skipped", "Textkit.truncate keeps short text", "Textkit.truncate opts out"}
+	if got := testNames(tests); !slices.Equal(got, want) {
+		t.Fatalf("tests = %q, want %q", got, want)
+	}
+	for i, n := range []int{1, 1, 1, 1, 0} {
+		if len(tests[i].Skips) != n {
+			t.Errorf("%s: skips %+v, want %d", tests[i].Name, tests[i].Skips, n)
+		}
+	}
+	mini := "class CalcTest < Minitest::Test\n  def test_add\n  end\n\n  def helper\n  end\n\n  test \"multiplies two\" do\n    skip\n  end\nend\n"
+	tests, _ = Tests("test/calc_test.rb", []byte(mini))
+	if got := testNames(tests); !slices.Equal(got, []string{"CalcTest#test_add", "CalcTest#test_multiplies_two"}) {
+		t.Fatalf("minitest = %q", got)
+	}
+	if len(tests[1].Skips) != 1 || tests[1].Short != "test_multiplies_two" {
+		t.Errorf("test block = %+v", tests[1])
+	}
+}
+
+func TestPHPTests(t *testing.T) {
+	src := "<?php\nfinal class TempTest extends TestCase\n{\n    public function testA(): void { $this->markTestSkipped('x'); }\n" +
+		"    /** @test */\n    public function boils(): void {}\n    #[Test]\n    public function freezes(): void {}\n    public function helper(): void {}\n}\n"
+	tests, _ := Tests("tests/TempTest.php", []byte(src))
+	if got := testNames(tests); !slices.Equal(got, []string{"TempTest::boils", "TempTest::freezes", "TempTest::testA"}) {
+		t.Fatalf("tests = %q", got)
+	}
+	if len(tests[0].Skips) != 1 || len(tests[1].Skips) != 0 {
+		t.Errorf("skips: %+v, %+v", tests[0].Skips, tests[1].Skips)
+	}
+}
+
+func TestCMakeAndCppTests(t *testing.T) {
+	cm := "add_executable(t t.cpp)\nadd_test(NAME math_gcd COMMAND t)\n# add_test(NAME commented COMMAND t)\nadd_test(old_style t --x)\n"
+	tests, _ := Tests("tests/CMakeLists.txt", []byte(cm))
+	if got := testNames(tests); !slices.Equal(got, []string{"math_gcd", "old_style"}) {
+		t.Fatalf("cmake = %q", got)
+	}
+	cpp := "#include <gtest/gtest.h>\n// TEST(Fake, Commented) {}\nTEST(Math, Gcd) {\n  EXPECT_EQ(gcd(4, 6), 2);\n}\n\nTEST_F(Fix, DISABLED_Slow) {\n}\n\nTEST_CASE(\"adds numbers\", \"[math]\") {\n  GTEST_SKIP();\n}\n"
+	tests, _ = Tests("tests/math_test.cpp", []byte(cpp))
+	if got := testNames(tests); !slices.Equal(got, []string{"Fix.DISABLED_Slow", "Math.Gcd", "adds numbers"}) {
+		t.Fatalf("cpp = %q", got)
+	}
+	if len(tests[0].Skips) != 0 || len(tests[1].Skips) != 1 || len(tests[2].Skips) != 1 {
+		t.Errorf("skips: %+v %+v %+v", tests[0].Skips, tests[1].Skips, tests[2].Skips)
+	}
+	if _, ok := Code("src/a.cpp", []byte("int x;")); ok {
+		t.Error("C++ code claimed comparable without a parser")
+	}
+}

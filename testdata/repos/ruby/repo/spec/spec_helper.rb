@@ -1,0 +1,1 @@
+$LOAD_PATH.unshift File.expand_path("../lib", __dir__)
