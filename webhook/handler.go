@@ -68,6 +68,10 @@ type Config struct {
 	// requests are the ones `/agent retry` works on, and its own comments
 	// never trigger anything.
 	BotLogin string
+	// AppID is the app's ID: check suites and runs of this app are
+	// Patchwright's own and never start a CI fix. 0: told apart by the
+	// slug in BotLogin only.
+	AppID int64
 	// TriggerLabel is the label that starts a job; default DefaultTriggerLabel.
 	TriggerLabel string
 	// Logger is the base logger; default slog.Default().
@@ -276,6 +280,8 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 		return h.onPullRequest(ctx, d)
 	case "pull_request_review":
 		return h.onReview(ctx, d)
+	case "check_suite", "check_run", "workflow_run":
+		return h.onCheck(ctx, d)
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.
