@@ -117,6 +117,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}
+	if r.job.Admit != nil {
+		if err := r.job.Admit(r.cfg); err != nil {
+			return err
+		}
+	}
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
