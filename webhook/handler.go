@@ -38,6 +38,8 @@ type Queue interface {
 	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
 	EnqueueDeleteBranch(ctx context.Context, p jobs.DeleteBranch) (jobs.EnqueueResult, error)
+	// AddNote stores a writer's note for the job active on issue.
+	AddNote(ctx context.Context, issue jobs.Issue, n jobs.Note) (jobs.NoteOutcome, error)
 	// CancelRepo cancels every active job of owner/repo (of owner, for
 	// repo "").
 	CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error)

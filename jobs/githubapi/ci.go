@@ -65,7 +65,7 @@ func (a *App) FailedChecks(ctx context.Context, repo jobs.Issue, sha string) ([]
 			return nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
 		for _, r := range res.CheckRuns {
-			if r.GetStatus() != "completed" || !failedConclusions[r.GetConclusion()] || r.GetApp().GetID() == a.appTransport.AppID() {
+			if r.GetStatus() != "completed" || !failedConclusions[r.GetConclusion()] || r.GetApp().GetID() == a.ID() {
 				continue
 			}
 			out = append(out, a.failedCheck(ctx, c, repo, r))
@@ -143,3 +143,6 @@ func tail(r io.Reader, n int) (string, error) {
 	}
 	return string(buf), nil
 }
+
+// ID is the app's ID.
+func (a *App) ID() int64 { return a.appTransport.AppID() }

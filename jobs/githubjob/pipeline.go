@@ -69,6 +69,29 @@ type Pipeline struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Notes hands the running job the `/agent note`s writers sent for its
+	// issue; *jobs.Queue satisfies it. Nil: notes are not read.
+	Notes NoteSource
+}
+
+// NoteSource drains the notes waiting for an issue's job.
+type NoteSource interface {
+	TakeNotes(ctx context.Context, issue jobs.Issue) ([]jobs.Note, error)
+}
+
+// notes is the loop's poll of p.Notes for issue.
+func (p *Pipeline) notes(issue jobs.Issue) func(context.Context) ([]agent.Note, error) {
+	if p.Notes == nil {
+		return nil
+	}
+	return func(ctx context.Context) ([]agent.Note, error) {
+		ns, err := p.Notes.TakeNotes(ctx, issue)
+		out := make([]agent.Note, 0, len(ns))
+		for _, n := range ns {
+			out = append(out, agent.Note{From: n.Author, Text: n.Text})
+		}
+		return out, err
+	}
 }
 
 // DefaultStatusInterval keeps a run's status edits far below GitHub's
@@ -207,6 +230,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
+	job.Notes = p.notes(a.issue)
 	st.status.BaseBranch = job.Branch
 	st.start(ctx)
 	res, err := p.Executor.Execute(ctx, job)

@@ -806,7 +806,7 @@ func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
 	}
 	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": c.Conclusion, "app": app,
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", c.Owner, c.Repo, c.ID),
-		"output": map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": c.Annotations}}
+		"output":   map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": c.Annotations}}
 }
 
 // findCheckRun returns the check run id of the request's repository.

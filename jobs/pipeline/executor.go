@@ -118,6 +118,9 @@ type Job struct {
 	// before any sandbox starts: an error ends the job with it, nothing
 	// run or pushed (a CI fix past ci_fix_attempts).
 	Admit func(config.Config) error
+	// Notes, when set, is polled between the model's steps for notes
+	// people sent to the running job (agent.Config.Notes).
+	Notes func(ctx context.Context) ([]agent.Note, error)
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -383,6 +383,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
 		Now:       r.e.Now,
 		Logger:    r.e.Logger,
+		Notes:     r.job.Notes,
 	})
 	return err
 }
