@@ -1,6 +1,7 @@
 package githubjob_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -53,7 +54,8 @@ func (e *e2e) setCIFixAttempts(t *testing.T, n string) {
 	githubtest.Git(t, work, "push", "-q", "origin", "master")
 }
 
-// The repository's own CI fails on the head Patchwright pushed: one fix
+// A writer's `/agent note` during the first run reaches the model at its
+// next step (checkNote). Then the repository's own CI fails on the head Patchwright pushed: one fix
 // attempt runs on the same pull request with the failing step's log and
 // the annotations in the model's context, and the history and status say
 // what CI reported. Its own check runs, a success, and a second delivery
@@ -68,6 +70,14 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 		call("finish", `{"summary":"Added the changelog entry CI asked for."}`),
 	)...)
 	e.setCIFixAttempts(t, "1")
+	codes := make(chan int, 1)
+	e.gate.before = func(n int) {
+		if n == 2 {
+			// The loop has sent its second request: the note arrives
+			// during that turn and must be in the third.
+			codes <- e.comment(1, false, "/agent note keep the file's trailing newline", "delivery-note-1")
+		}
+	}
 	e.startWorker()
 	if code := e.label(1, "delivery-ci-label"); code != http.StatusAccepted {
 		t.Fatalf("label: %d, want 202", code)
@@ -77,6 +87,7 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 	}
 	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	solveRequests := len(e.model.Requests())
+	checkNote(t, e, <-codes)
 
 	// Nothing to do: a success, and Patchwright's own (failed) suite.
 	if code := e.checkSuite(head, "success", "delivery-ci-green"); code != http.StatusOK {
@@ -202,28 +213,14 @@ func promptText(t *testing.T, body []byte) string {
 	return b.String()
 }
 
-// A writer's `/agent note` on the issue while the job runs reaches the
-// model with its next request, and the ledger records it; a note when
-// nothing runs is answered and stored nowhere.
-func TestNoteReachesTheModelMidRun(t *testing.T) {
-	sandboxtest.EndToEnd(t)
-	e := newE2E(t, fixGreeting()...)
-	codes := make(chan int, 1)
-	e.gate.before = func(n int) {
-		if n == 2 {
-			// The loop has sent its second request: the note arrives
-			// during that turn and must be in the third.
-			codes <- e.comment(1, false, "/agent note keep the file's trailing newline", "delivery-note-1")
-		}
-	}
-	e.startWorker()
-	if code := e.label(1, "delivery-note-label"); code != http.StatusAccepted {
-		t.Fatalf("label: %d, want 202", code)
-	}
-	if info := e.waitTask("delivery-note-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
-		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
-	}
-	if code := <-codes; code != http.StatusOK {
+
+// checkNote checks that the `/agent note` (answered code) sent during the
+// second model turn of the solve is in the third request, not the
+// second, and in the run's ledger as a user_message; and that a note with
+// nothing running is stored nowhere.
+func checkNote(t *testing.T, e *e2e, code int) {
+	t.Helper()
+	if code != http.StatusOK {
 		t.Errorf("/agent note during the run: %d, want 200", code)
 	}
 	reqs := e.model.Requests()
@@ -246,12 +243,10 @@ func TestNoteReachesTheModelMidRun(t *testing.T) {
 	if !found {
 		t.Errorf("no ledger of %v records the note as a user_message", logs)
 	}
-
-	// Nothing runs now: the note is answered, not stored.
 	if code := e.comment(1, false, "/agent note too late", "delivery-note-2"); code != http.StatusOK {
 		t.Errorf("/agent note with nothing running: %d, want 200", code)
 	}
-	if n, err := e.queue.TakeNotes(t.Context(), issue1); err != nil || len(n) != 0 {
+	if n, err := e.queue.TakeNotes(context.Background(), issue1); err != nil || len(n) != 0 {
 		t.Errorf("a note with nothing running was stored: %v, %v", n, err)
 	}
 }
