@@ -213,7 +213,6 @@ func promptText(t *testing.T, body []byte) string {
 	return b.String()
 }
 
-
 // checkNote checks that the `/agent note` (answered code) sent during the
 // second model turn of the solve is in the third request, not the
 // second, and in the run's ledger as a user_message; and that a note with
