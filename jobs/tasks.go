@@ -273,13 +273,16 @@ func (p RetryPR) validate() error {
 	if p.PR <= 0 {
 		return errors.New("pr missing")
 	}
-	if p.CIHead != "" && !shaRE.MatchString(p.CIHead) {
+	if p.CIHead != "" && !ValidSHA(p.CIHead) {
 		return errors.New("ci_head is not a commit SHA")
 	}
 	return validDelivery(p.DeliveryID)
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// ValidSHA reports whether s is a full commit SHA-1 in lower-case hex.
+func ValidSHA(s string) bool { return shaRE.MatchString(s) }
 
 func (p Reply) validate() error {
 	if err := p.Issue.validate(); err != nil {

@@ -43,7 +43,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if res != nil {
 		return *res, nil
 	}
-	if !shaPattern(ev.HeadSHA) {
+	if !jobs.ValidSHA(ev.HeadSHA) {
 		return done(http.StatusBadRequest, "malformed %s payload: head_sha %q", d.event, ev.HeadSHA), nil
 	}
 	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String())
@@ -93,18 +93,6 @@ func ciReported(event string, ev payload.CheckEvent) string {
 		what += " " + ev.Name
 	}
 	return fmt.Sprintf("%s: %s", what, ev.Conclusion)
-}
-
-func shaPattern(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func short(sha string) string {
