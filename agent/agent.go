@@ -158,6 +158,17 @@ type Config struct {
 	// gitleaks' rules (secrets.Default). A *tools.Set also knows the
 	// values of the work tree's secret files.
 	Redactor Redactor
+	// Notes, when set, is polled before every model turn for what people
+	// sent while the run went on (`/agent note`); each note reaches the
+	// model with that turn's request, and the ledger records it as a
+	// UserMessage. An error is logged and the run goes on without notes.
+	Notes func(ctx context.Context) ([]Note, error)
+}
+
+// Note is a person's message to a running attempt.
+type Note struct {
+	From string // GitHub login, without "@"
+	Text string
 }
 
 // Log attribute keys this package adds to the caller's logger.
@@ -366,8 +377,42 @@ func (r *runner) beforeTurn(ctx context.Context) *stop {
 			return s
 		}
 	}
+	if s := r.deliverNotes(ctx); s != nil {
+		return s
+	}
 	if r.usage.InputTokens+r.estimate() > r.lim.MaxInputTokens {
 		return r.budgetStop()
+	}
+	return nil
+}
+
+// deliverNotes adds the notes people sent since the last turn to the
+// conversation's last user message (a tool result or the opening
+// message): the model reads them with the coming request.
+func (r *runner) deliverNotes(ctx context.Context) *stop {
+	if r.cfg.Notes == nil {
+		return nil
+	}
+	notes, err := r.cfg.Notes(ctx)
+	if err != nil {
+		r.log.Warn("could not read notes for the run", "error", err)
+		return nil
+	}
+	for _, n := range notes {
+		text := r.withhold(ctx, "note", Sanitize(n.Text))
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if _, err := r.cfg.Ledger.Append(&ledger.UserMessage{Step: r.steps + 1, From: n.From, Text: text}); err != nil {
+			return r.failure(ctx, Infrastructure, &ledgerError{err})
+		}
+		msg := fmt.Sprintf("A note from @%s, who has write access to the repository, sent while you work (take it into account from now on):\n<note>\n%s\n</note>", n.From, text)
+		last := &r.req.Messages[len(r.req.Messages)-1]
+		if last.Role != provider.RoleUser {
+			r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser})
+			last = &r.req.Messages[len(r.req.Messages)-1]
+		}
+		last.Text = strings.TrimSpace(last.Text + "\n\n" + msg)
 	}
 	return nil
 }

@@ -138,6 +138,21 @@ type RetryPR struct {
 	// IssueHash pins the issue's text at the retry's trigger, as
 	// SolveIssue's does; empty: not checked.
 	IssueHash string `json:"issue_hash,omitempty"`
+	// CIHead is set for a retry the repository's own CI started: the
+	// commit its checks failed on, which must still be the pull
+	// request's head and the commit Patchwright pushed. Requester is
+	// then empty (nobody asked) and DeliveryID is CIFixID's.
+	CIHead string `json:"ci_head,omitempty"`
+	// CIReported is what the event said failed ("test (GitHub Actions):
+	// failure"), for the history when the checks cannot be read.
+	CIReported string `json:"ci_reported,omitempty"`
+}
+
+// CIFixID is the task ID (and DeliveryID) of the automatic fix attempt
+// for CI failing on sha: one attempt per failing head, however many
+// check_suite, check_run and workflow_run deliveries report it.
+func CIFixID(repo Issue, sha string) string {
+	return fmt.Sprintf("ci-%d-%s-%s-%s", repo.InstallationID, repo.Owner, repo.Repo, sha)
 }
 
 // DeleteBranch is the payload of TypeDeleteBranch: Issue names the
@@ -258,8 +273,16 @@ func (p RetryPR) validate() error {
 	if p.PR <= 0 {
 		return errors.New("pr missing")
 	}
+	if p.CIHead != "" && !ValidSHA(p.CIHead) {
+		return errors.New("ci_head is not a commit SHA")
+	}
 	return validDelivery(p.DeliveryID)
 }
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// ValidSHA reports whether s is a full commit SHA-1 in lower-case hex.
+func ValidSHA(s string) bool { return shaRE.MatchString(s) }
 
 func (p Reply) validate() error {
 	if err := p.Issue.validate(); err != nil {

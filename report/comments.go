@@ -26,6 +26,9 @@ type Status struct {
 	Phase       Phase
 	RunURL      string
 	TriggeredBy string
+	// Trigger says what started a run nobody asked for by hand (the
+	// repository's CI failing); "" for a person's trigger.
+	Trigger string
 	// BaseBranch and BaseCommit say what was cloned.
 	BaseBranch string
 	BaseCommit string

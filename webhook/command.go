@@ -19,6 +19,9 @@ const (
 	CommandStop
 	// CommandHelp is `/agent help`.
 	CommandHelp
+	// CommandNote is `/agent note TEXT`: a message for the running
+	// attempt's model, delivered at its next step.
+	CommandNote
 )
 
 func (c Command) String() string {
@@ -29,6 +32,8 @@ func (c Command) String() string {
 		return "stop"
 	case CommandHelp:
 		return "help"
+	case CommandNote:
+		return "note"
 	}
 	return "none"
 }
@@ -40,6 +45,7 @@ const MaxInstructions = 4000
 const HelpText = "Patchwright commands (one per comment, at the start of a line; write, maintain or admin permission needed):\n\n" +
 	"- `/agent retry [instructions]`: try again; text after `retry`, and the lines below it, are passed to the model as your instructions.\n" +
 	"- `/agent stop`: cancel the running attempt.\n" +
+	"- `/agent note TEXT`: while an attempt runs, pass TEXT (and the lines below it) to the model at its next step.\n" +
 	"- `/agent help`: this message."
 
 // ParseResult is what a comment body asks for: a Command (with Instructions
@@ -61,7 +67,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 // ParseComment reads a comment body. Grammar:
 //
 //	comment  = { line } ;
-//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
+//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
 //
 // Rules:
 //   - The command must start its line (after spaces or tabs): a quoted line
@@ -73,6 +79,8 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 //   - retry: the rest of its line and every line after it, trimmed, are the
 //     instructions (empty is fine); more than MaxInstructions bytes gets a
 //     Reply instead.
+//   - note: like retry, the rest of its line and the lines after it are
+//     the text; empty or more than MaxInstructions bytes gets a Reply.
 //   - stop and help ignore text after them.
 //   - "/agent" alone or with an unknown subcommand gets a Reply with HelpText.
 //
@@ -81,6 +89,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 //	"/agent retry"                          → retry, no instructions
 //	"/agent retry please also update docs"  → retry, "please also update docs"
 //	"LGTM but\n/agent stop"                 → stop
+//	"/agent note use the v2 API"            → note, "use the v2 API"
 //	"> /agent retry"                        → ignore
 //	"/agent deploy"                         → reply (help)
 func ParseComment(body string) ParseResult {
@@ -102,6 +111,8 @@ func ParseComment(body string) ParseResult {
 		switch strings.ToLower(m[1]) {
 		case "retry":
 			return retry(m[2], lines[i+1:])
+		case "note":
+			return note(m[2], lines[i+1:])
 		case "stop":
 			return ParseResult{Command: CommandStop}
 		case "help":
@@ -121,4 +132,15 @@ func retry(rest string, after []string) ParseResult {
 		return ParseResult{Reply: fmt.Sprintf("The instructions after `/agent retry` are %d bytes long; the limit is %d. Please shorten them.", len(text), MaxInstructions)}
 	}
 	return ParseResult{Command: CommandRetry, Instructions: text}
+}
+
+func note(rest string, after []string) ParseResult {
+	text := strings.TrimSpace(rest + "\n" + strings.Join(after, "\n"))
+	switch {
+	case text == "":
+		return ParseResult{Reply: "`/agent note` needs the text to pass on, for example `/agent note use the v2 client`."}
+	case len(text) > MaxInstructions:
+		return ParseResult{Reply: fmt.Sprintf("The note after `/agent note` is %d bytes long; the limit is %d. Please shorten it.", len(text), MaxInstructions)}
+	}
+	return ParseResult{Command: CommandNote, Instructions: text}
 }

@@ -38,6 +38,8 @@ type Queue interface {
 	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
 	EnqueueDeleteBranch(ctx context.Context, p jobs.DeleteBranch) (jobs.EnqueueResult, error)
+	// AddNote stores a writer's note for the job active on issue.
+	AddNote(ctx context.Context, issue jobs.Issue, n jobs.Note) (jobs.NoteOutcome, error)
 	// CancelRepo cancels every active job of owner/repo (of owner, for
 	// repo "").
 	CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error)
@@ -68,6 +70,10 @@ type Config struct {
 	// requests are the ones `/agent retry` works on, and its own comments
 	// never trigger anything.
 	BotLogin string
+	// AppID is the app's ID: check suites and runs of this app are
+	// Patchwright's own and never start a CI fix. 0: told apart by the
+	// slug in BotLogin only.
+	AppID int64
 	// TriggerLabel is the label that starts a job; default DefaultTriggerLabel.
 	TriggerLabel string
 	// Logger is the base logger; default slog.Default().
@@ -276,6 +282,8 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 		return h.onPullRequest(ctx, d)
 	case "pull_request_review":
 		return h.onReview(ctx, d)
+	case "check_suite", "check_run", "workflow_run":
+		return h.onCheck(ctx, d)
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.

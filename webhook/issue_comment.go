@@ -103,6 +103,9 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if c.cmd.Command == CommandStop {
 		return h.stop(ctx, c, issue)
 	}
+	if c.cmd.Command == CommandNote {
+		return h.note(ctx, c, issue)
+	}
 	if c.isPR {
 		return h.retryPR(ctx, c, issue)
 	}
@@ -170,6 +173,24 @@ func (h *Handler) stop(ctx context.Context, c commentCtx, issue jobs.Issue) (res
 	}
 	c.d.log.Info("job cancelled", jobs.LogTask, id)
 	return h.answer(ctx, c, fmt.Sprintf("Stopped the running attempt (requested by @%s).", c.sender), "stopped task "+id)
+}
+
+// note passes a writer's note to the job running on issue.
+func (h *Handler) note(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+	res, err := h.queue.AddNote(ctx, issue, jobs.Note{DeliveryID: c.d.id, Author: c.sender, Text: c.cmd.Instructions})
+	if err != nil {
+		return response{}, err
+	}
+	switch res {
+	case jobs.NoteAdded:
+		c.d.log.Info("note queued for the running job")
+		return done(http.StatusOK, "note queued for the running job"), nil
+	case jobs.NoteDuplicate:
+		return done(http.StatusOK, "duplicate delivery"), nil
+	case jobs.NoteFull:
+		return h.answer(ctx, c, fmt.Sprintf("@%s, %d notes are already waiting for the running attempt; this one was not passed on.", c.sender, jobs.MaxNotes), "notes full")
+	}
+	return h.answer(ctx, c, "Nothing is running for this issue, so the note was not passed on; comment `/agent retry` with it to start an attempt.", "note: nothing running")
 }
 
 // answer posts msg where the comment was made and responds 200.

@@ -34,6 +34,13 @@ const (
 	DefaultMaxChangedFiles = 30
 	DefaultMaxChangedLines = 1500
 	DefaultDraft           = DraftAuto
+	// DefaultCIFixAttempts is how many automatic attempts Patchwright
+	// makes per pull request when the repository's own CI fails on the
+	// head it pushed.
+	DefaultCIFixAttempts = 2
+	// MaxCIFixAttempts is the most ci_fix_attempts may ask for: each
+	// attempt is a full model run nobody asked for by hand.
+	MaxCIFixAttempts = 10
 )
 
 // Draft says when the pull request is opened as a draft.
@@ -62,6 +69,18 @@ type Config struct {
 	Limits         Limits   `yaml:"limits"`
 	// Draft defaults to DefaultDraft.
 	Draft Draft `yaml:"draft"`
+	// CIFixAttempts bounds the automatic attempts per pull request that
+	// a failure of the repository's own CI starts; nil means
+	// DefaultCIFixAttempts, 0 turns them off.
+	CIFixAttempts *int `yaml:"ci_fix_attempts"`
+}
+
+// CIFixLimit is CIFixAttempts with its default.
+func (c Config) CIFixLimit() int {
+	if c.CIFixAttempts == nil {
+		return DefaultCIFixAttempts
+	}
+	return *c.CIFixAttempts
 }
 
 // Check is one entry of verify.
@@ -120,6 +139,10 @@ func (c *Config) fill() {
 	if c.Draft == "" {
 		c.Draft = DefaultDraft
 	}
+	if c.CIFixAttempts == nil {
+		v := DefaultCIFixAttempts
+		c.CIFixAttempts = &v
+	}
 }
 
 // Load reads Path from the workspace; a repository without it gets
@@ -175,7 +198,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
+const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft, ci_fix_attempts; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
 
 func (c Config) validate() error {
 	var errs []string
@@ -207,6 +230,9 @@ func (c Config) validate() error {
 	l := c.Limits
 	if l.MaxSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 {
 		errs = append(errs, "limits: values must be positive")
+	}
+	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {
+		errs = append(errs, fmt.Sprintf("ci_fix_attempts: %d is not between 0 and %d", *c.CIFixAttempts, MaxCIFixAttempts))
 	}
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:

@@ -32,13 +32,14 @@ func TestParseDesignExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yes := true
+	yes, ci := true, DefaultCIFixAttempts
 	want := Config{
 		Image: "golang:1.23", Setup: []string{"go mod download"}, SetupNetwork: &yes,
 		Verify:         []Check{{"build", "go build ./..."}, {"vet", "go vet ./..."}, {"test", "go test ./..."}},
 		ProtectedPaths: []string{".github/workflows/**"},
 		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000, MaxChangedFiles: 30, MaxChangedLines: 1500},
 		Draft:          DraftAuto,
+		CIFixAttempts:  &ci,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
@@ -60,6 +61,12 @@ func TestParseDefaults(t *testing.T) {
 				t.Errorf("MaxSteps = %d", c.Limits.MaxSteps)
 			}
 		})
+	}
+	if c := Default(); c.CIFixLimit() != DefaultCIFixAttempts {
+		t.Errorf("default ci_fix_attempts = %d, want %d", c.CIFixLimit(), DefaultCIFixAttempts)
+	}
+	if c, err := Parse([]byte("ci_fix_attempts: 0\n")); err != nil || c.CIFixLimit() != 0 {
+		t.Errorf("ci_fix_attempts: 0 gave %d, %v; want 0 (off)", c.CIFixLimit(), err)
 	}
 	off, err := Parse([]byte("setup_network: false\n"))
 	if err != nil || off.Network() {
@@ -88,6 +95,9 @@ func TestParseErrors(t *testing.T) {
 		"malformed":               {"image: [unclosed\n", Path},
 		"empty setup command":     {"setup: ['']\n", "setup[0]: empty command"},
 		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
+		"negative ci fixes":       {"ci_fix_attempts: -1\n", "ci_fix_attempts: -1 is not between 0 and 10"},
+		"too many ci fixes":       {"ci_fix_attempts: 11\n", "ci_fix_attempts: 11 is not between 0 and 10"},
+		"ci fixes not a number":   {"ci_fix_attempts: two\n", "line 1: cannot unmarshal"},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
 	}
 	for name, tc := range tests {

@@ -13,6 +13,8 @@ const (
 	TypeCommand    = "command"
 	TypeCompaction = "compaction"
 	TypeRunStop    = "run_stop"
+	// TypeUserMessage is a note a person sent while the run went on.
+	TypeUserMessage = "user_message"
 )
 
 func init() {
@@ -22,7 +24,19 @@ func init() {
 	Register(TypeCommand, func() Payload { return new(Command) })
 	Register(TypeCompaction, func() Payload { return new(Compaction) })
 	Register(TypeRunStop, func() Payload { return new(RunStop) })
+	Register(TypeUserMessage, func() Payload { return new(UserMessage) })
 }
+
+// UserMessage is a note from a person (`/agent note`) delivered to the
+// model between steps, before turn Step.
+type UserMessage struct {
+	Step int    `json:"step"`
+	From string `json:"from"` // GitHub login, without "@"
+	Text string `json:"text"`
+}
+
+// EventType implements Payload.
+func (*UserMessage) EventType() string { return TypeUserMessage }
 
 // Limits are the budgets a run starts with. Zero means the limit was off.
 type Limits struct {

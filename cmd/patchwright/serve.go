@@ -80,6 +80,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		RunURL:   cfg.runURL,
 		RunLink:  signer.Link,
 		Logger:   log,
+		Notes:    queue,
 	}
 	return p, func() { engine.Close() }, nil
 }
@@ -180,7 +181,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
 	hook, err := webhook.New(webhook.Config{
-		Secret: []byte(cfg.webhookSecret), BotLogin: bot, TriggerLabel: cfg.triggerLabel, Logger: log,
+		Secret: []byte(cfg.webhookSecret), BotLogin: bot, AppID: app.ID(), TriggerLabel: cfg.triggerLabel, Logger: log,
 		Meanings:  queue, // a signed body replayed under a new delivery ID is a duplicate
 		MaxBodies: cfg.webhookMaxBodies, MaxBodyBytes: cfg.webhookMaxBodyBytes,
 	}, meteredQueue{queue, m}, githubapi.NewPermissionCache(app, 0))

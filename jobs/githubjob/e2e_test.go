@@ -63,6 +63,9 @@ type gate struct {
 	armed   atomic.Bool
 	holding chan struct{}
 	proxy   *httputil.ReverseProxy
+	// before, when set, runs before request n (1, 2, …) is passed on.
+	before   func(n int)
+	requests atomic.Int64
 }
 
 func newGate(t testing.TB, target string) (*gate, string) {
@@ -89,6 +92,9 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.holding <- struct{}{}
 		<-r.Context().Done()
 		return
+	}
+	if n := int(g.requests.Add(1)); g.before != nil {
+		g.before(n)
 	}
 	g.proxy.ServeHTTP(w, r)
 }
@@ -198,6 +204,7 @@ func e2ePipeline(t testing.TB, app *githubapi.App, queue *jobs.Queue, opts provi
 	return &githubjob.Pipeline{
 		GitHub:  app,
 		Cancels: queue,
+		Notes:   queue,
 		Executor: &pipeline.Executor{
 			Sandboxes: sandboxtest.NewDocker(t, sbdocker.Options{}), Provider: prov, Image: sandboxtest.Image(t),
 			SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,

@@ -16,6 +16,7 @@ type GitHub interface {
 	statusComments
 	prPublisher
 	attemptSource
+	ciSource
 }
 
 // statusComments is what the status comment needs.

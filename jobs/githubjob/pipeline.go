@@ -69,6 +69,29 @@ type Pipeline struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Notes hands the running job the `/agent note`s writers sent for its
+	// issue; *jobs.Queue satisfies it. Nil: notes are not read.
+	Notes NoteSource
+}
+
+// NoteSource drains the notes waiting for an issue's job.
+type NoteSource interface {
+	TakeNotes(ctx context.Context, issue jobs.Issue) ([]jobs.Note, error)
+}
+
+// notes is the loop's poll of p.Notes for issue.
+func (p *Pipeline) notes(issue jobs.Issue) func(context.Context) ([]agent.Note, error) {
+	if p.Notes == nil {
+		return nil
+	}
+	return func(ctx context.Context) ([]agent.Note, error) {
+		ns, err := p.Notes.TakeNotes(ctx, issue)
+		out := make([]agent.Note, 0, len(ns))
+		for _, n := range ns {
+			out = append(out, agent.Note{From: n.Author, Text: n.Text})
+		}
+		return out, err
+	}
 }
 
 // DefaultStatusInterval keeps a run's status edits far below GitHub's
@@ -85,6 +108,9 @@ type request struct {
 	issueHash    string // the issue's text as the trigger pinned it; "" for none
 	bot          string // the app's bot login
 	at           jobs.Attempt
+	// ciHead and ciReported are set for a fix attempt the repository's
+	// CI started: the head it failed on and what the event said.
+	ciHead, ciReported string
 }
 
 // Solve runs a first (or new) attempt at an issue.
@@ -95,8 +121,13 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 
 // Retry runs another attempt on the pull request job.PR.
 func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error {
-	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
-		trigger: "/agent retry", pr: job.PR, issueHash: job.IssueHash, at: at})
+	a := request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
+		trigger: "/agent retry", pr: job.PR, issueHash: job.IssueHash, at: at}
+	if job.CIHead != "" {
+		a.ciHead, a.ciReported = job.CIHead, job.CIReported
+		a.trigger = fmt.Sprintf("%s on %s: %s", ciTrigger, shortSHA(job.CIHead), job.CIReported)
+	}
+	return p.run(ctx, a)
 }
 
 // Abandoned says in the issue's status comment that its job was given up:
@@ -159,8 +190,23 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		return fmt.Errorf("find the app's bot user: %w", err)
 	}
 	a.bot = bot.Login
+	if a.ciHead != "" {
+		// Checked before anything is said on the issue: a CI result for
+		// a head that is not (or no longer) Patchwright's is not news.
+		ok, why, err := p.ciApplies(ctx, a)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			log.Info("CI fix not started", "head", a.ciHead, "why", why)
+			return nil
+		}
+	}
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
+	if a.ciHead != "" {
+		st.status.Trigger = a.trigger
+	}
 	if err := st.find(ctx); err != nil {
 		return refused(err, "read the issue's comments", "issues: read", "")
 	}
@@ -179,8 +225,12 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
+	if a.ciHead != "" {
+		st.status.Trigger = job.Attempt.Trigger
+	}
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
+	job.Notes = p.notes(a.issue)
 	st.status.BaseBranch = job.Branch
 	st.start(ctx)
 	res, err := p.Executor.Execute(ctx, job)
@@ -214,11 +264,14 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	pub := &publisher{gh: p.GitHub, issue: a.issue, title: text.Title, branch: jobs.AgentBranch(a.issue.Number),
 		base: repo.DefaultBranch, logURL: logURL, log: log}
-	co, err := p.coAuthor(ctx, a)
-	if err != nil {
-		return pipeline.Job{}, nil, err
+	if a.requester != "" {
+		// A CI fix has no requester: nobody to credit.
+		co, err := p.coAuthor(ctx, a)
+		if err != nil {
+			return pipeline.Job{}, nil, err
+		}
+		pub.trailers = []string{co}
 	}
-	pub.trailers = []string{co}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
 		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: instructionsText(a.requester, a.instructions)},
@@ -300,6 +353,23 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 	job.Issue.Feedback = retryFeedback(a, h, lines) +
 		commentList("Reviews since the previous attempt:", reviews) +
 		commentList("Comments on the pull request since the previous attempt:", talk)
+	if a.ciHead != "" {
+		return p.prepareCIFix(ctx, a, h, job)
+	}
+	return nil
+}
+
+// prepareCIFix adds what the repository's CI reported to a CI fix's
+// feedback and history, and bounds it by ci_fix_attempts.
+func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History, job *pipeline.Job) error {
+	checks, err := p.GitHub.FailedChecks(ctx, a.issue, a.ciHead)
+	if err != nil {
+		return err
+	}
+	a.ciReported = ciReportedOf(checks, a.ciReported)
+	job.Attempt.Trigger = fmt.Sprintf("%s on %s: %s", ciTrigger, shortSHA(a.ciHead), a.ciReported)
+	job.Issue.Feedback = ciFeedback(a.ciHead, checks, a.ciReported) + "\n" + job.Issue.Feedback
+	job.Admit = ciAdmit(a, h.Attempts)
 	return nil
 }
 
@@ -358,7 +428,11 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	var reason string
 	var perr *provider.Error
 	var rf *refusal
+	var ci *errCILimit
 	switch {
+	case errors.As(cause, &ci):
+		final = true
+		reason = ci.Error()
 	case errors.As(cause, &rf):
 		final = true
 		reason = rf.reason()
@@ -454,6 +528,8 @@ func retryFeedback(a request, h report.History, reviews []githubapi.Comment) str
 	var b strings.Builder
 	if s := instructionsText(a.requester, a.instructions); s != "" {
 		b.WriteString(s + "\n\n")
+	} else if a.ciHead != "" {
+		b.WriteString("Nobody asked for this attempt: the repository's CI did (above).\n\n")
 	} else {
 		fmt.Fprintf(&b, "@%s asked for another attempt without further instructions.\n\n", a.requester)
 	}

@@ -164,6 +164,38 @@ type CheckRun struct {
 	Summary     string
 	Annotations int
 	Writes      int
+	// App and AppID are the app that made the run: Patchwright's own
+	// (AppSlug, AppID) unless AddForeignCheckRun added it.
+	App   string
+	AppID int64
+	// Text, AnnotationList and Log are a foreign run's output text, its
+	// annotations and (for Actions) its job's log.
+	Text           string
+	AnnotationList []Annotation
+	Log            string
+}
+
+// Annotation is one annotation of a foreign check run.
+type Annotation struct {
+	Path    string
+	Line    int
+	Level   string
+	Message string
+}
+
+// AddForeignCheckRun stores a completed check run of another app on
+// c.HeadSHA (the repository's own CI: App "github-actions" for Actions,
+// whose job log GET .../actions/jobs/{id}/logs serves) and returns its ID.
+func (s *Server) AddForeignCheckRun(c CheckRun) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	c.ID, c.Status, c.Annotations = s.nextID, "completed", len(c.AnnotationList)
+	if c.AppID == 0 {
+		c.AppID = 15368 // GitHub Actions' app ID
+	}
+	s.checkRuns = append(s.checkRuns, &c)
+	return c.ID
 }
 
 // Delivery is a hook delivery listed by GET /app/hook/deliveries.

@@ -70,6 +70,11 @@ func (s *Server) handler() http.Handler {
 	inst("POST /repos/{owner}/{repo}/check-runs", "checks=write", s.createCheckRun)
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", "checks=read", s.listCheckRuns)
+	inst("GET /repos/{owner}/{repo}/check-runs/{id}/annotations", "checks=read", s.listAnnotations)
+	inst("GET /repos/{owner}/{repo}/actions/jobs/{id}/logs", "actions=read", s.jobLogs)
+	// The download a job-log redirect points at: GitHub's is a
+	// short-lived signed URL on another host, read without the token.
+	mux.HandleFunc("GET /_download/job-logs/{id}", s.downloadJobLog)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -795,8 +800,79 @@ func (c *CheckRun) apply(req checkRunReq) error {
 }
 
 func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
-	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": c.Conclusion,
-		"output": map[string]any{"title": c.Title, "summary": c.Summary, "annotations_count": c.Annotations}}
+	app := map[string]any{"id": AppID, "slug": AppSlug}
+	if c.App != "" {
+		app = map[string]any{"id": c.AppID, "slug": c.App}
+	}
+	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": c.Conclusion, "app": app,
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", c.Owner, c.Repo, c.ID),
+		"output":   map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": c.Annotations}}
+}
+
+// findCheckRun returns the check run id of the request's repository.
+func (s *Server) findCheckRun(r *http.Request, id int64) *CheckRun {
+	for _, c := range s.checkRuns {
+		if c.ID == id && sameRepo(c.Owner, c.Repo, r.PathValue("owner"), r.PathValue("repo")) {
+			return c
+		}
+	}
+	return nil
+}
+
+func (s *Server) listAnnotations(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	c := s.findCheckRun(r, id)
+	var all []map[string]any
+	if c != nil {
+		for _, a := range c.AnnotationList {
+			all = append(all, map[string]any{"path": a.Path, "start_line": a.Line, "end_line": a.Line, "annotation_level": a.Level, "message": a.Message})
+		}
+	}
+	s.mu.Unlock()
+	if c == nil {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writePage(w, r, all)
+}
+
+// jobLogs answers as GitHub does: 302 to a download URL, or 404 for a
+// run that is not an Actions job (or has no log).
+func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	c := s.findCheckRun(r, id)
+	s.mu.Unlock()
+	if c == nil || c.App != "github-actions" || c.Log == "" {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	w.Header().Set("Location", fmt.Sprintf("%s/_download/job-logs/%d", s.URL, id))
+	w.WriteHeader(http.StatusFound)
+}
+
+func (s *Server) downloadJobLog(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	var log string
+	for _, c := range s.checkRuns {
+		if c.ID == id {
+			log = c.Log
+		}
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain")
+	io.WriteString(w, log)
 }
 
 func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {

@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/verify"
@@ -113,6 +114,13 @@ type Job struct {
 	// jobs.HeaderEnqueuedAt); Timings then start with PhaseQueued and
 	// measure the time to the published change. Zero: unknown.
 	EnqueuedAt time.Time
+	// Admit, when set, is asked once the trusted configuration is read,
+	// before any sandbox starts: an error ends the job with it, nothing
+	// run or pushed (a CI fix past ci_fix_attempts).
+	Admit func(config.Config) error
+	// Notes, when set, is polled between the model's steps for notes
+	// people sent to the running job (agent.Config.Notes).
+	Notes func(ctx context.Context) ([]agent.Note, error)
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -117,6 +117,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}
+	if r.job.Admit != nil {
+		if err := r.job.Admit(r.cfg); err != nil {
+			return err
+		}
+	}
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
@@ -378,6 +383,7 @@ func (r *run) runAgent(ctx context.Context) error {
 		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
 		Now:       r.e.Now,
 		Logger:    r.e.Logger,
+		Notes:     r.job.Notes,
 	})
 	return err
 }

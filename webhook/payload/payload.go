@@ -254,6 +254,9 @@ var parsers = map[string][]string{
 	"pull_request_review":       reviewPaths,
 	"installation":              installationPaths,
 	"installation_repositories": installationReposPaths,
+	"check_suite":               checkSuitePaths,
+	"check_run":                 checkRunPaths,
+	"workflow_run":              workflowRunPaths,
 }
 
 // specs are the scans of the events with a parser or an identity.

@@ -1,0 +1,93 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// checkSuite is a completed check_suite on branch at head, by app slug.
+func checkSuite(t testing.TB, branch, head, conclusion, slug string, edit func(cs map[string]any)) []byte {
+	return fixturePayload(t, "check_suite.completed.json", func(m map[string]any) {
+		cs := obj(m, "check_suite")
+		cs["head_branch"], cs["head_sha"], cs["conclusion"] = branch, head, conclusion
+		cs["app"] = map[string]any{"id": 15368, "slug": slug}
+		if edit != nil {
+			edit(cs)
+		}
+	})
+}
+
+const someSHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+
+// CI results that are not a failure of someone else's CI on an agent
+// branch start nothing and need no GitHub call; bad ones are 400.
+func TestCheckEventsThatDoNothing(t *testing.T) {
+	e := newEnv(t)
+	requested := checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", nil)
+	requested = []byte(strings.Replace(string(requested), `"action":"completed"`, `"action":"requested"`, 1))
+	cases := map[string]struct {
+		event string
+		body  []byte
+		want  int
+		msg   string
+	}{
+		"success":                  {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "success", "github-actions", nil), http.StatusOK, "conclusion"},
+		"cancelled":                {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "cancelled", "github-actions", nil), http.StatusOK, "conclusion"},
+		"not completed":            {"check_suite", requested, http.StatusOK, "ignored action"},
+		"own suite":                {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "patchwright-test", nil), http.StatusOK, "own checks"},
+		"other branch":             {"check_suite", checkSuite(t, "main", someSHA, "failure", "github-actions", nil), http.StatusOK, "not a Patchwright branch"},
+		"fork (no branch)":         {"check_suite", checkSuite(t, "", someSHA, "failure", "github-actions", nil), http.StatusOK, "not a Patchwright branch"},
+		"bad head":                 {"check_suite", checkSuite(t, "agent/issue-7", "not-a-sha", "failure", "github-actions", nil), http.StatusBadRequest, "head_sha"},
+		"head not a string":        {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["head_sha"] = 5 }), http.StatusBadRequest, "malformed"},
+		"pull requests not a list": {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["pull_requests"] = "2" }), http.StatusBadRequest, "malformed"},
+		"not JSON":                 {"check_run", []byte("{"), http.StatusBadRequest, ""},
+		"workflow success":         {"workflow_run", fixturePayload(t, "workflow_run.completed.with-pull-requests.json", nil), http.StatusOK, "conclusion"},
+	}
+	i := 0
+	for name, tc := range cases {
+		i++
+		t.Run(name, func(t *testing.T) {
+			rec := e.deliver(tc.event, fmt.Sprintf("ci-%d", i), tc.body)
+			expectStatus(t, rec, tc.want)
+			if !strings.Contains(rec.Body.String(), tc.msg) {
+				t.Errorf("answer %q, want it to say %q", rec.Body.String(), tc.msg)
+			}
+		})
+	}
+	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+		t.Errorf("%d agent tasks, want none", n)
+	}
+}
+
+// `/agent note` from a writer reaches the job running on the issue, once
+// per delivery; with nothing running, or from a reader, it is answered
+// and stored nowhere.
+func TestNoteCommand(t *testing.T) {
+	e := newEnv(t)
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	expectStatus(t, e.deliver("issue_comment", "n-idle", issueComment(t, writerLogin, "/agent note use the v2 API")), http.StatusOK)
+	if n, err := e.queue.TakeNotes(context.Background(), issue); err != nil || len(n) != 0 {
+		t.Fatalf("with nothing running: notes %v, %v", n, err)
+	}
+	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+		t.Errorf("%d replies to a note with nothing running, want 1", n)
+	}
+	expectStatus(t, e.deliver("issues", "n-label", labeled(t, 7, writerLogin)), http.StatusAccepted)
+	body := issueComment(t, writerLogin, "/agent note use the v2 API\nand keep the old one")
+	expectStatus(t, e.deliver("issue_comment", "n-1", body), http.StatusOK)
+	expectStatus(t, e.deliver("issue_comment", "n-1", body), http.StatusOK) // a redelivery
+	expectStatus(t, e.deliver("issue_comment", "n-reader", issueComment(t, readerLogin, "/agent note do something else")), http.StatusOK)
+	expectStatus(t, e.deliver("issue_comment", "n-empty", issueComment(t, writerLogin, "/agent note")), http.StatusOK)
+	notes, err := e.queue.TakeNotes(context.Background(), issue)
+	if err != nil || len(notes) != 1 || notes[0].Author != writerLogin || notes[0].Text != "use the v2 API\nand keep the old one" {
+		t.Fatalf("notes = %+v, %v; want the writer's one, once", notes, err)
+	}
+	if n, _ := e.queue.TakeNotes(context.Background(), issue); len(n) != 0 {
+		t.Errorf("notes taken twice: %v", n)
+	}
+}
