@@ -102,3 +102,50 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkExecSteps breaks an exec down into its engine calls (see
+// docker.ExecSteps), for a bare `true` and for `true` in Exec's wrapper,
+// beside Exec itself and the CLI, interleaved in one loop so that load
+// from elsewhere falls on all of them alike.
+func BenchmarkExecSteps(b *testing.B) {
+	d := sandboxtest.NewDocker(b, docker.Options{})
+	sb := sandboxtest.New(b, d, sandbox.Spec{})
+	ctx := context.Background()
+	bare := []string{"true"}
+	wrapped := []string{"/bin/sh", "-c", docker.WrapScript, "sh", "60.000", "true"}
+	var sum [2][4]time.Duration
+	var execT, cliT time.Duration
+	for b.Loop() {
+		for i, argv := range [][]string{bare, wrapped} {
+			steps, err := docker.ExecSteps(ctx, sb, argv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for j := range steps {
+				sum[i][j] += steps[j]
+			}
+		}
+		t := time.Now()
+		if res, err := sb.Exec(ctx, sandbox.Command{Script: "true"}); err != nil || res.ExitCode != 0 {
+			b.Fatalf("Exec(true) = %+v, %v", res, err)
+		}
+		execT += time.Since(t)
+		t = time.Now()
+		if out, err := exec.Command("docker", "exec", sb.ID(), "true").CombinedOutput(); err != nil {
+			b.Fatalf("docker exec: %v: %s", err, out)
+		}
+		cliT += time.Since(t)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	for i, name := range []string{"bare", "wrapped"} {
+		total := time.Duration(0)
+		for j, step := range []string{"create", "start", "stream", "inspect"} {
+			b.ReportMetric(ms(sum[i][j]), name+"-"+step+"-ms")
+			total += sum[i][j]
+		}
+		b.ReportMetric(ms(total), name+"-ms")
+	}
+	b.ReportMetric(ms(execT), "Exec-ms")
+	b.ReportMetric(ms(cliT), "cli-ms")
+	b.ReportMetric(float64(execT)/float64(cliT), "Exec/cli")
+}
