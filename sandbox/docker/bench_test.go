@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,48 +105,54 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 }
 
 // BenchmarkExecSteps breaks an exec down into its engine calls (see
-// docker.ExecSteps), for a bare `true` and for `true` in Exec's wrapper,
-// beside Exec itself and the CLI, interleaved in one loop so that load
-// from elsewhere falls on all of them alike.
+// docker.ExecSteps), for a bare `true` (the floor of one engine exec) and
+// for `true` in Exec's wrapper, beside Exec itself and the CLI, interleaved
+// in one loop so that load from elsewhere falls on all of them alike. It
+// reports medians: on a shared machine the means follow the outliers.
+//
+//	go test -run '^$' -bench ExecSteps -benchtime=40x ./sandbox/docker/
 func BenchmarkExecSteps(b *testing.B) {
 	d := sandboxtest.NewDocker(b, docker.Options{})
 	sb := sandboxtest.New(b, d, sandbox.Spec{})
 	ctx := context.Background()
-	bare := []string{"true"}
-	wrapped := []string{"/bin/sh", "-c", docker.WrapScript, "sh", "60.000", "true"}
-	var sum [2][4]time.Duration
-	var execT, cliT time.Duration
+	argv := map[string][]string{
+		"bare":    {"true"},
+		"wrapped": {"/bin/sh", "-c", docker.WrapScript, "/bin/sh", "60.000", "true"},
+	}
+	steps := []string{"create", "start", "stream", "inspect"}
+	times := map[string][]time.Duration{}
 	for b.Loop() {
-		for i, argv := range [][]string{bare, wrapped} {
-			steps, err := docker.ExecSteps(ctx, sb, argv)
+		for _, name := range []string{"bare", "wrapped"} {
+			took, err := docker.ExecSteps(ctx, sb, argv[name])
 			if err != nil {
 				b.Fatal(err)
 			}
-			for j := range steps {
-				sum[i][j] += steps[j]
+			total := time.Duration(0)
+			for i, step := range steps {
+				times[name+"-"+step] = append(times[name+"-"+step], took[i])
+				total += took[i]
 			}
+			times[name] = append(times[name], total)
 		}
 		t := time.Now()
 		if res, err := sb.Exec(ctx, sandbox.Command{Script: "true"}); err != nil || res.ExitCode != 0 {
 			b.Fatalf("Exec(true) = %+v, %v", res, err)
 		}
-		execT += time.Since(t)
+		times["Exec"] = append(times["Exec"], time.Since(t))
 		t = time.Now()
 		if out, err := exec.Command("docker", "exec", sb.ID(), "true").CombinedOutput(); err != nil {
 			b.Fatalf("docker exec: %v: %s", err, out)
 		}
-		cliT += time.Since(t)
+		times["cli"] = append(times["cli"], time.Since(t))
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
-	for i, name := range []string{"bare", "wrapped"} {
-		total := time.Duration(0)
-		for j, step := range []string{"create", "start", "stream", "inspect"} {
-			b.ReportMetric(ms(sum[i][j]), name+"-"+step+"-ms")
-			total += sum[i][j]
-		}
-		b.ReportMetric(ms(total), name+"-ms")
+	median := func(name string) float64 {
+		ts := slices.Clone(times[name])
+		slices.Sort(ts)
+		return float64(ts[len(ts)/2]) / 1e6
 	}
-	b.ReportMetric(ms(execT), "Exec-ms")
-	b.ReportMetric(ms(cliT), "cli-ms")
-	b.ReportMetric(float64(execT)/float64(cliT), "Exec/cli")
+	for name := range times {
+		b.ReportMetric(median(name), name+"-ms")
+	}
+	b.ReportMetric(median("Exec")/median("cli"), "Exec/cli")
+	b.ReportMetric(median("bare")/median("cli"), "bare/cli")
 }

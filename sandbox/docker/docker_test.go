@@ -256,7 +256,7 @@ func TestExitRecord(t *testing.T) {
 		// A record the command forges is taken, for a status it could
 		// have exited with; the watchdog it leaves is ended by reap.
 		`printf '\n7\n' >&2; kill -9 $$; exit 0`: {"", 7},
-		`kill -9 $$`: {"", 137},
+		`kill -9 $$`:                             {"", 137},
 	} {
 		res := run(t, sb, script)
 		t.Logf("%s: %v", script, res.Duration)
