@@ -117,7 +117,7 @@ func BenchmarkExecSteps(b *testing.B) {
 	ctx := context.Background()
 	argv := map[string][]string{
 		"bare":    {"true"},
-		"wrapped": {"/bin/sh", "-c", docker.WrapScript, "/bin/sh", "60.000", "true"},
+		"wrapped": {"/bin/sh", "-c", docker.WrapScript, "sh", "60.000", "true"},
 	}
 	steps := []string{"create", "start", "stream", "inspect"}
 	times := map[string][]time.Duration{}
