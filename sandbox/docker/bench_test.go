@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,4 +102,71 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkExecSteps breaks an exec down into its engine calls (see
+// docker.ExecSteps), for a bare `true` (the floor of one engine exec) and
+// for `true` in Exec's wrapper, beside Exec itself and the CLI, interleaved
+// in one loop so that load from elsewhere falls on all of them alike. It
+// reports medians: on a shared machine the means follow the outliers.
+//
+//	go test -run '^$' -bench ExecSteps -benchtime=40x ./sandbox/docker/
+func BenchmarkExecSteps(b *testing.B) {
+	d := sandboxtest.NewDocker(b, docker.Options{})
+	sb := sandboxtest.New(b, d, sandbox.Spec{})
+	ctx := context.Background()
+	argv := map[string][]string{
+		"bare":    {"true"},
+		"wrapped": {"/bin/sh", "-c", docker.WrapScript, "sh", "60.000", "true"},
+	}
+	steps := []string{"create", "start", "stream", "inspect"}
+	times := map[string][]time.Duration{}
+	raw := func(name string) {
+		took, err := docker.ExecSteps(ctx, sb, argv[name])
+		if err != nil {
+			b.Fatal(err)
+		}
+		total := time.Duration(0)
+		for i, step := range steps {
+			times[name+"-"+step] = append(times[name+"-"+step], took[i])
+			total += took[i]
+		}
+		times[name] = append(times[name], total)
+	}
+	runs := []func(){
+		func() { raw("bare") },
+		func() { raw("wrapped") },
+		func() {
+			t := time.Now()
+			if res, err := sb.Exec(ctx, sandbox.Command{Script: "true"}); err != nil || res.ExitCode != 0 {
+				b.Fatalf("Exec(true) = %+v, %v", res, err)
+			}
+			times["Exec"] = append(times["Exec"], time.Since(t))
+		},
+		func() {
+			t := time.Now()
+			if out, err := exec.Command("docker", "exec", sb.ID(), "true").CombinedOutput(); err != nil {
+				b.Fatalf("docker exec: %v: %s", err, out)
+			}
+			times["cli"] = append(times["cli"], time.Since(t))
+		},
+	}
+	// Each iteration starts with the next one, so that none always
+	// follows the same other: the engine's work after an exec can slow
+	// the one after it.
+	for i := 0; b.Loop(); i++ {
+		for j := range runs {
+			runs[(i+j)%len(runs)]()
+		}
+	}
+	median := func(name string) float64 {
+		ts := slices.Clone(times[name])
+		slices.Sort(ts)
+		return float64(ts[len(ts)/2]) / 1e6
+	}
+	for name := range times {
+		b.ReportMetric(median(name), name+"-ms")
+	}
+	b.ReportMetric(median("Exec")/median("cli"), "Exec/cli")
+	b.ReportMetric(median("bare")/median("cli"), "bare/cli")
 }

@@ -24,27 +24,59 @@ import (
 // otherwise, or gone for a reason outside the sandbox.
 var ErrDead = errors.New("sandbox: container is not running")
 
-// wrapScript runs the command $2 under GNU timeout with the limit $1.
-// timeout puts itself in a new process group and, at the limit, SIGKILLs
-// that whole group. Once the command ends, whatever it left in the group
-// (background jobs, a fork bomb's children) is killed too, so that it can
-// neither hold the output open nor use the sandbox's pids: one kill of a
-// process group needs no new process and reaches every member. Processes
-// that left the group (setsid) are ended after the command: see reap.
+// wrapScript runs the command $2 with the time limit $1 (seconds).
+//
+// A watchdog (sleep, then kill -9 -1) enforces the limit: kill(-1) from a
+// process of the command user SIGKILLs every process that user has in the
+// container but the caller, the wrapper and whatever the command started
+// included, however it left the process group (setsid, double forks), and
+// it is atomic against fork (see reap). When the command ends first, the
+// wrapper does the same kill itself, so that nothing the command started
+// can hold the output open or use the sandbox's pids, and waits until
+// they are gone (a zombie keeps its /proc entry until PID 1 reaps it).
+// The watchdog runs beside the command, not in front of it as GNU timeout
+// did, and holds none of the output, so that a command that kills the
+// wrapper does not keep the stream open through it.
+//
+// Every program started costs milliseconds (tens on a loaded host with a
+// FUSE storage driver): the command's own /bin/sh is now the only one
+// started before the command. It stays a new /bin/sh rather than a
+// subshell of the wrapper (one program fewer) so that the command sees
+// what `sh -c` gives it: its own $$, and errors in the form verify reads
+// ("/bin/sh: 1: python: not found", where eval would add "eval: ").
 //
 // Before the command starts, the wrapper writes the cgroup's OOM kill count
 // (see oomScript; empty when it cannot be read) as the first line of
 // stderr. No process of the command exists yet, so the command cannot
 // forge that line; Exec strips it from the output and compares it with the
 // count after the command.
+//
+// Last, once every other process of the command user is gone, it writes
+// the command's exit status as a record "\n<status>\n" at the end of
+// stderr (see exitRecord), which saves the engine's inspect of the exec.
+// A command could write such bytes itself and then kill the wrapper; the
+// status it forges so is one it could have exited with, and a status read
+// from the record is taken only within the time limit (see execute).
 const wrapScript = `o=
 for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
   [ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && o=$v; done < "$f"
 done
 echo "$o" >&2
-timeout -s KILL "$1" /bin/sh -c "$2" & p=$!
+{ sleep "$1" && kill -9 -1; } </dev/null >/dev/null 2>&1 &
+/bin/sh -c "$2" & p=$!
 wait $p; rc=$?
-kill -9 -$p 2>/dev/null
+kill -9 -1 2>/dev/null
+wait
+n=0
+while [ $n -lt 1000 ]; do
+  left=
+  for d in /proc/[0-9]*; do
+    if [ "$d" != "/proc/$$" ] && [ -O "$d" ]; then left=1; break; fi
+  done
+  [ -z "$left" ] && break
+  n=$((n+1))
+done
+printf '\n%d\n' "$rc" >&2
 exit $rc`
 
 // killScript, run as the command user from a fresh exec, SIGKILLs every
@@ -226,11 +258,13 @@ func (c *dockerSandbox) DisableNetwork(ctx context.Context) error {
 // cleanup below exact: every process of the command user in the container
 // then belongs to this command.
 //
-// The time limit is enforced inside the container by `timeout -s KILL`,
-// which kills the command's whole process group (see wrapScript);
-// background processes of the command end with it. Whatever else the
-// command started (setsid, double forks, `env -i`) is killed by reap once
-// the command's output ended, its time limit passed or ctx ended; Exec
+// The time limit is enforced inside the container by the wrapper's
+// watchdog, which kills every process of the command user (see
+// wrapScript); when the command ends first, the wrapper kills what it
+// left, background jobs and processes that left its process group
+// (setsid, double forks, `env -i`) included. reap then checks from the
+// host that none is left, and ends them itself where some are (the
+// wrapper killed, the output held past the time limit, ctx ended); Exec
 // returns only after that. If reap cannot end them, the container is
 // killed and the sandbox is dead (ErrDead).
 func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
@@ -271,8 +305,8 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	if res.ExitCode != 0 {
 		res.OOMKilled = c.oomKilledSince(oomBefore, res.ExitCode, res.Duration < cmd.Timeout)
 	}
-	// GNU timeout kills its own process group, itself included, so a
-	// command killed at its limit ends with 128+SIGKILL.
+	// The watchdog kills the wrapper too, so a command killed at its
+	// limit ends with 128+SIGKILL.
 	res.TimedOut = res.TimedOut || (res.ExitCode == 137 && !res.OOMKilled && res.Duration >= cmd.Timeout)
 	return res, nil
 }
@@ -293,7 +327,8 @@ func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res s
 		return sandbox.Result{}, "", false, err
 	}
 	stdout, stderr := newCapture(cmd.OutputLimit), newCapture(cmd.OutputLimit)
-	first := &firstLine{w: stderr}
+	record := &exitRecord{w: stderr}
+	first := &firstLine{w: record}
 	copied := make(chan error, 1)
 	go func() {
 		_, err := stdcopy.StdCopy(stdout, first, stream.Reader)
@@ -314,6 +349,7 @@ func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res s
 	case <-ctx.Done():
 		stream.Close()
 		<-copied
+		record.end()
 		if errors.Is(context.Cause(ctx), errFrozen) {
 			// Its time limit cannot act on a stopped timeout: end it now,
 			// from the host, rather than at the host's limit.
@@ -326,10 +362,17 @@ func (c *dockerSandbox) execute(ctx context.Context, cmd sandbox.Command) (res s
 		// outside its process group hold it open. reap kills them.
 		stream.Close()
 		<-copied
+		record.end()
 		return result(137, true), "", true, nil
 	}
-	res = result(0, false)
-	res.ExitCode, err = c.exitCode(ctx, execID)
+	code, recorded := record.end()
+	res = result(code, false)
+	if !recorded || res.Duration >= cmd.Timeout {
+		// No record: the wrapper did not end on its own (killed by its
+		// watchdog, or by the command). Past the limit a record is not
+		// taken either, so that a command cannot hide its timing out.
+		res.ExitCode, err = c.exitCode(ctx, execID)
+	}
 	return res, first.text(), true, err
 }
 

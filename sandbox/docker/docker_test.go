@@ -239,6 +239,37 @@ func TestKillAllSurvives(t *testing.T) {
 	}
 }
 
+// TestExitRecord: the wrapper's exit record is not part of the command's
+// stderr, bytes of the command that look like one are kept, and a
+// command that kills its wrapper gets the wrapper's status from the
+// engine.
+func TestExitRecord(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	for script, want := range map[string]struct {
+		stderr string
+		code   int
+	}{
+		`printf 'no newline' >&2; exit 3`: {"no newline", 3},
+		`nosuchcommand`:                   {"/bin/sh: 1: nosuchcommand: not found\n", 127},
+		`printf 'line\n' >&2`:             {"line\n", 0},
+		`printf '\n5\n' >&2; exit 4`:      {"\n5\n", 4},
+		// A record the command forges is taken, for a status it could
+		// have exited with; the watchdog it leaves is ended by reap.
+		`printf '\n7\n' >&2; kill -9 $PPID; exit 0`: {"", 7},
+		`kill -9 $PPID`: {"", 137},
+	} {
+		res := run(t, sb, script)
+		t.Logf("%s: %v", script, res.Duration)
+		if got := string(res.Stderr.Head) + string(res.Stderr.Tail); got != want.stderr || res.ExitCode != want.code {
+			t.Errorf("%s: exit %d, stderr %q; want %d, %q", script, res.ExitCode, got, want.code, want.stderr)
+		}
+	}
+	if left := commandProcesses(t, sb); len(left) > 0 {
+		t.Fatalf("processes outlived the commands:\n%s", strings.Join(left, "\n"))
+	}
+}
+
 func TestForkBomb(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{KillGrace: time.Second})
 	sb := sandboxtest.New(t, d, sandbox.Spec{Limits: sandbox.Limits{PIDs: 64}})

@@ -38,6 +38,44 @@ func TestFirstLine(t *testing.T) {
 	}
 }
 
+func TestExitRecordParse(t *testing.T) {
+	tests := map[string]struct {
+		writes []string
+		rest   string
+		status int // -1: no record
+	}{
+		"record alone":          {[]string{"\n0\n"}, "", 0},
+		"after a line":          {[]string{"err\n", "\n3\n"}, "err\n", 3},
+		"after no newline":      {[]string{"err", "\n255\n"}, "err", 255},
+		"one write":             {[]string{"long stderr\n\n17\n"}, "long stderr\n", 17},
+		"byte by byte":          {[]string{"a", "b", "\n", "4", "2", "\n"}, "ab", 42},
+		"over 255":              {[]string{"x\n256\n"}, "x\n256\n", -1},
+		"four digits":           {[]string{"\n1000\n"}, "\n1000\n", -1},
+		"sign":                  {[]string{"\n+1\n"}, "\n+1\n", -1},
+		"no final newline":      {[]string{"\n0"}, "\n0", -1},
+		"no digits":             {[]string{"a\n\n"}, "a\n\n", -1},
+		"nothing":               {nil, "", -1},
+		"text after a record":   {[]string{"\n0\nmore"}, "\n0\nmore", -1},
+		"shorter than a record": {[]string{"ab"}, "ab", -1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newCapture(1000)
+			r := &exitRecord{w: c}
+			for _, w := range tt.writes {
+				if n, err := r.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			status, ok := r.end()
+			o := c.output()
+			if ok != (tt.status >= 0) || (ok && status != tt.status) || string(o.Head)+string(o.Tail) != tt.rest {
+				t.Fatalf("end() = %d, %v with rest %q; want %d, rest %q", status, ok, o.Head, tt.status, tt.rest)
+			}
+		})
+	}
+}
+
 func TestCheckSetupNetwork(t *testing.T) {
 	good := func() network.Inspect {
 		return network.Inspect{Driver: "bridge", Options: map[string]string{optBridgeName: SetupBridge, optICC: "false", optMasquerade: "true"}}

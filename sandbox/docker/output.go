@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"io"
+	"strconv"
 
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -84,7 +86,7 @@ const firstLineMax = 64
 // firstLine holds back the first line of a stream (the wrapper's, see
 // wrapScript) and passes the rest to w.
 type firstLine struct {
-	w    *capture
+	w    io.Writer
 	line []byte
 	done bool
 }
@@ -116,3 +118,63 @@ func (f *firstLine) Write(p []byte) (int, error) {
 
 // text is the line held back, without its newline.
 func (f *firstLine) text() string { return string(f.line) }
+
+// recordMax is the longest exit record: "\n255\n".
+const recordMax = 5
+
+// exitRecord holds back the last bytes of a stream, where the wrapper's
+// exit record is (see wrapScript), and passes the rest to w. Its memory
+// is recordMax bytes, whatever is written.
+type exitRecord struct {
+	w    io.Writer
+	held []byte
+}
+
+func (r *exitRecord) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= recordMax {
+		r.w.Write(r.held)
+		r.w.Write(p[:len(p)-recordMax])
+		r.held = append(r.held[:0], p[len(p)-recordMax:]...)
+		return n, nil
+	}
+	r.held = append(r.held, p...)
+	if k := len(r.held) - recordMax; k > 0 {
+		r.w.Write(r.held[:k])
+		r.held = r.held[:copy(r.held, r.held[k:])]
+	}
+	return n, nil
+}
+
+// end is called once the stream ended. If the bytes held end with an
+// exit record, it drops the record, passes on what came before it and
+// returns the status; otherwise it passes on everything held.
+func (r *exitRecord) end() (status int, ok bool) {
+	h := r.held
+	r.held = nil
+	if n := len(h); n >= 3 && h[n-1] == '\n' {
+		if i := bytes.LastIndexByte(h[:n-1], '\n'); i >= 0 {
+			if code, ok := statusDigits(h[i+1 : n-1]); ok {
+				r.w.Write(h[:i])
+				return code, true
+			}
+		}
+	}
+	r.w.Write(h)
+	return -1, false
+}
+
+// statusDigits parses an exit status: one to three decimal digits, at
+// most 255.
+func statusDigits(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 3 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	code, err := strconv.Atoi(string(b))
+	return code, err == nil && code <= 255
+}
