@@ -93,6 +93,10 @@ type priceEntry struct {
 	CachedInput *float64 `json:"cached_input"`
 	CacheWrite  *float64 `json:"cache_write"`
 	Output      *float64 `json:"output"`
+	// The window's fields, which LoadWindows reads; an entry with only
+	// them sets no price.
+	ContextWindow *int64 `json:"context_window"`
+	MaxOutput     *int64 `json:"max_output_tokens"`
 }
 
 // LoadPrices reads an operator's price file over the built-in table:
@@ -102,8 +106,9 @@ type priceEntry struct {
 //
 // Keys are "provider:model"; values are US dollars per million tokens.
 // input and output are required; cached_input and cache_write default to
-// input. Unknown fields and negative prices are errors. An empty path
-// returns the built-in table.
+// input. An entry may also hold a window (see LoadWindows), or only one.
+// Unknown fields and negative prices are errors. An empty path returns
+// the built-in table.
 func LoadPrices(path string) (Prices, error) {
 	prices := DefaultPrices()
 	if path == "" {
@@ -120,6 +125,9 @@ func LoadPrices(path string) (Prices, error) {
 		return nil, fmt.Errorf("read prices %s: %w", path, err)
 	}
 	for model, e := range entries {
+		if e.Input == nil && e.Output == nil && e.CachedInput == nil && e.CacheWrite == nil && (e.ContextWindow != nil || e.MaxOutput != nil) {
+			continue
+		}
 		price, err := e.price(model)
 		if err != nil {
 			return nil, fmt.Errorf("read prices %s: %w", path, err)

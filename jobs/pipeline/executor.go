@@ -239,6 +239,10 @@ type Executor struct {
 	// SandboxUID and SandboxGID must match the sandbox's command user;
 	// defaults DefaultSandboxUID and DefaultSandboxGID.
 	SandboxUID, SandboxGID int
+	// Window is the model's context window and output limit, which
+	// compaction keeps each request within. Zero fields take the model's
+	// entry in provider.DefaultWindows, then the agent's defaults.
+	Window provider.Window
 	// CheckTimeout bounds each verification check; default
 	// verify.DefaultCheckTimeout.
 	CheckTimeout time.Duration

@@ -14,6 +14,7 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/agent/verify"
@@ -383,6 +384,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
+	win := r.window()
 	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
 	r.agentRan = true
@@ -393,9 +395,10 @@ func (r *run) runAgent(ctx context.Context) error {
 		Workspace: r.ws,
 		Issue:     r.job.Issue,
 		Redactor:  set,
-		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
-		Now:       r.e.Now,
-		Logger:    r.e.Logger,
+		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
+			ContextWindow: win.Context, OutputLimit: win.Output},
+		Now:    r.e.Now,
+		Logger: r.e.Logger,
 	})
 	return err
 }
@@ -520,3 +523,17 @@ func (r *run) cleanup() {
 // cacheVolume is the cache of the job's sandboxes: its own once
 // dependency setup made one, else the repository's shared one.
 func (r *run) cacheVolume() string { return cmp.Or(r.jobCache, r.sharedCache()) }
+
+// window is the model's window: the executor's, else the built-in
+// table's entry for the model, field by field.
+func (r *run) window() provider.Window {
+	win := r.e.Window
+	known, _ := provider.DefaultWindows().For(r.e.Provider.Model())
+	if win.Context == 0 {
+		win.Context = known.Context
+	}
+	if win.Output == 0 && known.Output < cmp.Or(win.Context, known.Context) {
+		win.Output = known.Output
+	}
+	return win
+}
