@@ -283,22 +283,14 @@ func (r *run) sharedCache() string {
 	return r.e.CacheVolume(r.job.RepoURL)
 }
 
-// cacheRemover is the part of a sandbox.Runner that removes a cache
-// volume (docker.Docker.RemoveCache); a runner without it leaves the
-// job's cache to its own pruning.
-type cacheRemover interface {
-	RemoveCache(ctx context.Context, name string) error
-}
-
 // removeJobCache removes the job's own cache once no sandbox uses it.
 func (r *run) removeJobCache() {
-	rm, ok := r.e.Sandboxes.(cacheRemover)
-	if r.jobCache == "" || !ok {
+	if r.jobCache == "" || r.e.RemoveCache == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	if err := rm.RemoveCache(ctx, r.jobCache); err != nil {
+	if err := r.e.RemoveCache(ctx, r.jobCache); err != nil {
 		r.e.logger().Warn("remove the job's cache volume", jobs.LogError, err)
 	}
 }

@@ -130,6 +130,7 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		cli.VolumeRemove(context.Background(), cache+"-job-test-"+t.Name(), true)
 		cli.VolumeRemove(context.Background(), cache, true)
 		cli.Close()
 	})
