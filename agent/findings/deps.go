@@ -89,16 +89,23 @@ func dependencyFindings(files []File, issue string) []Finding {
 	issue = strings.ToLower(issue)
 	var out []Finding
 	named := map[string]bool{}
+	eachDepFile(files, func(f File, df *depFile) {
+		out = append(out, depFindings(f, df, named, issue)...)
+	})
+	return out
+}
+
+// eachDepFile calls fn for each manifest among files that exists after the
+// change, then for each lockfile, so that lockfile entries can leave out
+// the names a manifest gave.
+func eachDepFile(files []File, fn func(File, *depFile)) {
 	for _, lock := range []bool{false, true} {
 		for _, f := range files {
-			df := depFileOf(f.Path)
-			if df == nil || df.lock != lock || f.New == nil {
-				continue
+			if df := depFileOf(f.Path); df != nil && df.lock == lock && f.New != nil {
+				fn(f, df)
 			}
-			out = append(out, depFindings(f, df, named, issue)...)
 		}
 	}
-	return out
 }
 
 // depChange is one dependency a file adds (had false) or re-versions.
@@ -149,21 +156,15 @@ type Dependency struct {
 func ChangedDependencies(files []File) []Dependency {
 	var out []Dependency
 	named := map[string]bool{}
-	for _, lock := range []bool{false, true} {
-		for _, f := range files {
-			df := depFileOf(f.Path)
-			if df == nil || df.lock != lock || f.New == nil {
+	eachDepFile(files, func(f File, df *depFile) {
+		for _, c := range depChanges(f, df) {
+			if df.lock && named[c.d.Name] {
 				continue
 			}
-			for _, c := range depChanges(f, df) {
-				if lock && named[c.d.Name] {
-					continue
-				}
-				named[c.d.Name] = true
-				out = append(out, Dependency{Path: f.Path, What: df.what, Name: c.d.Name, Version: c.d.Version, Was: c.was.Version})
-			}
+			named[c.d.Name] = true
+			out = append(out, Dependency{Path: f.Path, What: df.what, Name: c.d.Name, Version: c.d.Version, Was: c.was.Version})
 		}
-	}
+	})
 	return out
 }
 

@@ -111,18 +111,9 @@ type priceEntry struct {
 // the built-in table.
 func LoadPrices(path string) (Prices, error) {
 	prices := DefaultPrices()
-	if path == "" {
-		return prices, nil
-	}
-	data, err := os.ReadFile(path)
+	entries, err := readEntries(path)
 	if err != nil {
-		return nil, fmt.Errorf("read prices: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var entries map[string]priceEntry
-	if err := dec.Decode(&entries); err != nil {
-		return nil, fmt.Errorf("read prices %s: %w", path, err)
+		return nil, err
 	}
 	for model, e := range entries {
 		if e.Input == nil && e.Output == nil && e.CachedInput == nil && e.CacheWrite == nil && (e.ContextWindow != nil || e.MaxOutput != nil) {
@@ -135,6 +126,24 @@ func LoadPrices(path string) (Prices, error) {
 		prices[model] = price
 	}
 	return prices, nil
+}
+
+// readEntries reads the prices file at path, strictly; "" is none.
+func readEntries(path string) (map[string]priceEntry, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var entries map[string]priceEntry
+	if err := dec.Decode(&entries); err != nil {
+		return nil, fmt.Errorf("read prices %s: %w", path, err)
+	}
+	return entries, nil
 }
 
 // PricesFromEnv loads the file PATCHWRIGHT_PRICES names, or the built-in

@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -66,12 +64,6 @@ func (w Windows) For(model string) (win Window, ok bool) {
 	return win, ok
 }
 
-// windowEntry is a window as written in the prices file.
-type windowEntry struct {
-	ContextWindow *int64 `json:"context_window"`
-	MaxOutput     *int64 `json:"max_output_tokens"`
-}
-
 // LoadWindows reads the windows of an operator's prices file (see
 // LoadPrices) over the built-in table: an entry's optional
 // "context_window" and "max_output_tokens" (tokens), for example
@@ -79,26 +71,16 @@ type windowEntry struct {
 //	{"openai:qwen2.5-coder:7b": {"input": 0, "output": 0, "context_window": 16384}}
 //
 // An entry may hold only them. A window of fewer than 1,024 tokens, a
-// negative output limit or one not smaller than the window is an error.
-// An empty path returns the built-in table.
+// negative output limit or one not smaller than the window is an error,
+// as is any error LoadPrices reports for the file's format. An empty path
+// returns the built-in table.
 func LoadWindows(path string) (Windows, error) {
 	windows := DefaultWindows()
-	if path == "" {
-		return windows, nil
-	}
-	data, err := os.ReadFile(path)
+	entries, err := readEntries(path)
 	if err != nil {
-		return nil, fmt.Errorf("read prices: %w", err)
+		return nil, err
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(data, &entries); err != nil {
-		return nil, fmt.Errorf("read prices %s: %w", path, err)
-	}
-	for model, raw := range entries {
-		var e windowEntry
-		if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&e); err != nil {
-			return nil, fmt.Errorf("read prices %s: %q: %w", path, model, err)
-		}
+	for model, e := range entries {
 		if e.ContextWindow == nil && e.MaxOutput == nil {
 			continue
 		}
