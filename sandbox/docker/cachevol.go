@@ -64,11 +64,13 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 	default:
 		return fmt.Errorf("inspect cache volume %s: %w", name, err)
 	}
-	if err := d.chownVolume(ctx, spec); err == nil && created && spec.CacheFrom != "" {
+	err = d.chownVolume(ctx, spec)
+	if err != nil {
+		err = fmt.Errorf("give cache volume %s to the sandbox user %s: %w", name, d.user, err)
+	} else if created && spec.CacheFrom != "" {
 		err = d.seedVolume(ctx, spec)
 	}
 	if err != nil {
-		err = fmt.Errorf("give cache volume %s to the sandbox user %s: %w", name, d.user, err)
 		if created {
 			// Labelled as handed over but not: remove it so that the next
 			// Create starts again. In use by another sandbox, it stays.
