@@ -99,6 +99,10 @@ func setupFacts(d DependencySetup) []fact {
 			lock = "the lock file changed"
 		}
 	}
+	if len(d.Commands) == 0 {
+		return []fact{say(append(append([]any{"The change edits "}, names...),
+			" ("+lock+"), but no dependency setup ran: there is no download command for these files, or the run has no cache volume to keep what it would fetch.")...)}
+	}
 	whose := "each changed project's own download command"
 	if d.Configured {
 		whose = "the `setup:` commands of the default branch's .github/agent.yml"

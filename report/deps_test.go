@@ -76,3 +76,15 @@ func TestPRBodyDependenciesFailedAndHostile(t *testing.T) {
 		t.Errorf("no Not verified lines")
 	}
 }
+
+func TestPRBodyDependenciesNoneRan(t *testing.T) {
+	in := base()
+	in.Dependencies = []DependencySetup{{Manifests: []string{"poetry.lock"}}}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "The change edits `poetry.lock` (the lock file changed), but no dependency setup ran") || strings.Contains(body, "so Patchwright ran dependency setup") {
+		t.Errorf("a setup that ran nothing is reported as run:\n%s", body)
+	}
+}
