@@ -155,7 +155,7 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 		},
 	}.run(t)
 	if res.Outcome != verify.Verified {
-		t.Fatalf("outcome %s (%s), want verified", res.Outcome, res.Reason)
+		t.Fatalf("outcome %s (%s), want verified; proxy asked %q; ledger:\n%s", res.Outcome, res.Reason, proxy.asked(), readLedger(t, out))
 	}
 
 	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
