@@ -47,6 +47,7 @@ func FakeInternet(t testing.TB, h http.Handler) string {
 			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
+	removeLeftover(hostSide)
 	ip("netns", "add", ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 	ip("link", "add", hostIf, "type", "veth", "peer", "name", nsIf)
@@ -99,4 +100,21 @@ func listenInNamespace(t testing.TB, nsPath, addr string) net.Listener {
 		t.Fatal(r.err)
 	}
 	return r.ln
+}
+
+// removeLeftover removes what a test process that was killed before its
+// cleanup left holding hostSide: its host-side veth (and so the pair) and
+// its namespace. Otherwise the kernel would route this test's /30 to that
+// dead namespace, whose refusals look like the server's.
+func removeLeftover(hostSide string) {
+	out, _ := exec.Command("ip", "-o", "-4", "addr", "show", "to", hostSide+"/32").Output()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !strings.HasPrefix(fields[1], "pwi") {
+			continue
+		}
+		name := strings.TrimSuffix(fields[1], "h")
+		exec.Command("ip", "link", "del", fields[1]).Run()
+		exec.Command("ip", "netns", "del", "pwinet"+strings.TrimPrefix(name, "pwi")).Run()
+	}
 }
