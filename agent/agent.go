@@ -52,8 +52,13 @@ type Limits struct {
 	MaxInputTokens int64
 	// ContextWindow is the model's window in tokens; default 128,000.
 	// Older tool output is replaced by placeholders when a request's
-	// estimate passes 80% of it.
+	// estimate passes the window less the room kept for the reply (see
+	// OutputLimit), down to 60% of the window.
 	ContextWindow int64
+	// OutputLimit is the most tokens one reply of the model may have;
+	// the room kept free of the window for the reply is the smaller of it
+	// and a fifth of the window. Zero: unknown, a fifth of the window.
+	OutputLimit int64
 	// MaxOutputTokens caps each reply; zero leaves the provider's default.
 	MaxOutputTokens int
 	// MaxToolOutput is the bytes of one tool result the model sees, head
@@ -99,6 +104,16 @@ var DefaultLimits = Limits{
 	MaxIssue:        32 << 10,
 	RepoMapTokens:   2000,
 	KeepRecent:      6,
+}
+
+// compactAbove is the request size in tokens past which compaction
+// starts: the model's own window less the room for its reply.
+func (l Limits) compactAbove() int64 {
+	reserve := l.ContextWindow / 5
+	if l.OutputLimit > 0 && l.OutputLimit < reserve {
+		reserve = l.OutputLimit
+	}
+	return l.ContextWindow - reserve
 }
 
 func (l Limits) withDefaults() Limits {
@@ -372,7 +387,7 @@ func (r *runner) beforeTurn(ctx context.Context) *stop {
 	if err := ctx.Err(); err != nil {
 		return contextStop(ctx)
 	}
-	if r.estimate() > r.lim.ContextWindow*8/10 {
+	if r.estimate() > r.lim.compactAbove() {
 		if s := r.compact(ctx, "near the context window", false); s != nil {
 			return s
 		}

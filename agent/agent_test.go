@@ -520,3 +520,60 @@ func (m *manualDeadline) Err() error {
 		return nil
 	}
 }
+
+// TestSmallWindowCompactsBeforeOverflowing (issue 24): a local model with
+// a 16k window, as the prices file or PATCHWRIGHT_CONTEXT_WINDOW gives it,
+// reads file after file; without compaction the conversation would pass
+// its window by the fifth read. Every request stays within the window
+// less the room for a reply, and compaction is recorded.
+func TestSmallWindowCompactsBeforeOverflowing(t *testing.T) {
+	big := strings.Repeat("observation ", 1500) // 18,000 bytes, ~4,500 tokens
+	var script []turn
+	for i := range 8 {
+		script = append(script, calls(0, "read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	script = append(script, calls(0, "finish", `{"summary":"ok"}`))
+	h := newHarness(t, script, constTool("read_file", big), finishTool())
+	win, err := provider.WindowFromEnv("openai:qwen2.5-coder:7b", func(k string) string {
+		return map[string]string{provider.EnvContextWindow: "16384"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Limits.ContextWindow, h.cfg.Limits.OutputLimit = win.Context, 2048
+	h.cfg.Limits.KeepRecent = 2
+	res, err := h.run(context.Background())
+	wantStop(t, res, err, Finished)
+	reqs := h.model.requests()
+	if total := 8 * len(big) / 4; int64(total) < win.Context {
+		t.Fatalf("the script's observations (%d tokens) fit the window: the test shows nothing", total)
+	}
+	for i, r := range reqs {
+		if est := estimateTokens(r); est > win.Context-2048 {
+			t.Errorf("request %d was sent at about %d tokens, past the %d-token window less the reply", i+1, est, win.Context)
+		}
+	}
+	if !strings.Contains(h.types(), "compaction") {
+		t.Errorf("no compaction recorded: %s", h.types())
+	}
+	// The default window would not have compacted this run: the window
+	// is the model's own, not a fixed one.
+	if d := (Limits{ContextWindow: DefaultLimits.ContextWindow}); d.compactAbove() < 8*int64(len(big))/4 {
+		t.Fatalf("the default window would compact this run too")
+	}
+}
+
+func TestCompactAbove(t *testing.T) {
+	for _, tc := range []struct {
+		window, output, want int64
+	}{
+		{16_384, 0, 16_384 - 16_384/5}, // unknown output: a fifth
+		{16_384, 2048, 16_384 - 2048},  // a small output limit keeps less room
+		{200_000, 64_000, 160_000},     // a large one at most a fifth
+		{1_047_576, 32_768, 1_014_808}, // a large window is used, not 128k
+	} {
+		if got := (Limits{ContextWindow: tc.window, OutputLimit: tc.output}).compactAbove(); got != tc.want {
+			t.Errorf("window %d output %d: compaction above %d, want %d", tc.window, tc.output, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type bodyData struct {
 	Demonstrating  []verify.NewTestResult
 	TestsPassAfter bool
 	NotVerified    []string
+	// Dependencies is the dependency paragraph under Changes, one
+	// sentence a line; nil when no dependency setup ran.
+	Dependencies   []string
 	Cost           string
 	OutputsOmitted bool
 	// History is the rendered attempt history; "" for none.
@@ -66,6 +69,9 @@ func PRBody(in Input) (string, error) {
 	d.Files = in.Files
 	if len(d.Files) > maxFileRows {
 		d.Files, d.MoreFiles = d.Files[:maxFileRows], len(in.Files)-maxFileRows
+	}
+	for _, f := range dependencyFacts(in) {
+		d.Dependencies = append(d.Dependencies, f.markdown())
 	}
 	for _, f := range notVerified(in) {
 		d.NotVerified = append(d.NotVerified, f.markdown())

@@ -121,6 +121,10 @@ type Input struct {
 	Coverage *verify.Coverage
 	// Unbounded says why the work tree had no size limit; "" when it had.
 	Unbounded string
+	// Dependencies are the runs of dependency setup on the changed tree,
+	// in order: the model's (fetch_dependencies) and the application's
+	// after the change. Nil when the change touched no manifest.
+	Dependencies []DependencySetup
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool

@@ -87,6 +87,14 @@ type Spec struct {
 	// fills a new volume from the image, so an image can ship warm caches.
 	// Empty: the caches live in HOME's tmpfs, empty at every start.
 	CacheVolume string
+	// CacheFrom, when set, names the volume a CacheVolume that does not
+	// exist yet starts as a copy of: the pipeline gives a job whose
+	// change needs new dependencies a cache of its own, seeded from the
+	// repository's shared one, so that what dependency setup fetches for
+	// the model's change reaches that job's checks and never a later
+	// job's. Empty: a new volume starts from the image, as documented on
+	// CacheVolume. Ignored when CacheVolume exists already.
+	CacheFrom string
 	// CacheReadOnly keeps this sandbox from writing CacheVolume, so that
 	// nothing it does reaches a later sandbox's builds: the volume is
 	// mounted read-only, and the cache directory is a copy of it made at

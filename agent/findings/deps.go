@@ -99,29 +99,91 @@ func dependencyFindings(files []File, issue string) []Finding {
 	issue = strings.ToLower(issue)
 	var out []Finding
 	named := map[string]bool{}
+	eachDepFile(files, func(f File, df *depFile) {
+		out = append(out, depFindings(f, df, named, issue)...)
+	})
+	return out
+}
+
+// eachDepFile calls fn for each manifest among files that exists after the
+// change, then for each lockfile, so that lockfile entries can leave out
+// the names a manifest gave.
+func eachDepFile(files []File, fn func(File, *depFile)) {
 	for _, lock := range []bool{false, true} {
 		for _, f := range files {
-			df := depFileOf(f.Path)
-			if df == nil || df.lock != lock || f.New == nil {
-				continue
+			if df := depFileOf(f.Path); df != nil && df.lock == lock && f.New != nil {
+				fn(f, df)
 			}
-			out = append(out, depFindings(f, df, named, issue)...)
+		}
+	}
+}
+
+// depChange is one dependency a file adds (had false) or re-versions.
+type depChange struct {
+	d, was dep
+	had    bool
+}
+
+// depChanges lists what f's new version adds or re-versions, by key.
+func depChanges(f File, df *depFile) []depChange {
+	before, after := map[string]dep{}, df.read(f.New)
+	if f.Base != nil {
+		before = df.read(f.Base)
+	}
+	var out []depChange
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		d := after[k]
+		was, had := before[k]
+		if !had || was.Version != d.Version {
+			out = append(out, depChange{d, was, had})
 		}
 	}
 	return out
 }
 
+// IsManifest reports whether the slash-separated path p is a dependency
+// manifest or lockfile of a known ecosystem (go.mod, go.sum,
+// package.json and its lockfiles, requirements*.txt, pyproject.toml and
+// Python lockfiles, Cargo.toml, Cargo.lock, pom.xml): the files whose
+// change means the change needs dependency setup.
+func IsManifest(p string) bool { return depFileOf(p) != nil }
+
+// Dependency is one dependency a change adds or re-versions.
+type Dependency struct {
+	// Path is the manifest or lockfile that names it.
+	Path string
+	// What is its kind in words: "Go module", "npm package", "crate"…
+	What    string
+	Name    string
+	Version string
+	// Was is the version before the change; "" for a new dependency.
+	Was string
+}
+
+// ChangedDependencies lists the dependencies the manifests and lockfiles
+// among files add or re-version, file by file, in the order of files;
+// lockfile entries for names a manifest already gave are left out.
+func ChangedDependencies(files []File) []Dependency {
+	var out []Dependency
+	named := map[string]bool{}
+	eachDepFile(files, func(f File, df *depFile) {
+		for _, c := range depChanges(f, df) {
+			if df.lock && named[c.d.Name] {
+				continue
+			}
+			named[c.d.Name] = true
+			out = append(out, Dependency{Path: f.Path, What: df.what, Name: c.d.Name, Version: c.d.Version, Was: c.was.Version})
+		}
+	})
+	return out
+}
+
 func depFindings(f File, df *depFile, named map[string]bool, issue string) []Finding {
-	before, after := map[string]dep{}, df.read(f.New)
-	if f.Base != nil {
-		before = df.read(f.Base)
-	}
 	var out []Finding
 	extra := 0
-	for _, k := range slices.Sorted(maps.Keys(after)) {
-		d := after[k]
-		was, had := before[k]
-		if (had && was.Version == d.Version) || (df.lock && named[d.Name]) {
+	for _, c := range depChanges(f, df) {
+		d, was, had := c.d, c.was, c.had
+		if df.lock && named[d.Name] {
 			continue
 		}
 		if !df.lock {

@@ -93,6 +93,10 @@ type priceEntry struct {
 	CachedInput *float64 `json:"cached_input"`
 	CacheWrite  *float64 `json:"cache_write"`
 	Output      *float64 `json:"output"`
+	// The window's fields, which LoadWindows reads; an entry with only
+	// them sets no price.
+	ContextWindow *int64 `json:"context_window"`
+	MaxOutput     *int64 `json:"max_output_tokens"`
 }
 
 // LoadPrices reads an operator's price file over the built-in table:
@@ -102,12 +106,32 @@ type priceEntry struct {
 //
 // Keys are "provider:model"; values are US dollars per million tokens.
 // input and output are required; cached_input and cache_write default to
-// input. Unknown fields and negative prices are errors. An empty path
-// returns the built-in table.
+// input. An entry may also hold a window (see LoadWindows), or only one.
+// Unknown fields and negative prices are errors. An empty path returns
+// the built-in table.
 func LoadPrices(path string) (Prices, error) {
 	prices := DefaultPrices()
+	entries, err := readEntries(path)
+	if err != nil {
+		return nil, err
+	}
+	for model, e := range entries {
+		if e.Input == nil && e.Output == nil && e.CachedInput == nil && e.CacheWrite == nil && (e.ContextWindow != nil || e.MaxOutput != nil) {
+			continue
+		}
+		price, err := e.price(model)
+		if err != nil {
+			return nil, fmt.Errorf("read prices %s: %w", path, err)
+		}
+		prices[model] = price
+	}
+	return prices, nil
+}
+
+// readEntries reads the prices file at path, strictly; "" is none.
+func readEntries(path string) (map[string]priceEntry, error) {
 	if path == "" {
-		return prices, nil
+		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -119,14 +143,7 @@ func LoadPrices(path string) (Prices, error) {
 	if err := dec.Decode(&entries); err != nil {
 		return nil, fmt.Errorf("read prices %s: %w", path, err)
 	}
-	for model, e := range entries {
-		price, err := e.price(model)
-		if err != nil {
-			return nil, fmt.Errorf("read prices %s: %w", path, err)
-		}
-		prices[model] = price
-	}
-	return prices, nil
+	return entries, nil
 }
 
 // PricesFromEnv loads the file PATCHWRIGHT_PRICES names, or the built-in

@@ -23,4 +23,6 @@ var (
 	descVerify string
 	//go:embed descriptions/finish.md
 	descFinish string
+	//go:embed descriptions/fetch_dependencies.md
+	descFetchDependencies string
 )

@@ -128,6 +128,8 @@ type Options struct {
 	// Secrets scans every result and command output before the model or
 	// the ledger sees it; nil means secrets.Default() (gitleaks' rules).
 	Secrets *secrets.Scanner
+	// Dependencies runs fetch_dependencies; nil leaves that tool out.
+	Dependencies DependencyFetcher
 }
 
 // files is the part of *sandbox.Workspace the tools use. It is a seam so
@@ -149,6 +151,7 @@ type Set struct {
 	links     *secretFiles
 	sandbox   sandbox.Sandbox
 	verifier  Verifier
+	deps      DependencyFetcher
 	protected []string
 	limits    Limits
 	reads     *readState
@@ -159,7 +162,8 @@ type Set struct {
 	byName  map[string]Tool
 }
 
-// New builds the nine tools of DESIGN §4.4 over the given dependencies. It
+// New builds the tools of DESIGN §4.4 (fetch_dependencies only with
+// Options.Dependencies) over the given dependencies. It
 // fails when a dependency is missing or a protected glob is malformed, so
 // that a typo in protected_paths never silently protects nothing.
 func New(opts Options) (*Set, error) {
@@ -194,6 +198,7 @@ func newSet(fsys files, opts Options) *Set {
 		links:     newSecretFiles(fsys),
 		sandbox:   opts.Sandbox,
 		verifier:  opts.Verifier,
+		deps:      opts.Dependencies,
 		protected: append([]string(nil), opts.Protected...),
 		limits:    opts.Limits.withDefaults(),
 		reads:     newReadState(),
@@ -207,8 +212,14 @@ func newSet(fsys files, opts Options) *Set {
 		newTool("delete_file", descDeleteFile, guarded(s, "delete_file", locateIn("delete_file"), s.deleteFile)),
 		newTool("run", descRun, guarded(s, "run", locateIn("run"), afterCommands(s, s.run))),
 		newTool("verify", descVerify, guarded(s, "verify", locateIn("verify"), afterCommands(s, s.verify))),
-		newTool("finish", descFinish, guarded(s, "finish", locateIn("finish"), s.finish)),
 	}
+	if s.deps != nil {
+		// Before finish: the order of DESIGN §4.4, fetch_dependencies
+		// beside verify.
+		s.tools = append(s.tools, newTool("fetch_dependencies", descFetchDependencies,
+			guarded(s, "fetch_dependencies", locateIn("fetch_dependencies"), afterCommands(s, s.fetchDependencies))))
+	}
+	s.tools = append(s.tools, newTool("finish", descFinish, guarded(s, "finish", locateIn("finish"), s.finish)))
 	s.byName = make(map[string]Tool, len(s.tools))
 	for _, t := range s.tools {
 		s.byName[t.Name()] = t

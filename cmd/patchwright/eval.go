@@ -109,6 +109,8 @@ type evalPlan struct {
 	opts     eval.Options
 	sandbox  sandboxSettings
 	provider provider.Provider
+	// window is the model's (provider.WindowFromEnv).
+	window provider.Window
 }
 
 // prepareEval checks everything that can be checked without Docker: the
@@ -124,6 +126,9 @@ func prepareEval(o evalOptions) (evalPlan, error) {
 	}
 	prices, err := provider.PricesFromEnv(nil)
 	if err != nil {
+		return p, err
+	}
+	if p.window, err = provider.WindowFromEnv(o.model, nil); err != nil {
 		return p, err
 	}
 	out, err := filepath.Abs(o.out)
@@ -148,6 +153,7 @@ func prepareEval(o evalOptions) (evalPlan, error) {
 func (p evalPlan) options(e engine) eval.Options {
 	base := newExecutor(p.sandbox, e)
 	base.Provider = p.provider
+	base.Window = p.window
 	opts := p.opts
 	opts.Runner = &pipelinerun.Runner{Base: base}
 	opts.Sandboxes, opts.Images = e, e

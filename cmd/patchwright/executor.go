@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -92,7 +93,7 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 	if image == "" {
 		image = pipeline.DefaultImage
 	}
-	return pipeline.Executor{
+	exec := pipeline.Executor{
 		Sandboxes:      e,
 		Images:         e,
 		DefaultImage:   image,
@@ -102,6 +103,12 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		CacheVolume:    pipeline.RepoCacheVolume,
 		MaxChangeBytes: s.maxChangeBytes,
 	}
+	if rc, ok := e.(interface {
+		RemoveCache(ctx context.Context, volume string) error
+	}); ok {
+		exec.RemoveCache = rc.RemoveCache
+	}
+	return exec
 }
 
 // sandboxLimits parses the sandbox settings; an empty one keeps its

@@ -113,7 +113,9 @@ type localRun struct {
 	opts     runOptions
 	sandbox  sandboxSettings
 	provider provider.Provider
-	job      pipeline.Job
+	// window is the model's (provider.WindowFromEnv).
+	window provider.Window
+	job    pipeline.Job
 }
 
 // prepareRun checks every flag and setting that can be checked without
@@ -141,6 +143,9 @@ func prepareRun(o runOptions) (localRun, error) {
 	if r.provider, err = provider.New(o.model, provider.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		return r, err
 	}
+	if r.window, err = provider.WindowFromEnv(o.model, nil); err != nil {
+		return r, err
+	}
 	out, err := filepath.Abs(o.out)
 	if err != nil {
 		return r, fmt.Errorf("--out %s: %w", o.out, err)
@@ -156,6 +161,7 @@ func prepareRun(o runOptions) (localRun, error) {
 func (r localRun) executor(e engine) *pipeline.Executor {
 	exec := newExecutor(r.sandbox, e)
 	exec.Provider = r.provider
+	exec.Window = r.window
 	exec.Image = r.opts.image
 	exec.MaxSteps = r.opts.maxSteps
 	exec.CommitStopped = r.opts.commitStopped

@@ -62,6 +62,10 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, err
 	}
+	window, err := provider.WindowFromEnv(cfg.model, nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return nil, nil, err
@@ -72,9 +76,11 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	}
 	// Sandboxes a crashed worker left behind, and old cache volumes.
 	go engine.RunReaper(ctx, 0, log)
+	exec := workerExecutor(cfg, engine, meteredProvider{prov, m, prices}, m, log)
+	exec.Window = window
 	p := &githubjob.Pipeline{
 		GitHub:   app,
-		Executor: workerExecutor(cfg, engine, meteredProvider{prov, m, prices}, m, log),
+		Executor: exec,
 		Cancels:  queue,
 		DataDir:  cfg.dataDir,
 		RunURL:   cfg.runURL,

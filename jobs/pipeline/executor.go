@@ -247,6 +247,15 @@ type Executor struct {
 	// SandboxUID and SandboxGID must match the sandbox's command user;
 	// defaults DefaultSandboxUID and DefaultSandboxGID.
 	SandboxUID, SandboxGID int
+	// RemoveCache, when set, removes a job's own cache volume (made by
+	// dependency setup after a change, deps.go) when the job ends; the
+	// Docker engine's RemoveCache. Nil: it is left to the engine's
+	// pruning of old cache volumes.
+	RemoveCache func(ctx context.Context, volume string) error
+	// Window is the model's context window and output limit, which
+	// compaction keeps each request within. Zero fields take the model's
+	// entry in provider.DefaultWindows, then the agent's defaults.
+	Window provider.Window
 	// CheckTimeout bounds each verification check; default
 	// verify.DefaultCheckTimeout.
 	CheckTimeout time.Duration

@@ -134,6 +134,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		CacheVolume:    func(string) string { return cmp.Or(s.cacheVolume, sandboxtest.CacheVolumeFor(image)) },
 		BoundWorkspace: s.bound,
 		MaxChangeBytes: s.maxChangeBytes,
+		RemoveCache:    engine.RemoveCache,
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
 		Branch: s.branch, ConfigBranch: s.configBranch})

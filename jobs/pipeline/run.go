@@ -14,11 +14,13 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -77,6 +79,14 @@ type run struct {
 	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
+	// jobCache is the job's own cache volume once dependency setup made
+	// it (deps.go): every later sandbox reads it instead of the
+	// repository's shared one. "" before.
+	jobCache string
+	// deps are the dependency setups on changed trees, in order.
+	deps []report.DependencySetup
+	// depsRuns counts the dependency setups, naming their trees.
+	depsRuns int
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -269,7 +279,20 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	if err := r.keepPristine(); err != nil {
 		return err
 	}
-	sb, err := r.createIsolated(ctx, sandbox.Spec{
+	sb, err := r.createIsolated(ctx, r.agentSpec())
+	if err != nil {
+		return err
+	}
+	// Swappable: fetch_dependencies replaces the container under the
+	// tools (deps.go).
+	r.sb = &swappable{sb: sb}
+	r.verifier = r.runner(r.sb)
+	return nil
+}
+
+// agentSpec is the agent's container: no network, the cache read-only.
+func (r *run) agentSpec() sandbox.Spec {
+	return sandbox.Spec{
 		Image:         r.image,
 		Workspace:     r.ws.Dir(),
 		JobID:         r.job.ID,
@@ -277,13 +300,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 		Runtime:       r.e.SandboxRuntime,
 		CacheVolume:   r.cacheVolume(),
 		CacheReadOnly: true,
-	})
-	if err != nil {
-		return err
 	}
-	r.sb = sb
-	r.verifier = r.runner(sb)
-	return nil
 }
 
 // closeSandbox removes the current container: its processes, detached
@@ -362,6 +379,8 @@ func (r *run) runAgent(ctx context.Context) error {
 		Verifier:  ToolVerifier{Runner: r.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 		Secrets:   r.scanner,
+		// fetch_dependencies needs somewhere to put what it fetches.
+		Dependencies: r.dependencyFetcher(),
 	})
 	if err != nil {
 		return configError{err}
@@ -370,6 +389,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
+	win := r.window()
 	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
 	r.agentRan = true
@@ -380,10 +400,11 @@ func (r *run) runAgent(ctx context.Context) error {
 		Workspace: r.ws,
 		Issue:     r.job.Issue,
 		Redactor:  set,
-		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
-		Now:       r.e.Now,
-		Logger:    r.e.Logger,
-		Notes:     r.job.Notes,
+		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
+			ContextWindow: win.Context, OutputLimit: win.Output},
+		Now:    r.e.Now,
+		Logger: r.e.Logger,
+		Notes:  r.job.Notes,
 	})
 	return err
 }
@@ -406,6 +427,9 @@ func (r *run) runFinal(ctx context.Context) error {
 	}
 	dir, err := r.finalTree()
 	if err != nil {
+		return err
+	}
+	if err := r.depsAfterChange(ctx, dir); err != nil {
 		return err
 	}
 	c, err := r.newCheckSandbox(ctx, dir, false)
@@ -480,18 +504,13 @@ func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Wor
 	return r.recorder().RecordNewTests(ctx, r.newTests)
 }
 
-func (r *run) changedPaths() []string {
-	out := make([]string, len(r.changes))
-	for i, c := range r.changes {
-		out[i] = c.Path
-	}
-	return out
-}
+func (r *run) changedPaths() []string { return changedPaths(r.changes) }
 
 // cleanup removes the container and the clone. The container goes first:
 // it may still be writing to the work tree.
 func (r *run) cleanup() {
 	r.closeSandbox()
+	r.removeJobCache()
 	if r.ws != nil {
 		r.ws.Close()
 	}
@@ -507,9 +526,20 @@ func (r *run) cleanup() {
 	}
 }
 
-func (r *run) cacheVolume() string {
-	if r.e.CacheVolume == nil {
-		return ""
+// cacheVolume is the cache of the job's sandboxes: its own once
+// dependency setup made one, else the repository's shared one.
+func (r *run) cacheVolume() string { return cmp.Or(r.jobCache, r.sharedCache()) }
+
+// window is the model's window: the executor's, else the built-in
+// table's entry for the model, field by field.
+func (r *run) window() provider.Window {
+	win := r.e.Window
+	known, _ := provider.DefaultWindows().For(r.e.Provider.Model())
+	if win.Context == 0 {
+		win.Context = known.Context
 	}
-	return r.e.CacheVolume(r.job.RepoURL)
+	if win.Output == 0 && known.Output < cmp.Or(win.Context, known.Context) {
+		win.Output = known.Output
+	}
+	return win
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -114,5 +116,67 @@ func TestReadOnlyCacheTooLarge(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "TmpfsBytes") {
 		t.Fatalf("Create = %v, want it to name the limit", err)
+	}
+}
+
+// TestCacheFrom (issue 24): a new cache volume named with CacheFrom starts
+// as a copy of that volume, owned by the sandbox user; what a sandbox
+// writes to the copy never reaches the source; an existing volume is not
+// seeded again; a source that does not exist leaves the new volume as the
+// image made it and is not created. RemoveCache removes the copy, and a
+// volume already gone is not an error.
+func TestCacheFrom(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	cli := dockerClient(t)
+	ctx := context.Background()
+	shared := fmt.Sprintf("patchwright-test-cachefrom-%d", time.Now().UnixNano())
+	job, missing := shared+"-job", shared+"-missing"
+	for _, v := range []string{shared, job, missing, shared + "-other"} {
+		t.Cleanup(func() { cli.VolumeRemove(context.Background(), v, true) })
+	}
+	src := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: shared})
+	ok(t, src, `mkdir -p "$XDG_CACHE_HOME/go-mod/m" && echo shared > "$XDG_CACHE_HOME/go-mod/m/f" && chmod -R a-w "$XDG_CACHE_HOME/go-mod/m"`)
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	copied := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: job, CacheFrom: shared})
+	if got := ok(t, copied, `cat "$XDG_CACHE_HOME/go-mod/m/f"; stat -c %u "$XDG_CACHE_HOME/go-mod/m/f"`); got != "shared\n1000\n" {
+		t.Errorf("the seeded volume holds %q, want the source's file owned by the sandbox user", got)
+	}
+	ok(t, copied, `echo job > "$XDG_CACHE_HOME/new"`)
+	if err := copied.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: job, CacheFrom: shared})
+	if got := ok(t, again, `cat "$XDG_CACHE_HOME/new"`); got != "job\n" {
+		t.Errorf("an existing volume was seeded again: %q", got)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: shared, CacheReadOnly: true})
+	if res := run(t, check, `cat "$XDG_CACHE_HOME/new"`); res.ExitCode == 0 {
+		t.Error("a write to the seeded copy reached the source volume")
+	}
+	if err := check.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	none := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: shared + "-other", CacheFrom: missing})
+	ok(t, none, `test -w "$XDG_CACHE_HOME"`)
+	if _, err := cli.VolumeInspect(ctx, missing); !cerrdefs.IsNotFound(err) {
+		t.Errorf("seeding from a missing volume created it: %v", err)
+	}
+
+	if err := d.RemoveCache(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.VolumeInspect(ctx, job); !cerrdefs.IsNotFound(err) {
+		t.Errorf("RemoveCache left the volume: %v", err)
+	}
+	if err := d.RemoveCache(ctx, job); err != nil {
+		t.Errorf("removing a removed volume: %v", err)
 	}
 }

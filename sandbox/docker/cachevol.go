@@ -64,8 +64,13 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 	default:
 		return fmt.Errorf("inspect cache volume %s: %w", name, err)
 	}
-	if err := d.chownVolume(ctx, spec); err != nil {
+	err = d.chownVolume(ctx, spec)
+	if err != nil {
 		err = fmt.Errorf("give cache volume %s to the sandbox user %s: %w", name, d.user, err)
+	} else if created && spec.CacheFrom != "" {
+		err = d.seedVolume(ctx, spec)
+	}
+	if err != nil {
 		if created {
 			// Labelled as handed over but not: remove it so that the next
 			// Create starts again. In use by another sandbox, it stays.
@@ -83,11 +88,53 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 // copy from the image), no network and no capability but CHOWN. Every
 // reasonable image has chown; one without it fails here, saying so.
 func (d *Docker) chownVolume(ctx context.Context, spec sandbox.Spec) error {
+	return d.volumeHelper(ctx, spec, volumeHelper{
+		user: "0:0", caps: []string{"CHOWN"}, memory: 64 << 20,
+		entrypoint: []string{"chown"}, cmd: []string{d.user, chownMount},
+	})
+}
+
+// seedVolume copies spec.CacheFrom into the new volume spec.CacheVolume
+// (mounted at chownMount, already the sandbox user's), as the sandbox
+// user, with the script that fills a read-only sandbox's cache layer: no
+// network, no capability, the source mounted read-only. A source volume
+// that does not exist leaves the new one as the image made it.
+func (d *Docker) seedVolume(ctx context.Context, spec sandbox.Spec) error {
+	if _, err := d.cli.VolumeInspect(ctx, spec.CacheFrom); cerrdefs.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("inspect cache volume %s: %w", spec.CacheFrom, err)
+	}
+	err := d.volumeHelper(ctx, spec, volumeHelper{
+		user: d.user, memory: 256 << 20, from: spec.CacheFrom,
+		entrypoint: []string{"/bin/sh", "-c", fillCacheScript, "sh", cacheSharedDir, chownMount},
+	})
+	if err != nil {
+		return fmt.Errorf("copy cache volume %s into %s: %w", spec.CacheFrom, spec.CacheVolume, err)
+	}
+	return nil
+}
+
+// volumeHelper is a short-lived container that prepares a cache volume.
+type volumeHelper struct {
+	user       string
+	caps       []string
+	memory     int64
+	entrypoint []string
+	cmd        []string
+	// from, when set, is a volume mounted read-only at cacheSharedDir.
+	from string
+}
+
+// volumeHelper runs h in a container of spec.Image with spec.CacheVolume
+// mounted at chownMount (without Docker's copy from the image), no
+// network and no capability but h.caps, and waits for it to exit 0.
+func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHelper) error {
 	config := &container.Config{
 		Image:      spec.Image,
-		User:       "0:0",
-		Entrypoint: []string{"chown"},
-		Cmd:        []string{d.user, chownMount},
+		User:       h.user,
+		Entrypoint: h.entrypoint,
+		Cmd:        h.cmd,
 		Labels: map[string]string{
 			LabelSandbox: "1",
 			LabelJob:     spec.JobID,
@@ -95,21 +142,29 @@ func (d *Docker) chownVolume(ctx context.Context, spec sandbox.Spec) error {
 		},
 	}
 	pids := int64(16)
-	host := &container.HostConfig{
-		Mounts: []mount.Mount{{
-			Type:          mount.TypeVolume,
-			Source:        spec.CacheVolume,
-			Target:        chownMount,
+	mounts := []mount.Mount{{
+		Type:          mount.TypeVolume,
+		Source:        spec.CacheVolume,
+		Target:        chownMount,
+		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
+	}}
+	if h.from != "" {
+		mounts = append(mounts, mount.Mount{
+			Type: mount.TypeVolume, Source: h.from, Target: cacheSharedDir, ReadOnly: true,
 			VolumeOptions: &mount.VolumeOptions{NoCopy: true},
-		}},
+		})
+	}
+	host := &container.HostConfig{
+		Mounts:         mounts,
 		NetworkMode:    "none",
 		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"CHOWN"},
+		CapAdd:         h.caps,
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Runtime:        spec.Runtime,
-		Resources:      container.Resources{Memory: 64 << 20, PidsLimit: &pids},
+		Resources:      container.Resources{Memory: h.memory, PidsLimit: &pids},
 	}
+	name := h.entrypoint[0]
 	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
 	if err != nil {
 		return fmt.Errorf("create container from %s: %w", spec.Image, err)
@@ -121,16 +176,16 @@ func (d *Docker) chownVolume(ctx context.Context, spec sandbox.Spec) error {
 	}()
 	waitC, errC := d.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		return fmt.Errorf("run chown in %s (the image needs chown on its PATH): %w", spec.Image, err)
+		return fmt.Errorf("run %s in %s (the image needs it on its PATH): %w", name, spec.Image, err)
 	}
 	select {
 	case err := <-errC:
-		return fmt.Errorf("wait for chown: %w", err)
+		return fmt.Errorf("wait for %s: %w", name, err)
 	case res := <-waitC:
 		if res.StatusCode == 0 {
 			return nil
 		}
-		return fmt.Errorf("chown in %s exited %d: %s", spec.Image, res.StatusCode, d.logs(ctx, created.ID))
+		return fmt.Errorf("%s in %s exited %d: %s", name, spec.Image, res.StatusCode, d.logs(ctx, created.ID))
 	}
 }
 
@@ -146,4 +201,15 @@ func (d *Docker) logs(ctx context.Context, id string) string {
 		return "(no output: " + err.Error() + ")"
 	}
 	return strings.TrimSpace(out.String())
+}
+
+// RemoveCache removes the cache volume name, which no container may use
+// any more; one that does not exist is not an error. The pipeline removes
+// a job's own cache (sandbox.Spec.CacheFrom) with it when the job ends.
+func (d *Docker) RemoveCache(ctx context.Context, name string) error {
+	err := d.cli.VolumeRemove(ctx, name, true)
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove cache volume %s: %w", name, err)
+	}
+	return nil
 }

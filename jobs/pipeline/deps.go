@@ -1,0 +1,391 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/findings"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Dependency setup after the change (issue 24). Setup, the only phase
+// with a network, runs before the model's change, so a change that adds
+// a dependency could never be built offline. When the change touches a
+// manifest or lockfile of a detected project, the application runs the
+// trusted dependency setup again, on a copy of the changed tree, in a
+// fresh setup container: the default branch's `setup:` commands, or each
+// changed project's own download command, never one the model wrote. What
+// it fetches goes into the job's own cache volume, a copy of the
+// repository's shared one (sandbox.Spec.CacheFrom), which the final
+// checks and, after fetch_dependencies, the agent's sandbox read: a
+// model's change never writes the cache a later job's builds read.
+
+// ToolDependencies is the ledger's Tool of the commands dependency setup
+// ran after the change (fetch_dependencies' are recorded as that tool's).
+const ToolDependencies = "dependencies"
+
+// TypeDependencies is the ledger event of one dependency setup.
+const TypeDependencies = "dependencies"
+
+// DependencyEvent is a dependency setup as a ledger event.
+type DependencyEvent struct{ report.DependencySetup }
+
+// EventType implements ledger.Payload.
+func (*DependencyEvent) EventType() string { return TypeDependencies }
+
+// downloadCommand is an ecosystem's own command that fills the cache from
+// its manifests, for a manifest's base name; "" for none. The Node ones
+// skip lifecycle scripts: with the network on, a script from the changed
+// package.json would be the model's code.
+func downloadCommand(base string) string {
+	switch {
+	case base == "go.mod", base == "go.sum":
+		return "go mod download"
+	case base == "package.json", base == "package-lock.json", base == "npm-shrinkwrap.json":
+		return "npm ci --ignore-scripts --no-audit --no-fund"
+	case base == "yarn.lock":
+		return "yarn install --frozen-lockfile --ignore-scripts"
+	case base == "pnpm-lock.yaml":
+		return "pnpm install --frozen-lockfile --ignore-scripts"
+	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
+		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" -r ` + shellQuote(base)
+	case base == "pyproject.toml":
+		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" .`
+	case base == "Cargo.toml", base == "Cargo.lock":
+		return "cargo fetch"
+	case base == "pom.xml":
+		return "mvn -B -q dependency:go-offline"
+	}
+	return ""
+}
+
+// sourceProbes print where an ecosystem fetches from, keyed by the
+// download command's first word; run after the download, in the same
+// container, so a `go env -w` of setup counts.
+var sourceProbes = map[string]string{
+	"go":  `printf 'GOPROXY=%s\n' "$(go env GOPROXY)"`,
+	"npm": `printf 'npm registry %s\n' "$(npm config get registry)"`,
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// depsCommands are the trusted commands for the changed manifests: the
+// default branch's setup, or one download command per project directory
+// and ecosystem, in the order of the manifests.
+func (r *run) depsCommands(manifests []string) (cmds []string, configured bool) {
+	if len(r.cfg.Setup) > 0 {
+		return slices.Clone(r.cfg.Setup), true
+	}
+	for _, m := range manifests {
+		cmd := downloadCommand(path.Base(m))
+		if cmd == "" {
+			continue
+		}
+		if dir := path.Dir(m); dir != "." {
+			cmd = "cd " + shellQuote(dir) + " && " + cmd
+		}
+		if !slices.Contains(cmds, cmd) {
+			cmds = append(cmds, cmd)
+		}
+	}
+	return cmds, false
+}
+
+// manifestChanges are the changes to dependency manifests and lockfiles.
+func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
+	var out []gitrepo.Change
+	for _, c := range changes {
+		if c.Kind != gitrepo.Deleted && findings.IsManifest(c.Path) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// depsAfterChange runs dependency setup on a copy of the final tree dir
+// when the committed change touches a manifest.
+func (r *run) depsAfterChange(ctx context.Context, dir string) error {
+	changed := manifestChanges(r.changes)
+	if len(changed) == 0 {
+		return nil
+	}
+	setup, recs, err := r.fetchDependencies(ctx, dir, changed)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if _, err := r.ledger.Append(&ledger.Command{Tool: ToolDependencies, CommandRecord: rec}); err != nil {
+			return err
+		}
+	}
+	return r.recordDependencies(setup)
+}
+
+// recordDependencies writes a dependency setup to the ledger and keeps it
+// for the report.
+func (r *run) recordDependencies(setup report.DependencySetup) error {
+	if _, err := r.ledger.Append(&DependencyEvent{setup}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.deps = append(r.deps, setup)
+	r.mu.Unlock()
+	return nil
+}
+
+// fetchDependencies runs the trusted dependency setup for changed on a
+// copy of tree in a fresh setup container writing the job's own cache,
+// and returns what it did and the commands' records (secrets withheld).
+// Later sandboxes of the job read that cache (cacheVolume).
+func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitrepo.Change) (report.DependencySetup, []tools.CommandRecord, error) {
+	setup := report.DependencySetup{}
+	for _, c := range changed {
+		setup.Manifests = append(setup.Manifests, r.shownPath(c.Path))
+	}
+	cmds, configured := r.depsCommands(changedPaths(changed))
+	setup.Configured = configured
+	if err := r.fetchedDependencies(&setup, changed); err != nil {
+		return setup, nil, err
+	}
+	if len(cmds) == 0 || r.cacheVolume() == "" {
+		// Without a cache volume every sandbox's cache is its own: there
+		// is nowhere to put what setup fetched.
+		return setup, nil, nil
+	}
+	r.depsRuns++
+	copyDir := filepath.Join(r.trees, fmt.Sprintf("deps-%d", r.depsRuns))
+	if err := copyTree(tree, copyDir); err != nil {
+		return setup, nil, fmt.Errorf("copy the tree for dependency setup: %w", err)
+	}
+	defer os.RemoveAll(copyDir)
+	uid, gid := r.e.sandboxOwner()
+	if err := sandbox.HandOver(copyDir, uid, gid); err != nil {
+		return setup, nil, err
+	}
+	ws, err := sandbox.OpenWorkspace(copyDir)
+	if err != nil {
+		return setup, nil, err
+	}
+	defer ws.Close()
+	if r.jobCache == "" {
+		r.jobCache = r.sharedCache() + "-job-" + r.job.ID
+	}
+	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
+		Image:       r.image,
+		Workspace:   copyDir,
+		JobID:       r.job.ID,
+		Network:     r.cfg.Network(),
+		Limits:      r.e.SandboxLimits,
+		Runtime:     r.e.SandboxRuntime,
+		CacheVolume: r.jobCache,
+		CacheFrom:   r.sharedCache(),
+	})
+	if err != nil {
+		return setup, nil, fmt.Errorf("create the dependency setup sandbox: %w", err)
+	}
+	defer sb.Close()
+	var recs []tools.CommandRecord
+	for _, script := range cmds {
+		res, err := sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+		if err != nil {
+			return setup, recs, fmt.Errorf("run dependency setup command %q: %w", script, err)
+		}
+		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, ws, tools.CommandRecordOf(script, res))
+		if err != nil {
+			return setup, recs, err
+		}
+		recs = append(recs, rec)
+		setup.Commands = append(setup.Commands, report.DependencyCommand{Command: script, ExitCode: res.ExitCode, TimedOut: res.TimedOut})
+		if res.ExitCode != 0 || res.TimedOut {
+			return setup, recs, nil
+		}
+	}
+	setup.Sources = r.probeSources(ctx, sb, cmds)
+	return setup, recs, nil
+}
+
+// fetchedDependencies fills setup.Fetched from what the changed
+// manifests add or re-version, secrets withheld.
+func (r *run) fetchedDependencies(setup *report.DependencySetup, changed []gitrepo.Change) error {
+	files, err := findingFiles(r.repo, changed)
+	if err != nil {
+		return err
+	}
+	for _, d := range findings.ChangedDependencies(files) {
+		dep := report.Dependency{What: d.What, Name: d.Name, Version: d.Version, Was: d.Was}
+		for _, s := range []*string{&dep.Name, &dep.Version, &dep.Was} {
+			if *s, err = withholdText(r.scanner, *s); err != nil {
+				return err
+			}
+		}
+		setup.Fetched = append(setup.Fetched, dep)
+	}
+	return nil
+}
+
+// probeSources asks the setup container where each ecosystem of cmds
+// fetches from; a probe that fails or prints a secret says nothing.
+func (r *run) probeSources(ctx context.Context, sb sandbox.Sandbox, cmds []string) []string {
+	var out []string
+	for _, cmd := range cmds {
+		for word, probe := range sourceProbes {
+			if !strings.Contains(" "+cmd+" ", " "+word+" ") || slices.ContainsFunc(out, func(s string) bool { return strings.HasPrefix(s, probeLabel(word)) }) {
+				continue
+			}
+			res, err := sb.Exec(ctx, sandbox.Command{Script: probe, Timeout: callTimeout, OutputLimit: 4 << 10})
+			line := strings.TrimSpace(string(res.Stdout.Head))
+			if err != nil || res.ExitCode != 0 || line == "" || strings.Contains(line, "\n") || withheld(r.scanner, "", line) != "" {
+				continue
+			}
+			out = append(out, line)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func probeLabel(word string) string {
+	if word == "go" {
+		return "GOPROXY="
+	}
+	return word + " "
+}
+
+// callTimeout bounds a probe of the setup container's configuration.
+const callTimeout = 30 * time.Second
+
+func changedPaths(changes []gitrepo.Change) []string {
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.Path
+	}
+	return out
+}
+
+// sharedCache is the repository's cache volume, which the job's own one
+// starts as a copy of.
+func (r *run) sharedCache() string {
+	if r.e.CacheVolume == nil {
+		return ""
+	}
+	return r.e.CacheVolume(r.job.RepoURL)
+}
+
+// removeJobCache removes the job's own cache once no sandbox uses it.
+func (r *run) removeJobCache() {
+	if r.jobCache == "" || r.e.RemoveCache == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if err := r.e.RemoveCache(ctx, r.jobCache); err != nil {
+		r.e.logger().Warn("remove the job's cache volume", jobs.LogError, err)
+	}
+}
+
+// depsFetcher is fetch_dependencies for the model: dependency setup on a
+// copy of the work tree as it is now, then a new agent container whose
+// read-only cache is the job's refreshed one.
+type depsFetcher struct{ r *run }
+
+// FetchDependencies implements tools.DependencyFetcher.
+func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error) {
+	r := f.r
+	changes, err := r.repo.Changes()
+	if err != nil {
+		return tools.Fetch{}, fmt.Errorf("list changes: %w", err)
+	}
+	changed := manifestChanges(changes)
+	if len(changed) == 0 {
+		return tools.Fetch{}, nil
+	}
+	setup, recs, err := r.fetchDependencies(ctx, r.ws.Dir(), changed)
+	if err != nil {
+		return tools.Fetch{}, err
+	}
+	setup.ByModel = true
+	if err := r.recordDependencies(setup); err != nil {
+		return tools.Fetch{}, err
+	}
+	if r.jobCache != "" {
+		if err := r.refreshAgentSandbox(ctx); err != nil {
+			return tools.Fetch{}, err
+		}
+	}
+	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources}
+	for _, d := range setup.Fetched {
+		line := d.What + " " + d.Name + " " + d.Version
+		if d.Was != "" {
+			line += " (was " + d.Was + ")"
+		} else {
+			line += " (new)"
+		}
+		out.Fetched = append(out.Fetched, line)
+	}
+	return out, nil
+}
+
+// swappable is the agent's sandbox as the tools and the verifier hold
+// it, so fetch_dependencies can put a new container under them. Tool
+// calls run one at a time, so no command runs while it swaps.
+type swappable struct {
+	mu sync.Mutex
+	sb sandbox.Sandbox
+}
+
+func (s *swappable) current() sandbox.Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sb
+}
+
+func (s *swappable) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	return s.current().Exec(ctx, cmd)
+}
+func (s *swappable) DisableNetwork(ctx context.Context) error { return s.current().DisableNetwork(ctx) }
+func (s *swappable) ID() string                               { return s.current().ID() }
+func (s *swappable) Close() error                             { return s.current().Close() }
+
+// swap puts next under s and removes the container it replaces.
+func (s *swappable) swap(next sandbox.Sandbox) error {
+	s.mu.Lock()
+	old := s.sb
+	s.sb = next
+	s.mu.Unlock()
+	return old.Close()
+}
+
+// refreshAgentSandbox replaces the agent's container with one whose
+// cache is a copy of the job's cache as dependency setup left it.
+func (r *run) refreshAgentSandbox(ctx context.Context) error {
+	sw, ok := r.sb.(*swappable)
+	if !ok {
+		return nil
+	}
+	next, err := r.createIsolated(ctx, r.agentSpec())
+	if err != nil {
+		return fmt.Errorf("restart the agent's sandbox with the fetched dependencies: %w", err)
+	}
+	return sw.swap(next)
+}
+
+// dependencyFetcher is fetch_dependencies' fetcher; nil, leaving the
+// tool out, when the job has no cache volume to put what it fetches in.
+func (r *run) dependencyFetcher() tools.DependencyFetcher {
+	if r.sharedCache() == "" {
+		return nil
+	}
+	return depsFetcher{r}
+}

@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/jobs/gitrepo"
+)
+
+func TestDepsCommands(t *testing.T) {
+	tests := map[string]struct {
+		setup      []string
+		manifests  []string
+		want       []string
+		configured bool
+	}{
+		"go":            {manifests: []string{"go.mod", "go.sum"}, want: []string{"go mod download"}},
+		"sub-project":   {manifests: []string{"svc/api/go.mod"}, want: []string{"cd 'svc/api' && go mod download"}},
+		"npm and cargo": {manifests: []string{"web/package.json", "web/package-lock.json", "Cargo.lock"}, want: []string{"cd 'web' && npm ci --ignore-scripts --no-audit --no-fund", "cargo fetch"}},
+		"python":        {manifests: []string{"requirements-dev.txt", "pyproject.toml"}, want: []string{`python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" -r 'requirements-dev.txt'`, `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" .`}},
+		"maven":         {manifests: []string{"pom.xml"}, want: []string{"mvn -B -q dependency:go-offline"}},
+		// A hostile directory name is one quoted word, never a command.
+		"quoted dir": {manifests: []string{"a'; curl evil; '/go.mod"}, want: []string{`cd 'a'\''; curl evil; '\''' && go mod download`}},
+		// The default branch's setup replaces the download commands.
+		"configured": {setup: []string{"make deps"}, manifests: []string{"go.mod"}, want: []string{"make deps"}, configured: true},
+		// A lockfile with no download command of its own runs nothing.
+		"poetry lock only": {manifests: []string{"poetry.lock"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := &run{cfg: config.Config{Setup: tc.setup}}
+			got, configured := r.depsCommands(tc.manifests)
+			if !slices.Equal(got, tc.want) || configured != tc.configured {
+				t.Errorf("depsCommands(%q) = %q, %v; want %q, %v", tc.manifests, got, configured, tc.want, tc.configured)
+			}
+		})
+	}
+}
+
+func TestManifestChanges(t *testing.T) {
+	changes := []gitrepo.Change{
+		{Path: "go.mod", Kind: gitrepo.Modified},
+		{Path: "go.sum", Kind: gitrepo.Added},
+		{Path: "main.go", Kind: gitrepo.Modified},
+		{Path: "docs/go.mod.md", Kind: gitrepo.Added},
+		{Path: "web/package-lock.json", Kind: gitrepo.Deleted},
+		{Path: "requirements.txt.bak", Kind: gitrepo.Added},
+		{Path: "crates/x/Cargo.toml", Kind: gitrepo.Modified},
+	}
+	var got []string
+	for _, c := range manifestChanges(changes) {
+		got = append(got, c.Path)
+	}
+	// A deleted lockfile fetches nothing; look-alike names are not manifests.
+	if want := []string{"go.mod", "go.sum", "crates/x/Cargo.toml"}; !slices.Equal(got, want) {
+		t.Errorf("manifestChanges = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/textcase
+
+go 1.22

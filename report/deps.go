@@ -1,0 +1,174 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DependencySetup is one run of dependency setup on a changed tree: the
+// trusted commands (the default branch's `setup:`, or the ecosystem's own
+// download command) that fetch what a change's manifests name, with the
+// setup network, into the job's own cache.
+type DependencySetup struct {
+	// ByModel: the model asked for it with fetch_dependencies during its
+	// work; otherwise the application ran it after the change, before the
+	// final checks.
+	ByModel bool `json:"by_model,omitempty"`
+	// Configured: the commands are the default branch's `setup:`;
+	// otherwise each changed project's own download command.
+	Configured bool `json:"configured,omitempty"`
+	// Manifests are the changed manifests and lockfiles that called for it.
+	Manifests []string `json:"manifests"`
+	// Commands ran in this order; the first that failed ended the run.
+	Commands []DependencyCommand `json:"commands"`
+	// Fetched are the dependencies the change adds or re-versions.
+	Fetched []Dependency `json:"fetched,omitempty"`
+	// Sources say where they came from: the proxy and registry settings
+	// of the setup container ("GOPROXY=https://proxy.golang.org,direct").
+	Sources []string `json:"sources,omitempty"`
+}
+
+// DependencyCommand is one command of a DependencySetup.
+type DependencyCommand struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// Dependency is one dependency a change adds or re-versions.
+type Dependency struct {
+	// What is its kind in words: "Go module", "npm package"…
+	What    string `json:"what"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Was is the version before the change; "" for a new dependency.
+	Was string `json:"was,omitempty"`
+}
+
+// Failed reports whether a command failed or timed out.
+func (d DependencySetup) Failed() bool {
+	for _, c := range d.Commands {
+		if c.ExitCode != 0 || c.TimedOut {
+			return true
+		}
+	}
+	return false
+}
+
+// lockFiles are the manifests' names that pin versions.
+var lockFiles = map[string]bool{
+	"go.sum": true, "package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true,
+	"pnpm-lock.yaml": true, "poetry.lock": true, "uv.lock": true, "pdm.lock": true,
+	"Pipfile.lock": true, "Cargo.lock": true,
+}
+
+func isLockFile(p string) bool { return lockFiles[p[strings.LastIndex(p, "/")+1:]] }
+
+// dependencyFacts are the sentences of the body's dependency paragraph:
+// what the application's last dependency setup fetched, from where, with
+// which commands, and how often the model asked for one.
+func dependencyFacts(in Input) []fact {
+	var last *DependencySetup
+	byModel := 0
+	for i, d := range in.Dependencies {
+		if d.ByModel {
+			byModel++
+		} else {
+			last = &in.Dependencies[i]
+		}
+	}
+	var out []fact
+	if last != nil {
+		out = append(out, setupFacts(*last)...)
+	}
+	if byModel > 0 {
+		out = append(out, say(fmt.Sprintf("The model asked for dependency setup %d time(s) during its work (`fetch_dependencies`), run the same way on a copy of its tree.", byModel)))
+	}
+	return out
+}
+
+func setupFacts(d DependencySetup) []fact {
+	lock := "no lock file changed"
+	var names []any
+	for i, m := range d.Manifests {
+		if i > 0 {
+			names = append(names, ", ")
+		}
+		names = append(names, value(m))
+		if isLockFile(m) {
+			lock = "the lock file changed"
+		}
+	}
+	if len(d.Commands) == 0 {
+		return []fact{say(append(append([]any{"The change edits "}, names...),
+			" ("+lock+"), but no dependency setup ran: there is no download command for these files, or the run has no cache volume to keep what it would fetch.")...)}
+	}
+	whose := "each changed project's own download command"
+	if d.Configured {
+		whose = "the `setup:` commands of the default branch's .github/agent.yml"
+	}
+	out := []fact{say(append(append([]any{"The change edits "}, names...),
+		" ("+lock+"), so Patchwright ran dependency setup on a copy of the changed tree, with the setup network, before the final checks: "+whose+", never a command the model wrote.")...)}
+	var cmds []any
+	for i, c := range d.Commands {
+		if i > 0 {
+			cmds = append(cmds, "; ")
+		}
+		status := fmt.Sprintf(" (exit %d)", c.ExitCode)
+		if c.TimedOut {
+			status = " (timed out)"
+		}
+		cmds = append(cmds, value(c.Command), status)
+	}
+	if len(cmds) > 0 {
+		out = append(out, say(append([]any{"Commands: "}, append(cmds, ".")...)...))
+	}
+	if len(d.Fetched) > 0 {
+		parts := []any{"Fetched: "}
+		for i, f := range d.Fetched {
+			if i > 0 {
+				parts = append(parts, "; ")
+			}
+			parts = append(parts, f.What+" ", value(f.Name))
+			if f.Version != "" {
+				parts = append(parts, " ", value(f.Version))
+			}
+			if f.Was != "" {
+				parts = append(parts, " (was ", value(f.Was), ")")
+			} else {
+				parts = append(parts, " (new)")
+			}
+		}
+		out = append(out, say(append(parts, ".")...))
+	}
+	if len(d.Sources) > 0 {
+		parts := []any{"From: "}
+		for i, s := range d.Sources {
+			if i > 0 {
+				parts = append(parts, ", ")
+			}
+			parts = append(parts, value(s))
+		}
+		out = append(out, say(append(parts, ".")...))
+	} else {
+		out = append(out, say("From: the registries the sandbox image configures (not recorded)."))
+	}
+	return out
+}
+
+// dependencyNotVerified says in "Not verified" that dependency setup
+// after the change failed, so the final checks ran without what it was
+// to fetch.
+func dependencyNotVerified(in Input) []fact {
+	for i := len(in.Dependencies) - 1; i >= 0; i-- {
+		d := in.Dependencies[i]
+		if d.ByModel {
+			continue
+		}
+		if d.Failed() {
+			return []fact{say("Dependency setup after the change failed, so the final checks ran without the dependencies the change needs; see its commands under Changes.")}
+		}
+		return nil
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPRBodyDependencies(t *testing.T) {
+	in := base()
+	in.Dependencies = []DependencySetup{
+		{ByModel: true, Manifests: []string{"go.mod"}, Commands: []DependencyCommand{{Command: "go mod download", ExitCode: 1}}},
+		{
+			Configured: true,
+			Manifests:  []string{"go.mod", "go.sum"},
+			Commands:   []DependencyCommand{{Command: "go env -w GOPROXY=http://proxy.test && go mod download"}},
+			Fetched: []Dependency{
+				{What: "Go module", Name: "example.com/textcase", Version: "v1.0.0"},
+				{What: "Go module", Name: "golang.org/x/text", Version: "v0.20.0", Was: "v0.19.0"},
+			},
+			Sources: []string{"GOPROXY=http://proxy.test"},
+		},
+	}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := body[strings.Index(body, "## Changes"):strings.Index(body, "## Verification")]
+	for _, want := range []string{
+		"**Dependencies**",
+		"The change edits `go.mod`, `go.sum` (the lock file changed)",
+		"the `setup:` commands of the default branch's .github/agent.yml, never a command the model wrote",
+		"`go env -w GOPROXY=http://proxy.test && go mod download` (exit 0)",
+		"Go module `example.com/textcase` `v1.0.0` (new); Go module `golang.org/x/text` `v0.20.0` (was `v0.19.0`)",
+		"From: `GOPROXY=http://proxy.test`.",
+		"The model asked for dependency setup 1 time(s)",
+	} {
+		if !strings.Contains(changes, want) {
+			t.Errorf("Changes lacks %q:\n%s", want, changes)
+		}
+	}
+	// The model's failed try is not the application's: nothing in Not
+	// verified, since the last setup passed.
+	if strings.Contains(body, "Dependency setup after the change failed") {
+		t.Errorf("a passing setup reported as failed:\n%s", body)
+	}
+	if got := headings(body); len(got) != len(contractHeadings) {
+		t.Errorf("headings %q", got)
+	}
+}
+
+func TestPRBodyDependenciesFailedAndHostile(t *testing.T) {
+	in := base()
+	in.Dependencies = []DependencySetup{{
+		Manifests: []string{"package.json"},
+		Commands:  []DependencyCommand{{Command: "npm ci --ignore-scripts", ExitCode: 1}},
+		// A name from the change that tries to break out of its code span
+		// and ping people.
+		Fetched: []Dependency{{What: "npm package", Name: "evil` @everyone <img src=x>", Version: "1.0.0"}},
+	}}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(no lock file changed)", "each changed project's own download command", "(exit 1)",
+		"From: the registries the sandbox image configures (not recorded).",
+		"Dependency setup after the change failed, so the final checks ran without the dependencies the change needs"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	// GitHub renders a code span's text literally: the name stays one.
+	if !strings.Contains(body, "``evil` @everyone <img src=x>``") || strings.Count(body, "@everyone") != 1 {
+		t.Errorf("a dependency name escaped its code span:\n%s", body)
+	}
+	if NotVerified(in) == nil {
+		t.Errorf("no Not verified lines")
+	}
+}
+
+func TestPRBodyDependenciesNoneRan(t *testing.T) {
+	in := base()
+	in.Dependencies = []DependencySetup{{Manifests: []string{"poetry.lock"}}}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "The change edits `poetry.lock` (the lock file changed), but no dependency setup ran") || strings.Contains(body, "so Patchwright ran dependency setup") {
+		t.Errorf("a setup that ran nothing is reported as run:\n%s", body)
+	}
+}
