@@ -37,6 +37,8 @@ type bodyData struct {
 	History string
 	// Pushed is the pushed marker; "" when nothing was pushed.
 	Pushed string
+	// ForeignRows are the commits Patchwright did not make.
+	ForeignRows []foreignRow
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -64,6 +66,7 @@ func PRBody(in Input) (string, error) {
 	summary, cut := truncate(strings.TrimSpace(in.Summary), maxSummaryBytes)
 	d.Summary, d.SummaryCut = prose(summary), cut
 	d.Files = in.Files
+	d.ForeignRows = foreignRows(in.Foreign)
 	if len(d.Files) > maxFileRows {
 		d.Files, d.MoreFiles = d.Files[:maxFileRows], len(in.Files)-maxFileRows
 	}

@@ -124,6 +124,9 @@ type Input struct {
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool
+	// Foreign are commits on the branch that Patchwright did not make
+	// (a retry builds on them); the Changes section lists them.
+	Foreign Foreign
 	// HeadCommit is the commit the publisher pushed: the body ends with
 	// its marker (see PushedMarker). "" when nothing was pushed.
 	HeadCommit string

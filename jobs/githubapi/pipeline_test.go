@@ -665,3 +665,44 @@ func TestRateLimitPausesOtherRequests(t *testing.T) {
 		t.Fatalf("%d requests for the second call, want 1 (sent once, after the pause)", n)
 	}
 }
+
+// CommitsBetween lists the range's commits oldest first, each with its
+// own files from the commit endpoint, the login when GitHub links one and
+// the git name when not, and only the subject line; past MaxCommits the
+// newest are kept and the rest counted.
+func TestCommitsBetween(t *testing.T) {
+	e := newEnv(t)
+	var all []githubtest.GitCommit
+	for i := range githubapi.MaxCommits + 2 {
+		all = append(all, githubtest.GitCommit{SHA: fmt.Sprintf("%040d", i+1), Name: "Some Name", Message: fmt.Sprintf("commit %d\n\nbody", i+1), Files: []string{fmt.Sprintf("f%d.go", i+1)}})
+	}
+	all[len(all)-1].Login, all[len(all)-1].Files = "mallory", []string{".github/agent.yml", "b.go"}
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", Log: func(base, head string) []githubtest.GitCommit {
+		if base == "" {
+			for _, c := range all {
+				if c.SHA == head {
+					return []githubtest.GitCommit{c}
+				}
+			}
+			return nil
+		}
+		return all
+	}})
+	cs, more, err := e.app.CommitsBetween(context.Background(), e.repo, "base", all[len(all)-1].SHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != githubapi.MaxCommits || more != 2 {
+		t.Fatalf("%d commits and %d more, want %d and 2", len(cs), more, githubapi.MaxCommits)
+	}
+	if cs[0].SHA != all[2].SHA || cs[0].Author != "Some Name" || cs[0].Subject != "commit 3" || !reflect.DeepEqual(cs[0].Files, []string{"f3.go"}) {
+		t.Errorf("oldest listed: %+v", cs[0])
+	}
+	if last := cs[len(cs)-1]; last.Author != "mallory" || !reflect.DeepEqual(last.Files, []string{".github/agent.yml", "b.go"}) {
+		t.Errorf("newest: %+v", last)
+	}
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main"})
+	if _, _, err := e.app.CommitsBetween(context.Background(), e.repo, "a", "b"); err == nil {
+		t.Error("a 404 from compare is not an error")
+	}
+}

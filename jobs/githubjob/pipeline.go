@@ -267,6 +267,9 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 	// The clone is the agent branch; its configuration is the default
 	// branch's, which the last attempt could not write.
 	pub.pr, pub.base, job.Branch, job.ConfigBranch = &pr, pr.BaseRef, pub.branch, job.Branch
+	if job.Foreign, err = p.foreignCommits(ctx, a.issue, pr); err != nil {
+		return err
+	}
 	h := report.ParseHistory(pr.Body)
 	if len(h.Attempts) == 0 {
 		// The body lost its history: count the earlier attempt at least.
@@ -301,6 +304,25 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 		commentList("Reviews since the previous attempt:", reviews) +
 		commentList("Comments on the pull request since the previous attempt:", talk)
 	return nil
+}
+
+// foreignCommits lists the commits pushed to the pull request's branch
+// since Patchwright's last push (the body's pushed marker): the retry
+// builds on them, and the body must say they are not Patchwright's.
+func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
+	pushed := jobs.ParsePushed(pr.Body)
+	if pushed == "" || pr.HeadSHA == "" || pushed == pr.HeadSHA {
+		return report.Foreign{}, nil
+	}
+	commits, more, err := p.GitHub.CommitsBetween(ctx, repo, pushed, pr.HeadSHA)
+	if err != nil {
+		return report.Foreign{}, err
+	}
+	f := report.Foreign{More: more}
+	for _, c := range commits {
+		f.Commits = append(f.Commits, report.ForeignCommit{SHA: c.SHA, Author: c.Author, Subject: c.Subject, Files: c.Files, MoreFiles: c.MoreFiles})
+	}
+	return f, nil
 }
 
 // coAuthor is the Co-authored-by trailer of the requester, with the

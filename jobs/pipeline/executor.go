@@ -106,6 +106,10 @@ type Job struct {
 	// this run is added to it as Attempt, with its outcome, and the body
 	// renders it. Zero for a body without a history (`patchwright run`).
 	History []report.Attempt
+	// Foreign are the commits on Branch that Patchwright did not make
+	// (someone pushed since its last push): the body lists them, and a
+	// change whose checks all pass is "unverified", not "verified".
+	Foreign report.Foreign
 	// Attempt describes this run for the history (number, start, who and
 	// what triggered it); its Number is 0 when the body has no history.
 	Attempt report.Attempt

@@ -173,7 +173,14 @@ func (r *run) decide() (verify.Outcome, string) {
 	for _, f := range findings.Blocking(r.evidence) {
 		in.Blocking = append(in.Blocking, f.Detail)
 	}
-	return verify.Decide(in)
+	o, reason := verify.Decide(in)
+	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
+		// The checks cover the tree, not whose work it is: Patchwright
+		// vouches for its own change only.
+		o = verify.Unverified
+		reason = fmt.Sprintf("every check passed, but the branch holds %d commit%s Patchwright did not make, which it did not write or review", n, map[bool]string{true: "", false: "s"}[n == 1])
+	}
+	return o, reason
 }
 
 func describeFindings(fs []secrets.Finding) string {
@@ -375,6 +382,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
+	in.Foreign = r.job.Foreign
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
