@@ -113,6 +113,9 @@ func fitBody(d bodyData, in Input, h History) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if in.Template.Usable() {
+			body = applyTemplate(body, in)
+		}
 		if len(body) < MaxBody {
 			return body, nil
 		}

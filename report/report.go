@@ -124,6 +124,8 @@ type Input struct {
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool
+	// Template is the repository's pull-request template; zero for none.
+	Template Template
 	// Foreign are commits on the branch that Patchwright did not make
 	// (a retry builds on them); the Changes section lists them.
 	Foreign Foreign
