@@ -382,7 +382,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
-	in.Foreign = r.job.Foreign
+	in.Foreign, in.Template = r.job.Foreign, r.template
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)

@@ -19,6 +19,7 @@ import (
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -77,6 +78,9 @@ type run struct {
 	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
+	// template is the repository's pull-request template, from the
+	// configuration branch; zero when it has none.
+	template report.Template
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -117,6 +121,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}
+	r.loadTemplate(ctx)
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
@@ -459,6 +464,25 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 		return cfg, configError{err}
 	}
 	return cfg, nil
+}
+
+// loadTemplate reads the pull-request template as loadConfig reads the
+// configuration: a git object of the configuration branch. A template
+// that cannot be read only costs its layout, so the failure is logged.
+func (r *run) loadTemplate(ctx context.Context) {
+	var p string
+	var data []byte
+	var err error
+	if r.job.ConfigBranch != "" && r.job.ConfigBranch != r.repo.BaseBranch() {
+		p, data, err = gitrepo.ReadBranchFirst(ctx, gitrepo.CloneOptions{URL: r.job.RepoURL, Auth: r.job.Auth}, r.job.ConfigBranch, report.TemplatePaths)
+	} else {
+		p, data, err = r.repo.BaseFirst(report.TemplatePaths)
+	}
+	if err != nil {
+		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", jobs.LogError, err)
+		return
+	}
+	r.template = report.Template{Path: p, Text: string(data)}
 }
 
 func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
