@@ -24,6 +24,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -53,6 +54,10 @@ type Pipeline struct {
 	Executor *pipeline.Executor
 	// Cancels tells a `/agent stop` from a shutdown; required.
 	Cancels CancelRecord
+	// Budget refuses a job whose installation or repository spent its
+	// monthly cap, and counts each run's estimated cost; nil: no monthly
+	// caps.
+	Budget Budget
 	// DataDir keeps each run's ledger.jsonl, result.json and pr.md under
 	// runs/<run ID>/; default os.TempDir()/patchwright.
 	DataDir string
@@ -175,6 +180,12 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		// Without issues: write nothing can be said on the issue at all.
 		return refused(err, "comment on the issue", "issues: write", "")
 	}
+	if p.Budget != nil {
+		// Before the clone and the model: a spent budget costs nothing more.
+		if err := p.Budget.Check(ctx, a.issue); err != nil {
+			return p.failed(ctx, st, a, err)
+		}
+	}
 	job, pub, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
@@ -185,6 +196,14 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st.start(ctx)
 	res, err := p.Executor.Execute(ctx, job)
 	st.stop()
+	if res != nil && res.CostUSD != nil {
+		st.status.CostUSD = res.CostUSD
+		if p.Budget != nil {
+			if berr := p.Budget.Add(context.WithoutCancel(ctx), a.issue, *res.CostUSD); berr != nil {
+				log.Error("the run's cost is not counted against the monthly budgets", jobs.LogError, berr)
+			}
+		}
+	}
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
 	}
@@ -325,6 +344,18 @@ func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githu
 	return f, nil
 }
 
+// Budget is what monthly caps need (jobs/budget.Store).
+type Budget interface {
+	// Check returns a *budget.Refusal when a cap is reached.
+	Check(ctx context.Context, issue jobs.Issue) error
+	Add(ctx context.Context, issue jobs.Issue, usd float64) error
+}
+
+func isBudgetRefusal(err error) bool {
+	_, ok := budget.AsRefusal(err)
+	return ok
+}
+
 // coAuthor is the Co-authored-by trailer of the requester, with the
 // no-reply address GitHub links to the account.
 func (p *Pipeline) coAuthor(ctx context.Context, a request) (string, error) {
@@ -384,6 +415,9 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	case errors.As(cause, &rf):
 		final = true
 		reason = rf.reason()
+	case isBudgetRefusal(cause):
+		final = true
+		reason = "Patchwright did not start: " + cause.Error() + ". An operator can raise the cap; otherwise label the issue again or comment /agent retry after the reset"
 	case errors.Is(cause, errIssueEdited) && a.pr != 0:
 		final = true
 		reason = "the issue was edited after the retry was asked for: comment /agent retry again to run the new text"

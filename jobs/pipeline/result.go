@@ -42,6 +42,9 @@ type Result struct {
 	// replayed from this transcript (--model replay:FILE). It is left
 	// out of result.json for a model's run.
 	ReplayedFrom string `json:"replayed_from,omitempty"`
+	// CostUSD is the run's estimated model cost from the operator's price
+	// table (Executor.Prices); left out when the model has no price.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -143,6 +146,9 @@ func (r *run) result() *Result {
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}
+	if usd, ok := r.e.cost(res.Usage); ok {
+		res.CostUSD = &usd
+	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
 		res.Checks = append(res.Checks, CheckSummary{
 			Name: c.Name, Command: c.Command, Phase: c.Phase, Ran: c.Ran,
@@ -164,6 +170,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.wedged != "":
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
+	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:
+		in.StopReason = string(agent.BudgetExceeded) + ": " + r.agentRes.Detail
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}
@@ -289,7 +297,10 @@ func (r *run) mayCommit(o verify.Outcome) bool {
 	case verify.Verified, verify.Unverified, verify.Failed:
 		return true
 	case verify.Stopped:
-		return r.e.CommitStopped && r.cancelled == ""
+		// A cost cap's partial work is pushed (a draft: it is not
+		// verified), so what the money bought is not lost.
+		budget := r.agentRan && r.agentRes.Stop == agent.BudgetExceeded
+		return (r.e.CommitStopped || budget) && r.cancelled == ""
 	}
 	return false
 }
@@ -389,9 +400,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	for _, c := range r.changes {
 		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
 	}
-	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
-		in.CostUSD = &cost
-	}
+	in.CostUSD = res.CostUSD
 	if err := withholdSecrets(&in); err != nil {
 		return report.Input{}, err
 	}

@@ -380,7 +380,8 @@ func (r *run) runAgent(ctx context.Context) error {
 		Workspace: r.ws,
 		Issue:     r.job.Issue,
 		Redactor:  set,
-		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens},
+		Limits:    agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens, MaxCostUSD: r.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
+		Cost:      r.e.cost,
 		Now:       r.e.Now,
 		Logger:    r.e.Logger,
 	})
