@@ -227,11 +227,11 @@ type runner struct {
 	usage     provider.Usage
 	// costUnknown: the cost cap could not be checked (no price), said once.
 	costUnknown bool
-	steps     int
-	nudges    int
-	changed   map[string]bool
-	summary   string
-	repeat    repeatDetector
+	steps       int
+	nudges      int
+	changed     map[string]bool
+	summary     string
+	repeat      repeatDetector
 	// lastInput is the provider's count for the last request and
 	// lastBytes that request's size; together they calibrate the estimate.
 	lastInput int64

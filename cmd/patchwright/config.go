@@ -97,7 +97,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	var raw struct {
 		secret, appID, key, keyFile, redis, listen, api, label, data, model, runURL string
 		concurrency, queuePassword, retention, maxBodies, maxBodyBytes              string
-		monthlyInstallation, monthlyRepository                                     string
+		monthlyInstallation, monthlyRepository                                      string
 		sandbox                                                                     rawSandbox
 	}
 	settings := []setting{
