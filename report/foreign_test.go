@@ -43,3 +43,17 @@ func TestForeignCommitsInBody(t *testing.T) {
 		t.Errorf("a body without foreign commits mentions them:\n%s", clean)
 	}
 }
+
+// A run that moved down its model list says so in the Run section.
+func TestFallbackInRunSection(t *testing.T) {
+	in := base()
+	in.Fallbacks = []string{"step 3: anthropic:claude-sonnet-4-5 failed (anthropic: 529 overloaded_error: the service is overloaded), continued on openai:gpt-4.1"}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := body[strings.Index(body, "## Run"):]
+	if !strings.Contains(run, "Model fallback at step 3: anthropic:claude-sonnet-4-5 failed") || !strings.Contains(run, "continued on openai:gpt-4.1.") {
+		t.Errorf("Run section lacks the fallback:\n%s", run)
+	}
+}
