@@ -43,8 +43,9 @@ type Result struct {
 	// out of result.json for a model's run.
 	ReplayedFrom string `json:"replayed_from,omitempty"`
 	// CostUSD is the run's estimated model cost from the operator's price
-	// table (Executor.Prices); left out when the model has no price.
-	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// table (Executor.Prices); nil when the model has no price. It is not
+	// in result.json, whose keys are DESIGN §4.5's exactly.
+	CostUSD *float64 `json:"-"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
