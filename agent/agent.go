@@ -41,6 +41,9 @@ const (
 	Cancelled      StopReason = "cancelled"
 	ProviderError  StopReason = "provider_error"
 	Infrastructure StopReason = "infrastructure"
+	// BudgetExceeded: the run's estimated model cost reached
+	// Limits.MaxCostUSD.
+	BudgetExceeded StopReason = "budget_exceeded"
 )
 
 // Limits bound a run. Each zero field takes the default in its comment.
@@ -88,6 +91,10 @@ type Limits struct {
 	// KeepRecent is how many of the latest messages compaction never
 	// touches; default 6.
 	KeepRecent int
+	// MaxCostUSD caps the run's estimated model cost (Config.Cost), checked
+	// after every model turn: the application stops the run there, whatever
+	// the model intends. Zero means no cap.
+	MaxCostUSD float64
 }
 
 // DefaultLimits fill the zero fields of Config.Limits.
@@ -173,6 +180,10 @@ type Config struct {
 	// gitleaks' rules (secrets.Default). A *tools.Set also knows the
 	// values of the work tree's secret files.
 	Redactor Redactor
+	// Cost estimates the cost of the run's usage so far from the
+	// operator's price table; nil, or a model without a price, leaves
+	// Limits.MaxCostUSD unenforced (the log says so once).
+	Cost func(provider.Usage) (usd float64, known bool)
 	// Notes, when set, is polled before every model turn for what people
 	// sent while the run went on (`/agent note`); each note reaches the
 	// model with that turn's request, and the ledger records it as a
@@ -240,11 +251,13 @@ type runner struct {
 	names     []string
 	callNames map[string]string // call ID → tool name, for placeholders
 	usage     provider.Usage
-	steps     int
-	nudges    int
-	changed   map[string]bool
-	summary   string
-	repeat    repeatDetector
+	// costUnknown: the cost cap could not be checked (no price), said once.
+	costUnknown bool
+	steps       int
+	nudges      int
+	changed     map[string]bool
+	summary     string
+	repeat      repeatDetector
 	// lastInput is the provider's count for the last request and
 	// lastBytes that request's size; together they calibrate the estimate.
 	lastInput int64
@@ -375,6 +388,9 @@ func (r *runner) loop(ctx context.Context) *stop {
 		if r.usage.InputTokens >= r.lim.MaxInputTokens {
 			return r.budgetStop()
 		}
+		if s := r.costStop(); s != nil {
+			return s
+		}
 		if r.steps >= r.lim.MaxSteps {
 			return &stop{StepLimit, fmt.Sprintf("the step limit of %d model turns was reached", r.lim.MaxSteps), nil}
 		}
@@ -430,6 +446,30 @@ func (r *runner) deliverNotes(ctx context.Context) *stop {
 		last.Text = strings.TrimSpace(last.Text + "\n\n" + msg)
 	}
 	return nil
+}
+
+// costStop ends the run once its estimated cost reaches the cap. It runs
+// between steps, outside the model: the tool calls of the turn that
+// crossed the cap have run, and no further request is sent.
+func (r *runner) costStop() *stop {
+	if r.lim.MaxCostUSD <= 0 {
+		return nil
+	}
+	usd, known := 0.0, false
+	if r.cfg.Cost != nil {
+		usd, known = r.cfg.Cost(r.usage)
+	}
+	if !known {
+		if !r.costUnknown {
+			r.costUnknown = true
+			r.log.Warn("the model has no price in the price table: the run's cost cap is not enforced", "cap_usd", r.lim.MaxCostUSD)
+		}
+		return nil
+	}
+	if usd < r.lim.MaxCostUSD {
+		return nil
+	}
+	return &stop{BudgetExceeded, fmt.Sprintf("the run's cost cap of $%.2f was reached ($%.2f spent by the estimate of the price table)", r.lim.MaxCostUSD, usd), nil}
 }
 
 func (r *runner) budgetStop() *stop {
@@ -527,6 +567,7 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 		turn.InputTokens, turn.OutputTokens = u.InputTokens, u.OutputTokens
 		turn.CachedInputTokens, turn.CacheWriteTokens = u.CachedInputTokens, u.CacheWriteTokens
 		turn.StopReason, turn.Text = resp.StopReason, r.withhold(ctx, "model turn text", resp.Message.Text)
+		turn.FellBack = resp.FellBack
 		for _, c := range resp.Message.ToolCalls {
 			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: r.withhold(ctx, "call id", c.ID), Name: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)})
 		}

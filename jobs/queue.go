@@ -40,6 +40,9 @@ const (
 	// Replayed: another delivery claimed the same meaning first
 	// (EnqueueSolveClaiming); nothing was done.
 	Replayed
+	// Queued: another job for the issue is active, and this one (a retry)
+	// waits behind it; it is enqueued when that job releases the lock.
+	Queued
 )
 
 func (o EnqueueOutcome) String() string {
@@ -52,16 +55,21 @@ func (o EnqueueOutcome) String() string {
 		return "busy"
 	case Replayed:
 		return "replayed"
+	case Queued:
+		return "queued"
 	}
 	return "unknown"
 }
 
-// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy,
-// FirstDelivery (the delivery holding the meaning) for Replayed.
+// EnqueueResult reports an enqueue request. ActiveTaskID is set for Busy
+// and Queued, FirstDelivery (the delivery holding the meaning) for
+// Replayed. Waiting is set for a Busy retry: the retry already queued
+// behind the active job.
 type EnqueueResult struct {
 	Outcome       EnqueueOutcome
 	ActiveTaskID  string
 	FirstDelivery string
+	Waiting       string
 }
 
 // pipelining batches commands a few at a time on up to four connections.
@@ -121,7 +129,7 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", false)
 }
 
 // EnqueueSolveClaiming is EnqueueSolve that first claims a delivery's
@@ -134,17 +142,21 @@ func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, meaning)
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, meaning, false)
 }
 
 // EnqueueRetry enqueues a TypeRetryPR task like EnqueueSolve; the lock is
-// the one of p.Issue, the issue the pull request belongs to.
+// the one of p.Issue, the issue the pull request belongs to. While another
+// job holds the lock (typically the attempt that just opened the pull
+// request, still finishing), the retry is Queued behind it instead of
+// refused: it is enqueued when that job releases the lock, so there is
+// still one job per issue. One retry waits at a time; a second is Busy.
 func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, error) {
 	task, err := NewRetryPRTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "")
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", true)
 }
 
 // EnqueueReply enqueues a reply comment. A second reply for the same
@@ -175,10 +187,13 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 //   - the worker died without releasing: a lock whose task is gone,
 //     finished, or cancelled and not running is cleared here;
 //   - otherwise LockTTL ends it.
-func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string) (EnqueueResult, error) {
+//
+// With behind, a task that finds a live holder waits behind it (Queued).
+func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string, behind bool) (EnqueueResult, error) {
 	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention, task.Headers())
-	// Two rounds: the second follows clearing a stale lock.
-	for range 2 {
+	// Three rounds: a later one follows clearing a stale lock, or a lock
+	// that changed hands while the task was being queued behind it.
+	for range 3 {
 		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id, meaning)
 		if err != nil {
 			return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w", task.Type(), issue, err)
@@ -204,8 +219,15 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 		if err != nil {
 			return EnqueueResult{}, err
 		}
-		if !stale {
+		if !stale && !behind {
 			return EnqueueResult{Outcome: Busy, ActiveTaskID: holder}, nil
+		}
+		if !stale {
+			res, again, err := q.queueBehind(ctx, issue, msg, id, holder)
+			if err != nil || !again {
+				return res, err
+			}
+			continue
 		}
 		if err := q.Release(ctx, issue, holder); err != nil {
 			return EnqueueResult{}, err
@@ -307,21 +329,110 @@ func (q *Queue) stale(ctx context.Context, taskID string) (bool, error) {
 	return cancelled, err
 }
 
-// releaseScript deletes a lock only if it still holds the given task ID, so
-// a late release never frees a lock a newer job has taken.
+// behindScript queues task ARGV[1] (encoded ARGV[3]) behind the holder
+// ARGV[2] of an issue's lock (KEYS[1]): it stores the task in the issue's
+// waiting slot (KEYS[2], a hash of id and msg, TTL ARGV[4] ms) and sets
+// the worked record (KEYS[3], TTL ARGV[5] ms). It returns {1} queued, {0}
+// when the lock no longer holds ARGV[2] (the caller starts again), {2} when
+// the task already waits (a redelivery), or {3, id} when another task
+// waits.
+var behindScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[2] then
+	return {0}
+end
+local waiting = redis.call("HGET", KEYS[2], "id")
+if waiting == ARGV[1] then
+	return {2}
+end
+if waiting then
+	return {3, waiting}
+end
+redis.call("HSET", KEYS[2], "id", ARGV[1], "msg", ARGV[3])
+redis.call("PEXPIRE", KEYS[2], ARGV[4])
+redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[5])
+return {1}`)
+
+// queueBehind runs behindScript; again is true when the lock changed
+// hands meanwhile and the enqueue should start over.
+func (q *Queue) queueBehind(ctx context.Context, issue Issue, msg []byte, id, holder string) (res EnqueueResult, again bool, err error) {
+	out, err := behindScript.Run(ctx, q.rdb, []string{lockKey(issue), waitingKey(issue), workedKey(issue)},
+		id, holder, msg, LockTTL.Milliseconds(), WorkedTTL.Milliseconds()).Slice()
+	if err != nil || len(out) == 0 {
+		return EnqueueResult{}, false, fmt.Errorf("queue %s behind %s on %s: %v %w", id, holder, issue, out, err)
+	}
+	switch n, _ := out[0].(int64); n {
+	case 0:
+		return EnqueueResult{}, true, nil
+	case 1:
+		return EnqueueResult{Outcome: Queued, ActiveTaskID: holder}, false, nil
+	case 2:
+		return EnqueueResult{Outcome: Duplicate}, false, nil
+	}
+	waiting := ""
+	if len(out) > 1 {
+		waiting, _ = out[1].(string)
+	}
+	return EnqueueResult{Outcome: Busy, ActiveTaskID: holder, Waiting: waiting}, false, nil
+}
+
+// releaseScript deletes a key (KEYS[1]) only if it still holds ARGV[1],
+// so a late release never frees a claim a newer holder has taken.
 var releaseScript = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then
 	return redis.call("DEL", KEYS[1])
 end
 return 0`)
 
+// handOverScript deletes a lock (KEYS[1]) only if it still holds task
+// ARGV[1], so a late release never frees a lock a newer job has taken.
+// When a task waits in the issue's slot (KEYS[2]) the lock passes to it
+// and it is stored as asynq's client does (see enqueueScript): its hash
+// ARGV[2]..id, KEYS[3] the pending list, KEYS[4] the set of queues, ARGV[3]
+// the lock's TTL, ARGV[4] now in Unix nanoseconds, ARGV[5] the queue. The
+// hash's name is only known once the slot is read, so it is built here
+// rather than declared (Patchwright's Redis is not a cluster; asynq's keys
+// of one queue share a hash slot anyway). It returns 0 (not the holder),
+// 1 (released) or 2 (passed on).
+var handOverScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+local id = redis.call("HGET", KEYS[2], "id")
+local msg = redis.call("HGET", KEYS[2], "msg")
+redis.call("DEL", KEYS[2])
+if not id or not msg or redis.call("EXISTS", ARGV[2] .. id) == 1 then
+	redis.call("DEL", KEYS[1])
+	return 1
+end
+redis.call("SET", KEYS[1], id, "PX", ARGV[3])
+redis.call("HSET", ARGV[2] .. id, "msg", msg, "state", "pending", "pending_since", ARGV[4])
+redis.call("LPUSH", KEYS[3], id)
+redis.call("SADD", KEYS[4], ARGV[5])
+return 2`)
+
 // Release frees the issue's lock if taskID holds it; otherwise it does
-// nothing. Workers call it when a job ends.
+// nothing. Workers call it when a job ends. A retry queued behind the job
+// takes the lock over and is enqueued in the same step.
 func (q *Queue) Release(ctx context.Context, issue Issue, taskID string) error {
-	if err := releaseScript.Run(ctx, q.rdb, []string{lockKey(issue)}, taskID).Err(); err != nil {
+	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(QueueAgent), asynqQueues}
+	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(QueueAgent, ""), LockTTL.Milliseconds(),
+		time.Now().UnixNano(), QueueAgent).Err(); err != nil {
 		return fmt.Errorf("release lock of %s: %w", issue, err)
 	}
 	return nil
+}
+
+// Waiting returns the ID of the retry queued behind the issue's active
+// job, or "".
+func (q *Queue) Waiting(ctx context.Context, issue Issue) (string, error) {
+	id, err := q.rdb.HGet(ctx, waitingKey(issue), "id").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read waiting retry of %s: %w", issue, err)
+	}
+	return id, nil
 }
 
 // Active returns the ID of the task holding the issue's lock, or "".
@@ -350,8 +461,12 @@ func (q *Queue) Worked(ctx context.Context, issue Issue) (bool, error) {
 // the cancel first (asynq retries a cancelled task; the handler checks the
 // record before anything else), then deletes a task still waiting or asks
 // the worker running it to cancel. It returns the cancelled task's ID, or
-// "" when no job was active.
+// "" when no job was active. A retry queued behind the job is dropped
+// first, so the release that follows does not start it.
 func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (string, error) {
+	if err := q.rdb.Del(ctx, waitingKey(issue)).Err(); err != nil {
+		return "", fmt.Errorf("drop the retry waiting on %s: %w", issue, err)
+	}
 	id, err := q.Active(ctx, issue)
 	if err != nil || id == "" {
 		return "", err
@@ -494,6 +609,9 @@ func (q *Queue) Cancelled(ctx context.Context, taskID string) (by string, cancel
 
 func lockKey(i Issue) string   { return KeyPrefix + "active:" + issueKey(i) }
 func workedKey(i Issue) string { return KeyPrefix + "worked:" + issueKey(i) }
+
+// waitingKey holds the retry queued behind an issue's active job.
+func waitingKey(i Issue) string { return KeyPrefix + "waiting:" + issueKey(i) }
 func cancelKey(id string) string {
 	return KeyPrefix + "cancel:" + id
 }

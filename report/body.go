@@ -40,6 +40,8 @@ type bodyData struct {
 	History string
 	// Pushed is the pushed marker; "" when nothing was pushed.
 	Pushed string
+	// ForeignRows are the commits Patchwright did not make.
+	ForeignRows []foreignRow
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -67,6 +69,7 @@ func PRBody(in Input) (string, error) {
 	summary, cut := truncate(strings.TrimSpace(in.Summary), maxSummaryBytes)
 	d.Summary, d.SummaryCut = prose(summary), cut
 	d.Files = in.Files
+	d.ForeignRows = foreignRows(in.Foreign)
 	if len(d.Files) > maxFileRows {
 		d.Files, d.MoreFiles = d.Files[:maxFileRows], len(in.Files)-maxFileRows
 	}
@@ -115,6 +118,9 @@ func fitBody(d bodyData, in Input, h History) (string, error) {
 		body, err = execute("pr_body", d)
 		if err != nil {
 			return "", err
+		}
+		if in.Template.Usable() {
+			body = applyTemplate(body, in)
 		}
 		if len(body) < MaxBody {
 			return body, nil

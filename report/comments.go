@@ -43,6 +43,9 @@ type Status struct {
 	PullRequestURL string
 	Outcome        verify.Outcome
 	Reason         string
+	// CostUSD is the run's estimated model cost, from the same price
+	// table as the body's; nil before the run ends or without a price.
+	CostUSD *float64
 }
 
 // StatusMarker is the hidden comment that finds the status comment of an
@@ -55,6 +58,8 @@ type statusData struct {
 	Status
 	Marker string
 	Order  int
+	// Cost is the cost line; "" while the run goes on.
+	Cost string
 }
 
 // StatusComment renders the issue's status comment for s.Phase.
@@ -67,7 +72,11 @@ func StatusComment(s Status) (string, error) {
 	if _, ok := phaseOrder[s.Phase]; !ok {
 		return "", fmt.Errorf("render status comment: unknown phase %q", s.Phase)
 	}
-	return fit(execute("status", statusData{Status: s, Marker: StatusMarker(s.Issue), Order: phaseOrder[s.Phase]}))
+	d := statusData{Status: s, Marker: StatusMarker(s.Issue), Order: phaseOrder[s.Phase]}
+	if s.CostUSD != nil {
+		d.Cost = cost(s.CostUSD)
+	}
+	return fit(execute("status", d))
 }
 
 // failureData is what the failure template sees.

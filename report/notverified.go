@@ -100,6 +100,7 @@ func notVerified(in Input) []fact {
 		out = append(out, say(spanned(m)))
 	}
 	out = append(out, notCommitted(in)...)
+	out = append(out, foreignFact(in.Foreign)...)
 	for _, f := range in.Findings {
 		out = append(out, findingFact(f))
 	}

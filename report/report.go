@@ -128,6 +128,14 @@ type Input struct {
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool
+	// Fallbacks say where the run moved down its model list, one line
+	// each ("step 3: openai:gpt-4.1 failed (…), continued on …").
+	Fallbacks []string
+	// Template is the repository's pull-request template; zero for none.
+	Template Template
+	// Foreign are commits on the branch that Patchwright did not make
+	// (a retry builds on them); the Changes section lists them.
+	Foreign Foreign
 	// HeadCommit is the commit the publisher pushed: the body ends with
 	// its marker (see PushedMarker). "" when nothing was pushed.
 	HeadCommit string
@@ -187,6 +195,10 @@ func FromLedger(log ledger.Log) (Input, error) {
 			}
 		case *verify.NewTestEvent:
 			in.NewTests = append(in.NewTests, e.NewTestResult)
+		case *ledger.ModelTurn:
+			for _, f := range e.FellBack {
+				in.Fallbacks = append(in.Fallbacks, fmt.Sprintf("step %d: %s", e.Step, f))
+			}
 		}
 	}
 	return in, nil

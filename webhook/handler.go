@@ -341,7 +341,17 @@ func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo jobs.Issue, 
 	case jobs.Replayed:
 		return replayed(d, res.FirstDelivery), nil
 	}
+	if res.Outcome == jobs.Queued {
+		msg := "Patchwright is still finishing the attempt running on this issue; this retry is queued and starts as soon as that attempt ends (one attempt per issue at a time). Comment `/agent stop` to cancel both."
+		if err := h.reply(ctx, d, replyTo, msg); err != nil {
+			return response{}, err
+		}
+		return done(http.StatusAccepted, "%s queued behind task %s", what, res.ActiveTaskID), nil
+	}
 	msg := "Patchwright is already working on this issue; this request was not started. Comment `/agent stop` to cancel the running attempt, then try again."
+	if res.Waiting != "" {
+		msg = "Patchwright is already working on this issue and another retry is queued behind the running attempt; this request was not started. Comment `/agent stop` to cancel both, then try again."
+	}
 	if err := h.reply(ctx, d, replyTo, msg); err != nil {
 		return response{}, err
 	}

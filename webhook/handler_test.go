@@ -387,3 +387,42 @@ func TestTooLargeWithoutContentLength(t *testing.T) {
 }
 
 var _ = asynq.SkipRetry
+
+// A retry on the pull request while the issue's job is still running is
+// queued behind it, and the reply says so; a second is answered, not
+// queued too.
+func TestRetryWhileJobFinishingIsQueued(t *testing.T) {
+	e := newEnv(t)
+	var pr map[string]any
+	if err := json.Unmarshal(fixture(t, fixtureHooks, "issue_comment.created.on-pull-request.json"), &pr); err != nil {
+		t.Fatal(err)
+	}
+	label := fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
+		obj(m, "label")["name"] = "agent"
+		obj(m, "issue")["number"] = 7
+		obj(m, "sender")["login"] = writerLogin
+		m["repository"] = pr["repository"]
+	})
+	expectStatus(t, e.deliver("issues", "d-1", label), http.StatusAccepted)
+	expectStatus(t, e.deliver("issue_comment", "c-1", prComment(t, e, writerLogin, "/agent retry")), http.StatusAccepted)
+	expectStatus(t, e.deliver("issue_comment", "c-2", prComment(t, e, writerLogin, "/agent retry again")), http.StatusOK)
+	if ts := e.tasks(jobs.QueueAgent); len(ts) != 1 || ts[0].Type != jobs.TypeSolveIssue {
+		t.Fatalf("agent tasks %v, want only the running solve (the retry waits outside asynq)", ts)
+	}
+	replies := e.tasks(jobs.QueueReplies)
+	if len(replies) != 2 {
+		t.Fatalf("%d replies, want 2", len(replies))
+	}
+	var queued, busy int
+	for _, r := range replies {
+		switch body := string(r.Payload); {
+		case strings.Contains(body, "this retry is queued"):
+			queued++
+		case strings.Contains(body, "another retry is queued"):
+			busy++
+		}
+	}
+	if queued != 1 || busy != 1 {
+		t.Fatalf("replies %v: want one saying the retry is queued, one saying another is queued", replies)
+	}
+}

@@ -99,6 +99,22 @@ type Limits struct {
 	// DefaultMaxChangedLines.
 	MaxChangedFiles int `yaml:"max_changed_files"`
 	MaxChangedLines int `yaml:"max_changed_lines"`
+	// MaxCostUSD caps one run's estimated model cost in US dollars. It
+	// can only lower the operator's cap (PATCHWRIGHT_MAX_RUN_COST_USD),
+	// never raise it; zero keeps the operator's.
+	MaxCostUSD float64 `yaml:"max_cost_usd"`
+}
+
+// RunCostCap is the cap a run gets: the lower of the operator's and
+// the repository's, zero for neither.
+func (l Limits) RunCostCap(operator float64) float64 {
+	switch {
+	case l.MaxCostUSD <= 0:
+		return operator
+	case operator <= 0:
+		return l.MaxCostUSD
+	}
+	return min(l.MaxCostUSD, operator)
 }
 
 // Network reports whether setup runs with a network.
@@ -198,7 +214,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft, ci_fix_attempts; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
+const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft, ci_fix_attempts; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -228,7 +244,7 @@ func (c Config) validate() error {
 		}
 	}
 	l := c.Limits
-	if l.MaxSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 {
+	if l.MaxSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 || l.MaxCostUSD < 0 {
 		errs = append(errs, "limits: values must be positive")
 	}
 	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {

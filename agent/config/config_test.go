@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 		"negative limit":          {"limits: {max_minutes: -1}\n", "limits: values must be positive"},
 		"negative file limit":     {"limits: {max_changed_files: -1}\n", "limits: values must be positive"},
 		"negative line limit":     {"limits: {max_changed_lines: -5}\n", "limits: values must be positive"},
+		"negative cost cap":       {"limits: {max_cost_usd: -1}\n", "limits: values must be positive"},
+		"cost cap not a number":   {"limits: {max_cost_usd: lots}\n", "line 1: cannot unmarshal"},
 		"unknown scope key":       {"limits: {max_changed_file: 3}\n", `line 1: unknown key "max_changed_file"`},
 		"line limit not a number": {"limits: {max_changed_lines: lots}\n", "line 1: cannot unmarshal"},
 		"two documents":           {"image: a\n---\nimage: b\n", "more than one YAML document"},
@@ -148,5 +150,27 @@ func TestParseScopeLimits(t *testing.T) {
 	}
 	if c.Limits.MaxChangedFiles != 5 || c.Limits.MaxChangedLines != 200 || c.Limits.MaxSteps != DefaultMaxSteps {
 		t.Errorf("limits = %+v", c.Limits)
+	}
+}
+
+// A repository's cost cap lowers the operator's, never raises it.
+func TestRunCostCap(t *testing.T) {
+	c, err := Parse([]byte("limits: {max_cost_usd: 0.5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		repo, operator, want float64
+	}{
+		{0.5, 2, 0.5}, {0.5, 0.2, 0.2}, {0.5, 0, 0.5}, {0, 2, 2}, {0, 0, 0},
+	} {
+		l := c.Limits
+		l.MaxCostUSD = tc.repo
+		if got := l.RunCostCap(tc.operator); got != tc.want {
+			t.Errorf("repository %v, operator %v: cap %v, want %v", tc.repo, tc.operator, got, tc.want)
+		}
+	}
+	if c.Limits.MaxCostUSD != 0.5 {
+		t.Errorf("parsed cap %v", c.Limits.MaxCostUSD)
 	}
 }

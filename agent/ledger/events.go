@@ -84,6 +84,9 @@ type ModelTurn struct {
 	ToolCalls         []RequestedCall `json:"tool_calls,omitempty"`
 	// Error is set instead of the rest when the call failed.
 	Error string `json:"error,omitempty"`
+	// FellBack lists the models that failed this turn, one line each,
+	// before Model answered (a model fallback list).
+	FellBack []string `json:"fell_back,omitempty"`
 }
 
 // EventType implements Payload.

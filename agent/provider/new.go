@@ -62,12 +62,17 @@ func (o Options) logger() *slog.Logger {
 // "anthropic:claude-sonnet-4-5". Only the first colon separates, so
 // "openai:qwen2.5-coder:7b" asks an OpenAI-compatible server for
 // "qwen2.5-coder:7b". "replay:FILE" calls no model: it replays the model
-// turns recorded in the ledger FILE (see Replay).
+// turns recorded in the ledger FILE (see Replay). A comma-separated list
+// ("openai:gpt-4.1,anthropic:claude-sonnet-4-5") is a Fallback in that
+// order.
 //
 // A key is required for the vendors' own endpoints. With a base URL that
 // points elsewhere (a local vLLM, Ollama or LiteLLM server) the key may be
 // empty and no credential is sent.
 func New(spec string, opts Options) (Provider, error) {
+	if strings.Contains(spec, ",") {
+		return newList(spec, opts)
+	}
 	name, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
 	name = strings.ToLower(name)
 	if !ok || model == "" {

@@ -75,6 +75,9 @@ type Response struct {
 	// the provider's own word for anything else.
 	StopReason string
 	Usage      Usage
+	// FellBack says, one line each, which models of a Fallback failed
+	// before this one answered; nil when none did.
+	FellBack []string
 }
 
 // Usage counts tokens of one call. InputTokens includes cached ones. It is

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // EnvContextWindow, when set, is the context window in tokens of
@@ -62,6 +63,27 @@ func (w Windows) For(model string) (win Window, ok bool) {
 		win, ok = w[dateSuffix.ReplaceAllString(model, "")]
 	}
 	return win, ok
+}
+
+// smallest is the window of a model list (PATCHWRIGHT_MODEL may name
+// fallbacks, "a,b"): the smallest known context and output limit among
+// them, since the run may move to any of them with its conversation.
+func (w Windows) smallest(models string) Window {
+	var out Window
+	for _, m := range strings.Split(models, ",") {
+		win, _ := w.For(strings.TrimSpace(m))
+		out.Context = smallerKnown(out.Context, win.Context)
+		out.Output = smallerKnown(out.Output, win.Output)
+	}
+	return out
+}
+
+// smallerKnown is the smaller of two limits where zero means unknown.
+func smallerKnown(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // LoadWindows reads the windows of an operator's prices file (see
@@ -129,7 +151,7 @@ func WindowFromEnv(model string, getenv func(string) string) (Window, error) {
 	if err != nil {
 		return Window{}, fmt.Errorf("%s: %w", EnvPrices, err)
 	}
-	win, _ := windows.For(model)
+	win := windows.smallest(model)
 	if v := getenv(EnvContextWindow); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < minWindow {

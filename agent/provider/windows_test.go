@@ -34,12 +34,14 @@ func TestWindowFromEnv(t *testing.T) {
 		env   map[string]string
 		want  Window
 	}{
-		"built-in":                 {"openai:gpt-4o", nil, Window{128_000, 16_384}},
-		"unknown":                  {"openai:qwen2.5-coder:7b", nil, Window{}},
-		"from the prices file":     {"openai:qwen2.5-coder:7b", map[string]string{EnvPrices: file}, Window{16_384, 2048}},
-		"file over the table":      {"openai:gpt-4o", map[string]string{EnvPrices: file}, Window{64_000, 16_384}},
-		"env over everything":      {"openai:qwen2.5-coder:7b", map[string]string{EnvPrices: file, EnvContextWindow: "8192"}, Window{8192, 2048}},
-		"env drops a larger limit": {"openai:gpt-4o", map[string]string{EnvContextWindow: "16384"}, Window{16_384, 0}},
+		"built-in":                   {"openai:gpt-4o", nil, Window{128_000, 16_384}},
+		"unknown":                    {"openai:qwen2.5-coder:7b", nil, Window{}},
+		"from the prices file":       {"openai:qwen2.5-coder:7b", map[string]string{EnvPrices: file}, Window{16_384, 2048}},
+		"file over the table":        {"openai:gpt-4o", map[string]string{EnvPrices: file}, Window{64_000, 16_384}},
+		"env over everything":        {"openai:qwen2.5-coder:7b", map[string]string{EnvPrices: file, EnvContextWindow: "8192"}, Window{8192, 2048}},
+		"env drops a larger limit":   {"openai:gpt-4o", map[string]string{EnvContextWindow: "16384"}, Window{16_384, 0}},
+		"a fallback list's smallest": {"openai:gpt-4.1, anthropic:claude-sonnet-4-5", nil, Window{200_000, 32_768}},
+		"a list with an unknown":     {"openai:qwen2.5-coder:7b,openai:gpt-4o", nil, Window{128_000, 16_384}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

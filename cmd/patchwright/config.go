@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/webhook"
@@ -60,6 +62,9 @@ type config struct {
 	// runRetention is how long run records stay in Redis, and run links
 	// work; 0 = runstore.DefaultRetention.
 	runRetention time.Duration
+	// monthlyCaps are the monthly cost caps per installation and per
+	// repository; zero fields: none.
+	monthlyCaps budget.Caps
 	// setupMode: serve has no app credentials, given or stored under the
 	// data directory by webhook/setup; it offers only /setup.
 	setupMode bool
@@ -134,6 +139,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
 		concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 		instConcurrency, repoConcurrency, grace                                              string
+		monthlyInstallation, monthlyRepository                                               string
 		sandbox                                                                              rawSandbox
 	}
 	settings := []setting{
@@ -157,6 +163,8 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_WEBHOOK_MAX_BODIES", "webhook-max-bodies", "", "webhook bodies read at once before their signatures are checked; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodies) + ")", &raw.maxBodies},
 		{"PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES", "webhook-max-body-bytes", "", "bytes those bodies may hold together; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodyBytes) + ")", &raw.maxBodyBytes},
 		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
+		{"PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", "monthly-cost-usd-installation", "", "monthly cap in US dollars on the estimated model cost of one installation's runs, counted in Redis; once reached, new jobs are refused with a comment until the month (UTC) resets (default: no cap)", &raw.monthlyInstallation},
+		{"PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", "monthly-cost-usd-repository", "", "the same cap for each repository (default: no cap)", &raw.monthlyRepository},
 	}
 	settings = append(settings, raw.sandbox.table()...)
 	fs := flag.NewFlagSet(command, flag.ContinueOnError)
@@ -201,6 +209,22 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	}
 	if err := parseBodyBounds(raw.maxBodies, raw.maxBodyBytes, &cfg); err != nil {
 		return config{}, err
+	}
+	for _, c := range []struct {
+		env, raw string
+		dst      *float64
+	}{
+		{"PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", raw.monthlyInstallation, &cfg.monthlyCaps.Installation},
+		{"PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", raw.monthlyRepository, &cfg.monthlyCaps.Repository},
+	} {
+		if c.raw == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(c.raw, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return config{}, fmt.Errorf("%s: %q is not a positive amount of dollars, such as 200", c.env, c.raw)
+		}
+		*c.dst = f
 	}
 	sb, err := raw.sandbox.parse()
 	if err != nil {

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	units "github.com/docker/go-units"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox"
 )
@@ -27,10 +29,15 @@ type sandboxSettings struct {
 	runtime string
 	// maxChangeBytes bounds a change; 0 = gitrepo.DefaultMaxChangeBytes.
 	maxChangeBytes int64
+	// maxRunCostUSD caps one run's estimated model cost; 0 = no cap.
+	maxRunCostUSD float64
+	// prices is the price table (PATCHWRIGHT_PRICES over the built-in
+	// one), the same for every cost a command shows, meters or enforces.
+	prices provider.Prices
 }
 
 // rawSandbox is the sandbox settings as given.
-type rawSandbox struct{ image, memory, cpus, pids, runtime, maxChange string }
+type rawSandbox struct{ image, memory, cpus, pids, runtime, maxChange, maxRunCost string }
 
 // table is the sandbox settings' part of the configuration (DESIGN §4.2).
 // serve and worker offer each as a flag too; run and eval read the
@@ -44,6 +51,7 @@ func (r *rawSandbox) table() []setting {
 		{"PATCHWRIGHT_SANDBOX_PIDS", "sandbox-pids", "", "process limit of each sandbox (default 512)", &r.pids},
 		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &r.runtime},
 		{"PATCHWRIGHT_MAX_CHANGE_BYTES", "max-change-bytes", "", "largest change a run may make, all changed files together, e.g. 256m (default 256m; past it the run stops as change_too_large)", &r.maxChange},
+		{"PATCHWRIGHT_MAX_RUN_COST_USD", "max-run-cost-usd", "", "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it (default: no cap; past it the run stops as budget_exceeded and its work is pushed as a draft)", &r.maxRunCost},
 	}
 }
 
@@ -60,6 +68,16 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_MAX_CHANGE_BYTES: %q is not a size of at least 1m, such as 256m", r.maxChange)
 		}
 		out.maxChangeBytes = n
+	}
+	if r.maxRunCost != "" {
+		f, err := strconv.ParseFloat(r.maxRunCost, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_MAX_RUN_COST_USD: %q is not a positive amount of dollars, such as 2.50", r.maxRunCost)
+		}
+		out.maxRunCostUSD = f
+	}
+	if out.prices, err = provider.PricesFromEnv(nil); err != nil {
+		return sandboxSettings{}, err
 	}
 	return out, nil
 }
@@ -102,6 +120,8 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		BoundWorkspace: boundWorkspace(),
 		CacheVolume:    pipeline.RepoCacheVolume,
 		MaxChangeBytes: s.maxChangeBytes,
+		MaxRunCostUSD:  s.maxRunCostUSD,
+		Prices:         s.prices,
 	}
 	if rc, ok := e.(interface {
 		RemoveCache(ctx context.Context, volume string) error

@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/metrics"
@@ -49,7 +50,7 @@ func (e errInfra) Unwrap() error { return e.err }
 // the Docker sandbox and the configured model. serve's embedded worker
 // without PATCHWRIGHT_MODEL gets worker.NoModelPipeline (every agent job
 // fails permanently, saying so), with a warning; `worker` requires a model.
-func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue, m *metrics.Metrics) (worker.Pipeline, func(), error) {
+func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue, rdb redis.UniversalClient, m *metrics.Metrics) (worker.Pipeline, func(), error) {
 	if cfg.model == "" {
 		log.Warn("PATCHWRIGHT_MODEL is not set: solve and retry jobs fail permanently; reply comments are posted")
 		return worker.NoModelPipeline{}, func() {}, nil
@@ -58,10 +59,9 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
 	}
-	prices, err := provider.PricesFromEnv(nil)
-	if err != nil {
-		return nil, nil, err
-	}
+	// One price table for /metrics and for every cost a run shows or
+	// enforces (newExecutor gives the executor the same one).
+	prices := cfg.sandbox.prices
 	window, err := provider.WindowFromEnv(cfg.model, nil)
 	if err != nil {
 		return nil, nil, err
@@ -82,6 +82,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		GitHub:   app,
 		Executor: exec,
 		Cancels:  queue,
+		Budget:   monthlyBudget(cfg, rdb),
 		DataDir:  cfg.dataDir,
 		RunURL:   cfg.runURL,
 		RunLink:  signer.Link,
@@ -259,7 +260,7 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
 func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*worker.Server, func(), error) {
-	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, m)
+	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, rdb, m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -317,4 +318,13 @@ func work(ctx context.Context, cfg config, log *slog.Logger) error {
 	log.Info("shutting down: waiting for running jobs")
 	closeWorker()
 	return nil
+}
+
+// monthlyBudget keeps the monthly caps in the queue's Redis; nil when the
+// operator set none.
+func monthlyBudget(cfg config, rdb redis.UniversalClient) githubjob.Budget {
+	if cfg.monthlyCaps == (budget.Caps{}) {
+		return nil
+	}
+	return &budget.Store{Redis: rdb, Caps: cfg.monthlyCaps}
 }

@@ -5,13 +5,17 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -441,30 +445,54 @@ func TestDraftRefusal(t *testing.T) {
 	}
 }
 
-// GitHub's own 422 for a draft where drafts are not available, byte for
-// byte as GitHub sends it: the sentence is only in the errors list. It is
-// a refusal of the draft, not of pull requests, and "already exists" is
-// read from the same list.
+// GitHub's own 422s for a draft where drafts are not available, byte for
+// byte as GitHub sends them (testdata/fixtures/github-api/SOURCES.md): the
+// sentence in the errors list under "Validation Failed", and the older
+// top-level message. Each is a refusal of the draft, not of pull
+// requests, and "already exists" is read from the same list.
 func TestDraftRefusalInGitHubsShape(t *testing.T) {
+	for _, name := range []string{"draft-unsupported.post-pulls.422.json", "draft-unsupported.top-level.post-pulls.422.json"} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/pulls", Status: http.StatusUnprocessableEntity, Body: fixture(t, name)})
+			np := githubapi.NewPullRequest{Title: "t", Head: "agent/issue-7", Base: "main", Body: "b", Draft: true}
+			_, err := e.app.CreatePullRequest(ctx, e.repo, np)
+			if !errors.Is(err, githubapi.ErrDraftUnsupported) || errors.Is(err, githubapi.ErrPullRequestExists) {
+				t.Fatalf("GitHub's draft refusal: %v, want ErrDraftUnsupported", err)
+			}
+			if r, ok := githubapi.AsRefusal(err); !ok || !strings.Contains(r.Message, "Draft pull requests are not supported") {
+				t.Errorf("refusal %+v, %v: the refusal's sentence is not in it", r, ok)
+			}
+			// A ready pull request is then accepted.
+			np.Draft = false
+			if _, err := e.app.CreatePullRequest(ctx, e.repo, np); err != nil {
+				t.Fatalf("ready pull request after the refusal: %v", err)
+			}
+			if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !errors.Is(err, githubapi.ErrPullRequestExists) {
+				t.Errorf("second pull request of the head: %v, want ErrPullRequestExists", err)
+			}
+		})
+	}
+}
+
+// The fake's NoDrafts answer is GitHub's recorded one: the end-to-end
+// tests that rely on it meet GitHub's real shape.
+func TestFakeDraftRefusalIsGitHubs(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/pulls", Status: http.StatusUnprocessableEntity,
-		Body: `{"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "Draft pull requests are not supported in this repository."}], "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request", "status": "422"}`})
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", NoDrafts: true})
 	np := githubapi.NewPullRequest{Title: "t", Head: "agent/issue-7", Base: "main", Body: "b", Draft: true}
-	_, err := e.app.CreatePullRequest(ctx, e.repo, np)
-	if !errors.Is(err, githubapi.ErrDraftUnsupported) || errors.Is(err, githubapi.ErrPullRequestExists) {
-		t.Fatalf("GitHub's draft refusal: %v, want ErrDraftUnsupported", err)
+	_, err := e.app.CreatePullRequest(context.Background(), e.repo, np)
+	var got *github.ErrorResponse
+	if !errors.As(err, &got) {
+		t.Fatalf("fake's draft refusal: %v, want a go-github ErrorResponse", err)
 	}
-	if r, ok := githubapi.AsRefusal(err); !ok || !strings.Contains(r.Message, "Draft pull requests are not supported") {
-		t.Errorf("refusal %+v, %v: the errors list's message is not in it", r, ok)
+	var want github.ErrorResponse
+	if err := json.Unmarshal([]byte(fixture(t, "draft-unsupported.post-pulls.422.json")), &want); err != nil {
+		t.Fatal(err)
 	}
-	// A ready pull request is then accepted.
-	np.Draft = false
-	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); err != nil {
-		t.Fatalf("ready pull request after the refusal: %v", err)
-	}
-	if _, err := e.app.CreatePullRequest(ctx, e.repo, np); !errors.Is(err, githubapi.ErrPullRequestExists) {
-		t.Errorf("second pull request of the head: %v, want ErrPullRequestExists", err)
+	if got.Message != want.Message || !reflect.DeepEqual(got.Errors, want.Errors) {
+		t.Errorf("fake answered %q %+v, GitHub answers %q %+v", got.Message, got.Errors, want.Message, want.Errors)
 	}
 }
 
@@ -635,5 +663,46 @@ func TestRateLimitPausesOtherRequests(t *testing.T) {
 	}
 	if n := len(fake.Requests()) - before; n != 1 {
 		t.Fatalf("%d requests for the second call, want 1 (sent once, after the pause)", n)
+	}
+}
+
+// CommitsBetween lists the range's commits oldest first, each with its
+// own files from the commit endpoint, the login when GitHub links one and
+// the git name when not, and only the subject line; past MaxCommits the
+// newest are kept and the rest counted.
+func TestCommitsBetween(t *testing.T) {
+	e := newEnv(t)
+	var all []githubtest.GitCommit
+	for i := range githubapi.MaxCommits + 2 {
+		all = append(all, githubtest.GitCommit{SHA: fmt.Sprintf("%040d", i+1), Name: "Some Name", Message: fmt.Sprintf("commit %d\n\nbody", i+1), Files: []string{fmt.Sprintf("f%d.go", i+1)}})
+	}
+	all[len(all)-1].Login, all[len(all)-1].Files = "mallory", []string{".github/agent.yml", "b.go"}
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main", Log: func(base, head string) []githubtest.GitCommit {
+		if base == "" {
+			for _, c := range all {
+				if c.SHA == head {
+					return []githubtest.GitCommit{c}
+				}
+			}
+			return nil
+		}
+		return all
+	}})
+	cs, more, err := e.app.CommitsBetween(context.Background(), e.repo, "base", all[len(all)-1].SHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != githubapi.MaxCommits || more != 2 {
+		t.Fatalf("%d commits and %d more, want %d and 2", len(cs), more, githubapi.MaxCommits)
+	}
+	if cs[0].SHA != all[2].SHA || cs[0].Author != "Some Name" || cs[0].Subject != "commit 3" || !reflect.DeepEqual(cs[0].Files, []string{"f3.go"}) {
+		t.Errorf("oldest listed: %+v", cs[0])
+	}
+	if last := cs[len(cs)-1]; last.Author != "mallory" || !reflect.DeepEqual(last.Files, []string{".github/agent.yml", "b.go"}) {
+		t.Errorf("newest: %+v", last)
+	}
+	e.fake.AddRepo(githubtest.Repo{Owner: "acme", Name: "widgets", DefaultBranch: "main"})
+	if _, _, err := e.app.CommitsBetween(context.Background(), e.repo, "a", "b"); err == nil {
+		t.Error("a 404 from compare is not an error")
 	}
 }

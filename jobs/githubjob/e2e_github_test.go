@@ -37,7 +37,8 @@ func fixGreeting() []pt.Turn {
 // addRepo registers the test repository again with edit applied.
 func (e *e2e) addRepo(edit func(*githubtest.Repo)) {
 	r := githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
-		Heads: func(b string) string { return e.remote.Head(e.t, owner, repoName, b) }}
+		Heads: func(b string) string { return e.remote.Head(e.t, owner, repoName, b) },
+		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(e.t, owner, repoName, base, head) }}
 	edit(&r)
 	e.fake.AddRepo(r)
 }

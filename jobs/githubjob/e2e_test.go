@@ -162,7 +162,8 @@ func newE2E(t testing.TB, turns ...pt.Turn) *e2e {
 		"README.md":         "A greeting.\n",
 	})
 	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
-		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) }})
+		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) },
+		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(t, owner, repoName, base, head) }})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 1, Title: "Greeting is misspelled", Body: "greeting.txt says helo; it should say hello.", Author: owner})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 2, Title: "Another one", Body: "Something else.", Author: owner})
 	e.fake.SetPermission(owner, repoName, owner, "admin")
@@ -470,7 +471,13 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "HUMAN.md"), []byte("by hand\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	githubtest.Git(t, work, "add", "HUMAN.md")
+	// The person also rewrites the configuration on the branch: the retry
+	// keeps the default branch's, and the body names the commit and its
+	// files instead of calling the branch verified.
+	if err := os.WriteFile(filepath.Join(work, ".github", "agent.yml"), []byte("verify:\n  - name: greeting\n    run: \"true\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	githubtest.Git(t, work, "add", "HUMAN.md", ".github/agent.yml")
 	githubtest.Git(t, work, "commit", "-qm", "human commit")
 	githubtest.Git(t, work, "push", "-q", "origin", "agent/issue-1")
 	human := e.remote.Head(t, owner, repoName, "agent/issue-1")
@@ -496,10 +503,15 @@ func TestGitHubEndToEnd(t *testing.T) {
 		t.Fatalf("%d pull requests after the retry, want 1", len(pulls))
 	}
 	body := pulls[0].Body
-	for _, want := range []string{"attempt=2 -->", "1. ", "2. ", "(/agent retry)", "Closes #1"} {
+	for _, want := range []string{"attempt=2 -->", "1. ", "2. ", "(/agent retry)", "Closes #1",
+		"Commits on this branch that Patchwright did not make", "`human commit`", "`.github/agent.yml` `HUMAN.md`",
+		"**Outcome: unverified**", "1 commit that Patchwright did not make", "grep -qx hello greeting.txt"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body after retry lacks %q:\n%s", want, body)
 		}
+	}
+	if !pulls[0].Draft {
+		t.Error("the retry on a branch with a person's commit is ready for review; want a draft (draft: auto, unverified)")
 	}
 	head2 := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	if head2 == human {

@@ -60,6 +60,9 @@ type attemptSource interface {
 	// reaction with 200, so repeating it is harmless.
 	AddReaction(ctx context.Context, issue jobs.Issue, content string) error
 	GetPullRequest(ctx context.Context, pr jobs.Issue) (githubapi.PullRequest, error)
+	// CommitsBetween lists the commits reachable from head and not from
+	// base, oldest first, with their files; more counts those left out.
+	CommitsBetween(ctx context.Context, repo jobs.Issue, base, head string) (commits []githubapi.Commit, more int, err error)
 	// ReviewComments lists a pull request's review comments that still
 	// apply to its diff: not outdated, and not in a resolved thread. When
 	// only the resolved state could not be read, it returns every comment

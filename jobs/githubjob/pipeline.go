@@ -24,6 +24,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -53,6 +54,10 @@ type Pipeline struct {
 	Executor *pipeline.Executor
 	// Cancels tells a `/agent stop` from a shutdown; required.
 	Cancels CancelRecord
+	// Budget refuses a job whose installation or repository spent its
+	// monthly cap, and counts each run's estimated cost; nil: no monthly
+	// caps.
+	Budget Budget
 	// DataDir keeps each run's ledger.jsonl, result.json and pr.md under
 	// runs/<run ID>/; default os.TempDir()/patchwright.
 	DataDir string
@@ -221,6 +226,12 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		// Without issues: write nothing can be said on the issue at all.
 		return refused(err, "comment on the issue", "issues: write", "")
 	}
+	if p.Budget != nil {
+		// Before the clone and the model: a spent budget costs nothing more.
+		if err := p.Budget.Check(ctx, a.issue); err != nil {
+			return p.failed(ctx, st, a, err)
+		}
+	}
 	job, pub, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
@@ -235,6 +246,14 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st.start(ctx)
 	res, err := p.Executor.Execute(ctx, job)
 	st.stop()
+	if res != nil && res.CostUSD != nil {
+		st.status.CostUSD = res.CostUSD
+		if p.Budget != nil {
+			if berr := p.Budget.Add(context.WithoutCancel(ctx), a.issue, *res.CostUSD); berr != nil {
+				log.Error("the run's cost is not counted against the monthly budgets", jobs.LogError, berr)
+			}
+		}
+	}
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
 	}
@@ -320,6 +339,9 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 	// The clone is the agent branch; its configuration is the default
 	// branch's, which the last attempt could not write.
 	pub.pr, pub.base, job.Branch, job.ConfigBranch = &pr, pr.BaseRef, pub.branch, job.Branch
+	if job.Foreign, err = p.foreignCommits(ctx, a.issue, pr); err != nil {
+		return err
+	}
 	h := report.ParseHistory(pr.Body)
 	if len(h.Attempts) == 0 {
 		// The body lost its history: count the earlier attempt at least.
@@ -371,6 +393,37 @@ func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History
 	job.Issue.Feedback = ciFeedback(a.ciHead, checks, a.ciReported) + "\n" + job.Issue.Feedback
 	job.Admit = ciAdmit(a, h.Attempts)
 	return nil
+}
+
+// foreignCommits lists the commits pushed to the pull request's branch
+// since Patchwright's last push (the body's pushed marker): the retry
+// builds on them, and the body must say they are not Patchwright's.
+func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
+	pushed := jobs.ParsePushed(pr.Body)
+	if pushed == "" || pr.HeadSHA == "" || pushed == pr.HeadSHA {
+		return report.Foreign{}, nil
+	}
+	commits, more, err := p.GitHub.CommitsBetween(ctx, repo, pushed, pr.HeadSHA)
+	if err != nil {
+		return report.Foreign{}, err
+	}
+	f := report.Foreign{More: more}
+	for _, c := range commits {
+		f.Commits = append(f.Commits, report.ForeignCommit{SHA: c.SHA, Author: c.Author, Subject: c.Subject, Files: c.Files, MoreFiles: c.MoreFiles})
+	}
+	return f, nil
+}
+
+// Budget is what monthly caps need (jobs/budget.Store).
+type Budget interface {
+	// Check returns a *budget.Refusal when a cap is reached.
+	Check(ctx context.Context, issue jobs.Issue) error
+	Add(ctx context.Context, issue jobs.Issue, usd float64) error
+}
+
+func isBudgetRefusal(err error) bool {
+	_, ok := budget.AsRefusal(err)
+	return ok
 }
 
 // coAuthor is the Co-authored-by trailer of the requester, with the
@@ -436,6 +489,9 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	case errors.As(cause, &rf):
 		final = true
 		reason = rf.reason()
+	case isBudgetRefusal(cause):
+		final = true
+		reason = "Patchwright did not start: " + cause.Error() + ". An operator can raise the cap; otherwise label the issue again or comment /agent retry after the reset"
 	case errors.Is(cause, errIssueEdited) && a.pr != 0:
 		final = true
 		reason = "the issue was edited after the retry was asked for: comment /agent retry again to run the new text"

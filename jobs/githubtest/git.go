@@ -137,6 +137,36 @@ func (g *GitRemote) Head(t testing.TB, owner, repo, branch string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// Log lists the commits of owner/repo reachable from head and not from
+// base, oldest first, with their files (base "": head alone), for
+// Repo.Log. Commits are linked to no account.
+func (g *GitRemote) Log(t testing.TB, owner, repo, base, head string) []GitCommit {
+	t.Helper()
+	args := []string{"log", "--reverse", "--format=%x00%H%x00%an%x00%B%x00", "--name-only"}
+	if base == "" {
+		args = append(args, "-1", head)
+	} else {
+		args = append(args, base+".."+head)
+	}
+	out, err := gitCmd(g.Dir(owner, repo), args...).Output()
+	if err != nil {
+		return nil
+	}
+	// Each commit is "\x00SHA\x00name\x00message\x00\nfile\nfile\n".
+	parts := strings.Split(string(out), "\x00")
+	var cs []GitCommit
+	for i := 1; i+3 < len(parts); i += 4 {
+		c := GitCommit{SHA: parts[i], Name: parts[i+1], Message: strings.TrimSpace(parts[i+2])}
+		for _, f := range strings.Split(parts[i+3], "\n") {
+			if f != "" {
+				c.Files = append(c.Files, f)
+			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
 // Git runs git in dir (or the current directory when dir is empty) with a
 // fixed identity and date, failing the test on error; it returns stdout.
 func Git(t testing.TB, dir string, args ...string) string {

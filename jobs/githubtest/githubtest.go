@@ -88,6 +88,20 @@ type Repo struct {
 	// Failed" whose errors list says "Draft pull requests are not
 	// supported in this repository.", as GitHub answers.
 	NoDrafts bool
+	// Log answers the compare and commit endpoints: the commits reachable
+	// from head and not from base, oldest first (base "": head alone).
+	// GitRemote.Log reads them from the remote. nil: those endpoints
+	// answer 404.
+	Log func(base, head string) []GitCommit
+}
+
+// GitCommit is a commit as the compare and commit endpoints show it.
+type GitCommit struct {
+	SHA, Name, Message string
+	// Login is the GitHub account the commit is linked to; "" for none
+	// (GitHub then answers "author": null).
+	Login string
+	Files []string
 }
 
 // Token is an installation token the fake minted.

@@ -75,6 +75,8 @@ func (s *Server) handler() http.Handler {
 	// The download a job-log redirect points at: GitHub's is a
 	// short-lived signed URL on another host, read without the token.
 	mux.HandleFunc("GET /_download/job-logs/{id}", s.downloadJobLog)
+	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
+	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -464,6 +466,11 @@ func (s *Server) createReaction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pullJSON(p *Pull) map[string]any {
+	// GitHub answers the branch's head as it is now, pushes since the
+	// pull request opened included.
+	if live := s.headSHA(p.Owner, p.Repo, p.Head); live != "" {
+		p.HeadSHA = live
+	}
 	return map[string]any{
 		"number": p.Number, "title": p.Title, "body": p.Body, "draft": p.Draft, "state": p.State,
 		"node_id":  pullNodeID(p),
@@ -952,4 +959,74 @@ func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writePage(w, r, all)
+}
+
+// compare answers GET compare/{base}...{head} from the repository's Log:
+// the commits and, as GitHub does, the files of the whole range.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	base, head, ok := strings.Cut(r.PathValue("basehead"), "...")
+	log := s.repoLog(r)
+	if !ok || log == nil {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	commits := log(base, head)
+	list := make([]map[string]any, len(commits))
+	seen := map[string]bool{}
+	var files []map[string]any
+	for i, c := range commits {
+		list[i] = commitJSON(c, false)
+		for _, f := range c.Files {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, map[string]any{"filename": f, "status": "modified"})
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ahead", "ahead_by": len(list), "total_commits": len(list), "commits": list, "files": files})
+}
+
+// getCommit answers GET commits/{sha} with the commit's files.
+func (s *Server) getCommit(w http.ResponseWriter, r *http.Request) {
+	log := s.repoLog(r)
+	if log == nil {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	cs := log("", r.PathValue("sha"))
+	if len(cs) != 1 {
+		fail(w, http.StatusUnprocessableEntity, "No commit found for SHA: "+r.PathValue("sha"))
+		return
+	}
+	writeJSON(w, http.StatusOK, commitJSON(cs[0], true))
+}
+
+func (s *Server) repoLog(r *http.Request) func(base, head string) []GitCommit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp := s.repos[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo"))]; rp != nil {
+		return rp.Log
+	}
+	return nil
+}
+
+// commitJSON is GitHub's commit object: author null when the commit is
+// linked to no account; files only on the single-commit endpoint.
+func commitJSON(c GitCommit, withFiles bool) map[string]any {
+	m := map[string]any{
+		"sha":    c.SHA,
+		"commit": map[string]any{"message": c.Message, "author": map[string]any{"name": c.Name}},
+		"author": nil,
+	}
+	if c.Login != "" {
+		m["author"] = map[string]any{"login": c.Login}
+	}
+	if withFiles {
+		files := make([]map[string]any, len(c.Files))
+		for i, f := range c.Files {
+			files[i] = map[string]any{"filename": f, "status": "modified"}
+		}
+		m["files"] = files
+	}
+	return m
 }

@@ -107,6 +107,10 @@ type Job struct {
 	// this run is added to it as Attempt, with its outcome, and the body
 	// renders it. Zero for a body without a history (`patchwright run`).
 	History []report.Attempt
+	// Foreign are the commits on Branch that Patchwright did not make
+	// (someone pushed since its last push): the body lists them, and a
+	// change whose checks all pass is "unverified", not "verified".
+	Foreign report.Foreign
 	// Attempt describes this run for the history (number, start, who and
 	// what triggered it); its Number is 0 when the body has no history.
 	Attempt report.Attempt
@@ -213,6 +217,14 @@ type Executor struct {
 	// MaxSteps, when positive, overrides the repository's
 	// limits.max_steps (the --max-steps flag).
 	MaxSteps int
+	// Prices is the price table every cost estimate of the run uses (the
+	// body, the comments, result.json, the cost cap), the same one
+	// /metrics uses; nil is the built-in table.
+	Prices provider.Prices
+	// MaxRunCostUSD is the operator's cap on one run's estimated model
+	// cost; the repository's limits.max_cost_usd may lower it. Zero: no
+	// cap unless the repository sets one.
+	MaxRunCostUSD float64
 	// CommitStopped commits the change of a run that a budget, a loop
 	// detector or a timeout stopped. Default false: a stopped run's change
 	// is reported, not committed. A cancelled run is never committed.
@@ -374,4 +386,13 @@ func (e *Executor) logger() *slog.Logger {
 func RepoCacheVolume(repoURL string) string {
 	sum := sha256.Sum256([]byte(repoURL))
 	return "patchwright-cache-" + hex.EncodeToString(sum[:8])
+}
+
+// cost estimates usage of the executor's model from its price table.
+func (e *Executor) cost(u provider.Usage) (float64, bool) {
+	prices := e.Prices
+	if prices == nil {
+		prices = provider.DefaultPrices()
+	}
+	return prices.Cost(e.Provider.Model(), u)
 }

@@ -42,6 +42,10 @@ type Result struct {
 	// replayed from this transcript (--model replay:FILE). It is left
 	// out of result.json for a model's run.
 	ReplayedFrom string `json:"replayed_from,omitempty"`
+	// CostUSD is the run's estimated model cost from the operator's price
+	// table (Executor.Prices); nil when the model has no price. It is not
+	// in result.json, whose keys are DESIGN §4.5's exactly.
+	CostUSD *float64 `json:"-"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -143,6 +147,9 @@ func (r *run) result() *Result {
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}
+	if usd, ok := r.e.cost(res.Usage); ok {
+		res.CostUSD = &usd
+	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
 		res.Checks = append(res.Checks, CheckSummary{
 			Name: c.Name, Command: c.Command, Phase: c.Phase, Ran: c.Ran,
@@ -164,6 +171,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.wedged != "":
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
+	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:
+		in.StopReason = string(agent.BudgetExceeded) + ": " + r.agentRes.Detail
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
 		in.StopReason = r.agentRes.Detail
 	}
@@ -173,7 +182,14 @@ func (r *run) decide() (verify.Outcome, string) {
 	for _, f := range findings.Blocking(r.evidence) {
 		in.Blocking = append(in.Blocking, f.Detail)
 	}
-	return verify.Decide(in)
+	o, reason := verify.Decide(in)
+	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
+		// The checks cover the tree, not whose work it is: Patchwright
+		// vouches for its own change only.
+		o = verify.Unverified
+		reason = fmt.Sprintf("every check passed, but the branch holds %d commit%s Patchwright did not make, which it did not write or review", n, map[bool]string{true: "", false: "s"}[n == 1])
+	}
+	return o, reason
 }
 
 func describeFindings(fs []secrets.Finding) string {
@@ -282,7 +298,10 @@ func (r *run) mayCommit(o verify.Outcome) bool {
 	case verify.Verified, verify.Unverified, verify.Failed:
 		return true
 	case verify.Stopped:
-		return r.e.CommitStopped && r.cancelled == ""
+		// A cost cap's partial work is pushed (a draft: it is not
+		// verified), so what the money bought is not lost.
+		budget := r.agentRan && r.agentRes.Stop == agent.BudgetExceeded
+		return (r.e.CommitStopped || budget) && r.cancelled == ""
 	}
 	return false
 }
@@ -376,15 +395,14 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
 	in.Dependencies = r.deps
+	in.Foreign, in.Template = r.job.Foreign, r.template
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
 		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
 	}
-	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
-		in.CostUSD = &cost
-	}
+	in.CostUSD = res.CostUSD
 	if err := withholdSecrets(&in); err != nil {
 		return report.Input{}, err
 	}

@@ -87,6 +87,9 @@ type run struct {
 	deps []report.DependencySetup
 	// depsRuns counts the dependency setups, naming their trees.
 	depsRuns int
+	// template is the repository's pull-request template, from the
+	// configuration branch; zero when it has none.
+	template report.Template
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -132,6 +135,7 @@ func (r *run) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	r.loadTemplate(ctx)
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
@@ -401,7 +405,9 @@ func (r *run) runAgent(ctx context.Context) error {
 		Issue:     r.job.Issue,
 		Redactor:  set,
 		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
-			ContextWindow: win.Context, OutputLimit: win.Output},
+			ContextWindow: win.Context, OutputLimit: win.Output,
+			MaxCostUSD: r.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
+		Cost:   r.e.cost,
 		Now:    r.e.Now,
 		Logger: r.e.Logger,
 		Notes:  r.job.Notes,
@@ -489,6 +495,25 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 		return cfg, configError{err}
 	}
 	return cfg, nil
+}
+
+// loadTemplate reads the pull-request template as loadConfig reads the
+// configuration: a git object of the configuration branch. A template
+// that cannot be read only costs its layout, so the failure is logged.
+func (r *run) loadTemplate(ctx context.Context) {
+	var p string
+	var data []byte
+	var err error
+	if r.job.ConfigBranch != "" && r.job.ConfigBranch != r.repo.BaseBranch() {
+		p, data, err = gitrepo.ReadBranchFirst(ctx, gitrepo.CloneOptions{URL: r.job.RepoURL, Auth: r.job.Auth}, r.job.ConfigBranch, report.TemplatePaths)
+	} else {
+		p, data, err = r.repo.BaseFirst(report.TemplatePaths)
+	}
+	if err != nil {
+		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", jobs.LogError, err)
+		return
+	}
+	r.template = report.Template{Path: p, Text: string(data)}
 }
 
 func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
