@@ -176,7 +176,7 @@ func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHe
 	}()
 	waitC, errC := d.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		return fmt.Errorf("run %s in %s (the image needs it on its PATH): %w", name, spec.Image, err)
+		return fmt.Errorf("run %s in %s (the image needs %s on its PATH): %w", name, spec.Image, name, err)
 	}
 	select {
 	case err := <-errC:
