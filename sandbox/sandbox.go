@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // WorkspaceDir is where the job's workspace is mounted inside every sandbox.
@@ -68,6 +70,11 @@ type Spec struct {
 	// DisableNetwork serves a caller that keeps one container). Default
 	// false: no network at all.
 	Network bool
+	// Egress, with Network, confines that network to an allowlist: the
+	// sandbox reaches nothing but the runner's egress proxy (HTTP_PROXY
+	// and HTTPS_PROXY point at it), which lets through only the host
+	// names of Egress.Allow. Nil: the network reaches the internet.
+	Egress *Egress
 	// Limits bound the container's resources. Zero fields take
 	// DefaultLimits.
 	Limits Limits
@@ -98,6 +105,19 @@ type Spec struct {
 	// checks. Default false: writable. Without CacheVolume it changes
 	// nothing: the caches are per-sandbox already.
 	CacheReadOnly bool
+}
+
+// Egress is a sandbox's allowlist (see Spec.Egress).
+type Egress struct {
+	// Allow are egress.Allowlist entries: "host", "host:port",
+	// "*.domain".
+	Allow []string
+	// Phase is recorded with each refusal ("setup").
+	Phase string
+	// Refused, if not nil, is called for each connection the proxy
+	// refused, with the command that was running; it may be called from
+	// other goroutines, and must be safe for that.
+	Refused func(egress.Refusal)
 }
 
 // Limits bound a sandbox's resources.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -103,6 +104,9 @@ type Docker struct {
 	cacheAge time.Duration
 	// unfencedSetup is Options.UnfencedSetup.
 	unfencedSetup bool
+
+	egressMu sync.Mutex
+	egress   *egressState // nil until a sandbox needs the proxy
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST
@@ -155,7 +159,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 }
 
 // Close releases the client's connections. Sandboxes must be closed first.
-func (d *Docker) Close() error { return d.cli.Close() }
+func (d *Docker) Close() error { return errors.Join(d.closeEgress(), d.cli.Close()) }
 
 func parseUser(s string) (uid, gid int, err error) {
 	u, g, ok := strings.Cut(s, ":")
@@ -203,7 +207,20 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		}
 	}
 	host := d.hostConfig(spec, lim)
-	if spec.Network {
+	if spec.Network && spec.Egress != nil {
+		url, err := d.ensureEgress(ctx)
+		if err != nil && !d.unfencedSetup {
+			return nil, err
+		}
+		if err != nil {
+			// `patchwright run` without root: Docker's default bridge, open.
+			host.NetworkMode, host.Sysctls = "bridge", nil
+			spec.Egress = nil
+		} else {
+			host.NetworkMode = EgressNetwork
+			config.Env = d.env(append(slices.Clone(spec.Env), proxyEnv(url)...))
+		}
+	} else if spec.Network {
 		if err := d.ensureSetupNetwork(ctx); err != nil {
 			if !d.unfencedSetup {
 				return nil, err
@@ -224,6 +241,11 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		err = fmt.Errorf("start sandbox %.12s for job %s: %w", created.ID, spec.JobID, err)
 		return nil, errors.Join(err, c.Close())
+	}
+	if spec.Egress != nil {
+		if err := c.registerEgress(ctx, spec.Egress); err != nil {
+			return nil, errors.Join(err, c.Close())
+		}
 	}
 	if cacheLayer != "" {
 		if err := c.fillCacheLayer(ctx, cacheLayer); err != nil {
