@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // Path is where the configuration lives in a repository.
@@ -55,6 +56,8 @@ type Config struct {
 	// SetupNetwork gives setup a network; default DefaultSetupNetwork.
 	// The agent phase never has one.
 	SetupNetwork *bool `yaml:"setup_network"`
+	// Egress is the `network:` key: what the setup network reaches.
+	Egress Egress `yaml:"network"`
 	// Verify lists the checks, cheapest first; empty means detect them.
 	Verify []Check `yaml:"verify"`
 	// ProtectedPaths are doublestar globs the agent may not edit.
@@ -62,6 +65,47 @@ type Config struct {
 	Limits         Limits   `yaml:"limits"`
 	// Draft defaults to DefaultDraft.
 	Draft Draft `yaml:"draft"`
+}
+
+// Egress is the `network:` key. Either the word `open` (the setup
+// network reaches the internet, where the operator allows it) or
+// `allowlist` (the default), or a mapping with `allow:`, host names
+// the setup network reaches besides the detected ecosystems' registries
+// and the operator's list ("host", "host:port", "*.domain").
+type Egress struct {
+	Open  bool
+	Allow []string
+}
+
+// UnmarshalYAML reads the word or the mapping.
+func (e *Egress) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "open":
+			e.Open = true
+		case "allowlist", "":
+		default:
+			return fmt.Errorf("line %d: network: %q is not open, allowlist or a mapping with allow", n.Line, n.Value)
+		}
+		return nil
+	}
+	var m struct {
+		Allow []string `yaml:"allow"`
+	}
+	dec := n.Decode
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: network: want open, allowlist or a mapping with allow", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "allow" {
+			return fmt.Errorf("line %d: network: unknown key %q (known keys: allow)", n.Content[i].Line, k)
+		}
+	}
+	if err := dec(&m); err != nil {
+		return err
+	}
+	e.Allow = m.Allow
+	return nil
 }
 
 // Check is one entry of verify.
@@ -175,7 +219,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
+const knownKeys = "image, setup, setup_network, network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
 
 func (c Config) validate() error {
 	var errs []string
@@ -202,6 +246,11 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
 		case !doublestar.ValidatePattern(p):
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
+		}
+	}
+	for i, a := range c.Egress.Allow {
+		if err := egress.CheckEntry(a); err != nil {
+			errs = append(errs, fmt.Sprintf("network.allow[%d]: %v", i, err))
 		}
 	}
 	l := c.Limits

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -89,6 +90,12 @@ func TestParseErrors(t *testing.T) {
 		"empty setup command":     {"setup: ['']\n", "setup[0]: empty command"},
 		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
+		"bad network word":        {"network: closed\n", `line 1: network: "closed" is not open, allowlist`},
+		"network a list":          {"network: [a]\n", "line 1: network: want open, allowlist or a mapping"},
+		"unknown network key":     {"network:\n  allowed: [a]\n", `line 2: network: unknown key "allowed"`},
+		"allow not a list":        {"network: {allow: pypi.org}\n", "cannot unmarshal"},
+		"bad allow entry":         {"network: {allow: [pypi.org, 'http://x/y']}\n", `network.allow[1]: "http://x/y" is not a host name`},
+		"bad allow port":          {"network: {allow: ['x.org:99999']}\n", `network.allow[0]: "x.org:99999": the port`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -100,6 +107,25 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %q does not start with %s and contain %q", err, Path, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseNetwork: network is open, allowlist (the default) or a
+// mapping whose allow adds host names.
+func TestParseNetwork(t *testing.T) {
+	for src, want := range map[string]Egress{
+		"":                     {},
+		"network: allowlist\n": {},
+		"network: open\n":      {Open: true},
+		"network:\n  allow: [registry.corp.example:8443, '*.corp.example']\n": {Allow: []string{"registry.corp.example:8443", "*.corp.example"}},
+	} {
+		c, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", src, err)
+		}
+		if fmt.Sprint(c.Egress) != fmt.Sprint(want) {
+			t.Errorf("Parse(%q).Egress = %+v, want %+v", src, c.Egress, want)
+		}
 	}
 }
 

@@ -49,6 +49,8 @@ func CheckEntry(e string) error {
 	switch {
 	case err != nil:
 		return err
+	case strings.ContainsAny(e, "/@ \t"):
+		return fmt.Errorf("%q is not a host name, host:port or *.domain", e)
 	case port < 0:
 		return fmt.Errorf("%q: the port is not a number from 1 to 65535", e)
 	}
