@@ -236,6 +236,14 @@ type Executor struct {
 	// repository URL (see sandbox.Spec.CacheVolume); RepoCacheVolume gives
 	// each repository its own. Nil: caches start empty in every run.
 	CacheVolume func(repoURL string) string
+	// EgressAllow are host names every repository's setup network reaches
+	// besides Registries and its own network.allow (the operator's
+	// PATCHWRIGHT_EGRESS_ALLOW); egress.Allowlist entries.
+	EgressAllow []string
+	// AllowOpenNetwork lets a repository's `network: open` give setup the
+	// whole internet. Default false: the allowlist applies whatever the
+	// repository asks.
+	AllowOpenNetwork bool
 	// SandboxUID and SandboxGID must match the sandbox's command user;
 	// defaults DefaultSandboxUID and DefaultSandboxGID.
 	SandboxUID, SandboxGID int

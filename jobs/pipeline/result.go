@@ -375,6 +375,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
+	in.Refused = r.refused.list()
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)

@@ -81,6 +81,8 @@ type run struct {
 	infra error
 	// cancelled names the phase during which the context ended.
 	cancelled Phase
+	// refused are the connections the egress proxy refused to setup.
+	refused refusals
 
 	mu       sync.Mutex
 	progress Progress
@@ -245,6 +247,9 @@ func (r *run) createSandbox(ctx context.Context) error {
 		CacheVolume:   r.cacheVolume(),
 		CacheReadOnly: !r.trustedTree(),
 	}
+	if spec.Network {
+		spec.Egress = r.egressSpec()
+	}
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
 		create = r.createIsolated
@@ -307,6 +312,9 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
+			return err
+		}
+		if err := r.recordRefusals(); err != nil {
 			return err
 		}
 		if res.ExitCode != 0 || res.TimedOut {

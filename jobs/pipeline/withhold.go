@@ -71,6 +71,14 @@ func withholdSecrets(in *report.Input) error {
 			return err
 		}
 	}
+	for i := range in.Refused {
+		// The host name is what a setup process asked for: anything.
+		for _, s := range []*string{&in.Refused[i].Host, &in.Refused[i].Command} {
+			if *s, err = withholdText(sc, *s); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range in.Files {
 		shown, _, err := sc.ScanPath(context.Background(), in.Files[i].Path)
 		if err != nil {
