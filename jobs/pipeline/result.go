@@ -385,7 +385,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	if cost, ok := provider.Cost(r.e.Provider.Model(), res.Usage); ok {
 		in.CostUSD = &cost
 	}
-	if err := withholdSecrets(&in); err != nil {
+	if err := withholdSecrets(r.scanner, &in); err != nil {
 		return report.Input{}, err
 	}
 	if r.job.Attempt.Number > 0 {

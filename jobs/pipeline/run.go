@@ -83,6 +83,9 @@ type run struct {
 	cancelled Phase
 	// refused are the connections the egress proxy refused to setup.
 	refused refusals
+	// setupSecrets are this repository's setup-only secrets, name to
+	// value: in the setup container's environment and nowhere else.
+	setupSecrets map[string]string
 
 	mu       sync.Mutex
 	progress Progress
@@ -250,6 +253,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if spec.Network {
 		spec.Egress = r.egressSpec()
 	}
+	spec.Env = secretEnv(r.setupSecrets)
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
 		create = r.createIsolated
@@ -302,6 +306,9 @@ func (r *run) closeSandbox() {
 // a network when the configuration allows it, then replaces that container
 // with the agent's, which has none.
 func (r *run) setup(ctx context.Context) error {
+	if err := r.recordSetupSecrets(); err != nil {
+		return err
+	}
 	for _, script := range r.cfg.Setup {
 		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 		if err != nil {

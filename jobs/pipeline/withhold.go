@@ -56,11 +56,8 @@ func (r *run) shownPaths() []string {
 // match is: a test that prints .env must not publish it. The agent
 // withheld the model's words already; this is the last look, on what the
 // body will say.
-func withholdSecrets(in *report.Input) error {
-	sc, err := secrets.Default()
-	if err != nil {
-		return err
-	}
+func withholdSecrets(sc *secrets.Scanner, in *report.Input) error {
+	var err error
 	for _, s := range []*string{&in.Summary, &in.Reason, &in.StopDetail} {
 		if *s, err = withholdText(sc, *s); err != nil {
 			return err
