@@ -58,6 +58,9 @@ type Config struct {
 	SetupNetwork *bool `yaml:"setup_network"`
 	// Egress is the `network:` key: what the setup network reaches.
 	Egress Egress `yaml:"network"`
+	// Services are containers started on the job's own network before
+	// setup and kept until the job ends, reached by their names.
+	Services []Service `yaml:"services"`
 	// Verify lists the checks, cheapest first; empty means detect them.
 	Verify []Check `yaml:"verify"`
 	// ProtectedPaths are doublestar globs the agent may not edit.
@@ -107,6 +110,22 @@ func (e *Egress) UnmarshalYAML(n *yaml.Node) error {
 	e.Allow = m.Allow
 	return nil
 }
+
+// Service is one entry of services.
+type Service struct {
+	// Name is the host name the job's other containers reach it by.
+	Name string `yaml:"name"`
+	// Image must exist on the worker's engine; nothing is pulled.
+	Image string `yaml:"image"`
+	// Environment is the service container's environment.
+	Environment map[string]string `yaml:"environment"`
+	// Health is a command and its arguments (no shell), run in the
+	// service's container until it exits 0; empty: ready once started.
+	Health string `yaml:"health"`
+}
+
+// serviceNameRE is a DNS label: what containers can resolve.
+var serviceNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Check is one entry of verify.
 type Check struct {
@@ -219,7 +238,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, verify, protected_paths, limits, draft; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines"
 
 func (c Config) validate() error {
 	var errs []string
@@ -246,6 +265,23 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
 		case !doublestar.ValidatePattern(p):
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
+		}
+	}
+	names := map[string]bool{}
+	for i, sv := range c.Services {
+		switch {
+		case !serviceNameRE.MatchString(sv.Name):
+			errs = append(errs, fmt.Sprintf("services[%d]: name %q is not a host name (lower-case letters, digits and '-')", i, sv.Name))
+		case names[sv.Name]:
+			errs = append(errs, fmt.Sprintf("services[%d]: the name %q is used twice", i, sv.Name))
+		case strings.TrimSpace(sv.Image) == "":
+			errs = append(errs, fmt.Sprintf("services[%d] (%s): image is empty", i, sv.Name))
+		}
+		names[sv.Name] = true
+		for k := range sv.Environment {
+			if k == "" || strings.ContainsAny(k, "= \t\n") {
+				errs = append(errs, fmt.Sprintf("services[%d] (%s): environment: %q is not a variable name", i, sv.Name, k))
+			}
 		}
 	}
 	for i, a := range c.Egress.Allow {

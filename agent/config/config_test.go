@@ -90,6 +90,11 @@ func TestParseErrors(t *testing.T) {
 		"empty setup command":     {"setup: ['']\n", "setup[0]: empty command"},
 		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
+		"bad service name":        {"services:\n  - {name: My_DB, image: pg}\n", `services[0]: name "My_DB" is not a host name`},
+		"service without image":   {"services:\n  - {name: db}\n", "services[0] (db): image is empty"},
+		"duplicate service":       {"services:\n  - {name: db, image: a}\n  - {name: db, image: b}\n", `services[1]: the name "db" is used twice`},
+		"unknown service key":     {"services:\n  - {name: db, image: a, ports: [1]}\n", `unknown key "ports"`},
+		"bad service env":         {"services:\n  - name: db\n    image: a\n    environment: {'A=B': x}\n", `environment: "A=B" is not a variable name`},
 		"bad network word":        {"network: closed\n", `line 1: network: "closed" is not open, allowlist`},
 		"network a list":          {"network: [a]\n", "line 1: network: want open, allowlist or a mapping"},
 		"unknown network key":     {"network:\n  allowed: [a]\n", `line 2: network: unknown key "allowed"`},
@@ -126,6 +131,17 @@ func TestParseNetwork(t *testing.T) {
 		if fmt.Sprint(c.Egress) != fmt.Sprint(want) {
 			t.Errorf("Parse(%q).Egress = %+v, want %+v", src, c.Egress, want)
 		}
+	}
+}
+
+func TestParseServices(t *testing.T) {
+	c, err := Parse([]byte("services:\n  - name: db\n    image: postgres:16\n    environment: {POSTGRES_PASSWORD: test}\n    health: pg_isready -U postgres\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Service{{Name: "db", Image: "postgres:16", Environment: map[string]string{"POSTGRES_PASSWORD": "test"}, Health: "pg_isready -U postgres"}}
+	if fmt.Sprint(c.Services) != fmt.Sprint(want) {
+		t.Fatalf("services %+v, want %+v", c.Services, want)
 	}
 }
 
