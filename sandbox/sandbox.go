@@ -75,6 +75,13 @@ type Spec struct {
 	// and HTTPS_PROXY point at it), which lets through only the host
 	// names of Egress.Allow. Nil: the network reaches the internet.
 	Egress *Egress
+	// ServiceNetwork is the job's service network (Services.Network):
+	// the sandbox joins it, so it reaches the job's services by name,
+	// and, without Network, nothing else. Empty: none.
+	ServiceNetwork string
+	// ServiceHosts are the services' names, which an allowlisted sandbox
+	// reaches directly, not through the proxy (NO_PROXY).
+	ServiceHosts []string
 	// Limits bound the container's resources. Zero fields take
 	// DefaultLimits.
 	Limits Limits
@@ -118,6 +125,51 @@ type Egress struct {
 	// refused, with the command that was running; it may be called from
 	// other goroutines, and must be safe for that.
 	Refused func(egress.Refusal)
+}
+
+// ServiceRunner starts a job's service containers; the Docker runner is
+// one.
+type ServiceRunner interface {
+	StartServices(ctx context.Context, spec ServicesSpec) (Services, error)
+}
+
+// ServicesSpec describes a job's services.
+type ServicesSpec struct {
+	JobID    string
+	Services []Service
+	// Limits, Runtime and TTL are as in Spec, for each service container.
+	Limits  Limits
+	Runtime string
+	TTL     time.Duration
+	// Ready bounds the wait for every service's health command to pass.
+	// Default DefaultServiceReady.
+	Ready time.Duration
+}
+
+// DefaultServiceReady is ServicesSpec.Ready's default.
+const DefaultServiceReady = 2 * time.Minute
+
+// Service is one service container.
+type Service struct {
+	// Name is the host name the job's sandboxes reach it by.
+	Name  string
+	Image string
+	// Env is its environment, KEY=VALUE.
+	Env []string
+	// Health is a command and its arguments, run in the container until
+	// it exits 0; empty: ready once started.
+	Health []string
+}
+
+// Services are a job's running services, on a network of their own.
+type Services interface {
+	// Network is the network sandboxes join to reach them
+	// (Spec.ServiceNetwork).
+	Network() string
+	// Logs returns the tail of each service's output, by name.
+	Logs(ctx context.Context) map[string]string
+	// Close removes the services and their network; twice is harmless.
+	Close() error
 }
 
 // Limits bound a sandbox's resources.

@@ -218,7 +218,7 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			spec.Egress = nil
 		} else {
 			host.NetworkMode = EgressNetwork
-			config.Env = d.env(append(slices.Clone(spec.Env), proxyEnv(url)...))
+			config.Env = d.env(append(slices.Clone(spec.Env), proxyEnv(url, spec.ServiceHosts)...))
 		}
 	} else if spec.Network {
 		if err := d.ensureSetupNetwork(ctx); err != nil {
@@ -227,6 +227,12 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 			}
 			// Docker's default bridge, as before the setup network.
 			host.NetworkMode, host.Sysctls = "bridge", nil
+		}
+	}
+	if spec.ServiceNetwork != "" {
+		if !spec.Network {
+			// The services and nothing else.
+			host.NetworkMode, host.Sysctls = container.NetworkMode(spec.ServiceNetwork), setupSysctls()
 		}
 	}
 	cacheLayer := ""
@@ -238,6 +244,13 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
 	}
 	c := &dockerSandbox{d: d, id: created.ID}
+	if spec.ServiceNetwork != "" && spec.Network {
+		// A second network is joined before the start, so the first
+		// command sees both.
+		if err := d.cli.NetworkConnect(ctx, spec.ServiceNetwork, created.ID, nil); err != nil {
+			return nil, errors.Join(fmt.Errorf("connect sandbox %.12s to the job's services: %w", created.ID, err), c.Close())
+		}
+	}
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		err = fmt.Errorf("start sandbox %.12s for job %s: %w", created.ID, spec.JobID, err)
 		return nil, errors.Join(err, c.Close())
@@ -281,7 +294,30 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 			return sandbox.Limits{}, fmt.Errorf("sandbox spec: Env entry %q is not KEY=VALUE", kv)
 		}
 	}
-	lim := spec.Limits
+	lim, err := limitsOf(spec.Limits)
+	if err != nil {
+		return lim, err
+	}
+	if spec.Runtime != "" {
+		info, err := d.cli.Info(ctx)
+		if err != nil {
+			return sandbox.Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
+		}
+		if _, ok := info.Runtimes[spec.Runtime]; !ok {
+			have := make([]string, 0, len(info.Runtimes))
+			for name := range info.Runtimes {
+				have = append(have, name)
+			}
+			slices.Sort(have)
+			return sandbox.Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
+		}
+	}
+	return lim, nil
+}
+
+// limitsOf is l with DefaultLimits in its zero fields.
+func limitsOf(l sandbox.Limits) (sandbox.Limits, error) {
+	lim := l
 	def := sandbox.DefaultLimits
 	if lim.MemoryBytes < 0 || lim.CPUs < 0 || lim.PIDs < 0 || lim.OpenFiles < 0 || lim.TmpfsBytes < 0 {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: negative limit in %+v", lim)
@@ -300,20 +336,6 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 	}
 	if lim.TmpfsBytes == 0 {
 		lim.TmpfsBytes = def.TmpfsBytes
-	}
-	if spec.Runtime != "" {
-		info, err := d.cli.Info(ctx)
-		if err != nil {
-			return sandbox.Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
-		}
-		if _, ok := info.Runtimes[spec.Runtime]; !ok {
-			have := make([]string, 0, len(info.Runtimes))
-			for name := range info.Runtimes {
-				have = append(have, name)
-			}
-			slices.Sort(have)
-			return sandbox.Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
-		}
 	}
 	return lim, nil
 }
@@ -430,6 +452,9 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 		default:
 			errs = append(errs, fmt.Errorf("reap sandbox %.12s of job %s: %w", c.ID, c.Labels[LabelJob], err))
 		}
+	}
+	if _, err := d.reapServiceNetworks(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/network"
@@ -129,13 +130,15 @@ func (d *Docker) egressGateway(ctx context.Context) (string, error) {
 	return info.IPAM.Config[0].Gateway, nil
 }
 
-// proxyEnv points every common client at the proxy. NO_PROXY is empty:
-// nothing is reachable without it.
-func proxyEnv(url string) []string {
+// proxyEnv points every common client at the proxy. NO_PROXY holds only
+// the job's services, reached directly: nothing else is reachable
+// without the proxy.
+func proxyEnv(url string, services []string) []string {
+	direct := strings.Join(services, ",")
 	return []string{
 		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url,
 		"http_proxy=" + url, "https_proxy=" + url,
-		"NO_PROXY=", "no_proxy=",
+		"NO_PROXY=" + direct, "no_proxy=" + direct,
 	}
 }
 
