@@ -83,6 +83,10 @@ type run struct {
 	cancelled Phase
 	// refused are the connections the egress proxy refused to setup.
 	refused refusals
+	// services are the job's service containers, serviceHosts their
+	// names; nil without services:.
+	services     sandbox.Services
+	serviceHosts []string
 	// setupSecrets are this repository's setup-only secrets, name to
 	// value: in the setup container's environment and nowhere else.
 	setupSecrets map[string]string
@@ -208,6 +212,7 @@ func (r *run) work(ctx context.Context) {
 		{PhaseAgent, r.runAgent},
 		{PhaseFinal, r.runFinal},
 	}
+	defer r.recordServiceLogs()
 	for _, p := range phases {
 		r.phase(p.name)
 		err := p.fn(ctx)
@@ -237,6 +242,9 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
 		return err
 	}
+	if err := r.startServices(ctx); err != nil {
+		return err
+	}
 	if len(r.cfg.Setup) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
@@ -254,6 +262,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 		spec.Egress = r.egressSpec()
 	}
 	spec.Env = secretEnv(r.setupSecrets)
+	r.withServices(&spec)
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
 		create = r.createIsolated
@@ -501,6 +510,7 @@ func (r *run) changedPaths() []string {
 // it may still be writing to the work tree.
 func (r *run) cleanup() {
 	r.closeSandbox()
+	r.stopServices()
 	if r.ws != nil {
 		r.ws.Close()
 	}

@@ -245,7 +245,9 @@ func target(r *http.Request) (string, int, bool) {
 // errDenied is a dial to an address no sandbox may reach.
 type errDenied struct{ ip net.IP }
 
-func (e errDenied) Error() string { return "resolves to " + e.ip.String() + ", which no sandbox may reach" }
+func (e errDenied) Error() string {
+	return "resolves to " + e.ip.String() + ", which no sandbox may reach"
+}
 
 // dial connects to addr after checking every address it resolves to,
 // so an allowed name cannot lead to the host or cloud metadata.

@@ -33,7 +33,10 @@ func FakeHost(t testing.TB, h http.Handler) string {
 	// A /30 of its own per process and call: test binaries run at once.
 	n := (os.Getpid()*13 + int(fakeHosts.Add(1))) % (1 << 16)
 	base := 100<<24 | 96<<16 | n<<2 // 100.96.0.0/14, one /30 each
-	ipOf := func(i int) string { v := base + i; return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&255, v>>8&255, v&255) }
+	ipOf := func(i int) string {
+		v := base + i
+		return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&255, v>>8&255, v&255)
+	}
 	hostSide, nsSide := ipOf(1), ipOf(2)
 	ns, hostIf, nsIf := fmt.Sprintf("pwfh%d", n), fmt.Sprintf("pwfh%dh", n), fmt.Sprintf("pwfh%dn", n)
 	ip := func(args ...string) {
