@@ -53,9 +53,26 @@ func TestServices(t *testing.T) {
 	if res := run(t, agent, connectScript(inet)); res.ExitCode == 0 {
 		t.Errorf("the agent phase reached %s beside its service", inet)
 	}
-	for _, a := range hostAddresses(t) {
-		if res := run(t, agent, connectScript(net.JoinHostPort(a, "22"))+" || "+connectScript(net.JoinHostPort(a, "2375"))); res.ExitCode == 0 {
-			t.Errorf("the agent phase reached the host at %s", a)
+	// A service of the host, on every address, the job network's gateway
+	// included.
+	info, err := dockerClient(t).ContainerInspect(context.Background(), agent.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := info.NetworkSettings.Networks[svcs.Network()]
+	if ep == nil || len(info.NetworkSettings.Networks) != 1 {
+		t.Fatalf("agent networks %+v, want only %s", info.NetworkSettings.Networks, svcs.Network())
+	}
+	hostSvc, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostSvc.Close()
+	accept(hostSvc)
+	_, hostPort, _ := net.SplitHostPort(hostSvc.Addr().String())
+	for _, a := range append(hostAddresses(t), ep.Gateway) {
+		if res := run(t, agent, connectScript(net.JoinHostPort(a, hostPort))); res.ExitCode == 0 {
+			t.Errorf("the agent phase reached the host's service at %s", a)
 		}
 	}
 	setup := sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{Allow: []string{inet}},
@@ -71,7 +88,7 @@ func TestServices(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Labels[docker.LabelExpires] == "" {
 		t.Fatalf("service containers: %+v %v", list, err)
 	}
-	info, err := cli.ContainerInspect(context.Background(), list[0].ID)
+	info, err = cli.ContainerInspect(context.Background(), list[0].ID)
 	if err != nil || info.HostConfig.Memory != 256<<20 {
 		t.Fatalf("service memory limit: %v %v", info.HostConfig.Memory, err)
 	}
