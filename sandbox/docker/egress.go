@@ -82,12 +82,37 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 		}
 	}
 	// The ACCEPT must come before the REJECTs, which ensureRule may just
-	// have put at the head of INPUT: take it out and put it first again.
-	deleteRule(ctx, d.egress.accept)
-	if err := insertFirst(ctx, d.egress.accept); err != nil {
-		return "", fmt.Errorf("egress network: let sandboxes reach the proxy: %w", err)
+	// have put at the head of INPUT: then take it out and put it first
+	// again. Only then: while it is out, running setups lose the proxy.
+	if !acceptFirst(ctx, d.egress.accept) {
+		deleteRule(ctx, d.egress.accept)
+		if err := insertFirst(ctx, d.egress.accept); err != nil {
+			return "", fmt.Errorf("egress network: let sandboxes reach the proxy: %w", err)
+		}
 	}
 	return d.egress.url, nil
+}
+
+// acceptFirst reports whether INPUT holds the ACCEPT rule accept (its
+// port's) before any REJECT of the egress bridge.
+func acceptFirst(ctx context.Context, accept []string) bool {
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "-S", "INPUT").Output()
+	if err != nil {
+		return false
+	}
+	port := accept[len(accept)-3]
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.Contains(line, "-i "+EgressBridge+" ") {
+			continue
+		}
+		if strings.Contains(line, "-j REJECT") {
+			return false
+		}
+		if strings.Contains(line, "--dport "+port+" ") && strings.HasSuffix(line, "-j ACCEPT") {
+			return true
+		}
+	}
+	return false
 }
 
 // egressGateway creates the egress network when it is missing, checks it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,25 @@ func TestEgressAllowlist(t *testing.T) {
 
 	if got := ok(t, sb, fetchScript("http://"+allowed+"/mod")); got != "served /mod" {
 		t.Fatalf("allowed host: %q", got)
+	}
+	// A second allowlisted sandbox leaves the proxy's firewall opening as
+	// it was: one ACCEPT, before the REJECTs.
+	sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{Allow: []string{allowed}}})
+	rules, err := exec.Command("iptables", "-w", "-S", "INPUT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var egressRules []string
+	for _, l := range strings.Split(string(rules), "\n") {
+		if strings.Contains(l, "-i "+docker.EgressBridge+" ") && (strings.Contains(l, "REJECT") || strings.Contains(l, "ACCEPT")) {
+			egressRules = append(egressRules, l)
+		}
+	}
+	if len(egressRules) < 3 || !strings.HasSuffix(egressRules[0], "-j ACCEPT") {
+		t.Fatalf("egress rules of INPUT:\n%s", strings.Join(egressRules, "\n"))
+	}
+	if got := ok(t, sb, fetchScript("http://"+allowed+"/again")); got != "served /again" {
+		t.Fatalf("allowed host after a second sandbox: %q", got)
 	}
 	blocked := fetchScript("http://" + other + "/leak")
 	if res := run(t, sb, blocked); res.ExitCode == 0 || !strings.Contains(string(res.Stderr.Tail)+string(res.Stderr.Head), "403") {
