@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // WorkspaceDir is where the job's workspace is mounted inside every sandbox.
@@ -124,7 +122,7 @@ type Egress struct {
 	// Refused, if not nil, is called for each connection the proxy
 	// refused, with the command that was running; it may be called from
 	// other goroutines, and must be safe for that.
-	Refused func(egress.Refusal)
+	Refused func(Refusal)
 }
 
 // ServiceRunner starts a job's service containers; the Docker runner is
@@ -170,6 +168,19 @@ type Services interface {
 	Logs(ctx context.Context) map[string]string
 	// Close removes the services and their network; twice is harmless.
 	Close() error
+}
+
+// Refusal is one connection the proxy refused.
+type Refusal struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Phase is the pipeline phase the sandbox was created for ("setup").
+	Phase string `json:"phase"`
+	// Command is the script the sandbox was running; "" between commands.
+	Command string `json:"command,omitempty"`
+	// Reason says why: "not on the allowlist", or that the name resolved
+	// to an address no sandbox may reach.
+	Reason string `json:"reason"`
 }
 
 // Limits bound a sandbox's resources.

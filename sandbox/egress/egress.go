@@ -22,20 +22,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/patchwright/patchwright/sandbox"
 )
 
-// Refusal is one connection the proxy refused.
-type Refusal struct {
-	Host string `json:"host"`
-	Port int    `json:"port"`
-	// Phase is the pipeline phase the sandbox was created for ("setup").
-	Phase string `json:"phase"`
-	// Command is the script the sandbox was running; "" between commands.
-	Command string `json:"command,omitempty"`
-	// Reason says why: "not on the allowlist", or that the name resolved
-	// to an address no sandbox may reach.
-	Reason string `json:"reason"`
-}
+// Refusal is one connection the proxy refused (sandbox owns the type,
+// which its Spec names).
+type Refusal = sandbox.Refusal
 
 // Allowlist holds host names a sandbox may reach. An entry is a host name
 // ("proxy.golang.org", ports 80 and 443), a host name and port
