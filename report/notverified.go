@@ -117,6 +117,7 @@ func notVerified(in Input) []fact {
 	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {
 		out = append(out, say("No linter is configured in .github/agent.yml or detected; style was not checked."))
 	}
+	out = append(out, refusedFacts(in)...)
 	out = append(out, untestedLanguages(in)...)
 	for _, c := range in.Final {
 		switch {
@@ -317,4 +318,34 @@ func NotVerified(in Input) []string {
 		out[i] = f.plain()
 	}
 	return out
+}
+
+// maxRefusedShown bounds the refused connections "Not verified" names.
+const maxRefusedShown = 5
+
+// refusedFacts names the connections setup was refused, when a check
+// then failed: a missing download is the likely cause, and network.allow
+// in .github/agent.yml the fix.
+func refusedFacts(in Input) []fact {
+	failed := slices.ContainsFunc(append(slices.Clone(in.Baseline), in.Final...), func(c verify.CheckResult) bool {
+		return c.Failed() || c.CouldNotRun
+	})
+	if len(in.Refused) == 0 || !failed {
+		return nil
+	}
+	f := say("The setup network refused connections, and a check failed; if the check needed what they would have fetched, add the hosts to ", value("network.allow"), " in .github/agent.yml: ")
+	for i, r := range in.Refused {
+		if i == maxRefusedShown {
+			f = append(f, fmt.Sprintf(", and %d more", len(in.Refused)-maxRefusedShown))
+			break
+		}
+		if i > 0 {
+			f = append(f, ", ")
+		}
+		f = append(f, value(fmt.Sprintf("%s:%d", r.Host, r.Port)))
+		if r.Command != "" {
+			f = append(f, " (", r.Phase, " command ", value(r.Command), ")")
+		}
+	}
+	return []fact{append(f, ".")}
 }

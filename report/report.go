@@ -14,6 +14,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // MaxBody is GitHub's limit on the characters of an issue or pull-request
@@ -125,6 +126,9 @@ type Input struct {
 	// in order: the model's (fetch_dependencies) and the application's
 	// after the change. Nil when the change touched no manifest.
 	Dependencies []DependencySetup
+	// Refused are the connections the egress proxy refused to setup;
+	// "Not verified" lists them when a check failed, as a likely cause.
+	Refused []egress.Refusal
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool

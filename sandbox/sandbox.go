@@ -68,6 +68,18 @@ type Spec struct {
 	// DisableNetwork serves a caller that keeps one container). Default
 	// false: no network at all.
 	Network bool
+	// Egress, with Network, confines that network to an allowlist: the
+	// sandbox reaches nothing but the runner's egress proxy (HTTP_PROXY
+	// and HTTPS_PROXY point at it), which lets through only the host
+	// names of Egress.Allow. Nil: the network reaches the internet.
+	Egress *Egress
+	// ServiceNetwork is the job's service network (Services.Network):
+	// the sandbox joins it, so it reaches the job's services by name,
+	// and, without Network, nothing else. Empty: none.
+	ServiceNetwork string
+	// ServiceHosts are the services' names, which an allowlisted sandbox
+	// reaches directly, not through the proxy (NO_PROXY).
+	ServiceHosts []string
 	// Limits bound the container's resources. Zero fields take
 	// DefaultLimits.
 	Limits Limits
@@ -106,6 +118,77 @@ type Spec struct {
 	// checks. Default false: writable. Without CacheVolume it changes
 	// nothing: the caches are per-sandbox already.
 	CacheReadOnly bool
+}
+
+// Egress is a sandbox's allowlist (see Spec.Egress).
+type Egress struct {
+	// Allow are egress.Allowlist entries: "host", "host:port",
+	// "*.domain".
+	Allow []string
+	// Phase is recorded with each refusal ("setup").
+	Phase string
+	// Refused, if not nil, is called for each connection the proxy
+	// refused, with the command that was running; it may be called from
+	// other goroutines, and must be safe for that.
+	Refused func(Refusal)
+}
+
+// ServiceRunner starts a job's service containers; the Docker runner is
+// one.
+type ServiceRunner interface {
+	StartServices(ctx context.Context, spec ServicesSpec) (Services, error)
+}
+
+// ServicesSpec describes a job's services.
+type ServicesSpec struct {
+	JobID    string
+	Services []Service
+	// Limits, Runtime and TTL are as in Spec, for each service container.
+	Limits  Limits
+	Runtime string
+	TTL     time.Duration
+	// Ready bounds the wait for every service's health command to pass.
+	// Default DefaultServiceReady.
+	Ready time.Duration
+}
+
+// DefaultServiceReady is ServicesSpec.Ready's default.
+const DefaultServiceReady = 2 * time.Minute
+
+// Service is one service container.
+type Service struct {
+	// Name is the host name the job's sandboxes reach it by.
+	Name  string
+	Image string
+	// Env is its environment, KEY=VALUE.
+	Env []string
+	// Health is a command and its arguments, run in the container until
+	// it exits 0; empty: ready once started.
+	Health []string
+}
+
+// Services are a job's running services, on a network of their own.
+type Services interface {
+	// Network is the network sandboxes join to reach them
+	// (Spec.ServiceNetwork).
+	Network() string
+	// Logs returns the tail of each service's output, by name.
+	Logs(ctx context.Context) map[string]string
+	// Close removes the services and their network; twice is harmless.
+	Close() error
+}
+
+// Refusal is one connection the proxy refused.
+type Refusal struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Phase is the pipeline phase the sandbox was created for ("setup").
+	Phase string `json:"phase"`
+	// Command is the script the sandbox was running; "" between commands.
+	Command string `json:"command,omitempty"`
+	// Reason says why: "not on the allowlist", or that the name resolved
+	// to an address no sandbox may reach.
+	Reason string `json:"reason"`
 }
 
 // Limits bound a sandbox's resources.

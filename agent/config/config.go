@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // Path is where the configuration lives in a repository.
@@ -62,6 +63,11 @@ type Config struct {
 	// SetupNetwork gives setup a network; default DefaultSetupNetwork.
 	// The agent phase never has one.
 	SetupNetwork *bool `yaml:"setup_network"`
+	// Egress is the `network:` key: what the setup network reaches.
+	Egress Egress `yaml:"network"`
+	// Services are containers started on the job's own network before
+	// setup and kept until the job ends, reached by their names.
+	Services []Service `yaml:"services"`
 	// Verify lists the checks, cheapest first; empty means detect them.
 	Verify []Check `yaml:"verify"`
 	// ProtectedPaths are doublestar globs the agent may not edit.
@@ -82,6 +88,63 @@ func (c Config) CIFixLimit() int {
 	}
 	return *c.CIFixAttempts
 }
+
+// Egress is the `network:` key. Either the word `open` (the setup
+// network reaches the internet, where the operator allows it) or
+// `allowlist` (the default), or a mapping with `allow:`, host names
+// the setup network reaches besides the detected ecosystems' registries
+// and the operator's list ("host", "host:port", "*.domain").
+type Egress struct {
+	Open  bool
+	Allow []string
+}
+
+// UnmarshalYAML reads the word or the mapping.
+func (e *Egress) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "open":
+			e.Open = true
+		case "allowlist", "":
+		default:
+			return fmt.Errorf("line %d: network: %q is not open, allowlist or a mapping with allow", n.Line, n.Value)
+		}
+		return nil
+	}
+	var m struct {
+		Allow []string `yaml:"allow"`
+	}
+	dec := n.Decode
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: network: want open, allowlist or a mapping with allow", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "allow" {
+			return fmt.Errorf("line %d: network: unknown key %q (known keys: allow)", n.Content[i].Line, k)
+		}
+	}
+	if err := dec(&m); err != nil {
+		return err
+	}
+	e.Allow = m.Allow
+	return nil
+}
+
+// Service is one entry of services.
+type Service struct {
+	// Name is the host name the job's other containers reach it by.
+	Name string `yaml:"name"`
+	// Image must exist on the worker's engine; nothing is pulled.
+	Image string `yaml:"image"`
+	// Environment is the service container's environment.
+	Environment map[string]string `yaml:"environment"`
+	// Health is a command and its arguments (no shell), run in the
+	// service's container until it exits 0; empty: ready once started.
+	Health string `yaml:"health"`
+}
+
+// serviceNameRE is a DNS label: what containers can resolve.
+var serviceNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Check is one entry of verify.
 type Check struct {
@@ -214,7 +277,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, verify, protected_paths, limits, draft, ci_fix_attempts; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -241,6 +304,28 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
 		case !doublestar.ValidatePattern(p):
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
+		}
+	}
+	names := map[string]bool{}
+	for i, sv := range c.Services {
+		switch {
+		case !serviceNameRE.MatchString(sv.Name):
+			errs = append(errs, fmt.Sprintf("services[%d]: name %q is not a host name (lower-case letters, digits and '-')", i, sv.Name))
+		case names[sv.Name]:
+			errs = append(errs, fmt.Sprintf("services[%d]: the name %q is used twice", i, sv.Name))
+		case strings.TrimSpace(sv.Image) == "":
+			errs = append(errs, fmt.Sprintf("services[%d] (%s): image is empty", i, sv.Name))
+		}
+		names[sv.Name] = true
+		for k := range sv.Environment {
+			if k == "" || strings.ContainsAny(k, "= \t\n") {
+				errs = append(errs, fmt.Sprintf("services[%d] (%s): environment: %q is not a variable name", i, sv.Name, k))
+			}
+		}
+	}
+	for i, a := range c.Egress.Allow {
+		if err := egress.CheckEntry(a); err != nil {
+			errs = append(errs, fmt.Sprintf("network.allow[%d]: %v", i, err))
 		}
 	}
 	l := c.Limits

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -101,6 +102,17 @@ func TestParseErrors(t *testing.T) {
 		"too many ci fixes":       {"ci_fix_attempts: 11\n", "ci_fix_attempts: 11 is not between 0 and 10"},
 		"ci fixes not a number":   {"ci_fix_attempts: two\n", "line 1: cannot unmarshal"},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
+		"bad service name":        {"services:\n  - {name: My_DB, image: pg}\n", `services[0]: name "My_DB" is not a host name`},
+		"service without image":   {"services:\n  - {name: db}\n", "services[0] (db): image is empty"},
+		"duplicate service":       {"services:\n  - {name: db, image: a}\n  - {name: db, image: b}\n", `services[1]: the name "db" is used twice`},
+		"unknown service key":     {"services:\n  - {name: db, image: a, ports: [1]}\n", `unknown key "ports"`},
+		"bad service env":         {"services:\n  - name: db\n    image: a\n    environment: {'A=B': x}\n", `environment: "A=B" is not a variable name`},
+		"bad network word":        {"network: closed\n", `line 1: network: "closed" is not open, allowlist`},
+		"network a list":          {"network: [a]\n", "line 1: network: want open, allowlist or a mapping"},
+		"unknown network key":     {"network:\n  allowed: [a]\n", `line 2: network: unknown key "allowed"`},
+		"allow not a list":        {"network: {allow: pypi.org}\n", "cannot unmarshal"},
+		"bad allow entry":         {"network: {allow: [pypi.org, 'http://x/y']}\n", `network.allow[1]: "http://x/y" is not a host name`},
+		"bad allow port":          {"network: {allow: ['x.org:99999']}\n", `network.allow[0]: "x.org:99999": the port`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -112,6 +124,36 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %q does not start with %s and contain %q", err, Path, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseNetwork: network is open, allowlist (the default) or a
+// mapping whose allow adds host names.
+func TestParseNetwork(t *testing.T) {
+	for src, want := range map[string]Egress{
+		"":                     {},
+		"network: allowlist\n": {},
+		"network: open\n":      {Open: true},
+		"network:\n  allow: [registry.corp.example:8443, '*.corp.example']\n": {Allow: []string{"registry.corp.example:8443", "*.corp.example"}},
+	} {
+		c, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", src, err)
+		}
+		if fmt.Sprint(c.Egress) != fmt.Sprint(want) {
+			t.Errorf("Parse(%q).Egress = %+v, want %+v", src, c.Egress, want)
+		}
+	}
+}
+
+func TestParseServices(t *testing.T) {
+	c, err := Parse([]byte("services:\n  - name: db\n    image: postgres:16\n    environment: {POSTGRES_PASSWORD: test}\n    health: pg_isready -U postgres\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Service{{Name: "db", Image: "postgres:16", Environment: map[string]string{"POSTGRES_PASSWORD": "test"}, Health: "pg_isready -U postgres"}}
+	if fmt.Sprint(c.Services) != fmt.Sprint(want) {
+		t.Fatalf("services %+v, want %+v", c.Services, want)
 	}
 }
 

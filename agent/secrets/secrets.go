@@ -36,6 +36,8 @@ func (f Finding) String() string {
 // Scanner holds the compiled rule set. It is safe for concurrent use.
 type Scanner struct {
 	det *detect.Detector
+	// values are known secrets found verbatim (WithValues).
+	values []value
 }
 
 var (
@@ -95,6 +97,15 @@ func (s *Scanner) ScanChange(file, before, after string) []Finding {
 			continue
 		}
 		out = append(out, Finding{File: file, Line: f.StartLine + 1, RuleID: f.RuleID, Description: f.Description})
+	}
+	hadValue := map[string]bool{}
+	for _, m := range s.valueMatches(file, before) {
+		hadValue[m.Description] = true
+	}
+	for _, m := range s.valueMatches(file, after) {
+		if !hadValue[m.Description] && !slices.Contains(out, m.Finding) {
+			out = append(out, m.Finding)
+		}
 	}
 	for _, m := range s.decoded(context.Background(), file, addedLines(before, after)) {
 		if !slices.Contains(out, m.Finding) {
@@ -205,7 +216,7 @@ func (s *Scanner) direct(ctx context.Context, file, content string) []match {
 	if content == "" {
 		return nil
 	}
-	var out []match
+	out := s.valueMatches(file, content)
 	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
 	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: content}) {
 		fd := Finding{File: file, Line: f.StartLine + 1, RuleID: f.RuleID, Description: f.Description}
@@ -264,6 +275,11 @@ func (s *Scanner) decoded(ctx context.Context, file, content string) []match {
 		b.WriteByte('\n')
 	}
 	var out []match
+	for _, bl := range blocks {
+		for _, m := range s.valueMatches(file, bl.text) {
+			out = append(out, match{Finding{File: file, Line: bl.line, RuleID: m.RuleID, Description: m.Description}, bl.start, bl.end})
+		}
+	}
 	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
 	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: b.String()}) {
 		bl := blocks[min(max(f.StartLine, 0), len(blocks)-1)]

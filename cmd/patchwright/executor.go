@@ -11,8 +11,10 @@ import (
 	units "github.com/docker/go-units"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // sandboxSettings shape every sandbox of every command: serve's embedded
@@ -34,10 +36,19 @@ type sandboxSettings struct {
 	// prices is the price table (PATCHWRIGHT_PRICES over the built-in
 	// one), the same for every cost a command shows, meters or enforces.
 	prices provider.Prices
+	// egressAllow are host names every setup network reaches.
+	egressAllow []string
+	// allowOpenNetwork honours a repository's `network: open`.
+	allowOpenNetwork bool
+	// setupSecrets are the setup-only secrets by repository; nil = none.
+	setupSecrets secrets.SetupSecrets
 }
 
 // rawSandbox is the sandbox settings as given.
-type rawSandbox struct{ image, memory, cpus, pids, runtime, maxChange, maxRunCost string }
+type rawSandbox struct {
+	image, memory, cpus, pids, runtime, maxChange, maxRunCost string
+	egressAllow, openNetwork, setupSecrets                    string
+}
 
 // table is the sandbox settings' part of the configuration (DESIGN §4.2).
 // serve and worker offer each as a flag too; run and eval read the
@@ -52,6 +63,9 @@ func (r *rawSandbox) table() []setting {
 		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &r.runtime},
 		{"PATCHWRIGHT_MAX_CHANGE_BYTES", "max-change-bytes", "", "largest change a run may make, all changed files together, e.g. 256m (default 256m; past it the run stops as change_too_large)", &r.maxChange},
 		{"PATCHWRIGHT_MAX_RUN_COST_USD", "max-run-cost-usd", "", "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it (default: no cap; past it the run stops as budget_exceeded and its work is pushed as a draft)", &r.maxRunCost},
+		{"PATCHWRIGHT_EGRESS_ALLOW", "egress-allow", "", "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", &r.egressAllow},
+		{"PATCHWRIGHT_ALLOW_OPEN_NETWORK", "allow-open-network", "", "true lets a repository's network: open give setup the whole internet instead of the allowlist (default false)", &r.openNetwork},
+		{"PATCHWRIGHT_SETUP_SECRETS_FILE", "setup-secrets-file", "", "YAML file mapping repositories (owner/name) to setup-only secrets (NAME: value), given to setup containers only", &r.setupSecrets},
 	}
 }
 
@@ -78,6 +92,26 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 	}
 	if out.prices, err = provider.PricesFromEnv(nil); err != nil {
 		return sandboxSettings{}, err
+	}
+	for _, e := range strings.FieldsFunc(r.egressAllow, func(c rune) bool { return c == ',' || c == ' ' }) {
+		if err := egress.CheckEntry(e); err != nil {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_EGRESS_ALLOW: %w", err)
+		}
+		out.egressAllow = append(out.egressAllow, e)
+	}
+	if r.openNetwork != "" {
+		b, err := strconv.ParseBool(r.openNetwork)
+		if err != nil {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_ALLOW_OPEN_NETWORK: %q is not true or false", r.openNetwork)
+		}
+		out.allowOpenNetwork = b
+	}
+	if f := strings.TrimSpace(r.setupSecrets); f != "" {
+		s, err := secrets.LoadSetupSecrets(f)
+		if err != nil {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_SETUP_SECRETS_FILE: %w", err)
+		}
+		out.setupSecrets = s
 	}
 	return out, nil
 }
@@ -112,16 +146,19 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		image = pipeline.DefaultImage
 	}
 	exec := pipeline.Executor{
-		Sandboxes:      e,
-		Images:         e,
-		DefaultImage:   image,
-		SandboxLimits:  s.limits,
-		SandboxRuntime: s.runtime,
-		BoundWorkspace: boundWorkspace(),
-		CacheVolume:    pipeline.RepoCacheVolume,
-		MaxChangeBytes: s.maxChangeBytes,
-		MaxRunCostUSD:  s.maxRunCostUSD,
-		Prices:         s.prices,
+		Sandboxes:        e,
+		Images:           e,
+		DefaultImage:     image,
+		SandboxLimits:    s.limits,
+		SandboxRuntime:   s.runtime,
+		BoundWorkspace:   boundWorkspace(),
+		CacheVolume:      pipeline.RepoCacheVolume,
+		MaxChangeBytes:   s.maxChangeBytes,
+		MaxRunCostUSD:    s.maxRunCostUSD,
+		Prices:           s.prices,
+		EgressAllow:      s.egressAllow,
+		AllowOpenNetwork: s.allowOpenNetwork,
+		SetupSecrets:     s.setupSecrets,
 	}
 	if rc, ok := e.(interface {
 		RemoveCache(ctx context.Context, volume string) error

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/patchwright/patchwright/eval"
@@ -130,5 +131,43 @@ func TestBadSandboxSettingStopsEveryCommand(t *testing.T) {
 	}
 	if _, err := parseConfig("worker", []string{"--app-id", "1", "--private-key", "k", "--redis-url", "redis://x", "--model", "openai:gpt-4.1"}, io.Discard); err == nil {
 		t.Error("worker accepted PATCHWRIGHT_SANDBOX_MEMORY=lots")
+	}
+}
+
+// TestNetworkSettings: the egress allowlist, open networks and the
+// setup-secrets file reach every command's executor; each bad value is
+// refused with its variable's name.
+func TestNetworkSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "secrets.yml")
+	if err := os.WriteFile(file, []byte("acme/widgets:\n  NPM_TOKEN: "+strings.Repeat("x", 20)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATCHWRIGHT_EGRESS_ALLOW", "registry.corp.example:8443, *.corp.example")
+	t.Setenv("PATCHWRIGHT_ALLOW_OPEN_NETWORK", "true")
+	t.Setenv("PATCHWRIGHT_SETUP_SECRETS_FILE", file)
+	execs, _ := commandExecutors(t)
+	for command, e := range execs {
+		if strings.Join(e.EgressAllow, " ") != "registry.corp.example:8443 *.corp.example" || !e.AllowOpenNetwork ||
+			e.SetupSecrets.For("https://github.com/acme/widgets")["NPM_TOKEN"] == "" {
+			t.Errorf("%s: egress %v, open %v, secrets of %d repositories", command, e.EgressAllow, e.AllowOpenNetwork, len(e.SetupSecrets))
+		}
+	}
+	for env, bad := range map[string]string{
+		"PATCHWRIGHT_EGRESS_ALLOW":       "http://proxy/",
+		"PATCHWRIGHT_ALLOW_OPEN_NETWORK": "perhaps",
+		"PATCHWRIGHT_SETUP_SECRETS_FILE": filepath.Join(t.TempDir(), "missing.yml"),
+	} {
+		raw := rawSandbox{}
+		switch env {
+		case "PATCHWRIGHT_EGRESS_ALLOW":
+			raw.egressAllow = bad
+		case "PATCHWRIGHT_ALLOW_OPEN_NETWORK":
+			raw.openNetwork = bad
+		default:
+			raw.setupSecrets = bad
+		}
+		if _, err := raw.parse(); err == nil || !strings.Contains(err.Error(), env) {
+			t.Errorf("%s=%s: %v, want an error naming it", env, bad, err)
+		}
 	}
 }

@@ -81,6 +81,7 @@ func (r *run) newCheckSandbox(ctx context.Context, dir string, writeCache bool) 
 // repository in every phase would cost more than the isolation gains, and
 // a run that cannot start at all helps nobody. The body then says so.
 func (r *run) createIsolated(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
+	r.withServices(&spec)
 	sb, err := r.e.Sandboxes.Create(ctx, spec)
 	if err == nil || !spec.CacheReadOnly || !strings.Contains(err.Error(), "does not fit") {
 		return sb, err

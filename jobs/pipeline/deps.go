@@ -182,7 +182,7 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	if r.jobCache == "" {
 		r.jobCache = r.sharedCache() + "-job-" + r.job.ID
 	}
-	sb, err := r.e.Sandboxes.Create(ctx, sandbox.Spec{
+	spec := sandbox.Spec{
 		Image:       r.image,
 		Workspace:   copyDir,
 		JobID:       r.job.ID,
@@ -191,7 +191,15 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 		Runtime:     r.e.SandboxRuntime,
 		CacheVolume: r.jobCache,
 		CacheFrom:   r.sharedCache(),
-	})
+	}
+	// The same network as the first setup (the allowlist, the job's
+	// services), but never the setup-only secrets: this tree holds the
+	// model's change, and its build files may run here.
+	if spec.Network {
+		spec.Egress = r.egressSpec()
+	}
+	r.withServices(&spec)
+	sb, err := r.e.Sandboxes.Create(ctx, spec)
 	if err != nil {
 		return setup, nil, fmt.Errorf("create the dependency setup sandbox: %w", err)
 	}

@@ -256,6 +256,19 @@ type Executor struct {
 	// repository URL (see sandbox.Spec.CacheVolume); RepoCacheVolume gives
 	// each repository its own. Nil: caches start empty in every run.
 	CacheVolume func(repoURL string) string
+	// EgressAllow are host names every repository's setup network reaches
+	// besides Registries and its own network.allow (the operator's
+	// PATCHWRIGHT_EGRESS_ALLOW); egress.Allowlist entries.
+	EgressAllow []string
+	// AllowOpenNetwork lets a repository's `network: open` give setup the
+	// whole internet. Default false: the allowlist applies whatever the
+	// repository asks.
+	AllowOpenNetwork bool
+	// SetupSecrets are the operator's setup-only secrets by repository
+	// (PATCHWRIGHT_SETUP_SECRETS_FILE): environment variables of the setup
+	// container only, never of the agent's or the checks', and searched
+	// for in every output the run records. Nil: none.
+	SetupSecrets secrets.SetupSecrets
 	// SandboxUID and SandboxGID must match the sandbox's command user;
 	// defaults DefaultSandboxUID and DefaultSandboxGID.
 	SandboxUID, SandboxGID int
@@ -300,7 +313,12 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{e: e, job: job, start: e.now(), scanner: scanner}
+	var setupSecrets map[string]string
+	if e.SetupSecrets != nil {
+		setupSecrets = e.SetupSecrets.For(job.RepoURL)
+		scanner = scanner.WithValues(setupSecrets)
+	}
+	r := &run{e: e, job: job, start: e.now(), scanner: scanner, setupSecrets: setupSecrets}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.tmp)

@@ -105,6 +105,8 @@ type scenario struct {
 	// alone keeps the run from overlapping others, for a test that
 	// measures the whole process (its allocations).
 	alone bool
+	// tune, if set, changes the executor before the run.
+	tune func(*Executor)
 }
 
 // run is a whole pipeline run, so a long end-to-end test: see
@@ -135,6 +137,9 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		BoundWorkspace: s.bound,
 		MaxChangeBytes: s.maxChangeBytes,
 		RemoveCache:    engine.RemoveCache,
+	}
+	if s.tune != nil {
+		s.tune(e)
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
 		Branch: s.branch, ConfigBranch: s.configBranch})

@@ -396,6 +396,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
 	in.Dependencies = r.deps
 	in.Foreign, in.Template = r.job.Foreign, r.template
+	in.Refused = r.refused.list()
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
@@ -403,7 +404,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
 	}
 	in.CostUSD = res.CostUSD
-	if err := withholdSecrets(&in); err != nil {
+	if err := withholdSecrets(r.scanner, &in); err != nil {
 		return report.Input{}, err
 	}
 	if r.job.Attempt.Number > 0 {

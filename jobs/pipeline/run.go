@@ -94,6 +94,15 @@ type run struct {
 	infra error
 	// cancelled names the phase during which the context ended.
 	cancelled Phase
+	// refused are the connections the egress proxy refused to setup.
+	refused refusals
+	// services are the job's service containers, serviceHosts their
+	// names; nil without services:.
+	services     sandbox.Services
+	serviceHosts []string
+	// setupSecrets are this repository's setup-only secrets, name to
+	// value: in the setup container's environment and nowhere else.
+	setupSecrets map[string]string
 
 	mu       sync.Mutex
 	progress Progress
@@ -222,6 +231,7 @@ func (r *run) work(ctx context.Context) {
 		{PhaseAgent, r.runAgent},
 		{PhaseFinal, r.runFinal},
 	}
+	defer r.recordServiceLogs()
 	for _, p := range phases {
 		r.phase(p.name)
 		err := p.fn(ctx)
@@ -251,6 +261,9 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
 		return err
 	}
+	if err := r.startServices(ctx); err != nil {
+		return err
+	}
 	if len(r.cfg.Setup) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
@@ -264,6 +277,11 @@ func (r *run) createSandbox(ctx context.Context) error {
 		CacheVolume:   r.cacheVolume(),
 		CacheReadOnly: !r.trustedTree(),
 	}
+	if spec.Network {
+		spec.Egress = r.egressSpec()
+	}
+	spec.Env = secretEnv(r.setupSecrets)
+	r.withServices(&spec)
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
 		create = r.createIsolated
@@ -323,6 +341,9 @@ func (r *run) closeSandbox() {
 // a network when the configuration allows it, then replaces that container
 // with the agent's, which has none.
 func (r *run) setup(ctx context.Context) error {
+	if err := r.recordSetupSecrets(); err != nil {
+		return err
+	}
 	for _, script := range r.cfg.Setup {
 		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 		if err != nil {
@@ -333,6 +354,9 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
+			return err
+		}
+		if err := r.recordRefusals(); err != nil {
 			return err
 		}
 		if res.ExitCode != 0 || res.TimedOut {
@@ -536,6 +560,7 @@ func (r *run) changedPaths() []string { return changedPaths(r.changes) }
 func (r *run) cleanup() {
 	r.closeSandbox()
 	r.removeJobCache()
+	r.stopServices()
 	if r.ws != nil {
 		r.ws.Close()
 	}

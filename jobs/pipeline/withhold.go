@@ -56,11 +56,8 @@ func (r *run) shownPaths() []string {
 // match is: a test that prints .env must not publish it. The agent
 // withheld the model's words already; this is the last look, on what the
 // body will say.
-func withholdSecrets(in *report.Input) error {
-	sc, err := secrets.Default()
-	if err != nil {
-		return err
-	}
+func withholdSecrets(sc *secrets.Scanner, in *report.Input) error {
+	var err error
 	for _, s := range []*string{&in.Summary, &in.Reason, &in.StopDetail} {
 		if *s, err = withholdText(sc, *s); err != nil {
 			return err
@@ -69,6 +66,14 @@ func withholdSecrets(in *report.Input) error {
 	for i := range in.Missing {
 		if in.Missing[i], err = withholdText(sc, in.Missing[i]); err != nil {
 			return err
+		}
+	}
+	for i := range in.Refused {
+		// The host name is what a setup process asked for: anything.
+		for _, s := range []*string{&in.Refused[i].Host, &in.Refused[i].Command} {
+			if *s, err = withholdText(sc, *s); err != nil {
+				return err
+			}
 		}
 	}
 	for i := range in.Files {

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // ErrDead is returned by Exec once the sandbox's container has stopped:
@@ -142,6 +143,11 @@ type dockerSandbox struct {
 	host    *hostCgroup
 	hostErr error
 
+	// egress is the sandbox's registration with the egress proxy, at
+	// egressIP; nil without Spec.Egress.
+	egress   *egress.Client
+	egressIP string
+
 	mu     sync.Mutex
 	closed bool
 	dead   bool
@@ -192,6 +198,7 @@ func (c *dockerSandbox) Close() error {
 	c.closed = true
 	hostKilled := c.hostKilled
 	c.mu.Unlock()
+	c.unregisterEgress()
 	timeout := closeTimeout
 	if hostKilled {
 		// Its processes are gone already: an engine that does not answer
@@ -286,6 +293,10 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	defer c.turn.unlock()
 	if err := c.usable(); err != nil {
 		return sandbox.Result{}, err
+	}
+	if c.egress != nil {
+		c.egress.SetCommand(cmd.Script)
+		defer c.egress.SetCommand("")
 	}
 	res, oomBefore, started, err := c.execute(ctx, cmd)
 	if !started || errors.Is(err, sandbox.ErrWedged) {

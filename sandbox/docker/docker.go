@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -103,6 +104,9 @@ type Docker struct {
 	cacheAge time.Duration
 	// unfencedSetup is Options.UnfencedSetup.
 	unfencedSetup bool
+
+	egressMu sync.Mutex
+	egress   *egressState // nil until a sandbox needs the proxy
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST
@@ -155,7 +159,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 }
 
 // Close releases the client's connections. Sandboxes must be closed first.
-func (d *Docker) Close() error { return d.cli.Close() }
+func (d *Docker) Close() error { return errors.Join(d.closeEgress(), d.cli.Close()) }
 
 func parseUser(s string) (uid, gid int, err error) {
 	u, g, ok := strings.Cut(s, ":")
@@ -203,13 +207,32 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		}
 	}
 	host := d.hostConfig(spec, lim)
-	if spec.Network {
+	if spec.Network && spec.Egress != nil {
+		url, err := d.ensureEgress(ctx)
+		if err != nil && !d.unfencedSetup {
+			return nil, err
+		}
+		if err != nil {
+			// `patchwright run` without root: Docker's default bridge, open.
+			host.NetworkMode, host.Sysctls = "bridge", nil
+			spec.Egress = nil
+		} else {
+			host.NetworkMode = EgressNetwork
+			config.Env = d.env(append(slices.Clone(spec.Env), proxyEnv(url, spec.ServiceHosts)...))
+		}
+	} else if spec.Network {
 		if err := d.ensureSetupNetwork(ctx); err != nil {
 			if !d.unfencedSetup {
 				return nil, err
 			}
 			// Docker's default bridge, as before the setup network.
 			host.NetworkMode, host.Sysctls = "bridge", nil
+		}
+	}
+	if spec.ServiceNetwork != "" {
+		if !spec.Network {
+			// The services and nothing else.
+			host.NetworkMode, host.Sysctls = container.NetworkMode(spec.ServiceNetwork), setupSysctls()
 		}
 	}
 	cacheLayer := ""
@@ -221,9 +244,21 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
 	}
 	c := &dockerSandbox{d: d, id: created.ID}
+	if spec.ServiceNetwork != "" && spec.Network {
+		// A second network is joined before the start, so the first
+		// command sees both.
+		if err := d.cli.NetworkConnect(ctx, spec.ServiceNetwork, created.ID, nil); err != nil {
+			return nil, errors.Join(fmt.Errorf("connect sandbox %.12s to the job's services: %w", created.ID, err), c.Close())
+		}
+	}
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		err = fmt.Errorf("start sandbox %.12s for job %s: %w", created.ID, spec.JobID, err)
 		return nil, errors.Join(err, c.Close())
+	}
+	if spec.Egress != nil {
+		if err := c.registerEgress(ctx, spec.Egress); err != nil {
+			return nil, errors.Join(err, c.Close())
+		}
 	}
 	if cacheLayer != "" {
 		if err := c.fillCacheLayer(ctx, cacheLayer); err != nil {
@@ -259,7 +294,30 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 			return sandbox.Limits{}, fmt.Errorf("sandbox spec: Env entry %q is not KEY=VALUE", kv)
 		}
 	}
-	lim := spec.Limits
+	lim, err := limitsOf(spec.Limits)
+	if err != nil {
+		return lim, err
+	}
+	if spec.Runtime != "" {
+		info, err := d.cli.Info(ctx)
+		if err != nil {
+			return sandbox.Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
+		}
+		if _, ok := info.Runtimes[spec.Runtime]; !ok {
+			have := make([]string, 0, len(info.Runtimes))
+			for name := range info.Runtimes {
+				have = append(have, name)
+			}
+			slices.Sort(have)
+			return sandbox.Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
+		}
+	}
+	return lim, nil
+}
+
+// limitsOf is l with DefaultLimits in its zero fields.
+func limitsOf(l sandbox.Limits) (sandbox.Limits, error) {
+	lim := l
 	def := sandbox.DefaultLimits
 	if lim.MemoryBytes < 0 || lim.CPUs < 0 || lim.PIDs < 0 || lim.OpenFiles < 0 || lim.TmpfsBytes < 0 {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: negative limit in %+v", lim)
@@ -278,20 +336,6 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 	}
 	if lim.TmpfsBytes == 0 {
 		lim.TmpfsBytes = def.TmpfsBytes
-	}
-	if spec.Runtime != "" {
-		info, err := d.cli.Info(ctx)
-		if err != nil {
-			return sandbox.Limits{}, fmt.Errorf("list the engine's runtimes: %w", err)
-		}
-		if _, ok := info.Runtimes[spec.Runtime]; !ok {
-			have := make([]string, 0, len(info.Runtimes))
-			for name := range info.Runtimes {
-				have = append(have, name)
-			}
-			slices.Sort(have)
-			return sandbox.Limits{}, fmt.Errorf("sandbox runtime %q is not configured on the Docker engine (it has: %s)", spec.Runtime, strings.Join(have, ", "))
-		}
 	}
 	return lim, nil
 }
@@ -408,6 +452,9 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 		default:
 			errs = append(errs, fmt.Errorf("reap sandbox %.12s of job %s: %w", c.ID, c.Labels[LabelJob], err))
 		}
+	}
+	if _, err := d.reapServiceNetworks(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
 }

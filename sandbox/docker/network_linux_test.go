@@ -6,11 +6,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -76,33 +73,13 @@ func newFakeInternet(t *testing.T) *fakeInternet {
 // makes it has to switch; that thread is then thrown away.
 func listenIn(t *testing.T, nsPath, addr string) net.Listener {
 	t.Helper()
-	type result struct {
-		ln  net.Listener
-		err error
+	ln, err := sandboxtest.ListenInNS(nsPath, addr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		f, err := os.Open(nsPath)
-		if err != nil {
-			got <- result{err: err}
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			got <- result{err: fmt.Errorf("setns: %w", err)}
-			return
-		}
-		ln, err := net.Listen("tcp", addr)
-		got <- result{ln, err}
-	}()
-	r := <-got
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { r.ln.Close() })
-	accept(r.ln)
-	return r.ln
+	t.Cleanup(func() { ln.Close() })
+	accept(ln)
+	return ln
 }
 
 // accept takes and closes connections on ln until it is closed.

@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// fetchCmd fetches url with Python's urllib, which uses HTTP_PROXY as the
+// package managers do.
+func fetchCmd(url string) string {
+	return fmt.Sprintf(`python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('%s', timeout=10).read().decode())"`, url)
+}
+
+// TestPipelineEgressAllowlist: setup reaches a host that network.allow
+// names and is refused another; the refusal is in the ledger (host,
+// port, phase, command), and, since a check then failed, in the body's
+// "Not verified". The hosts are network namespaces of this machine.
+func TestPipelineEgressAllowlist(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "served "+r.URL.Path) })
+	allowed, other := sandboxtest.FakeHost(t, serve), sandboxtest.FakeHost(t, serve)
+	refusedCmd := fetchCmd("http://"+other+"/extra") + " > extra.txt || true"
+	files := calcFiles(true)
+	files[".github/agent.yml"] = fmt.Sprintf(`network:
+  allow: ['%s']
+setup:
+  - %q
+  - %q
+verify:
+  - name: data
+    run: grep -q 'served /greeting' greeting.txt && test -s extra.txt
+`, allowed, fetchCmd("http://"+allowed+"/greeting")+" > greeting.txt", refusedCmd)
+	res, out, _ := scenario{
+		repo:  gitRepo(t, files),
+		issue: agent.Issue{Title: "Nothing", Body: "Nothing to do."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{call("finish", `{"summary":"Nothing to change."}`)},
+		// The operator allows open networks, and the repository asks for
+		// none: the allowlist applies.
+		tune: func(e *Executor) { e.AllowOpenNetwork = true },
+	}.run(t)
+	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []egress.Refusal
+	setupOK := 0
+	for _, rec := range log.Records {
+		p, err := rec.Payload()
+		if err != nil {
+			continue
+		}
+		switch p := p.(type) {
+		case *EgressRefused:
+			refused = append(refused, p.Refusal)
+		case *ledger.Command:
+			if p.Tool == "setup" && p.ExitCode == 0 {
+				setupOK++
+			}
+		}
+	}
+	host, port, _ := net.SplitHostPort(other)
+	want := fmt.Sprint([]egress.Refusal{{Host: host, Port: atoiT(t, port), Phase: "setup", Command: refusedCmd, Reason: "not on the allowlist"}})
+	if fmt.Sprint(refused) != want || setupOK != 2 {
+		t.Fatalf("ledger: refusals %v (want %s), %d setup commands succeeded (want 2); outcome %s %s", refused, want, setupOK, res.Outcome, res.Reason)
+	}
+	body := readBody(t, out)
+	if !strings.Contains(body, "refused connections") || !strings.Contains(body, other) {
+		t.Fatalf("the body does not list the refused connection to %s:\n%s", other, body)
+	}
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// TypeServiceLog is the ledger event holding the tail of a service
+// container's output, written when the job's phases end, for the run page
+// (DESIGN §4.1).
+const TypeServiceLog = "service_log"
+
+func init() {
+	ledger.Register(TypeServiceLog, func() ledger.Payload { return new(ServiceLog) })
+}
+
+// ServiceLog is one service's output tail, secrets withheld.
+type ServiceLog struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	Log   string `json:"log"`
+}
+
+// EventType implements ledger.Payload.
+func (*ServiceLog) EventType() string { return TypeServiceLog }
+
+// startServices starts the repository's services before the first
+// sandbox, so setup, the baseline, the agent and the final checks all
+// reach them.
+func (r *run) startServices(ctx context.Context) error {
+	if len(r.cfg.Services) == 0 {
+		return nil
+	}
+	runner, ok := r.e.Sandboxes.(sandbox.ServiceRunner)
+	if !ok {
+		return configError{fmt.Errorf("%s: services: this sandbox runner cannot start service containers", config.Path)}
+	}
+	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime}
+	for _, s := range r.cfg.Services {
+		if r.e.Images != nil {
+			ok, err := r.e.Images.ImageExists(ctx, s.Image)
+			if err != nil {
+				return fmt.Errorf("look up service image %s: %w", s.Image, err)
+			}
+			if !ok {
+				return configError{fmt.Errorf("service %s: image %q does not exist on the Docker engine (build or load it: nothing is pulled)", s.Name, s.Image)}
+			}
+		}
+		svc := sandbox.Service{Name: s.Name, Image: s.Image, Health: strings.Fields(s.Health)}
+		for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
+			svc.Env = append(svc.Env, k+"="+s.Environment[k])
+		}
+		spec.Services = append(spec.Services, svc)
+		r.serviceHosts = append(r.serviceHosts, s.Name)
+	}
+	var err error
+	r.services, err = runner.StartServices(ctx, spec)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// Most often the repository's doing (a service that exits, a
+		// health command that never passes): the maintainer fixes it.
+		return configError{err}
+	}
+	return err
+}
+
+// withServices puts a sandbox on the job's service network.
+func (r *run) withServices(spec *sandbox.Spec) {
+	if r.services != nil {
+		spec.ServiceNetwork, spec.ServiceHosts = r.services.Network(), r.serviceHosts
+	}
+}
+
+// recordServiceLogs writes each service's output tail to the ledger.
+func (r *run) recordServiceLogs() {
+	if r.services == nil || r.ledger == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serviceLogTimeout)
+	defer cancel()
+	logs := r.services.Logs(ctx)
+	for _, s := range r.cfg.Services {
+		text, err := withholdText(r.scanner, logs[s.Name])
+		if err != nil {
+			text = ""
+		}
+		if _, err := r.ledger.Append(&ServiceLog{Name: s.Name, Image: s.Image, Log: text}); err != nil {
+			r.e.logger().Warn("record a service's log", jobs.LogError, err)
+		}
+	}
+}
+
+// stopServices removes the services; the job's sandboxes must be gone.
+func (r *run) stopServices() {
+	if r.services == nil {
+		return
+	}
+	if err := r.services.Close(); err != nil {
+		r.e.logger().Warn("remove the services", jobs.LogError, err)
+	}
+	r.services = nil
+}
+
+// serviceLogTimeout bounds reading the services' logs at the end.
+const serviceLogTimeout = 30 * time.Second

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/egress"
+)
+
+// TestRefusedInNotVerified: refused connections are listed when a check
+// failed (at most five, then a count), and not when every check passed.
+func TestRefusedInNotVerified(t *testing.T) {
+	var refused []egress.Refusal
+	for i := range 7 {
+		refused = append(refused, egress.Refusal{Host: fmt.Sprintf("h%d.example", i), Port: 443, Phase: "setup", Command: "npm ci", Reason: "not on the allowlist"})
+	}
+	pass := verify.CheckResult{Name: "test", Command: "npm test", Phase: verify.Final, Ran: true, Passed: true}
+	fail := verify.CheckResult{Name: "test", Command: "npm test", Phase: verify.Final, Ran: true, ExitCode: 1}
+	find := func(in Input) string {
+		for _, s := range NotVerified(in) {
+			if strings.Contains(s, "refused connections") {
+				return s
+			}
+		}
+		return ""
+	}
+	if got := find(Input{Refused: refused, Final: []verify.CheckResult{pass}}); got != "" {
+		t.Errorf("every check passed, yet: %s", got)
+	}
+	if got := find(Input{Final: []verify.CheckResult{fail}}); got != "" {
+		t.Errorf("nothing refused, yet: %s", got)
+	}
+	got := find(Input{Refused: refused, Final: []verify.CheckResult{fail}})
+	for _, want := range []string{"h0.example:443", "h4.example:443", "npm ci", "and 2 more", "network.allow"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "h5.example") {
+		t.Errorf("more than five listed: %s", got)
+	}
+}

@@ -1,0 +1,116 @@
+package docker_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// fetchScript fetches url with Python's urllib, which goes through
+// HTTP_PROXY/HTTPS_PROXY as most clients do, and prints the body.
+func fetchScript(url string) string {
+	return fmt.Sprintf(`python3 -c 'import urllib.request,sys; sys.stdout.write(urllib.request.urlopen(%q, timeout=10).read().decode())'`, url)
+}
+
+// TestEgressAllowlist: an allowlisted sandbox reaches an allowed host
+// through the proxy and nothing else: another host is refused by the
+// proxy and recorded with its command; a direct connection, bypassing
+// the proxy, is dropped by the firewall; the Docker host's services
+// (other than the proxy) are out of reach as on the setup network.
+func TestEgressAllowlist(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "served "+r.URL.Path) })
+	allowed := sandboxtest.FakeHost(t, mux)
+	other := sandboxtest.FakeHost(t, mux)
+	var mu sync.Mutex
+	var refused []egress.Refusal
+	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{
+		Allow: []string{allowed},
+		Phase: "setup",
+		Refused: func(r egress.Refusal) {
+			mu.Lock()
+			refused = append(refused, r)
+			mu.Unlock()
+		},
+	}})
+
+	if got := ok(t, sb, fetchScript("http://"+allowed+"/mod")); got != "served /mod" {
+		t.Fatalf("allowed host: %q", got)
+	}
+	// A second allowlisted sandbox leaves the proxy's firewall opening as
+	// it was: one ACCEPT, before the REJECTs.
+	sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{Allow: []string{allowed}}})
+	rules, err := exec.Command("iptables", "-w", "-S", "INPUT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var egressRules []string
+	for _, l := range strings.Split(string(rules), "\n") {
+		if strings.Contains(l, "-i "+docker.EgressBridge+" ") && (strings.Contains(l, "REJECT") || strings.Contains(l, "ACCEPT")) {
+			egressRules = append(egressRules, l)
+		}
+	}
+	if len(egressRules) < 3 || !strings.HasSuffix(egressRules[0], "-j ACCEPT") {
+		t.Fatalf("egress rules of INPUT:\n%s", strings.Join(egressRules, "\n"))
+	}
+	if got := ok(t, sb, fetchScript("http://"+allowed+"/again")); got != "served /again" {
+		t.Fatalf("allowed host after a second sandbox: %q", got)
+	}
+	blocked := fetchScript("http://" + other + "/leak")
+	if res := run(t, sb, blocked); res.ExitCode == 0 || !strings.Contains(string(res.Stderr.Tail)+string(res.Stderr.Head), "403") {
+		t.Fatalf("host not on the allowlist: exit %d, stderr %s", res.ExitCode, res.Stderr.Head)
+	}
+	// Around the proxy: straight to the allowed host's address.
+	if res := run(t, sb, connectScript(allowed)); res.ExitCode == 0 {
+		t.Fatalf("a direct connection to %s went through the firewall", allowed)
+	}
+	host, port, _ := net.SplitHostPort(other)
+	mu.Lock()
+	got := fmt.Sprint(refused)
+	mu.Unlock()
+	want := fmt.Sprint([]egress.Refusal{{Host: host, Port: atoi(port), Phase: "setup", Command: blocked, Reason: "not on the allowlist"}})
+	if got != want {
+		t.Fatalf("refusals:\n got %s\nwant %s", got, want)
+	}
+
+	// The host's own services: every address but the proxy's port.
+	info, err := dockerClient(t).ContainerInspect(t.Context(), sb.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := info.NetworkSettings.Networks[docker.EgressNetwork]
+	if ep == nil || len(info.NetworkSettings.Networks) != 1 {
+		t.Fatalf("networks: %+v, want only %s", info.NetworkSettings.Networks, docker.EgressNetwork)
+	}
+	svc, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	accept(svc)
+	_, svcPort, _ := net.SplitHostPort(svc.Addr().String())
+	for _, a := range append(hostAddresses(t), ep.Gateway) {
+		if res := run(t, sb, connectScript(net.JoinHostPort(a, svcPort))); res.ExitCode == 0 {
+			t.Errorf("the allowlisted sandbox reached the host's service on %s", a)
+		}
+	}
+	// No IPv6, as on the setup network.
+	if got := ok(t, sb, "cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null || echo 1"); strings.TrimSpace(got) != "1" {
+		t.Errorf("IPv6 is on: %q", got)
+	}
+}
+
+func atoi(s string) int {
+	var n int
+	fmt.Sscan(s, &n)
+	return n
+}
