@@ -98,7 +98,8 @@ func (p *goProxy) asked() []string {
 }
 
 // TestDependencySetupAfterTheChange (issue 24): the fix needs a Go module
-// that only a module proxy on the fake internet serves. The model cannot
+// that only a module proxy on a fake host of the internet serves (on the
+// repository's network.allow, so setup's egress proxy lets it through). The model cannot
 // fetch it (the agent phase has no network), asks for dependency setup
 // with fetch_dependencies, builds against the module, and finishes; the
 // application runs the trusted setup again on the committed tree, and the
@@ -109,12 +110,15 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	data := filepath.Join("testdata", "go-deps")
 	proxy, sum := newGoProxy(t, filepath.Join(data, "module"), "example.com/textcase", "v1.0.0")
-	url := sandboxtest.FakeInternet(t, proxy)
+	host := sandboxtest.FakeHost(t, proxy)
+	url := "http://" + host
 
 	files := map[string]string{
 		// The repository's own setup names its proxy, as a private one
 		// would be named.
-		".github/agent.yml": "setup:\n  - go env -w GOPROXY=" + url + " GOSUMDB=off && go mod download\nverify:\n  - name: test\n    run: go test ./...\n",
+		".github/agent.yml": "setup:\n  - go env -w GOPROXY=" + url + " GOSUMDB=off && go mod download\n" +
+			"network:\n  allow: ['" + host + "']\n" +
+			"verify:\n  - name: test\n    run: go test ./...\n",
 	}
 	for _, name := range []string{"go.mod", "names.go", "names_test.go"} {
 		b, err := os.ReadFile(filepath.Join(data, "repo", name))
