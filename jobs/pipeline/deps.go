@@ -91,16 +91,28 @@ func (r *run) depsCommands(manifests []string) (cmds []string, configured bool) 
 	for _, m := range manifests {
 		cmd := downloadCommand(path.Base(m))
 		if cmd == "" {
-			continue
-		}
-		if dir := path.Dir(m); dir != "." {
+			cmd = r.projectSetup(m)
+		} else if dir := path.Dir(m); dir != "." {
 			cmd = "cd " + shellQuote(dir) + " && " + cmd
 		}
-		if !slices.Contains(cmds, cmd) {
+		if cmd != "" && !slices.Contains(cmds, cmd) {
 			cmds = append(cmds, cmd)
 		}
 	}
 	return cmds, false
+}
+
+// projectSetup is the setup command detection chose for the project
+// whose manifest m is (bundle install, composer install, gradle
+// dependencies: verify.Detection.SetupFor), already run in its directory;
+// "" when no project names m.
+func (r *run) projectSetup(m string) string {
+	for _, s := range r.detection.SetupFor() {
+		if slices.Contains(s.Manifests, m) {
+			return s.Command
+		}
+	}
+	return ""
 }
 
 // manifestChanges are the changes to dependency manifests and lockfiles.

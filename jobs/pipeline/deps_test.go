@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 )
 
@@ -26,10 +27,20 @@ func TestDepsCommands(t *testing.T) {
 		"configured": {setup: []string{"make deps"}, manifests: []string{"go.mod"}, want: []string{"make deps"}, configured: true},
 		// A lockfile with no download command of its own runs nothing.
 		"poetry lock only": {manifests: []string{"poetry.lock"}},
+		// Ruby, PHP and Gradle take the setup detection chose for the
+		// project the manifest is in, once per project.
+		"detected projects": {manifests: []string{"app/Gemfile", "app/Gemfile.lock", "composer.json", "lib/build.gradle"},
+			want: []string{"cd app && bundle install", "composer install --no-interaction --no-progress", "cd lib && gradle dependencies"}},
+		"another project's manifest": {manifests: []string{"other/Gemfile"}},
 	}
+	detection := verify.Detection{Projects: []verify.Project{
+		{Dir: "app", Language: "ruby", Setup: &verify.Setup{Dir: "app", Command: "cd app && bundle install", Manifests: []string{"app/Gemfile", "app/Gemfile.lock"}}},
+		{Dir: ".", Language: "php", Setup: &verify.Setup{Dir: ".", Command: "composer install --no-interaction --no-progress", Manifests: []string{"composer.json", "composer.lock"}}},
+		{Dir: "lib", Language: "java", Setup: &verify.Setup{Dir: "lib", Command: "cd lib && gradle dependencies", Manifests: []string{"lib/build.gradle"}}},
+	}}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &run{cfg: config.Config{Setup: tc.setup}}
+			r := &run{cfg: config.Config{Setup: tc.setup}, detection: detection}
 			got, configured := r.depsCommands(tc.manifests)
 			if !slices.Equal(got, tc.want) || configured != tc.configured {
 				t.Errorf("depsCommands(%q) = %q, %v; want %q, %v", tc.manifests, got, configured, tc.want, tc.configured)

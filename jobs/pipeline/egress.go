@@ -30,13 +30,17 @@ func (*EgressRefused) EventType() string { return TypeEgressRefused }
 // each detected ecosystem (verify.Detection.Languages), beside Debian's
 // archive for every repository: the public registries and what their
 // clients fetch from (the Go checksum database, PyPI's file host,
-// crates.io's index and downloads).
+// crates.io's index and downloads, Gradle's distributions and plugins).
+// Composer's packages are downloaded from where each package's metadata
+// points (often GitHub's codeload), which is not on this list.
 var Registries = map[string][]string{
 	"go":     {"proxy.golang.org", "sum.golang.org"},
 	"node":   {"registry.npmjs.org"},
 	"python": {"pypi.org", "files.pythonhosted.org"},
 	"rust":   {"crates.io", "static.crates.io", "index.crates.io"},
-	"java":   {"repo.maven.apache.org", "repo1.maven.org"},
+	"java":   {"repo.maven.apache.org", "repo1.maven.org", "services.gradle.org", "plugins.gradle.org"},
+	"ruby":   {"rubygems.org", "index.rubygems.org"},
+	"php":    {"repo.packagist.org"},
 	"":       {"deb.debian.org"},
 }
 
