@@ -607,6 +607,42 @@ func (q *Queue) Cancelled(ctx context.Context, taskID string) (by string, cancel
 	return by, true, nil
 }
 
+// runTTL keeps a task's run record past any retry of it.
+const runTTL = 7 * 24 * time.Hour
+
+// StartRun records that a run of the task starts and returns how its
+// previous run ended: RerunNone when this is the first, RerunCrashed when
+// the previous one started and never said it ended.
+func (q *Queue) StartRun(ctx context.Context, taskID string) (Rerun, error) {
+	prev, err := q.rdb.SetArgs(ctx, runKey(taskID), "running", redis.SetArgs{Get: true, TTL: runTTL}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return RerunNone, nil
+	case err != nil:
+		return RerunNone, fmt.Errorf("record the start of %s: %w", taskID, err)
+	case prev == "running":
+		return RerunCrashed, nil
+	}
+	return Rerun(prev), nil
+}
+
+// EndRun records how a run of the task ended, for its next run to say:
+// RerunNone (it will not run again) forgets the task.
+func (q *Queue) EndRun(ctx context.Context, taskID string, how Rerun) error {
+	var err error
+	if how == RerunNone {
+		err = q.rdb.Del(ctx, runKey(taskID)).Err()
+	} else {
+		err = q.rdb.Set(ctx, runKey(taskID), string(how), runTTL).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("record the end of %s: %w", taskID, err)
+	}
+	return nil
+}
+
+func runKey(id string) string { return KeyPrefix + "tries:" + id }
+
 func lockKey(i Issue) string   { return KeyPrefix + "active:" + issueKey(i) }
 func workedKey(i Issue) string { return KeyPrefix + "worked:" + issueKey(i) }
 

@@ -329,7 +329,25 @@ type Attempt struct {
 	// EnqueuedAt is the task's HeaderEnqueuedAt (EnqueuedAt); zero when
 	// unknown.
 	EnqueuedAt time.Time
+	// Rerun says how the task's previous run ended when this one is not
+	// its first (Queue.StartRun); RerunNone on a first run.
+	Rerun Rerun
 }
+
+// Rerun is how a task's previous run ended, as its next run learns it.
+type Rerun string
+
+const (
+	RerunNone Rerun = ""
+	// RerunCrashed: the previous run started and never ended (its worker
+	// died, or lost Redis, mid-run).
+	RerunCrashed Rerun = "crashed"
+	// RerunDrained: the previous run was handed back by a worker shutting
+	// down.
+	RerunDrained Rerun = "drained"
+	// RerunFailed: the previous run ended with an error asynq retries.
+	RerunFailed Rerun = "failed"
+)
 
 // Last reports whether this is the task's last try.
 func (a Attempt) Last() bool { return a.Retry >= a.MaxRetry }

@@ -740,6 +740,14 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	if len(st) != 1 || !strings.Contains(st[0].Body, "finished") {
 		t.Errorf("status comments: %+v, want 1 that says finished", st)
 	}
+	// The run after the crash says it is one, to the issue and the reviewer.
+	const rerun = "run again: the worker running the previous try stopped before it finished"
+	if len(st) == 1 && !strings.Contains(st[0].Body, rerun) {
+		t.Errorf("the status comment does not say the job ran again after a crash:\n%s", st[0].Body)
+	}
+	if !strings.Contains(pulls[0].Body, rerun) {
+		t.Errorf("the body's history does not say the job ran again after a crash:\n%s", pulls[0].Body)
+	}
 	if id, err := e.queue.Active(context.Background(), jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}); err != nil || id != "" {
 		t.Errorf("issue lock after the job: %q, %v", id, err)
 	}

@@ -135,6 +135,20 @@ func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt)
 	return p.run(ctx, a)
 }
 
+// rerunNote says why a job runs again, for the status comment and the
+// body's history; "" on a first run.
+func rerunNote(r jobs.Rerun) string {
+	switch r {
+	case jobs.RerunCrashed:
+		return "run again: the worker running the previous try stopped before it finished"
+	case jobs.RerunDrained:
+		return "run again: the previous try was handed back when its worker shut down"
+	case jobs.RerunFailed:
+		return "run again after a try that failed"
+	}
+	return ""
+}
+
 // Abandoned says in the issue's status comment that its job was given up:
 // the worker running the last attempt died and asynq archived the task
 // without running it again (see Sweeper).
@@ -182,6 +196,9 @@ func (p *Pipeline) dataDir() string {
 // cannot help, anything else to be retried.
 func (p *Pipeline) run(ctx context.Context, a request) error {
 	id := runID(a.at)
+	if note := rerunNote(a.at.Rerun); note != "" {
+		a.trigger += "; " + note
+	}
 	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry)
 	logURL := ""
 	switch {
@@ -209,7 +226,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
-	if a.ciHead != "" {
+	if a.ciHead != "" || a.at.Rerun != jobs.RerunNone {
 		st.status.Trigger = a.trigger
 	}
 	if err := st.find(ctx); err != nil {
@@ -390,6 +407,9 @@ func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History
 	}
 	a.ciReported = ciReportedOf(checks, a.ciReported)
 	job.Attempt.Trigger = fmt.Sprintf("%s on %s: %s", ciTrigger, shortSHA(a.ciHead), a.ciReported)
+	if note := rerunNote(a.at.Rerun); note != "" {
+		job.Attempt.Trigger += "; " + note
+	}
 	job.Issue.Feedback = ciFeedback(a.ciHead, checks, a.ciReported) + "\n" + job.Issue.Feedback
 	job.Admit = ciAdmit(a, h.Attempts)
 	return nil

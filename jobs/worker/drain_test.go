@@ -93,7 +93,7 @@ func TestDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer next.Shutdown()
-	if at := <-d.started; at.TaskID != "d-2" || at.Retry != 0 {
-		t.Errorf("the next worker ran %+v, want d-2 as try 0", at)
+	if at := <-d.started; at.TaskID != "d-2" || at.Retry != 0 || at.Rerun != jobs.RerunDrained {
+		t.Errorf("the next worker ran %+v, want d-2 as try 0, knowing it was drained", at)
 	}
 }

@@ -95,7 +95,7 @@ func (h *Handlers) solve(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	at := attemptOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context) error {
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at jobs.Attempt) error {
 		return h.Pipeline.Solve(ctx, p, at)
 	})
 }
@@ -106,7 +106,7 @@ func (h *Handlers) retry(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	at := attemptOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context) error {
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at jobs.Attempt) error {
 		return h.Pipeline.Retry(ctx, p, at)
 	})
 }
@@ -172,7 +172,7 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 // agentJob runs one attempt of an agent job: it checks for a cancel before
 // and after the work, and releases the issue's lock once the job will not
 // run again (success, permanent failure, last retry, or cancelled).
-func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Attempt, work func(context.Context) error) error {
+func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Attempt, work func(context.Context, jobs.Attempt) error) error {
 	log := h.Logger.With(jobs.LogTask, run.TaskID, jobs.LogIssue, issue.String(), jobs.LogRetry, run.Retry)
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
@@ -184,11 +184,16 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 		}
 		return err
 	}
-	err = work(ctx)
+	if run.Rerun, err = h.Queue.StartRun(ctx, run.TaskID); err != nil {
+		releaseSlot()
+		return err
+	}
+	err = work(ctx, run)
 	releaseSlot()
 	if err != nil && errors.Is(context.Cause(ctx), ErrDrained) && !errors.Is(err, asynq.SkipRetry) {
 		err = fmt.Errorf("%w: %w", ErrDrained, err)
 	}
+	h.endRun(ctx, run, err)
 	if cerr := h.checkCancelled(ctx, issue, run); cerr != nil {
 		return cerr
 	}
@@ -204,6 +209,24 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	}
 	log.Info("job done")
 	return nil
+}
+
+// endRun records how the run ended for the task's next run: a task that
+// will not run again is forgotten.
+func (h *Handlers) endRun(ctx context.Context, run jobs.Attempt, err error) {
+	how := jobs.RerunNone
+	switch {
+	case err == nil, errors.Is(err, asynq.SkipRetry):
+	case errors.Is(err, ErrDrained):
+		how = jobs.RerunDrained
+	case !run.Last():
+		how = jobs.RerunFailed
+	}
+	rctx, cancel := jobs.AfterContext(ctx)
+	defer cancel()
+	if rerr := h.Queue.EndRun(rctx, run.TaskID, how); rerr != nil {
+		h.Logger.Error("the next run of this job may not say how this one ended", jobs.LogTask, run.TaskID, jobs.LogError, rerr)
+	}
 }
 
 // checkCancelled returns an error wrapping asynq.SkipRetry if the task was

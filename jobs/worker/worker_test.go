@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,7 +141,7 @@ func TestAgentJobChecksCancelFirst(t *testing.T) {
 	}
 	h := testHandlers(t, q, nil)
 	ran := false
-	err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context) error { ran = true; return nil })
+	err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context, jobs.Attempt) error { ran = true; return nil })
 	if ran || !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("ran %v, err %v; want not run and SkipRetry", ran, err)
 	}
@@ -155,17 +156,45 @@ func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
 	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	h := testHandlers(t, q, nil)
 	boom := errors.New("github 502")
-	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+	var reruns []jobs.Rerun
+	failing := func(_ context.Context, at jobs.Attempt) error { reruns = append(reruns, at.Rerun); return boom }
+	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: 3}, failing); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if id, _ := q.Active(ctx, issue); id != "d-1" {
 		t.Fatalf("lock = %q after a retryable failure, want d-1", id)
 	}
-	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 3, MaxRetry: 3}, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 3, MaxRetry: 3}, failing); !errors.Is(err, boom) {
 		t.Fatal(err)
+	}
+	// The retry knows its previous run failed; the first run knows nothing.
+	if want := []jobs.Rerun{jobs.RerunNone, jobs.RerunFailed}; !slices.Equal(reruns, want) {
+		t.Errorf("runs saw reruns %q, want %q", reruns, want)
 	}
 	if id, _ := q.Active(ctx, issue); id != "" {
 		t.Fatalf("lock = %q after the last retry, want released", id)
+	}
+}
+
+// A run that started and never ended (its worker died) is said to the
+// next run of the task as a crash; a finished task is forgotten.
+func TestAgentJobTellsARunAfterACrash(t *testing.T) {
+	ctx := context.Background()
+	q := jobs.NewQueue(testRedis(t))
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
+	if _, err := q.StartRun(ctx, "d-1"); err != nil { // the run that died
+		t.Fatal(err)
+	}
+	h := testHandlers(t, q, nil)
+	var got jobs.Rerun
+	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(_ context.Context, at jobs.Attempt) error { got = at.Rerun; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got != jobs.RerunCrashed {
+		t.Errorf("rerun = %q, want %q", got, jobs.RerunCrashed)
+	}
+	if again, err := q.StartRun(ctx, "d-1"); err != nil || again != jobs.RerunNone {
+		t.Errorf("after a finished run StartRun = %q, %v; want a first run", again, err)
 	}
 }
 
