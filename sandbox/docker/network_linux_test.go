@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,74 +14,6 @@ import (
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
-
-// The fake internet's addresses: a /30 for the veth pair (from the
-// shared address space, 100.64.0.0/10, which no LAN here uses) and a host
-// from TEST-NET-2, which is never routed on the internet.
-const (
-	inetHostSide = "100.127.213.1"
-	inetNSSide   = "100.127.213.2"
-	inetAddr     = "198.51.100.7"
-)
-
-// fakeInternet is a network namespace on this machine that stands for the
-// internet: an address outside every local subnet, routed from the host
-// through a veth pair, where a TCP listener of the test accepts. A
-// sandbox reaches it as it reaches the internet (forwarded and
-// masqueraded by the host), and no packet leaves this machine. It needs
-// root and iproute2; the test is skipped otherwise.
-type fakeInternet struct {
-	addr string // host:port of the listener
-}
-
-func newFakeInternet(t *testing.T) *fakeInternet {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to build a network namespace that stands for the internet")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2 (ip) to build a network namespace that stands for the internet")
-	}
-	id := os.Getpid() % 100000
-	ns, hostIf, nsIf := fmt.Sprintf("pwtest%d", id), fmt.Sprintf("pwt%dh", id), fmt.Sprintf("pwt%dn", id)
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	ip("link", "add", hostIf, "type", "veth", "peer", "name", nsIf)
-	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
-	ip("link", "set", nsIf, "netns", ns)
-	ip("addr", "add", inetHostSide+"/30", "dev", hostIf)
-	ip("link", "set", hostIf, "up")
-	ip("-n", ns, "addr", "add", inetNSSide+"/30", "dev", nsIf)
-	ip("-n", ns, "link", "set", nsIf, "up")
-	ip("-n", ns, "link", "set", "lo", "up")
-	ip("-n", ns, "addr", "add", inetAddr+"/32", "dev", "lo")
-	ip("-n", ns, "route", "add", "default", "via", inetHostSide)
-	ip("route", "replace", inetAddr+"/32", "via", inetNSSide)
-	t.Cleanup(func() { exec.Command("ip", "route", "del", inetAddr+"/32").Run() })
-
-	ln := listenIn(t, "/run/netns/"+ns, net.JoinHostPort(inetAddr, "0"))
-	return &fakeInternet{addr: ln.Addr().String()}
-}
-
-// listenIn opens a TCP listener in the network namespace at nsPath. A
-// socket belongs to the namespace it was made in, so only the thread that
-// makes it has to switch; that thread is then thrown away.
-func listenIn(t *testing.T, nsPath, addr string) net.Listener {
-	t.Helper()
-	ln, err := sandboxtest.ListenInNS(nsPath, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accept(ln)
-	return ln
-}
 
 // accept takes and closes connections on ln until it is closed.
 func accept(ln net.Listener) {
@@ -125,9 +58,9 @@ func TestNetworkPhases(t *testing.T) {
 	// No internet here: show the setup phase is connected by reaching a
 	// listener of this test on a stand-in for it (the host's own
 	// services are out of reach: TestSetupNetworkReachesOutNotHost).
-	inet := newFakeInternet(t)
+	inet := sandboxtest.FakeHost(t, http.NotFoundHandler())
 	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
-	connect := connectScript(inet.addr)
+	connect := connectScript(inet)
 
 	if got := interfaces(t, sb); got != "eth0 lo" {
 		t.Fatalf("setup phase interfaces = %q, want eth0 and lo", got)
@@ -142,7 +75,7 @@ func TestNetworkPhases(t *testing.T) {
 		t.Fatalf("agent phase interfaces = %q, want only lo", got)
 	}
 	if res := run(t, sb, connect); res.ExitCode == 0 {
-		t.Fatalf("agent phase reached %s", inet.addr)
+		t.Fatalf("agent phase reached %s", inet)
 	}
 	// Caches written in setup are still there.
 	if got := ok(t, sb, "cat $GOMODCACHE/cache/marker $GOCACHE/marker"); got != "filled\nc\n" {
@@ -160,7 +93,7 @@ func TestNetworkPhases(t *testing.T) {
 // no IPv6, which the firewall rules do not cover.
 func TestSetupNetworkReachesOutNotHost(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
-	inet := newFakeInternet(t)
+	inet := sandboxtest.FakeHost(t, http.NotFoundHandler())
 	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true})
 	info, err := dockerClient(t).ContainerInspect(context.Background(), sb.ID())
 	if err != nil {
@@ -171,7 +104,7 @@ func TestSetupNetworkReachesOutNotHost(t *testing.T) {
 		t.Fatalf("setup sandbox networks: %+v, want only %s", info.NetworkSettings.Networks, docker.SetupNetwork)
 	}
 
-	ok(t, sb, connectScript(inet.addr))
+	ok(t, sb, connectScript(inet))
 
 	// One listener on every address of the host, and one on the gateway
 	// alone (a service bound to the bridge only).
