@@ -44,7 +44,37 @@ const (
 	// BudgetExceeded: the run's estimated model cost reached
 	// Limits.MaxCostUSD.
 	BudgetExceeded StopReason = "budget_exceeded"
+	// Interrupted: the worker is shutting down and told the run to stop
+	// (WithInterrupt) while there is still time to publish its work.
+	Interrupted StopReason = "interrupted"
 )
+
+type interruptKey struct{}
+
+// WithInterrupt returns ctx carrying ch: once ch is closed, a Run under
+// that context stops between steps with Interrupted, the way a cost cap
+// stops it (the turn in progress completes and its tool calls run; no
+// further request is sent). A worker's drain closes it shortly before its
+// grace period ends, so the pipeline can still commit and push. A nil ch
+// never interrupts.
+func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
+	return context.WithValue(ctx, interruptKey{}, ch)
+}
+
+// interruptStop is the Interrupted stop once ctx's interrupt channel is
+// closed, nil before.
+func interruptStop(ctx context.Context) *stop {
+	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return &stop{Interrupted, "the worker is shutting down: the run was interrupted between steps so its work so far could be pushed before the shutdown grace period ended", nil}
+	default:
+		return nil
+	}
+}
 
 // Limits bound a run. Each zero field takes the default in its comment.
 type Limits struct {
@@ -402,6 +432,9 @@ func (r *runner) loop(ctx context.Context) *stop {
 func (r *runner) beforeTurn(ctx context.Context) *stop {
 	if err := ctx.Err(); err != nil {
 		return contextStop(ctx)
+	}
+	if s := interruptStop(ctx); s != nil {
+		return s
 	}
 	if r.estimate() > r.lim.compactAbove() {
 		if s := r.compact(ctx, "near the context window", false); s != nil {

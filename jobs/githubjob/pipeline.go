@@ -261,7 +261,9 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	job.Notes = p.notes(a.issue)
 	st.status.BaseBranch = job.Branch
 	st.start(ctx)
-	res, err := p.Executor.Execute(ctx, job)
+	// A worker's drain closes the interrupt channel shortly before its
+	// grace period ends: the model loop stops between steps.
+	res, err := p.Executor.Execute(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
 		st.status.CostUSD = res.CostUSD
@@ -273,6 +275,9 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
+	}
+	if err == nil && res.Interrupted && res.HeadCommit == "" {
+		return p.handBack(ctx, st)
 	}
 	if err != nil {
 		if res != nil {
@@ -489,6 +494,18 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 		p.logger().Warn("could not update the status after an interruption", jobs.LogError, err)
 	}
 	return fmt.Errorf("run interrupted by a worker shutdown or timeout, to be tried again: %w", context.Cause(ctx))
+}
+
+// handBack ends a run a drain interrupted before the model changed
+// anything (or before anything could be committed): there is nothing to
+// push, so the job goes back to the queue, and the status says so.
+func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
+	st.status.Phase = report.PhaseQueued
+	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
+	if err := st.write(ctx); err != nil {
+		p.logger().Warn("could not say on the issue that the job was handed back", jobs.LogError, err)
+	}
+	return jobs.ErrHandedBack
 }
 
 // failed reports a run that could not finish. A configuration problem or

@@ -161,6 +161,10 @@ func (g *publisher) body(res *pipeline.Result, draftRefused bool) (string, error
 // draft applies `draft:` as the run read it from the default branch's
 // configuration (never as the run left it: the model could edit the file).
 func draft(res *pipeline.Result) bool {
+	if res.Interrupted {
+		// Unfinished and unchecked, whatever `draft:` says.
+		return true
+	}
 	switch res.Draft {
 	case config.DraftAlways:
 		return true

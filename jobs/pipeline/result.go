@@ -46,6 +46,10 @@ type Result struct {
 	// table (Executor.Prices); nil when the model has no price. It is not
 	// in result.json, whose keys are DESIGN §4.5's exactly.
 	CostUSD *float64 `json:"-"`
+	// Interrupted: a worker's shutdown stopped the model loop
+	// (agent.Interrupted); the final checks did not run. Outcome is
+	// stopped and Reason starts "stopped: interrupted:".
+	Interrupted bool `json:"-"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -143,6 +147,7 @@ func (r *run) result() *Result {
 		Findings:     r.allFindings(),
 		Draft:        r.cfg.Draft,
 		Summary:      r.agentRes.Summary,
+		Interrupted:  r.interrupted(),
 	}
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
@@ -171,6 +176,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.wedged != "":
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
+	case r.interrupted():
+		in.StopReason = string(agent.Interrupted) + ": " + InterruptedDetail
 	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:
 		in.StopReason = string(agent.BudgetExceeded) + ": " + r.agentRes.Detail
 	case r.agentRan && r.agentRes.Stop != agent.Finished:
@@ -300,8 +307,9 @@ func (r *run) mayCommit(o verify.Outcome) bool {
 	case verify.Stopped:
 		// A cost cap's partial work is pushed (a draft: it is not
 		// verified), so what the money bought is not lost.
+		// So is the work of a run a worker's shutdown interrupted.
 		budget := r.agentRan && r.agentRes.Stop == agent.BudgetExceeded
-		return (r.e.CommitStopped || budget) && r.cancelled == ""
+		return (r.e.CommitStopped || budget || r.interrupted()) && r.cancelled == ""
 	}
 	return false
 }
@@ -471,3 +479,13 @@ func writeFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// interrupted: the model loop was stopped by a worker's shutdown
+// (agent.WithInterrupt), not by a limit of the run.
+func (r *run) interrupted() bool {
+	return r.agentRan && r.agentRes.Stop == agent.Interrupted
+}
+
+// InterruptedDetail is the reason of a run a worker's shutdown interrupted
+// (after "stopped: interrupted: "), in the body and the status comment.
+const InterruptedDetail = "a worker shutdown stopped the model between steps before it finished; its work so far is pushed as a draft. The final checks were skipped to leave time to push, so nothing verified this change. Comment `/agent retry` to continue"

@@ -455,6 +455,14 @@ func (r *run) runFinal(ctx context.Context) error {
 		r.pristine = ""
 		return nil
 	}
+	if r.interrupted() {
+		// The worker is shutting down and what is left of its grace period
+		// is for committing and pushing: the final checks (a full test run
+		// can take longer than that) are skipped, and the change is
+		// reported stopped, unverified, with every check in "Not
+		// verified". The findings on the diff still apply.
+		return r.analyze()
+	}
 	dir, err := r.finalTree()
 	if err != nil {
 		return err

@@ -190,7 +190,7 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	}
 	err = work(ctx, run)
 	releaseSlot()
-	if err != nil && errors.Is(context.Cause(ctx), ErrDrained) && !errors.Is(err, asynq.SkipRetry) {
+	if err != nil && (errors.Is(context.Cause(ctx), ErrDrained) || handedBack(err)) && !errors.Is(err, asynq.SkipRetry) {
 		err = fmt.Errorf("%w: %w", ErrDrained, err)
 	}
 	h.endRun(ctx, run, err)
@@ -271,6 +271,12 @@ type Config struct {
 	// on the issue that the job was interrupted and will run again, and
 	// hands it back: ErrDrained); default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// InterruptMargin is how long before the grace period ends a running
+	// job's model loop is told to stop between steps (agent.Interrupted),
+	// so the pipeline can commit what the model changed and push it as a
+	// draft marked interrupted before its context is cancelled; default
+	// DefaultInterruptMargin(ShutdownTimeout). At most ShutdownTimeout.
+	InterruptMargin time.Duration
 	// Logger receives asynq's own log lines; default slog.Default().
 	Logger *slog.Logger
 }
@@ -286,7 +292,16 @@ const (
 	// it back on its own (with nothing said on the issue). A pod's
 	// terminationGracePeriodSeconds must exceed ShutdownTimeout plus this.
 	HandBackTimeout = 15 * time.Second
+	// MaxInterruptMargin caps the derived interrupt margin: commit, scan,
+	// push and the pull request take seconds, not minutes.
+	MaxInterruptMargin = 2 * time.Minute
 )
+
+// DefaultInterruptMargin is a quarter of the grace period, at most
+// MaxInterruptMargin: 7.5 s of the default 30 s, 2 minutes of 10 minutes.
+func DefaultInterruptMargin(grace time.Duration) time.Duration {
+	return min(grace/4, MaxInterruptMargin)
+}
 
 // ErrDrained is the cause of a job's context cancelled by a drain (Server
 // Shutdown after its grace period). The job goes back to the queue
@@ -294,14 +309,19 @@ const (
 // those whatever the error; the sweeper then says so on the issue).
 var ErrDrained = errors.New("the worker is shutting down")
 
+// handedBack reports whether err ends a run that a drain interrupted
+// before it had anything to push, handed back like a cancelled one.
+func handedBack(err error) bool { return errors.Is(err, jobs.ErrHandedBack) }
+
 // Server is the asynq server with a drain: Shutdown stops taking jobs,
 // lets running ones finish for the grace period, then cancels them so
 // they hand themselves back.
 type Server struct {
 	*asynq.Server
-	grace   time.Duration
-	drained chan struct{} // closed when the grace period is over
-	once    sync.Once
+	grace, margin time.Duration
+	interrupt     chan struct{} // closed InterruptMargin before the grace period ends
+	drained       chan struct{} // closed when the grace period is over
+	once, iOnce   sync.Once
 }
 
 // Start starts serving h, each task's context cancelled with ErrDrained
@@ -315,7 +335,7 @@ func (s *Server) Run(h asynq.Handler) error { return s.Server.Run(s.drainable(h)
 
 func (s *Server) drainable(h asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		ctx, cancel := context.WithCancelCause(ctx)
+		ctx, cancel := context.WithCancelCause(jobs.WithInterrupt(ctx, s.interrupt))
 		defer cancel(nil)
 		go func() {
 			select {
@@ -332,9 +352,13 @@ func (s *Server) drainable(h asynq.Handler) asynq.Handler {
 // returned or HandBackTimeout past the grace period.
 func (s *Server) Shutdown() {
 	drain := func() { s.once.Do(func() { close(s.drained) }) }
+	interrupt := func() { s.iOnce.Do(func() { close(s.interrupt) }) }
 	t := time.AfterFunc(s.grace, drain)
 	defer t.Stop()
+	ti := time.AfterFunc(s.grace-s.margin, interrupt)
+	defer ti.Stop()
 	s.Server.Shutdown()
+	interrupt()
 	drain()
 }
 
@@ -349,6 +373,10 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if cfg.InterruptMargin <= 0 {
+		cfg.InterruptMargin = DefaultInterruptMargin(cfg.ShutdownTimeout)
+	}
+	cfg.InterruptMargin = min(cfg.InterruptMargin, cfg.ShutdownTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -367,7 +395,7 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 		// few cheap commands a second per worker, for Redis.
 		TaskCheckInterval: taskCheckInterval,
 	})
-	return &Server{Server: srv, grace: cfg.ShutdownTimeout, drained: make(chan struct{})}
+	return &Server{Server: srv, grace: cfg.ShutdownTimeout, margin: cfg.InterruptMargin, interrupt: make(chan struct{}), drained: make(chan struct{})}
 }
 
 // taskCheckInterval: see NewServer.

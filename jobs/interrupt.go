@@ -1,0 +1,28 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+)
+
+type interruptKey struct{}
+
+// WithInterrupt returns ctx carrying ch, which a worker's drain closes
+// shortly before its grace period ends: the job's model loop then stops
+// between steps and the job pushes what it has as a draft marked
+// interrupted (jobs/githubjob hands ch to agent.WithInterrupt). Kept here,
+// in the light catalogue, so the worker need not compile the agent.
+func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
+	return context.WithValue(ctx, interruptKey{}, ch)
+}
+
+// Interrupt is ctx's interrupt channel, nil (never closed) when none.
+func Interrupt(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
+	return ch
+}
+
+// ErrHandedBack ends a run that a drain interrupted before the model had
+// changed anything: there is nothing to push, so the job goes back to the
+// queue like one whose grace period ran out (no failure counted).
+var ErrHandedBack = errors.New("the worker is shutting down and the run had no change yet: handed back to the queue")
