@@ -22,6 +22,9 @@ type drainPipeline struct {
 	finish  chan struct{}
 	mu      sync.Mutex
 	causes  []error
+	// early: issue 2's interrupt channel was closed while its context
+	// was still live (the interrupt margin comes before the cancel).
+	early bool
 }
 
 func (d *drainPipeline) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.Attempt) error {
@@ -29,6 +32,12 @@ func (d *drainPipeline) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.At
 	if p.Number == 1 {
 		<-d.finish
 		return nil
+	}
+	if ch := jobs.Interrupt(ctx); ch != nil {
+		<-ch
+		d.mu.Lock()
+		d.early = ctx.Err() == nil
+		d.mu.Unlock()
 	}
 	<-ctx.Done()
 	d.mu.Lock()
@@ -40,7 +49,9 @@ func (d *drainPipeline) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.At
 func (d *drainPipeline) Retry(context.Context, jobs.RetryPR, jobs.Attempt) error { return nil }
 
 // TestDrain stops a worker running two jobs: the one that finishes within
-// the grace period completes; the other is cancelled with ErrDrained once
+// the grace period completes; the other is first interrupted (its
+// interrupt channel closed, the context still live: a real pipeline would
+// push its work as a draft now), then, as it does not return, cancelled with ErrDrained once
 // the grace period is over and goes back to the queue with no failure
 // counted, where the next worker runs it as the same try.
 func TestDrain(t *testing.T) {
@@ -71,8 +82,11 @@ func TestDrain(t *testing.T) {
 		t.Errorf("the job that finished in time: %+v %v, want completed", info, err)
 	}
 	d.mu.Lock()
-	causes := d.causes
+	causes, early := d.causes, d.early
 	d.mu.Unlock()
+	if !early {
+		t.Error("the running job was not interrupted before its context was cancelled")
+	}
 	if len(causes) != 1 || causes[0] != ErrDrained {
 		t.Fatalf("the running job's context ended by %v, want ErrDrained", causes)
 	}
