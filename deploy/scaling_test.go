@@ -26,12 +26,17 @@ func configValue(t *testing.T, objs []object, dir, key string) string {
 // TestWorkersOutliveTheirDrain: a worker pod is killed
 // terminationGracePeriodSeconds after SIGTERM; it must live through the
 // drain's grace period and the hand-back, or a running job goes back to
-// the queue with nothing said on its issue.
+// the queue with nothing said on its issue. The margin in which an
+// interrupted job pushes its draft is the end of the grace period, not
+// added to it: it must leave the jobs most of the grace to finish.
 func TestWorkersOutliveTheirDrain(t *testing.T) {
 	objs := manifests(t)
 	grace, err := time.ParseDuration(configValue(t, objs, "kubernetes", "PATCHWRIGHT_SHUTDOWN_GRACE"))
 	if err != nil {
 		t.Fatalf("PATCHWRIGHT_SHUTDOWN_GRACE: %v", err)
+	}
+	if m := worker.DefaultInterruptMargin(grace); m <= 0 || m > grace/2 {
+		t.Errorf("interrupt margin %v of a %v grace period: want some, and at most half", m, grace)
 	}
 	need := grace + worker.HandBackTimeout
 	n := 0
@@ -41,7 +46,7 @@ func TestWorkersOutliveTheirDrain(t *testing.T) {
 		}
 		n++
 		secs, ok := get(o.doc, "spec", "template", "spec", "terminationGracePeriodSeconds").(int)
-		if !ok || time.Duration(secs)*time.Second < need {
+		if !ok || time.Duration(secs)*time.Second <= need {
 			t.Errorf("%s: terminationGracePeriodSeconds %v, want at least %v (grace %v plus the hand-back)", o.file, secs, need.Seconds(), grace)
 		}
 	}
