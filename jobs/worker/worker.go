@@ -267,8 +267,12 @@ type Config struct {
 	// Concurrency is how many tasks run at once; default DefaultConcurrency.
 	Concurrency int
 	// ShutdownTimeout is the drain's grace period: how long Shutdown lets
-	// running jobs finish before it cancels them (the pipeline then says
-	// on the issue that the job was interrupted and will run again, and
+	// running jobs finish. InterruptMargin before its end the jobs are
+	// interrupted (jobs.WithInterrupt: the model stops between steps, a
+	// change is pushed as a draft marked interrupted and the task
+	// completes; a run with no change hands itself back,
+	// jobs.ErrHandedBack); at its end what still runs is cancelled (the
+	// pipeline then says on the issue that the job will run again, and
 	// hands it back: ErrDrained); default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// InterruptMargin is how long before the grace period ends a running
@@ -314,8 +318,9 @@ var ErrDrained = errors.New("the worker is shutting down")
 func handedBack(err error) bool { return errors.Is(err, jobs.ErrHandedBack) }
 
 // Server is the asynq server with a drain: Shutdown stops taking jobs,
-// lets running ones finish for the grace period, then cancels them so
-// they hand themselves back.
+// lets running ones finish for the grace period, interrupts them its
+// margin before the end so they can push their work, then cancels what
+// is left so it hands itself back.
 type Server struct {
 	*asynq.Server
 	grace, margin time.Duration
