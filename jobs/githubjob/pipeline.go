@@ -276,7 +276,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
 	}
-	if err == nil && res.Interrupted && res.HeadCommit == "" {
+	if err == nil && res.Interrupted && len(res.Changes) == 0 {
 		return p.handBack(ctx, st)
 	}
 	if err != nil {
@@ -497,8 +497,9 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 }
 
 // handBack ends a run a drain interrupted before the model changed
-// anything (or before anything could be committed): there is nothing to
-// push, so the job goes back to the queue, and the status says so.
+// anything (protected paths dropped): there is nothing to push, so the
+// job goes back to the queue, and the status says so. A change that could
+// not be committed (a secret) is reported as any other run's.
 func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
