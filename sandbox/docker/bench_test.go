@@ -106,7 +106,9 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 
 // BenchmarkExecSteps breaks an exec down into its engine calls (see
 // docker.ExecSteps), for a bare `true` (the floor of one engine exec) and
-// for `true` in Exec's wrapper, beside Exec itself and the CLI, interleaved
+// for `true` in Exec's wrapper, beside Exec itself (on the resident
+// starter when one is configured: the tests build it, see TestMain), Exec
+// with Options.EngineExec (engineExec) and the CLI, interleaved
 // in one loop so that load from elsewhere falls on all of them alike. It
 // reports medians: on a shared machine the means follow the outliers.
 //
@@ -114,6 +116,10 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 func BenchmarkExecSteps(b *testing.B) {
 	d := sandboxtest.NewDocker(b, docker.Options{})
 	sb := sandboxtest.New(b, d, sandbox.Spec{})
+	engine := sandboxtest.New(b, sandboxtest.NewDocker(b, docker.Options{EngineExec: true}), sandbox.Spec{})
+	if docker.StarterPID(sb) == 0 {
+		b.Logf("no starter: %v", docker.StarterErr(sb))
+	}
 	ctx := context.Background()
 	argv := map[string][]string{
 		"bare":    {"true"},
@@ -145,6 +151,13 @@ func BenchmarkExecSteps(b *testing.B) {
 		},
 		func() {
 			t := time.Now()
+			if res, err := engine.Exec(ctx, sandbox.Command{Script: "true"}); err != nil || res.ExitCode != 0 {
+				b.Fatalf("Exec(true) = %+v, %v", res, err)
+			}
+			times["engineExec"] = append(times["engineExec"], time.Since(t))
+		},
+		func() {
+			t := time.Now()
 			if out, err := exec.Command("docker", "exec", sb.ID(), "true").CombinedOutput(); err != nil {
 				b.Fatalf("docker exec: %v: %s", err, out)
 			}
@@ -169,4 +182,5 @@ func BenchmarkExecSteps(b *testing.B) {
 	}
 	b.ReportMetric(median("Exec")/median("cli"), "Exec/cli")
 	b.ReportMetric(median("bare")/median("cli"), "bare/cli")
+	b.ReportMetric(median("engineExec")/median("cli"), "engineExec/cli")
 }

@@ -81,6 +81,19 @@ type starterFrame struct {
 	typ byte
 	p   []byte
 	err error // the stream's end: no more frames
+	buf *[]byte
+}
+
+// framePool recycles the frames' payloads: output goes through them
+// without memory growing with it.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// release gives f's payload back; f.p is not used after.
+func (f starterFrame) release() {
+	if f.buf != nil {
+		*f.buf = f.p[:0]
+		framePool.Put(f.buf)
+	}
 }
 
 // startStarter copies the starter binary into the container's /tmp and
@@ -165,7 +178,11 @@ func cmpErr(err, def error) error {
 func (s *starter) read() {
 	for {
 		typ, p, err := s.conn.Read()
-		f := starterFrame{typ: typ, p: p, err: err}
+		f := starterFrame{typ: typ, err: err}
+		if err == nil {
+			b := framePool.Get().(*[]byte)
+			f.p, f.buf = append((*b)[:0], p...), b
+		}
 		select {
 		case s.frames <- f:
 		case <-s.done:
@@ -236,8 +253,10 @@ func (c *dockerSandbox) executeStarter(ctx context.Context, cmd sandbox.Command)
 				return sandbox.Result{}, rec, fmt.Errorf("%w: %s", errTampered, f.p)
 			case f.typ == frame.Stdout:
 				stdout.Write(f.p)
+				f.release()
 			case f.typ == frame.Stderr:
 				stderr.Write(f.p)
+				f.release()
 			case f.typ == frame.Exit:
 				var r frame.Record
 				if json.Unmarshal(f.p, &r) != nil {

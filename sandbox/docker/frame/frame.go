@@ -64,6 +64,7 @@ type Conn struct {
 	rmac, wmac hash.Hash
 	rseq, wseq uint64
 	hdr        [5]byte
+	buf        []byte // Read's, reused
 }
 
 // New is a Conn reading r and writing w with key.
@@ -97,6 +98,7 @@ func (c *Conn) Write(typ byte, p []byte) error {
 }
 
 // Read returns the next frame, or ErrAuth for one not made with the key.
+// The payload is valid until the next Read.
 func (c *Conn) Read() (byte, []byte, error) {
 	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
 		return 0, nil, err
@@ -105,7 +107,10 @@ func (c *Conn) Read() (byte, []byte, error) {
 	if n > MaxPayload {
 		return 0, nil, fmt.Errorf("%w: length %d", ErrAuth, n)
 	}
-	buf := make([]byte, int(n)+sha256.Size)
+	if need := int(n) + sha256.Size; cap(c.buf) < need {
+		c.buf = make([]byte, need)
+	}
+	buf := c.buf[:int(n)+sha256.Size]
 	if _, err := io.ReadFull(c.r, buf); err != nil {
 		return 0, nil, err
 	}
