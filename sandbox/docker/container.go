@@ -309,10 +309,17 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 		c.egress.SetCommand(cmd.Script)
 		defer c.egress.SetCommand("")
 	}
+	oomUnknown := false
 	if c.st != nil {
 		res, rec, err := c.executeStarter(ctx, cmd)
 		if !errors.Is(err, errTampered) {
-			return c.finish(cmd, res, err, "", rec)
+			if rec == nil {
+				// The starter died: no OOM count to compare, and a
+				// SIGKILL before the limit is most often the command's
+				// own kill -9 -1, not the OOM killer's.
+				oomUnknown = true
+			}
+			return c.finish(cmd, res, err, "", rec, oomUnknown)
 		}
 		// Nothing ran: the command goes to an engine exec.
 	}
@@ -320,13 +327,13 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	if !started {
 		return res, err
 	}
-	return c.finish(cmd, res, err, oomBefore, nil)
+	return c.finish(cmd, res, err, oomBefore, nil, false)
 }
 
 // finish checks that nothing of the command is left and fills in
 // OOMKilled and TimedOut. rec is the starter's record, nil for an engine
 // exec or when the starter gave none.
-func (c *dockerSandbox) finish(cmd sandbox.Command, res sandbox.Result, err error, oomBefore string, rec *frame.Record) (sandbox.Result, error) {
+func (c *dockerSandbox) finish(cmd sandbox.Command, res sandbox.Result, err error, oomBefore string, rec *frame.Record, oomUnknown bool) (sandbox.Result, error) {
 	if errors.Is(err, sandbox.ErrWedged) {
 		return res, err
 	}
@@ -341,7 +348,7 @@ func (c *dockerSandbox) finish(cmd sandbox.Command, res sandbox.Result, err erro
 	if err != nil {
 		return res, err
 	}
-	if res.ExitCode != 0 {
+	if res.ExitCode != 0 && !oomUnknown {
 		if rec != nil {
 			res.OOMKilled = oomRose(*rec, res.ExitCode, res.Duration < cmd.Timeout)
 		} else {
