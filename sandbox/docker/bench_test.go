@@ -106,7 +106,9 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 
 // BenchmarkExecSteps breaks an exec down into its engine calls (see
 // docker.ExecSteps), for a bare `true` (the floor of one engine exec) and
-// for `true` in Exec's wrapper, beside Exec itself and the CLI, interleaved
+// for `true` in Exec's wrapper, beside Exec itself (on the resident
+// starter when one is configured: the tests build it, see TestMain), Exec
+// with Options.EngineExec (engineExec) and the CLI, interleaved
 // in one loop so that load from elsewhere falls on all of them alike. It
 // reports medians: on a shared machine the means follow the outliers.
 //
@@ -114,6 +116,10 @@ func benchmarkCreate(b *testing.B, spec sandbox.Spec) {
 func BenchmarkExecSteps(b *testing.B) {
 	d := sandboxtest.NewDocker(b, docker.Options{})
 	sb := sandboxtest.New(b, d, sandbox.Spec{})
+	engine := sandboxtest.New(b, sandboxtest.NewDocker(b, docker.Options{EngineExec: true}), sandbox.Spec{})
+	if docker.StarterPID(sb) == 0 {
+		b.Logf("no starter: %v", docker.StarterErr(sb))
+	}
 	ctx := context.Background()
 	argv := map[string][]string{
 		"bare":    {"true"},
@@ -122,7 +128,9 @@ func BenchmarkExecSteps(b *testing.B) {
 	steps := []string{"create", "start", "stream", "inspect"}
 	times := map[string][]time.Duration{}
 	raw := func(name string) {
-		took, err := docker.ExecSteps(ctx, sb, argv[name])
+		// In the engine-exec sandbox: the wrapper's kill -9 -1 would end
+		// the other's starter.
+		took, err := docker.ExecSteps(ctx, engine, argv[name])
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -142,6 +150,13 @@ func BenchmarkExecSteps(b *testing.B) {
 				b.Fatalf("Exec(true) = %+v, %v", res, err)
 			}
 			times["Exec"] = append(times["Exec"], time.Since(t))
+		},
+		func() {
+			t := time.Now()
+			if res, err := engine.Exec(ctx, sandbox.Command{Script: "true"}); err != nil || res.ExitCode != 0 {
+				b.Fatalf("Exec(true) = %+v, %v", res, err)
+			}
+			times["engineExec"] = append(times["engineExec"], time.Since(t))
 		},
 		func() {
 			t := time.Now()
@@ -169,4 +184,5 @@ func BenchmarkExecSteps(b *testing.B) {
 	}
 	b.ReportMetric(median("Exec")/median("cli"), "Exec/cli")
 	b.ReportMetric(median("bare")/median("cli"), "bare/cli")
+	b.ReportMetric(median("engineExec")/median("cli"), "engineExec/cli")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker/frame"
 	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
@@ -148,6 +149,12 @@ type dockerSandbox struct {
 	egress   *egress.Client
 	egressIP string
 
+	// st is the resident starter, nil for engine execs (none configured,
+	// it failed to start, or it was dropped); written holding both turn
+	// and mu. starterErr is why it failed to start.
+	st         *starter
+	starterErr error
+
 	mu     sync.Mutex
 	closed bool
 	dead   bool
@@ -197,7 +204,11 @@ func (c *dockerSandbox) Close() error {
 	}
 	c.closed = true
 	hostKilled := c.hostKilled
+	st := c.st
 	c.mu.Unlock()
+	if st != nil {
+		st.close()
+	}
 	c.unregisterEgress()
 	timeout := closeTimeout
 	if hostKilled {
@@ -298,8 +309,32 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 		c.egress.SetCommand(cmd.Script)
 		defer c.egress.SetCommand("")
 	}
+	oomUnknown := false
+	if c.st != nil {
+		res, rec, err := c.executeStarter(ctx, cmd)
+		if !errors.Is(err, errTampered) {
+			if rec == nil {
+				// The starter died: no OOM count to compare, and a
+				// SIGKILL before the limit is most often the command's
+				// own kill -9 -1, not the OOM killer's.
+				oomUnknown = true
+			}
+			return c.finish(cmd, res, err, "", rec, oomUnknown)
+		}
+		// Nothing ran: the command goes to an engine exec.
+	}
 	res, oomBefore, started, err := c.execute(ctx, cmd)
-	if !started || errors.Is(err, sandbox.ErrWedged) {
+	if !started {
+		return res, err
+	}
+	return c.finish(cmd, res, err, oomBefore, nil, false)
+}
+
+// finish checks that nothing of the command is left and fills in
+// OOMKilled and TimedOut. rec is the starter's record, nil for an engine
+// exec or when the starter gave none.
+func (c *dockerSandbox) finish(cmd sandbox.Command, res sandbox.Result, err error, oomBefore string, rec *frame.Record, oomUnknown bool) (sandbox.Result, error) {
+	if errors.Is(err, sandbox.ErrWedged) {
 		return res, err
 	}
 	if uerr := c.usable(); uerr != nil {
@@ -307,14 +342,18 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 		// its exit status (a SIGKILL) is not its own.
 		return res, errors.Join(err, uerr)
 	}
-	if rerr := c.reap(); rerr != nil {
+	if rerr := c.reap(rec != nil && rec.Clean); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
 	if err != nil {
 		return res, err
 	}
-	if res.ExitCode != 0 {
-		res.OOMKilled = c.oomKilledSince(oomBefore, res.ExitCode, res.Duration < cmd.Timeout)
+	if res.ExitCode != 0 && !oomUnknown {
+		if rec != nil {
+			res.OOMKilled = oomRose(*rec, res.ExitCode, res.Duration < cmd.Timeout)
+		} else {
+			res.OOMKilled = c.oomKilledSince(oomBefore, res.ExitCode, res.Duration < cmd.Timeout)
+		}
 	}
 	// The watchdog kills the wrapper too, so a command killed at its
 	// limit ends with 128+SIGKILL.
@@ -464,6 +503,17 @@ func (c *dockerSandbox) oomKilledSince(before string, exitCode int, early bool) 
 	return n > b
 }
 
+// oomRose is oomKilledSince from the starter's record, which read the
+// count after the command too.
+func oomRose(rec frame.Record, exitCode int, early bool) bool {
+	b, berr := strconv.ParseInt(rec.OOMBefore, 10, 64)
+	n, err := strconv.ParseInt(rec.OOMAfter, 10, 64)
+	if err != nil || berr != nil {
+		return exitCode == 137 && early
+	}
+	return n > b
+}
+
 func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
 	out, code, err := c.run(ctx, killTimeout, oomScript)
 	if err != nil {
@@ -502,7 +552,12 @@ func (c *dockerSandbox) oomCount(ctx context.Context) (int64, error) {
 // killed: the last resort, after which the sandbox is dead. Under a
 // runtime whose processes neither shows (gVisor), killScript's exit status
 // is all there is.
-func (c *dockerSandbox) reap() error {
+//
+// trusted says that the starter's authenticated record reported every
+// other process of the command user gone: where the host cannot list
+// the container's processes, that is taken as killScript's word would
+// be (and running killScript would kill the starter).
+func (c *dockerSandbox) reap(trusted bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var cause string
@@ -514,6 +569,11 @@ func (c *dockerSandbox) reap() error {
 		if err != nil && !errors.Is(err, errTopBlind) {
 			cause = err.Error()
 		}
+		if trusted && errors.Is(err, errTopBlind) {
+			return nil
+		}
+		// killScript's kill -9 -1 ends the starter too.
+		c.dropStarter()
 		out, code, rerr := c.run(ctx, killTimeout, killScript)
 		switch {
 		case rerr != nil:
@@ -609,8 +669,14 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 	if err := c.locate(ctx); err != nil {
 		return 0, err
 	}
+	except := 0
+	if c.st != nil {
+		// Only a starter that wrote an authenticated record since its
+		// last command is kept (see finish): its PID is its own.
+		except = c.st.pid
+	}
 	if c.host != nil {
-		return c.host.survivors()
+		return c.host.survivors(except)
 	}
 	if c.topBlind {
 		return 0, errTopBlind
@@ -636,7 +702,7 @@ func (c *dockerSandbox) survivors(ctx context.Context) (int, error) {
 	}
 	left := 0
 	for _, p := range top.Processes {
-		if len(p) <= uidCol || p[uidCol] != initUID {
+		if len(p) <= uidCol || (p[uidCol] != initUID && p[pidCol] != strconv.Itoa(except)) {
 			left++
 		}
 	}

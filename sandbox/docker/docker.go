@@ -89,6 +89,16 @@ type Options struct {
 	// keeps caches of repositories no longer worked on from filling the
 	// disk. Default DefaultCacheMaxAge.
 	CacheMaxAge time.Duration
+	// Starter is the path of the resident starter binary (a static build
+	// of sandbox/docker/starter) copied into each sandbox, which then
+	// starts every command without an engine exec of its own (see
+	// README, Security model). Default: $PATCHWRIGHT_SANDBOX_STARTER
+	// ("off" for none), else patchwright-starter beside the executable;
+	// with none found every command is an engine exec.
+	Starter string
+	// EngineExec runs every command as its own engine exec, as before the
+	// starter, whatever Starter says.
+	EngineExec bool
 }
 
 // Docker is the Runner on a Docker engine. It is safe for concurrent use.
@@ -102,6 +112,8 @@ type Docker struct {
 	policy   *sandbox.Policy
 	grace    time.Duration
 	cacheAge time.Duration
+	// starterBin is the starter binary; nil runs engine execs.
+	starterBin []byte
 	// unfencedSetup is Options.UnfencedSetup.
 	unfencedSetup bool
 
@@ -132,6 +144,9 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 		d.grace = DefaultKillGrace
 	}
 	var err error
+	if d.starterBin, err = loadStarter(opts); err != nil {
+		return nil, err
+	}
 	if d.uid, d.gid, err = parseUser(d.user); err != nil {
 		return nil, fmt.Errorf("sandbox user: %w", err)
 	}
@@ -263,6 +278,16 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if cacheLayer != "" {
 		if err := c.fillCacheLayer(ctx, cacheLayer); err != nil {
 			return nil, errors.Join(err, c.Close())
+		}
+	}
+	if d.starterBin != nil {
+		if c.starterErr = c.startStarter(ctx); c.starterErr != nil {
+			// Engine execs then; what the failed start left of the
+			// command user must not pass for the first command's.
+			c.dropStarter()
+			if err := c.reap(false); err != nil {
+				return nil, errors.Join(err, c.Close())
+			}
 		}
 	}
 	return c, nil

@@ -52,3 +52,18 @@ func ExecSteps(ctx context.Context, sb sandbox.Sandbox, argv []string) (steps [4
 	}
 	return steps, nil
 }
+
+// StarterPID is the host PID of sb's resident starter, 0 when commands
+// run as engine execs.
+func StarterPID(sb sandbox.Sandbox) int {
+	c := sb.(*dockerSandbox)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.st == nil {
+		return 0
+	}
+	return c.st.pid
+}
+
+// StarterErr is why sb's starter did not start.
+func StarterErr(sb sandbox.Sandbox) error { return sb.(*dockerSandbox).starterErr }

@@ -199,14 +199,17 @@ func (h *hostCgroup) procs() ([]int, error) {
 
 // survivors counts the container's processes that do not run as its init
 // user: every one is a command's.
-func (h *hostCgroup) survivors() (int, error) {
+//
+// except, when not 0, is the resident starter's host PID: a known process
+// of the command user that lives between commands.
+func (h *hostCgroup) survivors(except int) (int, error) {
 	pids, err := h.procs()
 	if err != nil {
 		return 0, fmt.Errorf("list the processes of sandbox %.12s on the host: %w", h.id, err)
 	}
 	left := 0
 	for _, pid := range pids {
-		if pid == h.initPID {
+		if pid == h.initPID || pid == except {
 			continue
 		}
 		uids, err := processUIDs(pid)

@@ -84,16 +84,16 @@ func TestHostCgroupCounts(t *testing.T) {
 	write(filepath.Join(dir, "cgroup.procs"), 1, me, gone.Process.Pid)
 	write(filepath.Join(dir, "child", "cgroup.procs"), me)
 	h := &hostCgroup{dir: dir, initPID: 1, initUID: os.Getuid() + 1}
-	if left, err := h.survivors(); left != 2 || err != nil {
+	if left, err := h.survivors(0); left != 2 || err != nil {
 		t.Fatalf("survivors = %d, %v; want 2 (this process, listed twice)", left, err)
 	}
 	h.initUID = os.Getuid()
-	if left, err := h.survivors(); left != 0 || err != nil {
+	if left, err := h.survivors(0); left != 0 || err != nil {
 		t.Fatalf("survivors as the init user = %d, %v; want 0", left, err)
 	}
 	h.initPID = me
 	h.initUID = os.Getuid() + 1
-	if left, err := h.survivors(); left != 1 || err != nil {
+	if left, err := h.survivors(0); left != 1 || err != nil {
 		t.Fatalf("survivors with this process as PID 1 = %d, %v; want 1 (the host's PID 1)", left, err)
 	}
 }

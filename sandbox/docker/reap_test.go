@@ -31,8 +31,9 @@ func commandProcesses(t *testing.T, sb sandbox.Sandbox) []string {
 		t.Fatal(err)
 	}
 	var left []string
+	starter := strconv.Itoa(docker.StarterPID(sb))
 	for _, p := range top.Processes {
-		if p[1] == strconv.Itoa(sandboxtest.UID) {
+		if p[1] == strconv.Itoa(sandboxtest.UID) && p[0] != starter {
 			left = append(left, p[0]+" "+p[2])
 		}
 	}

@@ -79,9 +79,12 @@ func TestStoppedCommandEndsEarly(t *testing.T) {
 // rather than its own 2-minute one: the job is not held. Once the engine
 // answers again, the reaper removes the stopped container before its
 // expiry.
+//
+// It runs engine execs: the proxy stalls after an exec's start, and a
+// command on the resident starter makes no engine call to stall.
 func TestWedgedSandboxWithASilentEngine(t *testing.T) {
 	proxy := newStallProxy(t)
-	d := sandboxtest.NewDocker(t, docker.Options{})
+	d := sandboxtest.NewDocker(t, docker.Options{EngineExec: true})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	fromHost(t, sb)
 	proxy.armed.Store(true) // silent from the command's start on
