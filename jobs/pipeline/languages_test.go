@@ -70,6 +70,8 @@ func TestLanguages(t *testing.T) {
 		"ruby":  {[]string{"3 passed", "`Textkit.truncate stays within the limit` fails on the original code"}, []string{"Textkit.titleize capitalizes every word"}},
 		"cmake": {[]string{"3 passed", "`strutil_repeat` fails on the original code"}, []string{"mathutil_gcd"}},
 		"php":   {[]string{"3 passed", "`TemperatureTest::boilingInCelsius` fails on the original code"}, []string{"TemperatureTest::testFreezingInFahrenheit"}},
+		// Gradle's XML reports, offline with Debian's JUnit as a file repository.
+		"gradle": {[]string{"3 passed", "`WordsTest.countsAcrossRunsOfSpaces` fails on the original code"}, []string{"WordsTest::countsWords"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for patch, want := range map[string]struct {
