@@ -129,6 +129,33 @@ func fitBody(d bodyData, in Input, h History) (string, error) {
 	return "", fmt.Errorf("render pull-request body: %d bytes even without check output (limit %d)", len(body), MaxBody)
 }
 
+// whyGroup is one reason detection gave and the checks it chose by it.
+type whyGroup struct {
+	Why   string
+	Names []string
+}
+
+// Whys says why each detected check's command was chosen, one group per
+// reason in the table's order (a Go module's build, vet and test share
+// theirs); configured checks have no reason and are left out.
+func (d bodyData) Whys() []whyGroup {
+	var out []whyGroup
+	index := map[string]int{}
+	for _, r := range d.Rows {
+		if r.Why == "" {
+			continue
+		}
+		i, ok := index[r.Why]
+		if !ok {
+			i = len(out)
+			index[r.Why] = i
+			out = append(out, whyGroup{Why: r.Why})
+		}
+		out[i].Names = append(out[i].Names, r.Name)
+	}
+	return out
+}
+
 func hasFailure(in Input) bool {
 	for _, c := range append(append([]verify.CheckResult(nil), in.Baseline...), in.Final...) {
 		if c.Failed() && c.Output != "" {

@@ -62,6 +62,7 @@ func resultText(c *verify.CheckResult) string {
 // row is one check in the verification table.
 type row struct {
 	Name, Command    string
+	Why              string // why detection chose the command; "" for a configured check
 	Before, After    *verify.CheckResult
 	Time, Reruns     string
 	BeforeOut        string
@@ -82,6 +83,9 @@ func rows(in Input, outputBudget int) []row {
 		}
 		c2 := c
 		r := &out[i]
+		if c.Why != "" {
+			r.Why = c.Why
+		}
 		text, dropped := "", false
 		if c.Failed() && outputBudget > 0 {
 			text, dropped = tail(c.Output, outputBudget)

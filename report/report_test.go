@@ -302,3 +302,43 @@ func TestFailureComment(t *testing.T) {
 		})
 	}
 }
+
+// TestPRBodyWhy: the verification section says why detection chose each
+// command, one clause per reason after the table, with the checks that
+// share it; a configured check (no reason) is not named, a reason cannot
+// break out of its line, and the contract's headings stay.
+func TestPRBodyWhy(t *testing.T) {
+	in := base()
+	for _, cs := range [][]verify.CheckResult{in.Baseline, in.Final} {
+		for i := range cs {
+			cs[i].Why = "go.mod: the go command, per module"
+		}
+	}
+	configured := check("lint", "make lint", verify.Final, true, time.Second)
+	hostile := check("test (web: npm)", "cd web && npm test", verify.Final, true, time.Second)
+	hostile.Why = "package.json's `test` script\n## Injected <img src=x>"
+	in.Final = append(in.Final, configured, hostile)
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := headings(body); !reflect.DeepEqual(got, contractHeadings) {
+		t.Errorf("headings = %q, want %q", got, contractHeadings)
+	}
+	verification := body[strings.Index(body, "## Verification"):strings.Index(body, "## Not verified")]
+	want := "Why these commands: go.mod: the go command, per module (`build`, `vet`, `test`); package.json's `test` script \\#\\# Injected &lt;img src=x&gt; (`test (web: npm)`)."
+	if !strings.Contains(verification, want) {
+		t.Errorf("verification lacks\n%s\n%s", want, verification)
+	}
+	if strings.Contains(verification, "`lint`)") {
+		t.Errorf("a configured check is given a reason:\n%s", verification)
+	}
+	// Without any reason (every check configured) there is no such line.
+	body, err = PRBody(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, "Why these commands") {
+		t.Errorf("why line without reasons:\n%s", body)
+	}
+}

@@ -21,7 +21,7 @@ const (
 	LangRust   = "rust"
 	LangRuby   = "ruby"
 	LangPHP    = "php"
-	LangCTest  = "ctest" // a CTest test a CMakeLists.txt adds
+	LangCTest  = "ctest" // a CTest test a CMakeLists.txt adds, or a Meson test() in a meson.build
 	LangJava   = "java"
 )
 
@@ -123,7 +123,7 @@ func runnableLang(name string) (string, bool) {
 	case ".c", ".cc", ".cpp", ".cxx":
 		return LangCTest, true // GoogleTest and Catch2 tests, as CTest names them
 	}
-	if path.Base(name) == "CMakeLists.txt" {
+	if b := path.Base(name); b == "CMakeLists.txt" || b == "meson.build" {
 		return LangCTest, true
 	}
 	return "", false
@@ -280,7 +280,7 @@ func cannotShowWhy(t NewTest) string {
 	case t.Lang == LangJS && !safeIDRE.MatchString(t.File):
 		return "cannot be shown because the test file's name cannot be passed to the shell safely"
 	case (t.Lang == LangRuby || t.Lang == LangPHP || t.Lang == LangCTest || t.Lang == LangJava) && reportedCommand(t.Kind, []NewTest{t}, "") == "":
-		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, Maven, Gradle)"
+		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, meson test, Maven, Gradle)"
 	case t.Lang == LangJS && jsFileCommand(t.Kind, t.File, "") == "":
 		return "cannot be shown because the project's test script runs no JavaScript test runner Patchwright knows how to point at one file (node:test, mocha, jest, vitest, tape)"
 	}

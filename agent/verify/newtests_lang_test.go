@@ -20,6 +20,7 @@ func TestOverlayable(t *testing.T) {
 		"test/calc.js": true, "src/calc.test.ts": true, "src/__tests__/a.jsx": true, "src/calc.js": false, "spec/calc.spec.mjs": true,
 		"tests/api.rs": true, "src/tests.rs": true, "src/lib.rs": false, "crates/a/tests/x.rs": true,
 		"calc_test.go": true, "calc.go": false, "testdata/in.txt": true, "a/testdata/x.go": true,
+		"tests/meson.build": true, "meson.build": false, "tests/CMakeLists.txt": true, "CMakeLists.txt": false,
 	} {
 		if overlayable(name) != want {
 			t.Errorf("overlayable(%s) = %v", name, !want)
@@ -309,5 +310,28 @@ func TestNewGoTestsInNestedModuleOnHost(t *testing.T) {
 	wantStatuses(t, got, map[string]NewTestStatus{"TestAdd": FailsBefore})
 	if c := got["TestAdd"].Command; c != "cd api && go test -count=1 -v -run '^(TestAdd)$' ./calc" {
 		t.Errorf("command = %q", c)
+	}
+}
+
+// TestMesonNewTestCommand: new Meson tests are run by name after the
+// original tree is configured and built, and found in the JUnit report
+// under the project's name.
+func TestMesonNewTestCommand(t *testing.T) {
+	tests := []NewTest{{Dir: ".", File: "tests/meson.build", Lang: LangCTest, Kind: KindMeson, Name: "percent_part", ID: "percent_part"},
+		{Dir: ".", File: "tests/meson.build", Lang: LangCTest, Kind: KindMeson, Name: "it's", ID: "it's"}}
+	got := reportedCommand(KindMeson, tests, "")
+	want := `meson setup builddir >/dev/null && meson compile -C builddir && meson test -C builddir --print-errorlogs 'percent_part' 'it'\''s'`
+	if got != want {
+		t.Errorf("command:\n got %s\nwant %s", got, want)
+	}
+	if why := cannotShowWhy(tests[0]); why != "" {
+		t.Errorf("cannot show: %s", why)
+	}
+	s := parseReport(KindMeson, []byte(outputFixture(t, "meson_fail.junit.xml")))
+	for name, want := range map[string]NewTestStatus{"fails": FailsBefore, "passes": PassesBefore, "absent": NotRunBefore} {
+		nt := NewTest{Lang: LangCTest, Kind: KindMeson, Name: name, ID: name}
+		if got, _ := classifyReported(nt, 1, "", s); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
 	}
 }

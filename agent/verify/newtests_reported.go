@@ -9,9 +9,9 @@ import (
 )
 
 // New tests of the runners that write a machine report (RSpec, PHPUnit,
-// CTest, Maven, Gradle) and minitest, run alone on the original tree: the
-// project's own test command narrowed to the new tests, its report read
-// for their verdicts by name.
+// CTest, meson test, Maven, Gradle) and minitest, run alone on the
+// original tree: the project's own test command narrowed to the new
+// tests, its report read for their verdicts by name.
 
 // shellQuote puts s in single quotes for /bin/sh.
 func shellQuote(s string) string {
@@ -74,6 +74,14 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 	case KindCTest:
 		return "cmake -S . -B " + cmakeBuildDir + " >/dev/null && cmake --build " + cmakeBuildDir + " --parallel && ctest --test-dir " + cmakeBuildDir +
 			" --output-on-failure --output-junit " + ctestJUnitPath + " -R " + shellQuote("^("+alt(regexpQuote)+")$")
+	case KindMeson:
+		// meson test takes the tests to run by name.
+		q := make([]string, len(ids))
+		for i, id := range ids {
+			q[i] = shellQuote(id)
+		}
+		return "meson setup " + mesonBuildDir + " >/dev/null && meson compile -C " + mesonBuildDir + " && meson test -C " + mesonBuildDir +
+			" --print-errorlogs " + strings.Join(q, " ")
 	case KindMaven:
 		var sel []string
 		for _, id := range ids {
@@ -156,6 +164,9 @@ func reportedName(t NewTest, name string) bool {
 	switch t.Lang {
 	case LangPHP:
 		return name == t.Name || strings.HasSuffix(name, `\`+t.Name) || strings.HasPrefix(name, t.Name+" with data set")
+	case LangCTest:
+		// Meson's JUnit report names a test project::name.
+		return name == t.Name || strings.HasSuffix(name, "::"+t.Name)
 	case LangJava:
 		n := strings.ReplaceAll(name, "::", ".")
 		return n == t.Name || strings.HasSuffix(n, "."+t.Name)

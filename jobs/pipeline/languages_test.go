@@ -70,6 +70,13 @@ func TestLanguages(t *testing.T) {
 		"ruby":  {[]string{"3 passed", "`Textkit.truncate stays within the limit` fails on the original code"}, []string{"Textkit.titleize capitalizes every word"}},
 		"cmake": {[]string{"3 passed", "`strutil_repeat` fails on the original code"}, []string{"mathutil_gcd"}},
 		"php":   {[]string{"3 passed", "`TemperatureTest::boilingInCelsius` fails on the original code"}, []string{"TemperatureTest::testFreezingInFahrenheit"}},
+		// Gradle's XML reports, offline with Debian's JUnit as a file repository.
+		"gradle": {[]string{"3 passed", "`WordsTest.countsAcrossRunsOfSpaces` fails on the original code"}, []string{"WordsTest::countsWords"}},
+		// Meson's JUnit log, the new test() run by name on the base, and
+		// (issue 27) why each command was chosen.
+		"meson": {[]string{"3 passed", "`percent_part` fails on the original code", "meson.build: meson test runs every test() (`test`)"}, []string{"bounds::clamp"}},
+		// Make has no runner: the target's own output, no counts.
+		"make": {[]string{"`make test`", "Why these commands: Makefile has a test target"}, []string{"FAIL: tests/test_sum"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for patch, want := range map[string]struct {

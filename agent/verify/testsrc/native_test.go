@@ -46,6 +46,18 @@ func TestCMakeAndCppTests(t *testing.T) {
 	if got := testNames(tests); !slices.Equal(got, []string{"math_gcd", "old_style"}) {
 		t.Fatalf("cmake = %q", got)
 	}
+	ms := "exe = executable('t', 't.c')\ntest('percent_part', exe)\n# test('commented', exe)\n  test('args', exe, args : ['-v'])\nbenchmark('speed', exe)\n"
+	tests, _ = Tests("tests/meson.build", []byte(ms))
+	if got := testNames(tests); !slices.Equal(got, []string{"args", "percent_part", "speed"}) {
+		t.Fatalf("meson = %q", got)
+	}
+	if tests[2].Kind != KindBenchmark || tests[0].Kind != KindTest {
+		t.Errorf("meson kinds: %+v", tests)
+	}
+	// The project's own meson.build is build code, not a test file.
+	if tests, _ := Tests("meson.build", []byte(ms)); len(tests) != 0 {
+		t.Errorf("root meson.build read for tests: %+v", tests)
+	}
 	cpp := "#include <gtest/gtest.h>\n// TEST(Fake, Commented) {}\nTEST(Math, Gcd) {\n  EXPECT_EQ(gcd(4, 6), 2);\n}\n\nTEST_F(Fix, DISABLED_Slow) {\n}\n\nTEST_CASE(\"adds numbers\", \"[math]\") {\n  GTEST_SKIP();\n}\n"
 	tests, _ = Tests("tests/math_test.cpp", []byte(cpp))
 	if got := testNames(tests); !slices.Equal(got, []string{"Fix.DISABLED_Slow", "Math.Gcd", "adds numbers"}) {

@@ -76,6 +76,9 @@ func readerOf(p string) *reader {
 	if path.Base(p) == "CMakeLists.txt" {
 		return &reader{tests: noError(cmakeTests), code: cmakeCode}
 	}
+	if path.Base(p) == "meson.build" {
+		return &reader{tests: noError(mesonTests), code: mesonCode}
+	}
 	switch path.Ext(p) {
 	case ".go":
 		return &reader{tests: goTests, code: goCode}
@@ -149,7 +152,7 @@ func Code(p string, src []byte) (string, bool) {
 
 // IsTestPath reports whether a path holds tests or test support by the
 // conventions of the runners we know (go test, pytest,
-// Jest/Vitest/Mocha, cargo, Maven, RSpec, minitest, PHPUnit, CTest), so
+// Jest/Vitest/Mocha, cargo, Maven, RSpec, minitest, PHPUnit, CTest, meson test), so
 // that it is not code under test.
 // For Go it is the file name alone (_test.go); whether such a file builds
 // here is Excluded's question.
@@ -172,7 +175,7 @@ func IsTestPath(p string) bool {
 		return strings.HasSuffix(base, "_spec.rb") || strings.HasSuffix(base, "_test.rb") || strings.HasPrefix(base, "test_") || hasDir(p, "spec", "test")
 	case ".php":
 		return strings.HasSuffix(base, "Test.php") || hasDir(p, "tests", "test")
-	case ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".txt":
+	case ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".txt", ".build": // .txt, .build: a test directory's CMakeLists.txt, meson.build
 		stem := strings.TrimSuffix(base, path.Ext(base))
 		return hasDir(p, "tests", "test") || strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_unittest")
 	case ".java", ".kt":
