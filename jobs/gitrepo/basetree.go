@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -47,4 +48,36 @@ func (r *Repo) WriteBase(root *os.Root) error {
 		}
 		return nil
 	})
+}
+
+// BasePaths are the paths of the base commit's files and symbolic links
+// (not its submodules), read from the tree objects alone: no blob is
+// opened. The pipeline puts these back after a setup that ran on a copy
+// of a tree, so that a check sees every path of the commit as the commit
+// holds it.
+func (r *Repo) BasePaths() ([]string, error) {
+	commit, err := r.repo.CommitObject(r.base)
+	if err != nil {
+		return nil, fmt.Errorf("read base commit: %w", err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read base tree: %w", err)
+	}
+	w := object.NewTreeWalker(tree, true, nil)
+	defer w.Close()
+	var out []string
+	for {
+		name, e, err := w.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list base tree: %w", err)
+		}
+		switch e.Mode {
+		case filemode.Regular, filemode.Executable, filemode.Deprecated, filemode.Symlink:
+			out = append(out, name)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -39,5 +40,25 @@ func TestWriteBaseWritesTheBaseCommit(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "link")); !os.IsNotExist(err) {
 		t.Errorf("the symbolic link was written: %v", err)
+	}
+}
+
+// TestBasePathsListsTheBaseCommit: the base commit's files and links by
+// path, not what the work tree holds now.
+func TestBasePathsListsTheBaseCommit(t *testing.T) {
+	src := origin(t)
+	if err := os.Symlink("pkg", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, src, "add", "link")
+	runGit(t, src, "commit", "-q", "-m", "link")
+	r := clone(t, src)
+	write(t, filepath.Join(r.Worktree(), "new.txt"), "not committed\n")
+	got, err := r.BasePaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got, "link") || !slices.Contains(got, "pkg/b.go") || slices.Contains(got, "new.txt") || slices.Contains(got, "pkg") {
+		t.Errorf("BasePaths = %q, want the commit's files and links only", got)
 	}
 }

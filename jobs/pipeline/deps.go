@@ -127,13 +127,18 @@ func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
 }
 
 // depsAfterChange runs dependency setup on a copy of the final tree dir
-// when the committed change touches a manifest.
+// when the committed change touches a manifest; when it passed, dir is
+// then that copy with the commit put back (adoptSetupOutput), so what
+// setup installed into the tree (node_modules) reaches the final checks.
 func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 	changed := manifestChanges(r.changes)
 	if len(changed) == 0 {
 		return nil
 	}
-	setup, recs, err := r.fetchDependencies(ctx, dir, changed)
+	setup, recs, out, err := r.fetchDependencies(ctx, dir, changed)
+	if out != "" {
+		defer os.RemoveAll(out)
+	}
 	if err != nil {
 		return err
 	}
@@ -142,7 +147,13 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	return r.recordDependencies(setup)
+	if err := r.recordDependencies(setup); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	return r.adoptSetupOutput(dir, out)
 }
 
 // recordDependencies writes a dependency setup to the ledger and keeps it
@@ -160,35 +171,46 @@ func (r *run) recordDependencies(setup report.DependencySetup) error {
 // fetchDependencies runs the trusted dependency setup for changed on a
 // copy of tree in a fresh setup container writing the job's own cache,
 // and returns what it did and the commands' records (secrets withheld).
-// Later sandboxes of the job read that cache (cacheVolume).
-func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitrepo.Change) (report.DependencySetup, []tools.CommandRecord, error) {
-	setup := report.DependencySetup{}
+// Later sandboxes of the job read that cache (cacheVolume). When every
+// command passed, out is the copy as setup left it, its container gone:
+// the caller's to use and remove (depstree.go); "" otherwise.
+func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitrepo.Change) (setup report.DependencySetup, recs []tools.CommandRecord, out string, err error) {
 	for _, c := range changed {
 		setup.Manifests = append(setup.Manifests, r.shownPath(c.Path))
 	}
 	cmds, configured := r.depsCommands(changedPaths(changed))
 	setup.Configured = configured
 	if err := r.fetchedDependencies(&setup, changed); err != nil {
-		return setup, nil, err
+		return setup, nil, "", err
 	}
 	if len(cmds) == 0 || r.cacheVolume() == "" {
 		// Without a cache volume every sandbox's cache is its own: there
 		// is nowhere to put what setup fetched.
-		return setup, nil, nil
+		return setup, nil, "", nil
 	}
 	r.depsRuns++
 	copyDir := filepath.Join(r.trees, fmt.Sprintf("deps-%d", r.depsRuns))
 	if err := copyTree(tree, copyDir); err != nil {
-		return setup, nil, fmt.Errorf("copy the tree for dependency setup: %w", err)
+		return setup, nil, "", fmt.Errorf("copy the tree for dependency setup: %w", err)
 	}
-	defer os.RemoveAll(copyDir)
+	recs, passed, err := r.runDependencySetup(ctx, &setup, copyDir, cmds)
+	if err != nil || !passed {
+		os.RemoveAll(copyDir)
+		return setup, recs, "", err
+	}
+	return setup, recs, copyDir, nil
+}
+
+// runDependencySetup runs cmds in a fresh setup container on dir and
+// removes the container before it returns, so nothing writes dir after.
+func (r *run) runDependencySetup(ctx context.Context, setup *report.DependencySetup, dir string, cmds []string) (recs []tools.CommandRecord, passed bool, err error) {
 	uid, gid := r.e.sandboxOwner()
-	if err := sandbox.HandOver(copyDir, uid, gid); err != nil {
-		return setup, nil, err
+	if err := sandbox.HandOver(dir, uid, gid); err != nil {
+		return nil, false, err
 	}
-	ws, err := sandbox.OpenWorkspace(copyDir)
+	ws, err := sandbox.OpenWorkspace(dir)
 	if err != nil {
-		return setup, nil, err
+		return nil, false, err
 	}
 	defer ws.Close()
 	if r.jobCache == "" {
@@ -196,7 +218,7 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	}
 	spec := sandbox.Spec{
 		Image:       r.image,
-		Workspace:   copyDir,
+		Workspace:   dir,
 		JobID:       r.job.ID,
 		Network:     r.cfg.Network(),
 		Limits:      r.e.SandboxLimits,
@@ -213,27 +235,30 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	r.withServices(&spec)
 	sb, err := r.e.Sandboxes.Create(ctx, spec)
 	if err != nil {
-		return setup, nil, fmt.Errorf("create the dependency setup sandbox: %w", err)
+		return nil, false, fmt.Errorf("create the dependency setup sandbox: %w", err)
 	}
 	defer sb.Close()
-	var recs []tools.CommandRecord
 	for _, script := range cmds {
 		res, err := sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 		if err != nil {
-			return setup, recs, fmt.Errorf("run dependency setup command %q: %w", script, err)
+			return recs, false, fmt.Errorf("run dependency setup command %q: %w", script, err)
 		}
 		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, ws, tools.CommandRecordOf(script, res))
 		if err != nil {
-			return setup, recs, err
+			return recs, false, err
 		}
 		recs = append(recs, rec)
 		setup.Commands = append(setup.Commands, report.DependencyCommand{Command: script, ExitCode: res.ExitCode, TimedOut: res.TimedOut})
 		if res.ExitCode != 0 || res.TimedOut {
-			return setup, recs, nil
+			return recs, false, nil
 		}
 	}
 	setup.Sources = r.probeSources(ctx, sb, cmds)
-	return setup, recs, nil
+	// Its processes, detached ones included, end with the container.
+	if err := sb.Close(); err != nil {
+		return recs, false, fmt.Errorf("remove the dependency setup sandbox: %w", err)
+	}
+	return recs, true, nil
 }
 
 // fetchedDependencies fills setup.Fetched from what the changed
@@ -331,7 +356,10 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 	if len(changed) == 0 {
 		return tools.Fetch{}, nil
 	}
-	setup, recs, err := r.fetchDependencies(ctx, r.ws.Dir(), changed)
+	setup, recs, copyDir, err := r.fetchDependencies(ctx, r.ws.Dir(), changed)
+	if copyDir != "" {
+		os.RemoveAll(copyDir)
+	}
 	if err != nil {
 		return tools.Fetch{}, err
 	}
