@@ -59,7 +59,7 @@ var ErrAuth = errors.New("frame failed authentication")
 
 // Conn reads and writes frames in one direction each.
 type Conn struct {
-	r, w       io.Reader
+	r          io.Reader
 	wr         io.Writer
 	rmac, wmac hash.Hash
 	rseq, wseq uint64
