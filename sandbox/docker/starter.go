@@ -84,15 +84,30 @@ type starterFrame struct {
 	buf *[]byte
 }
 
-// framePool recycles the frames' payloads: output goes through them
-// without memory growing with it.
-var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+// frameBufs recycles the frames' payloads: output goes through them
+// without memory growing with it. A bounded free list rather than a
+// sync.Pool, which drops a share of what it is given under the race
+// detector and so lets allocation grow with the output there.
+var frameBufs = make(chan *[]byte, 128)
+
+func frameBuf() *[]byte {
+	select {
+	case b := <-frameBufs:
+		return b
+	default:
+		b := make([]byte, 0, 64<<10)
+		return &b
+	}
+}
 
 // release gives f's payload back; f.p is not used after.
 func (f starterFrame) release() {
 	if f.buf != nil {
 		*f.buf = f.p[:0]
-		framePool.Put(f.buf)
+		select {
+		case frameBufs <- f.buf:
+		default:
+		}
 	}
 }
 
@@ -180,7 +195,7 @@ func (s *starter) read() {
 		typ, p, err := s.conn.Read()
 		f := starterFrame{typ: typ, err: err}
 		if err == nil {
-			b := framePool.Get().(*[]byte)
+			b := frameBuf()
 			f.p, f.buf = append((*b)[:0], p...), b
 		}
 		select {
