@@ -12,8 +12,9 @@ import (
 // round trip to Redis rather than two, and nothing can fail between the
 // lock and the task. That script writes the task as asynq's client would:
 // the hash asynq:{queue}:t:<id> with the encoded task message, its state
-// and pending_since, the ID pushed on asynq:{queue}:pending, and the queue
-// in asynq:queues. TestAgentTaskAsAsynqStoresIt holds the bytes to what
+// and pending_since, and the ID pushed on asynq:{queue}:pending; the queue
+// is put in asynq:queues once before (Queue.publish), as asynq's client
+// does, since that key is in another hash slot on a cluster. TestAgentTaskAsAsynqStoresIt holds the bytes to what
 // asynq's own client stores, so an asynq upgrade that changes them fails
 // there, not in production.
 

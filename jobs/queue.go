@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -14,8 +16,11 @@ import (
 
 // Redis keys Patchwright keeps beside asynq's own. All start with KeyPrefix.
 const (
-	// KeyPrefix starts every key Patchwright writes itself.
-	KeyPrefix = "patchwright:"
+	// KeyPrefix starts every key Patchwright writes itself. Its hash tag
+	// is the agent queue's, the one asynq's keys of that queue carry
+	// (asynq:{agent}:…), so on a Redis Cluster every key a script of ours
+	// touches, asynq's task included, is in one hash slot.
+	KeyPrefix = "patchwright:{" + QueueAgent + "}:"
 	// LockTTL is the safety net on an issue's active-job lock: longer than
 	// every attempt of a job together (AgentMaxRetry+1 times AgentTimeout,
 	// plus retry delays), so it never expires under a live job, yet a lock
@@ -87,6 +92,10 @@ type Queue struct {
 	rdb    redis.UniversalClient
 	client *asynq.Client
 	insp   *asynq.Inspector
+	// published: the agent queue is in asynq's set of queues. The set's
+	// key has no hash tag, so it cannot be in our scripts on a cluster;
+	// it is added once per process, as asynq's own client does.
+	published atomic.Bool
 }
 
 // NewQueue returns a Queue on rdb, which the caller owns and closes.
@@ -239,12 +248,12 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // enqueueScript takes an issue's lock (KEYS[1]) for task ARGV[1] unless
 // another task holds it, sets the worked record (KEYS[2]), and stores the
 // task as asynq's client does (enqueue.go): KEYS[3] its hash, KEYS[4] the
-// queue's pending list, KEYS[5] asynq's set of queues; ARGV[2] and ARGV[3]
-// the lock's and the record's TTLs in milliseconds, ARGV[4] the encoded
-// task, ARGV[5] now in Unix nanoseconds, ARGV[6] the queue. A lock the task
-// already holds (an earlier attempt at the same delivery) counts as taken.
-// With KEYS[6], a delivery's meaning, it first claims that for ARGV[1]
-// (ARGV[7] its TTL), as claimScript does, and stops with {3, holder} when
+// queue's pending list (the queue is in asynq's set already: publish);
+// ARGV[2] and ARGV[3] the lock's and the record's TTLs in milliseconds,
+// ARGV[4] the encoded task, ARGV[5] now in Unix nanoseconds. A lock the
+// task already holds (an earlier attempt at the same delivery) counts as
+// taken. With KEYS[5], a delivery's meaning, it first claims that for
+// ARGV[1] (ARGV[6] its TTL), as claimScript does, and stops with {3, holder} when
 // another delivery holds it. It returns {1} enqueued, {2} the task existed
 // already (a redelivery: the lock is taken, the task left alone), or
 // {0, holder} for a lock another task holds (the meaning stays claimed: the
@@ -256,8 +265,8 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // ACL before it runs, so a Redis that denies one key refuses it whole and
 // nothing is written (TestEnqueueRefusedLeavesNothing).
 var enqueueScript = redis.NewScript(`
-if KEYS[6] and not redis.call("SET", KEYS[6], ARGV[1], "NX", "PX", ARGV[7]) then
-	local first = redis.call("GET", KEYS[6])
+if KEYS[5] and not redis.call("SET", KEYS[5], ARGV[1], "NX", "PX", ARGV[6]) then
+	local first = redis.call("GET", KEYS[5])
 	if first and first ~= ARGV[1] then
 		return {3, first}
 	end
@@ -275,18 +284,20 @@ if redis.call("EXISTS", KEYS[3]) == 1 then
 end
 redis.call("HSET", KEYS[3], "msg", ARGV[4], "state", "pending", "pending_since", ARGV[5])
 redis.call("LPUSH", KEYS[4], ARGV[1])
-redis.call("SADD", KEYS[5], ARGV[6])
 return {1}`)
 
 // enqueueLocked runs enqueueScript: Enqueued, Duplicate, Replayed with the
 // meaning's holder, or Busy with the lock's.
 func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id, meaning string) (EnqueueOutcome, string, error) {
-	keys := []string{lockKey(issue), workedKey(issue), asynqTaskKey(QueueAgent, id), asynqPendingKey(QueueAgent), asynqQueues}
+	if err := q.publish(ctx); err != nil {
+		return 0, "", err
+	}
+	keys := []string{lockKey(issue), workedKey(issue), asynqTaskKey(QueueAgent, id), asynqPendingKey(QueueAgent)}
 	if meaning != "" {
 		keys = append(keys, meaning)
 	}
 	res, err := enqueueScript.Run(ctx, q.rdb, keys, id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
-		msg, time.Now().UnixNano(), QueueAgent, MeaningTTL.Milliseconds()).Slice()
+		msg, time.Now().UnixNano(), MeaningTTL.Milliseconds()).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -307,6 +318,21 @@ func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id, 
 		holder, _ = res[1].(string)
 	}
 	return Busy, holder, nil
+}
+
+// publish adds the agent queue to asynq's set of queues once per Queue,
+// before the first task is stored: asynq's inspector answers "queue not
+// found" for a task of a queue missing from it, which stale would take
+// for a dead holder.
+func (q *Queue) publish(ctx context.Context) error {
+	if q.published.Load() {
+		return nil
+	}
+	if err := q.rdb.SAdd(ctx, asynqQueues, QueueAgent).Err(); err != nil {
+		return fmt.Errorf("publish queue %s: %w", QueueAgent, err)
+	}
+	q.published.Store(true)
+	return nil
 }
 
 // stale reports whether the task holding a lock can no longer run: it is
@@ -387,12 +413,12 @@ return 0`)
 // ARGV[1], so a late release never frees a lock a newer job has taken.
 // When a task waits in the issue's slot (KEYS[2]) the lock passes to it
 // and it is stored as asynq's client does (see enqueueScript): its hash
-// ARGV[2]..id, KEYS[3] the pending list, KEYS[4] the set of queues, ARGV[3]
-// the lock's TTL, ARGV[4] now in Unix nanoseconds, ARGV[5] the queue. The
-// hash's name is only known once the slot is read, so it is built here
-// rather than declared (Patchwright's Redis is not a cluster; asynq's keys
-// of one queue share a hash slot anyway). It returns 0 (not the holder),
-// 1 (released) or 2 (passed on).
+// ARGV[2]..id, KEYS[3] the pending list, ARGV[3] the lock's TTL, ARGV[4]
+// now in Unix nanoseconds. The hash's name is only known once the slot is
+// read, so it is built here rather than declared; on a cluster it is in
+// the declared keys' slot, since asynq's keys of the queue carry the hash
+// tag KeyPrefix does. It returns 0 (not the holder), 1 (released) or 2
+// (passed on).
 var handOverScript = redis.NewScript(`
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
@@ -407,16 +433,18 @@ end
 redis.call("SET", KEYS[1], id, "PX", ARGV[3])
 redis.call("HSET", ARGV[2] .. id, "msg", msg, "state", "pending", "pending_since", ARGV[4])
 redis.call("LPUSH", KEYS[3], id)
-redis.call("SADD", KEYS[4], ARGV[5])
 return 2`)
 
 // Release frees the issue's lock if taskID holds it; otherwise it does
 // nothing. Workers call it when a job ends. A retry queued behind the job
 // takes the lock over and is enqueued in the same step.
 func (q *Queue) Release(ctx context.Context, issue Issue, taskID string) error {
-	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(QueueAgent), asynqQueues}
+	if err := q.publish(ctx); err != nil {
+		return err
+	}
+	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(QueueAgent)}
 	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(QueueAgent, ""), LockTTL.Milliseconds(),
-		time.Now().UnixNano(), QueueAgent).Err(); err != nil {
+		time.Now().UnixNano()).Err(); err != nil {
 		return fmt.Errorf("release lock of %s: %w", issue, err)
 	}
 	return nil
@@ -528,12 +556,8 @@ func (q *Queue) CancelRepo(ctx context.Context, owner, repo, requester string) (
 		name = "*"
 	}
 	pattern := KeyPrefix + "active:" + globEscape(strings.ToLower(owner)) + "/" + name + "#*"
-	var keys []string
-	iter := q.rdb.Scan(ctx, 0, pattern, 100).Iterator()
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
+	keys, err := scanKeys(ctx, q.rdb, pattern)
+	if err != nil {
 		return nil, fmt.Errorf("list active jobs of %s/%s: %w", owner, repo, err)
 	}
 	var ids []string
@@ -551,6 +575,27 @@ func (q *Queue) CancelRepo(ctx context.Context, owner, repo, requester string) (
 		}
 	}
 	return ids, nil
+}
+
+// scanKeys lists the keys matching pattern. A cluster's SCAN answers for
+// one node only, so there every master is scanned.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	var mu sync.Mutex
+	var keys []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 100).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+		return keys, err
+	}
+	return keys, scan(ctx, rdb)
 }
 
 // issueOfLockKey is lockKey's inverse (owner and repo in lower case, as

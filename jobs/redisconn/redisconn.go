@@ -1,7 +1,8 @@
 // Package redisconn opens the one Redis client a Patchwright process uses
 // for asynq and for its own keys (locks, run records, slots), from the
 // address forms operators run Redis with: one server (redis://, rediss://
-// with TLS), or Sentinel (redis-sentinel://, rediss-sentinel://).
+// with TLS), Sentinel (redis-sentinel://, rediss-sentinel://) or a Redis
+// Cluster (redis-cluster://, rediss-cluster://).
 package redisconn
 
 import (
@@ -24,11 +25,13 @@ const (
 	SchemeSentinelTLS = "rediss-sentinel"
 )
 
-// ErrCluster is the answer to a Redis Cluster address. Patchwright's
-// enqueue takes an issue's lock and stores asynq's task in one script, and
-// those keys hash to different slots; a cluster would refuse every
-// enqueue, so it is refused at start-up instead.
-var ErrCluster = errors.New("redis cluster is not supported: the enqueue script spans keys of several hash slots; use one server or Sentinel")
+// Schemes of Redis Cluster addresses. A script of Patchwright's touches
+// keys of one hash slot only (jobs.KeyPrefix carries the agent queue's
+// hash tag), so it runs on a cluster as on one server.
+const (
+	SchemeCluster    = "redis-cluster"
+	SchemeClusterTLS = "rediss-cluster"
+)
 
 // TLS is what a rediss address trusts beyond the system's roots.
 type TLS struct {
@@ -42,6 +45,8 @@ type TLS struct {
 //	rediss://[user:password@]host:port[/db]
 //	redis-sentinel://[user:password@]host:port[,host:port...]/master[/db][?sentinel_password=...]
 //	rediss-sentinel://... (the same, over TLS)
+//	redis-cluster://[user:password@]host:port[,host:port...]
+//	rediss-cluster://... (the same, over TLS)
 //
 // The user and password are the master's ACL user (Redis 6 and later);
 // a sentinel that wants its own password gets sentinel_password. The
@@ -72,21 +77,63 @@ func Open(rawURL string, t TLS) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		return redis.NewFailoverClient(opt), nil
-	case "redis-cluster", "rediss-cluster":
-		return nil, ErrCluster
+	case SchemeCluster, SchemeClusterTLS:
+		opt, err := clusterOptions(u)
+		if err != nil {
+			return nil, err
+		}
+		if opt.TLSConfig, err = tlsConfig(opt.TLSConfig, t); err != nil {
+			return nil, err
+		}
+		return redis.NewClusterClient(opt), nil
 	}
-	return nil, fmt.Errorf("scheme %q: want redis, rediss, %s or %s", u.Scheme, SchemeSentinel, SchemeSentinelTLS)
+	return nil, fmt.Errorf("scheme %q: want redis, rediss, %s, %s, %s or %s", u.Scheme, SchemeSentinel, SchemeSentinelTLS, SchemeCluster, SchemeClusterTLS)
+}
+
+// clusterOptions reads a redis-cluster URL (see Open): seed nodes, from
+// which the client learns the rest. A cluster has database 0 only, so no
+// path is allowed.
+func clusterOptions(u *url.URL) (*redis.ClusterOptions, error) {
+	addrs, err := hostPorts(u.Host, "node")
+	if err != nil {
+		return nil, err
+	}
+	if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+		return nil, fmt.Errorf("path %q: a cluster has database 0 only", u.Path)
+	}
+	if len(u.Query()) > 0 {
+		return nil, fmt.Errorf("options %q: a cluster address takes none", u.RawQuery)
+	}
+	opt := &redis.ClusterOptions{Addrs: addrs}
+	if u.User != nil {
+		opt.Username = u.User.Username()
+		opt.Password, _ = u.User.Password()
+	}
+	if u.Scheme == SchemeClusterTLS {
+		opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return opt, nil
+}
+
+// hostPorts splits a URL's host part on commas, each a host:port.
+func hostPorts(hosts, what string) ([]string, error) {
+	var addrs []string
+	for _, a := range strings.Split(hosts, ",") {
+		if h, p, err := net.SplitHostPort(a); err != nil || h == "" || p == "" {
+			return nil, fmt.Errorf("%s %q: want host:port", what, a)
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, nil
 }
 
 // sentinelOptions reads a redis-sentinel URL (see Open).
 func sentinelOptions(u *url.URL) (*redis.FailoverOptions, error) {
-	opt := &redis.FailoverOptions{}
-	for _, a := range strings.Split(u.Host, ",") {
-		if h, p, err := net.SplitHostPort(a); err != nil || h == "" || p == "" {
-			return nil, fmt.Errorf("sentinel %q: want host:port", a)
-		}
-		opt.SentinelAddrs = append(opt.SentinelAddrs, a)
+	addrs, err := hostPorts(u.Host, "sentinel")
+	if err != nil {
+		return nil, err
 	}
+	opt := &redis.FailoverOptions{SentinelAddrs: addrs}
 	path := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if path[0] == "" || len(path) > 2 {
 		return nil, fmt.Errorf("path %q: want /master or /master/db", u.Path)

@@ -31,7 +31,9 @@ func TestOpenRefuses(t *testing.T) {
 	cases := map[string]string{
 		"notAURL":          "redis://%zz",
 		"unknownScheme":    "memcached://127.0.0.1:11211",
-		"cluster":          "redis-cluster://127.0.0.1:7000,127.0.0.1:7001",
+		"clusterBadAddr":   "redis-cluster://127.0.0.1:7000,127.0.0.1",
+		"clusterDB":        "redis-cluster://127.0.0.1:7000/1",
+		"clusterOption":    "redis-cluster://127.0.0.1:7000?pool_size=3",
 		"sentinelNoMaster": "redis-sentinel://127.0.0.1:26379",
 		"sentinelBadAddr":  "redis-sentinel://127.0.0.1/mymaster",
 		"sentinelDeepPath": "redis-sentinel://127.0.0.1:26379/mymaster/0/1",
@@ -46,9 +48,6 @@ func TestOpenRefuses(t *testing.T) {
 				t.Fatalf("Open(%q) = nil error", u)
 			}
 		})
-	}
-	if _, err := redisconn.Open("redis-cluster://127.0.0.1:7000", redisconn.TLS{}); !errors.Is(err, redisconn.ErrCluster) {
-		t.Errorf("cluster: %v, want ErrCluster", err)
 	}
 	if _, err := redisconn.Open("redis://127.0.0.1:6379", redisconn.TLS{CAPEM: []byte("x")}); err == nil || !strings.Contains(err.Error(), "not TLS") {
 		t.Errorf("CA on a plain address: %v", err)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +153,64 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// StartCluster runs a Redis Cluster of n masters (no replicas), each a
+// redis-server of the test's own, joined with `redis-cli --cluster
+// create`, and waits until every node reports the cluster ok.
+func StartCluster(t testing.TB, n int) []*Process {
+	t.Helper()
+	nodes := make([]*Process, n)
+	addrs := make([]string, n)
+	for i := range nodes {
+		p := &Process{t: t, Port: clusterPort(t), Dir: t.TempDir(),
+			args: []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--appendonly", "no"}}
+		p.Restart()
+		t.Cleanup(p.Stop)
+		nodes[i], addrs[i] = p, p.Addr()
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, p := range nodes {
+		waitClusterOK(t, p.Addr())
+	}
+	return nodes
+}
+
+// clusterPort is a free port whose cluster bus port (port+10000) is free
+// too.
+func clusterPort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		p := FreePort(t)
+		if p+10000 > 65535 {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port pair for a cluster node")
+	return 0
+}
+
+// waitClusterOK waits until the node at addr answers cluster_state:ok.
+func waitClusterOK(t testing.TB, addr string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	var info string
+	for range 200 {
+		info, _ = rdb.ClusterInfo(context.Background()).Result()
+		if strings.Contains(info, "cluster_state:ok") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("cluster node %s never ok:\n%s", addr, info)
 }
