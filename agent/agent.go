@@ -14,6 +14,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -52,11 +54,12 @@ const (
 type interruptKey struct{}
 
 // WithInterrupt returns ctx carrying ch: once ch is closed, a Run under
-// that context stops between steps with Interrupted, the way a cost cap
-// stops it (the turn in progress completes and its tool calls run; no
-// further request is sent). A worker's drain closes it shortly before its
-// grace period ends, so the pipeline can still commit and push. A nil ch
-// never interrupts.
+// that context stops with Interrupted. A tool call or model request still
+// running is cut short (its context ends: a command is killed, a stream
+// dropped) and recorded so; the turn's calls not yet started are answered
+// "not run"; no further request is sent. A worker's drain closes it
+// shortly before its grace period ends, so the pipeline can still commit
+// and push whatever the tree holds. A nil ch never interrupts.
 func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
 	return context.WithValue(ctx, interruptKey{}, ch)
 }
@@ -70,11 +73,45 @@ func interruptStop(ctx context.Context) *stop {
 	}
 	select {
 	case <-ch:
-		return &stop{Interrupted, "the worker is shutting down: the run was interrupted between steps so its work so far could be pushed before the shutdown grace period ended", nil}
+		return &stop{Interrupted, "the worker is shutting down: the run was interrupted so its work so far could be pushed before the shutdown grace period ended", nil}
 	default:
 		return nil
 	}
 }
+
+// cutOnInterrupt returns a context that also ends when ctx's interrupt
+// channel closes, for one tool call or model request, and ended, which
+// the caller calls once the call returns: it reports whether the
+// interrupt cut the call short rather than the call ending by itself.
+func cutOnInterrupt(ctx context.Context) (context.Context, func() (cut bool)) {
+	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
+	if ch == nil {
+		return ctx, func() bool { return false }
+	}
+	c, cancel := context.WithCancel(ctx)
+	var state atomic.Int32 // 0 running, 1 returned, 2 cut
+	go func() {
+		select {
+		case <-ch:
+			if state.CompareAndSwap(0, 2) {
+				cancel()
+			}
+		case <-c.Done():
+		}
+	}()
+	var once sync.Once
+	var cut bool
+	return c, func() bool {
+		once.Do(func() {
+			cut = !state.CompareAndSwap(0, 1)
+			cancel()
+		})
+		return cut
+	}
+}
+
+// cutText is what the model and the ledger see of a call an interrupt cut.
+const cutText = "error: interrupted: the worker is shutting down, and this call was cut short before it finished"
 
 // Limits bound a run. Each zero field takes the default in its comment.
 type Limits struct {
@@ -552,7 +589,12 @@ func (r *runner) compact(ctx context.Context, reason string, all bool) *stop {
 // complete sends the turn. A context-length error gets one compaction of
 // every older observation and one retry.
 func (r *runner) complete(ctx context.Context) (*provider.Response, *stop) {
-	resp, err := r.send(ctx)
+	mctx, ended := cutOnInterrupt(ctx)
+	defer ended()
+	resp, err := r.send(mctx)
+	if s := r.cutStop(ctx, err); s != nil {
+		return nil, s
+	}
 	var pe *provider.Error
 	if err != nil && errors.As(err, &pe) && pe.Kind == provider.KindContextLength {
 		replacedBefore := r.countPlaceholders()
@@ -562,12 +604,25 @@ func (r *runner) complete(ctx context.Context) (*provider.Response, *stop) {
 		if r.countPlaceholders() == replacedBefore {
 			return nil, r.failure(ctx, ProviderError, fmt.Errorf("model turn %d: nothing left to shorten: %w", r.steps, err))
 		}
-		resp, err = r.send(ctx)
+		resp, err = r.send(mctx)
+	}
+	if s := r.cutStop(ctx, err); s != nil {
+		return nil, s
 	}
 	if err != nil {
 		return nil, r.failure(ctx, ProviderError, fmt.Errorf("model turn %d: %w", r.steps, err))
 	}
 	return resp, nil
+}
+
+// cutStop is the Interrupted stop for a model request that failed once
+// the interrupt came (its stream was cut, or it failed anyway: the run
+// would stop before the next request), nil otherwise.
+func (r *runner) cutStop(ctx context.Context, err error) *stop {
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	return interruptStop(ctx)
 }
 
 func (r *runner) countPlaceholders() int {
@@ -660,6 +715,9 @@ func (r *runner) runCalls(ctx context.Context, calls []provider.ToolCall) *stop 
 	var end *stop
 	for _, c := range calls {
 		r.callNames[c.ID] = c.Name
+		if end == nil {
+			end = interruptStop(ctx)
+		}
 		if end != nil {
 			// The run is ending; the call is answered so the conversation
 			// stays well-formed, and recorded as not run.
@@ -706,6 +764,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	start := r.now()
 	var res tools.Result
 	var err error
+	var cut bool
 	t, ok := r.byName[c.Name]
 	switch args, bad := checkArgs(c.Arguments); {
 	case !ok:
@@ -713,7 +772,12 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	case bad != "":
 		res = tools.Result{Code: tools.InvalidArguments, Text: fmt.Sprintf("error: %s: %s; send one JSON object that matches the %s tool's schema", tools.InvalidArguments, bad, c.Name)}
 	default:
-		res, rec.Panic, err = safeCall(ctx, t, args)
+		tctx, ended := cutOnInterrupt(ctx)
+		res, rec.Panic, err = safeCall(tctx, t, args)
+		if cut = ended(); cut {
+			// What it ran and changed stays on record; its end is ours.
+			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
+		}
 		if rec.Panic != "" {
 			res = tools.Result{Text: fmt.Sprintf("error: internal: the %s tool crashed on this call (a bug in Patchwright, not in your call); try another way to reach your goal", c.Name)}
 		}
@@ -747,6 +811,9 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	}
 	if err != nil {
 		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("tool %s (call %s): %w", c.Name, c.ID, err))
+	}
+	if cut {
+		return callOutcome{}, interruptStop(ctx)
 	}
 	return out, nil
 }

@@ -109,6 +109,31 @@ func TestDrainPushesInterruptedDraft(t *testing.T) {
 	}
 }
 
+// SIGTERM while a long command runs (a test suite, here a sleep far
+// longer than the grace period): the interrupt cuts the command short, so
+// the partial change is still pushed as one draft and the task completes;
+// without the cut the job would outlive the grace, be cancelled and run
+// again, with nothing pushed.
+func TestDrainCutsALongCommand(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t,
+		call("write_file", `{"path":"NOTES.md","content":"Half done.\n"}`),
+		call("run", `{"command":"sleep 900"}`),
+		call("finish", `{"summary":"never reached"}`))
+	drainMidJob(t, e, "delivery-drain-3")
+	info := e.waitTask("delivery-drain-3", asynq.TaskStateCompleted, asynq.TaskStateArchived, asynq.TaskStateRetry, asynq.TaskStatePending)
+	if info.State != asynq.TaskStateCompleted || info.Retried != 0 {
+		t.Fatalf("task %s after %d retries (%s), want completed at once", info.State, info.Retried, info.LastErr)
+	}
+	pulls := e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 || !pulls[0].Draft || !strings.Contains(pulls[0].Body, "interrupted") || !strings.Contains(pulls[0].Body, "`NOTES.md`") {
+		t.Fatalf("pull requests %+v, want one draft, interrupted, with NOTES.md", pulls)
+	}
+	if n := len(e.model.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2 (the one that asked for the command, none after)", n)
+	}
+}
+
 // SIGTERM mid-job before the model changed anything: nothing is pushed,
 // the job goes back to the queue as the same try (no failure counted),
 // and the status comment says it was handed back.

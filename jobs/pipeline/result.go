@@ -488,4 +488,4 @@ func (r *run) interrupted() bool {
 
 // InterruptedDetail is the reason of a run a worker's shutdown interrupted
 // (after "stopped: interrupted: "), in the body and the status comment.
-const InterruptedDetail = "a worker shutdown stopped the model between steps before it finished, to push its work so far as a draft. The final checks were skipped to leave time to push, so nothing verified this change. Comment `/agent retry` to continue"
+const InterruptedDetail = "a worker shutdown stopped the model before it finished (a command or model answer still running was cut short), to push its work so far as a draft. The final checks were skipped to leave time to push, so nothing verified this change. Comment `/agent retry` to continue"
