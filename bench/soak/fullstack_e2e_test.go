@@ -88,8 +88,10 @@ func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		key := ""
 		if i := bytes.Index(body, []byte(fsKeyMark)); i >= 0 {
-			key = strings.Fields(string(body[i+len(fsKeyMark):]))[0]
-			key = strings.Trim(key, `\"`)
+			// The body is JSON: the key ends at an escape or a quote.
+			key = strings.FieldsFunc(string(body[i+len(fsKeyMark):]), func(c rune) bool {
+				return c == '\\' || c == '"' || c == ' ' || c == '\n'
+			})[0]
 		}
 		f.held <- key
 		<-r.Context().Done()
