@@ -474,12 +474,41 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 			t.Errorf("queue %s: %d in retry, %d archived, unexplained: %v", q, qi.Retry, qi.Archived, left)
 		}
 	}
-	_ = killedTask
+	// The faults happened: every injected answer was given.
+	var limited, bad, landed int
+	for _, r := range f.fake.Requests() {
+		switch {
+		case r.Status == http.StatusForbidden:
+			limited++
+		case r.Status == http.StatusBadGateway && r.Method == http.MethodPost:
+			landed++
+		case r.Status == http.StatusBadGateway:
+			bad++
+		}
+	}
+	if limited < 3 || bad < 4 || landed < 1 {
+		t.Errorf("GitHub answered %d secondary limits, %d 502s and %d 502s after storing; want 3, 4 and 1", limited, bad, landed)
+	}
+	// The killed job was taken back and run again.
+	if r := f.doneRetry(killedTask); r < 1 {
+		t.Errorf("the killed job %s completed on try %d, want a later try than the killed one", killedTask, r)
+	}
 }
 
-// jobsDone counts the workers' "job done" log lines by task.
-func (f *fullStack) jobsDone() map[string]int {
-	out := map[string]int{}
+// doneRetry is the try on which task's "job done" was logged (-1: none).
+func (f *fullStack) doneRetry(task string) int {
+	out := -1
+	f.eachLog(func(l map[string]any) {
+		if l["msg"] == "job done" && l[jobs.LogTask] == task {
+			r, _ := l[jobs.LogRetry].(float64)
+			out = int(r)
+		}
+	})
+	return out
+}
+
+// eachLog calls fn with every JSON line of every process's log.
+func (f *fullStack) eachLog(fn func(map[string]any)) {
 	for _, path := range f.logs {
 		fl, err := os.Open(path)
 		if err != nil {
@@ -489,15 +518,22 @@ func (f *fullStack) jobsDone() map[string]int {
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			var l map[string]any
-			if json.Unmarshal(sc.Bytes(), &l) != nil || l["msg"] != "job done" {
-				continue
-			}
-			if task, _ := l[jobs.LogTask].(string); task != "" {
-				out[task]++
+			if json.Unmarshal(sc.Bytes(), &l) == nil {
+				fn(l)
 			}
 		}
 		fl.Close()
 	}
+}
+
+// jobsDone counts the workers' "job done" log lines by task.
+func (f *fullStack) jobsDone() map[string]int {
+	out := map[string]int{}
+	f.eachLog(func(l map[string]any) {
+		if task, _ := l[jobs.LogTask].(string); l["msg"] == "job done" && task != "" {
+			out[task]++
+		}
+	})
 	return out
 }
 
