@@ -455,9 +455,6 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 	if f.model.Served(issues[0].key()) == 0 {
 		t.Errorf("the model never saw %s", issues[0].key())
 	}
-	if got := len(f.phases()); got <= len(issues) {
-		t.Logf("runs with timings: %d (the killed one left none)", got)
-	}
 	for _, q := range []string{jobs.QueueAgent, jobs.QueueReplies} {
 		qi, err := insp.GetQueueInfo(q)
 		if err != nil {
