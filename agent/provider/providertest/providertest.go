@@ -236,29 +236,10 @@ func (s *Server) provider(t testing.TB, spec, wire string) provider.Provider {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	var wire string
-	switch r.URL.Path {
-	case "/v1/chat/completions", "/chat/completions":
-		wire = provider.NameOpenAI
-	case "/v1/messages":
-		wire = provider.NameAnthropic
-	default:
-		s.t.Errorf("providertest: unexpected request %s %s", r.Method, r.URL.Path)
-		http.Error(w, "providertest: no such endpoint", http.StatusNotFound)
+	wire, req, body, ok := readRequest(s.t, w, r)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, "read body", http.StatusBadRequest)
-		return
-	}
-	req, err := decodeRequest(wire, body)
-	if err != nil {
-		s.t.Errorf("providertest: %s request does not decode: %v\n%s", wire, err, body)
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	req.Path, req.Header = r.URL.Path, r.Header.Clone()
 
 	s.mu.Lock()
 	s.confirm(req.Messages)
@@ -287,6 +268,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	s.write(w, wire, req, turn)
+}
+
+// readRequest reads and decodes a request of either wire; on a bad one it
+// has answered it (and failed the test when the client is at fault).
+func readRequest(t testing.TB, w http.ResponseWriter, r *http.Request) (string, Request, []byte, bool) {
+	var wire string
+	switch r.URL.Path {
+	case "/v1/chat/completions", "/chat/completions":
+		wire = provider.NameOpenAI
+	case "/v1/messages":
+		wire = provider.NameAnthropic
+	default:
+		t.Errorf("providertest: unexpected request %s %s", r.Method, r.URL.Path)
+		http.Error(w, "providertest: no such endpoint", http.StatusNotFound)
+		return "", Request{}, nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return "", Request{}, nil, false
+	}
+	req, err := decodeRequest(wire, body)
+	if err != nil {
+		t.Errorf("providertest: %s request does not decode: %v\n%s", wire, err, body)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return "", Request{}, nil, false
+	}
+	req.Path, req.Header = r.URL.Path, r.Header.Clone()
+	return wire, req, body, true
 }
 
 // requestKey names a request by its path and exact body: a retry sends
