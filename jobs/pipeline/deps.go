@@ -147,6 +147,11 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 			return err
 		}
 	}
+	// What the egress proxy refused these commands follows them, as the
+	// first setup's refusals follow its commands.
+	if err := r.recordRefusals(); err != nil {
+		return err
+	}
 	if err := r.recordDependencies(setup); err != nil {
 		return err
 	}
@@ -361,6 +366,9 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		os.RemoveAll(copyDir)
 	}
 	if err != nil {
+		return tools.Fetch{}, err
+	}
+	if err := r.recordRefusals(); err != nil {
 		return tools.Fetch{}, err
 	}
 	setup.ByModel = true
