@@ -337,3 +337,54 @@ func dependencyEvents(t *testing.T, out string) []DependencyEvent {
 	}
 	return setups
 }
+
+// TestNPMFetchDependenciesInstallsIntoTheWorkTree (issue 24): the model's
+// own `npm test` cannot find the new package, fetch_dependencies runs npm
+// ci on a copy of its tree and puts the node_modules it made (which the
+// repository's .gitignore excludes) into the model's tree, and the
+// model's `npm test` then passes. node_modules never enters the commit.
+func TestNPMFetchDependenciesInstallsIntoTheWorkTree(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	reg := newNPMRegistry(t, filepath.Join(sandboxtest.ReposDir(), "js-deps", "package"))
+	host := sandboxtest.FakeHost(t, reg)
+	pkg, lock, code := jsDepsChange(t, reg, host)
+	res, out, _ := scenario{
+		repo:        jsDepsRepo(t, host, "network:\n  allow: ['"+host+"']\n"),
+		issue:       jsDepsIssue,
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: jsDepsTurns(pkg, lock, code,
+			call("run", `{"command":"npm test"}`),
+			call("fetch_dependencies", `{}`),
+			call("run", `{"command":"npm test"}`)),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; ledger:\n%s", res.Outcome, res.Reason, readLedger(t, out))
+	}
+	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, rec := range log.Records {
+		var c ledger.ToolCall
+		if rec.Type == ledger.TypeToolCall && rec.Decode(&c) == nil && (c.Tool == "run" || c.Tool == "fetch_dependencies") {
+			results = append(results, c.Result)
+		}
+	}
+	if len(results) != 3 {
+		t.Fatalf("tool results %q", results)
+	}
+	if !strings.Contains(results[0], "Cannot find module 'textcase'") {
+		t.Errorf("the model's first npm test found the package before any fetch:\n%s", results[0])
+	}
+	if !strings.Contains(results[1], "installed into the work tree: node_modules") {
+		t.Errorf("fetch_dependencies did not install node_modules:\n%s", results[1])
+	}
+	if !strings.Contains(results[2], "exit code 0") || !strings.Contains(results[2], "# pass 2") {
+		t.Errorf("the model's npm test after fetch_dependencies did not pass:\n%s", results[2])
+	}
+	if body := readBody(t, out); strings.Contains(body, "node_modules") {
+		t.Errorf("node_modules is in the change:\n%s", body)
+	}
+}
