@@ -16,10 +16,10 @@ import (
 // under replace the work tree's own; nothing else of the copy comes back.
 func TestInstallIntoWorkTree(t *testing.T) {
 	origin := gitRepo(t, map[string]string{
-		".gitignore":          "node_modules/\n.venv/\n",
-		"package.json":        "{}\n",
-		"web/package.json":    "{}\n",
-		"web/.gitignore":      "!node_modules/\n",
+		".gitignore":       "node_modules/\n.venv/\n",
+		"package.json":     "{}\n",
+		"web/package.json": "{}\n",
+		"web/.gitignore":   "!node_modules/\n",
 	})
 	// A committed file under a directory the repository ignores.
 	if err := os.MkdirAll(filepath.Join(origin, "vendored", ".venv"), 0o755); err != nil {
