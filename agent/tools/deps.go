@@ -30,6 +30,9 @@ type Fetch struct {
 	Fetched []string
 	// Sources say where from ("GOPROXY=https://proxy.golang.org").
 	Sources []string
+	// Installed are the dependency directories of the tree (node_modules,
+	// .venv) that setup filled and that now replace the work tree's own.
+	Installed []string
 }
 
 // FetchDependenciesParams are the parameters of fetch_dependencies: none.
@@ -70,7 +73,20 @@ func (s *Set) fetchDependencies(ctx context.Context, _ FetchDependenciesParams) 
 		fmt.Fprintf(&b, "fetched: %s\n", d)
 	}
 	for _, src := range f.Sources {
+		// A registry that the tree's .npmrc names is a value of a secret
+		// file (it may hold a token): said, it would withhold the whole
+		// result from the model.
+		hits, err := s.scan(ctx, src)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(hits) > 0 {
+			src = "(withheld: it is a value of a secret file of the work tree, such as .npmrc)"
+		}
 		fmt.Fprintf(&b, "from: %s\n", src)
+	}
+	for _, dir := range f.Installed {
+		fmt.Fprintf(&b, "installed into the work tree: %s (as setup left it; it replaces yours)\n", dir)
 	}
 	return Result{Text: b.String(), Commands: f.Commands}, nil
 }

@@ -61,6 +61,14 @@ func TestFetchDependencies(t *testing.T) {
 			// A passing command's output is noise to the model.
 			absent: []string{"quiet"},
 		},
+		"installed": {
+			fetch: Fetch{
+				Manifests: []string{"package.json"},
+				Commands:  []CommandRecord{{Command: "npm ci"}},
+				Installed: []string{"node_modules", "web/node_modules"},
+			},
+			contains: []string{"installed into the work tree: node_modules", "installed into the work tree: web/node_modules"},
+		},
 		"failed": {
 			fetch: Fetch{
 				Manifests: []string{"go.mod"},
@@ -126,5 +134,23 @@ func TestFetchDependenciesWithholdsSecrets(t *testing.T) {
 	res := env.call(t, "fetch_dependencies", map[string]any{})
 	if res.Code != SecretDetected || strings.Contains(res.Text, key) || strings.Contains(res.Commands[0].Output, key) {
 		t.Errorf("a secret in setup output reached the model: %q %+v", res.Code, res)
+	}
+}
+
+// TestFetchDependenciesWithholdsARegistryOfNpmrc: a source that is a value
+// of the tree's .npmrc (a secret-bearing file) is withheld alone; the rest
+// of the result reaches the model.
+func TestFetchDependenciesWithholdsARegistryOfNpmrc(t *testing.T) {
+	f := &fakeFetcher{fetch: Fetch{
+		Manifests: []string{"package.json"},
+		Commands:  []CommandRecord{{Command: "npm ci"}},
+		Sources:   []string{"npm registry http://registry.internal.test:4873/"},
+		Installed: []string{"node_modules"},
+	}}
+	env := newEnv(t, map[string]string{".npmrc": "registry=http://registry.internal.test:4873/\n"}, withFetcher(f))
+	res := env.call(t, "fetch_dependencies", map[string]any{})
+	if res.Code != "" || strings.Contains(res.Text, "registry.internal.test") ||
+		!strings.Contains(res.Text, "from: (withheld") || !strings.Contains(res.Text, "installed into the work tree: node_modules") {
+		t.Errorf("code %q, result:\n%s", res.Code, res.Text)
 	}
 }

@@ -392,3 +392,19 @@ func lineDelta(old, new string) (added, removed int) {
 	}
 	return added, removed
 }
+
+// Ignores reports whether the work tree's .gitignore files exclude the
+// directory dir (slash-separated, relative to the work tree): what is
+// under it is never a change, whoever wrote it.
+func (r *Repo) Ignores(dir string) (bool, error) {
+	root, err := os.OpenRoot(r.worktree)
+	if err != nil {
+		return false, fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	m, err := r.ignoreMatcher(root)
+	if err != nil {
+		return false, err
+	}
+	return m.Match(strings.Split(dir, "/"), true), nil
+}

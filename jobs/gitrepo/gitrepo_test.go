@@ -348,3 +348,21 @@ func TestCommitWritesTheScannedBytes(t *testing.T) {
 		t.Fatalf("changes after the commit = %+v, %v", changes, err)
 	}
 }
+
+// TestIgnores: a directory a .gitignore excludes is ignored, one it does
+// not is not, and a .gitignore the work tree gains later counts.
+func TestIgnores(t *testing.T) {
+	r := clone(t, origin(t))
+	for dir, want := range map[string]bool{"build": true, "pkg/build": true, "pkg": false, "node_modules": false} {
+		if got, err := r.Ignores(dir); err != nil || got != want {
+			t.Errorf("Ignores(%q) = %v, %v; want %v", dir, got, err, want)
+		}
+	}
+	write(t, filepath.Join(r.Worktree(), "web", ".gitignore"), "node_modules/\n")
+	if got, err := r.Ignores("web/node_modules"); err != nil || !got {
+		t.Errorf("Ignores(web/node_modules) = %v, %v after web/.gitignore names it", got, err)
+	}
+	if got, _ := r.Ignores("node_modules"); got {
+		t.Errorf("web/.gitignore ignores the root's node_modules")
+	}
+}

@@ -147,6 +147,11 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 			return err
 		}
 	}
+	// What the egress proxy refused these commands follows them, as the
+	// first setup's refusals follow its commands.
+	if err := r.recordRefusals(); err != nil {
+		return err
+	}
 	if err := r.recordDependencies(setup); err != nil {
 		return err
 	}
@@ -358,21 +363,25 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 	}
 	setup, recs, copyDir, err := r.fetchDependencies(ctx, r.ws.Dir(), changed)
 	if copyDir != "" {
-		os.RemoveAll(copyDir)
+		defer os.RemoveAll(copyDir)
 	}
 	if err != nil {
+		return tools.Fetch{}, err
+	}
+	if err := r.recordRefusals(); err != nil {
 		return tools.Fetch{}, err
 	}
 	setup.ByModel = true
 	if err := r.recordDependencies(setup); err != nil {
 		return tools.Fetch{}, err
 	}
+	var installed []string
 	if r.jobCache != "" {
-		if err := r.refreshAgentSandbox(ctx); err != nil {
+		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}
 	}
-	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources}
+	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources, Installed: installed}
 	for _, d := range setup.Fetched {
 		line := d.What + " " + d.Name + " " + d.Version
 		if d.Was != "" {
@@ -406,27 +415,44 @@ func (s *swappable) DisableNetwork(ctx context.Context) error { return s.current
 func (s *swappable) ID() string                               { return s.current().ID() }
 func (s *swappable) Close() error                             { return s.current().Close() }
 
-// swap puts next under s and removes the container it replaces.
-func (s *swappable) swap(next sandbox.Sandbox) error {
+// stop removes the container under s, which stays there until set: the
+// tools' calls fail meanwhile, and none runs (they run one at a time).
+func (s *swappable) stop() error { return s.current().Close() }
+
+// set puts next under s.
+func (s *swappable) set(next sandbox.Sandbox) {
 	s.mu.Lock()
-	old := s.sb
 	s.sb = next
 	s.mu.Unlock()
-	return old.Close()
 }
 
 // refreshAgentSandbox replaces the agent's container with one whose
-// cache is a copy of the job's cache as dependency setup left it.
-func (r *run) refreshAgentSandbox(ctx context.Context) error {
+// cache is a copy of the job's cache as dependency setup left it. When
+// out is the setup's copy of the tree (its commands passed), what setup
+// installed into it (installIntoWorkTree) is moved into the work tree
+// between the two containers, while nothing runs on it; it returns those
+// directories.
+func (r *run) refreshAgentSandbox(ctx context.Context, out string) ([]string, error) {
 	sw, ok := r.sb.(*swappable)
 	if !ok {
-		return nil
+		return nil, nil
+	}
+	if err := sw.stop(); err != nil {
+		return nil, fmt.Errorf("stop the agent's sandbox for the fetched dependencies: %w", err)
+	}
+	var installed []string
+	if out != "" {
+		var err error
+		if installed, err = r.installIntoWorkTree(out); err != nil {
+			return nil, err
+		}
 	}
 	next, err := r.createIsolated(ctx, r.agentSpec())
 	if err != nil {
-		return fmt.Errorf("restart the agent's sandbox with the fetched dependencies: %w", err)
+		return nil, fmt.Errorf("restart the agent's sandbox with the fetched dependencies: %w", err)
 	}
-	return sw.swap(next)
+	sw.set(next)
+	return installed, nil
 }
 
 // dependencyFetcher is fetch_dependencies' fetcher; nil, leaving the

@@ -170,3 +170,78 @@ func splitDir(dir string) []string {
 	}
 	return strings.Split(dir, "/")
 }
+
+// dependencyDirs are the names of the directories package managers
+// install a project's dependencies into, inside the tree.
+var dependencyDirs = map[string]bool{"node_modules": true, ".venv": true}
+
+// installIntoWorkTree gives the model's work tree what fetch_dependencies'
+// setup installed into the tree (issue 24): each node_modules or .venv of
+// the setup copy out that the work tree's .gitignore files exclude, and
+// under which the base commit has no path, replaces the work tree's own.
+// Nothing else of the copy comes back, and a dependency directory the
+// repository does not ignore stays out (it would enter the commit). The
+// agent's container is stopped: nothing writes either tree. It returns the
+// directories installed.
+func (r *run) installIntoWorkTree(out string) ([]string, error) {
+	found, err := findDependencyDirs(out)
+	if err != nil {
+		return nil, err
+	}
+	base, err := r.repo.BasePaths()
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(r.trees)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	from, to := filepath.Base(out), filepath.Base(r.ws.Dir())
+	var installed []string
+	for _, dir := range found {
+		ignored, err := r.repo.Ignores(dir)
+		if err != nil {
+			return installed, err
+		}
+		if !ignored || slices.ContainsFunc(base, func(p string) bool { return strings.HasPrefix(p, dir+"/") }) {
+			continue
+		}
+		if err := makeRealDirs(root, to, path.Dir(dir)); err != nil {
+			return installed, err
+		}
+		if err := root.RemoveAll(to + "/" + dir); err != nil {
+			return installed, err
+		}
+		if err := root.Rename(from+"/"+dir, to+"/"+dir); err != nil {
+			return installed, fmt.Errorf("install %s into the work tree: %w", dir, err)
+		}
+		installed = append(installed, dir)
+	}
+	return installed, nil
+}
+
+// findDependencyDirs are the dependency directories of the tree at top,
+// as slash paths, outermost only (node_modules inside node_modules is
+// the outer one's). Links are not followed.
+func findDependencyDirs(top string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || p == top {
+			return nil
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if dependencyDirs[d.Name()] {
+			rel, _ := filepath.Rel(top, p)
+			out = append(out, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out, err
+}
