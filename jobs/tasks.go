@@ -100,6 +100,10 @@ type SolveIssue struct {
 	// (IssueHash of its title and body): the worker refuses to run text
 	// edited since. Empty in tasks from before it existed: not checked.
 	IssueHash string `json:"issue_hash,omitempty"`
+	// Plan asks for a read-only planning run (`/agent plan`): the plan is
+	// posted on the issue and nothing is changed, pushed or opened.
+	// Instructions are then the requester's changes for the plan.
+	Plan bool `json:"plan,omitempty"`
 }
 
 // PushedMarker is the hidden line the publisher puts in a pull request's

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -89,5 +90,45 @@ func TestNoteCommand(t *testing.T) {
 	}
 	if n, _ := e.queue.TakeNotes(context.Background(), issue); len(n) != 0 {
 		t.Errorf("notes taken twice: %v", n)
+	}
+}
+
+// `/agent plan` from a writer enqueues a planning solve, even on an issue
+// without the trigger label; a reader's is refused with a reply and
+// starts nothing.
+func TestPlanCommand(t *testing.T) {
+	e := newEnv(t)
+	unlabelled := func(sender, body string) []byte {
+		return fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
+			obj(m, "issue")["number"] = 7
+			obj(m, "issue")["labels"] = []any{}
+			obj(m, "comment")["body"] = body
+			obj(m, "sender")["login"] = sender
+		})
+	}
+	expectStatus(t, e.deliver("issue_comment", "p-reader", unlabelled(readerLogin, "/agent plan")), http.StatusOK)
+	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+		t.Fatalf("a reader's plan enqueued %d agent tasks", n)
+	}
+	replies := e.tasks(jobs.QueueReplies)
+	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "`/agent plan` needs write") {
+		t.Fatalf("reader's plan replies: %+v", replies)
+	}
+	expectStatus(t, e.deliver("issue_comment", "p-1", unlabelled(writerLogin, "/agent plan keep the old API")), http.StatusAccepted)
+	ts := e.tasks(jobs.QueueAgent)
+	if len(ts) != 1 {
+		t.Fatalf("%d agent tasks, want 1", len(ts))
+	}
+	var p jobs.SolveIssue
+	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Type != jobs.TypeSolveIssue || !p.Plan || p.Instructions != "keep the old API" || p.Requester != writerLogin {
+		t.Errorf("plan task %s %+v", ts[0].Type, p)
+	}
+	// One job per issue holds for plans too.
+	expectStatus(t, e.deliver("issue_comment", "p-2", unlabelled(writerLogin, "/agent plan")), http.StatusOK)
+	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+		t.Errorf("second plan while one is queued: %d agent tasks", n)
 	}
 }

@@ -22,6 +22,9 @@ const (
 	// CommandNote is `/agent note TEXT`: a message for the running
 	// attempt's model, delivered at its next step.
 	CommandNote
+	// CommandPlan is `/agent plan [changes]`: a read-only run posts a
+	// plan on the issue and changes nothing.
+	CommandPlan
 )
 
 func (c Command) String() string {
@@ -34,6 +37,8 @@ func (c Command) String() string {
 		return "help"
 	case CommandNote:
 		return "note"
+	case CommandPlan:
+		return "plan"
 	}
 	return "none"
 }
@@ -45,6 +50,7 @@ const MaxInstructions = 4000
 const HelpText = "Patchwright commands (one per comment, at the start of a line; write, maintain or admin permission needed):\n\n" +
 	"- `/agent retry [instructions]`: try again; text after `retry`, and the lines below it, are passed to the model as your instructions.\n" +
 	"- `/agent stop`: cancel the running attempt.\n" +
+	"- `/agent plan [changes]` (on an issue): post a plan (files, approach, verification, risks) from a run that only reads the code; nothing is changed or pushed.\n" +
 	"- `/agent note TEXT`: while an attempt runs, pass TEXT (and the lines below it) to the model at its next step.\n" +
 	"- `/agent help`: this message."
 
@@ -67,7 +73,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 // ParseComment reads a comment body. Grammar:
 //
 //	comment  = { line } ;
-//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
+//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "plan" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
 //
 // Rules:
 //   - The command must start its line (after spaces or tabs): a quoted line
@@ -81,6 +87,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 //     Reply instead.
 //   - note: like retry, the rest of its line and the lines after it are
 //     the text; empty or more than MaxInstructions bytes gets a Reply.
+//   - plan: like retry, the rest is the changes asked for the plan.
 //   - stop and help ignore text after them.
 //   - "/agent" alone or with an unknown subcommand gets a Reply with HelpText.
 //
@@ -113,6 +120,8 @@ func ParseComment(body string) ParseResult {
 			return retry(m[2], lines[i+1:])
 		case "note":
 			return note(m[2], lines[i+1:])
+		case "plan":
+			return plan(m[2], lines[i+1:])
 		case "stop":
 			return ParseResult{Command: CommandStop}
 		case "help":
@@ -132,6 +141,16 @@ func retry(rest string, after []string) ParseResult {
 		return ParseResult{Reply: fmt.Sprintf("The instructions after `/agent retry` are %d bytes long; the limit is %d. Please shorten them.", len(text), MaxInstructions)}
 	}
 	return ParseResult{Command: CommandRetry, Instructions: text}
+}
+
+// plan is `/agent plan`: like retry, the rest is the requester's changes
+// for the plan (empty is fine).
+func plan(rest string, after []string) ParseResult {
+	text := strings.TrimSpace(rest + "\n" + strings.Join(after, "\n"))
+	if len(text) > MaxInstructions {
+		return ParseResult{Reply: fmt.Sprintf("The text after `/agent plan` is %d bytes long; the limit is %d. Please shorten it.", len(text), MaxInstructions)}
+	}
+	return ParseResult{Command: CommandPlan, Instructions: text}
 }
 
 func note(rest string, after []string) ParseResult {

@@ -42,6 +42,9 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 			return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
 		}
 		c.isPR = true
+	} else if cmd.Command == CommandPlan {
+		// A plan may be the first thing asked on an issue: a writer's
+		// `/agent plan` needs no label (the permission check follows).
 	} else if ok, err := h.workedOn(ctx, ev.Issue.Labels, target); err != nil {
 		return response{}, err
 	} else if !ok {
@@ -106,6 +109,9 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if c.cmd.Command == CommandNote {
 		return h.note(ctx, c, issue)
 	}
+	if c.cmd.Command == CommandPlan && c.isPR {
+		return h.answer(ctx, c, "`/agent plan` works on the issue, not on its pull request: comment it there, or `/agent retry` here.", "plan on a pull request")
+	}
 	if c.isPR {
 		return h.retryPR(ctx, c, issue)
 	}
@@ -116,11 +122,17 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if open {
 		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr.Number), "pointed to the open pull request")
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash})
+	p := jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash,
+		Plan: c.cmd.Command == CommandPlan}
+	enq, err := h.queue.EnqueueSolve(ctx, p)
 	if err != nil {
 		return response{}, err
 	}
-	return h.enqueued(ctx, c.d, c.target, enq, "solve of "+issue.String())
+	what := "solve of "
+	if p.Plan {
+		what = "plan of "
+	}
+	return h.enqueued(ctx, c.d, c.target, enq, what+issue.String())
 }
 
 // retryPR enqueues a retry of the pull request c.target for issue, pinned

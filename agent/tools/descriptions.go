@@ -25,4 +25,6 @@ var (
 	descFinish string
 	//go:embed descriptions/fetch_dependencies.md
 	descFetchDependencies string
+	//go:embed descriptions/submit_plan.md
+	descSubmitPlan string
 )

@@ -130,6 +130,11 @@ type Options struct {
 	Secrets *secrets.Scanner
 	// Dependencies runs fetch_dependencies; nil leaves that tool out.
 	Dependencies DependencyFetcher
+	// ReadOnly builds the planning set: list_files, read_file, search and
+	// submit_plan, nothing that writes the tree or runs a command (no
+	// edit, write_file, delete_file, run, verify or fetch_dependencies).
+	// Sandbox and Verifier are then not needed and not used.
+	ReadOnly bool
 }
 
 // files is the part of *sandbox.Workspace the tools use. It is a seam so
@@ -170,10 +175,10 @@ func New(opts Options) (*Set, error) {
 	if opts.Workspace == nil {
 		return nil, errors.New("tools: Options.Workspace is required")
 	}
-	if opts.Sandbox == nil {
+	if opts.Sandbox == nil && !opts.ReadOnly {
 		return nil, errors.New("tools: Options.Sandbox is required")
 	}
-	if opts.Verifier == nil {
+	if opts.Verifier == nil && !opts.ReadOnly {
 		return nil, errors.New("tools: Options.Verifier is required")
 	}
 	for _, p := range opts.Protected {
@@ -203,6 +208,18 @@ func newSet(fsys files, opts Options) *Set {
 		limits:    opts.Limits.withDefaults(),
 		reads:     newReadState(),
 	}
+	if opts.ReadOnly {
+		// What a plan needs and nothing else: a tool that is not in the
+		// set cannot be called, whatever the model sends.
+		s.tools = []Tool{
+			newTool("list_files", descListFiles, guarded(s, "list_files", locateIn("list_files"), s.listFiles)),
+			newTool("read_file", descReadFile, guarded(s, "read_file", locateIn("read_file"), s.readFile)),
+			newTool("search", descSearch, guarded(s, "search", locateSearch, s.search)),
+			newTool("submit_plan", descSubmitPlan, guarded(s, "submit_plan", locateIn("submit_plan"), s.submitPlan)),
+		}
+		s.index()
+		return s
+	}
 	s.tools = []Tool{
 		newTool("list_files", descListFiles, guarded(s, "list_files", locateIn("list_files"), s.listFiles)),
 		newTool("read_file", descReadFile, guarded(s, "read_file", locateIn("read_file"), s.readFile)),
@@ -220,11 +237,15 @@ func newSet(fsys files, opts Options) *Set {
 			guarded(s, "fetch_dependencies", locateIn("fetch_dependencies"), afterCommands(s, s.fetchDependencies))))
 	}
 	s.tools = append(s.tools, newTool("finish", descFinish, guarded(s, "finish", locateIn("finish"), s.finish)))
+	s.index()
+	return s
+}
+
+func (s *Set) index() {
 	s.byName = make(map[string]Tool, len(s.tools))
 	for _, t := range s.tools {
 		s.byName[t.Name()] = t
 	}
-	return s
 }
 
 // Lookup returns the tool with the given name.

@@ -120,6 +120,10 @@ type request struct {
 
 // Solve runs a first (or new) attempt at an issue.
 func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
+	if job.Plan {
+		return p.plan(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "/agent plan",
+			issueHash: job.IssueHash, at: at})
+	}
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
 		issueHash: job.IssueHash, at: at})
 }

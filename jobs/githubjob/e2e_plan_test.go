@@ -1,0 +1,74 @@
+package githubjob_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// A writer's `/agent plan` runs the model with the read-only tools: a
+// write it tries is refused, the plan is posted as the app's marked
+// comment saying it waits for approval, and no branch, commit or pull
+// request appears.
+func TestPlanPostsAPlanAndChangesNothing(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t,
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("submit_plan", `{"files":["greeting.txt"],"approach":"Replace helo with hello.","verification":"The greeting check: grep -qx hello greeting.txt.","risks":"None seen."}`),
+	)
+	if code := e.comment(1, false, "/agent plan keep the trailing newline", "delivery-plan-1"); code != http.StatusAccepted {
+		t.Fatalf("/agent plan: %d, want 202", code)
+	}
+	e.startWorker()
+	info := e.waitTask("delivery-plan-1", asynq.TaskStateCompleted, asynq.TaskStateArchived)
+	if info.State != asynq.TaskStateCompleted {
+		t.Fatalf("plan task ended %s: %s", info.State, info.LastErr)
+	}
+	var plans []githubtest.Comment
+	for _, c := range e.fake.Comments(owner, repoName, 1) {
+		if strings.Contains(c.Body, report.PlanMarker(1, "delivery-plan-1")) {
+			plans = append(plans, c)
+		}
+	}
+	if len(plans) != 1 || plans[0].Author != githubtest.BotLogin {
+		t.Fatalf("plan comments %+v, want one by the app", plans)
+	}
+	for _, want := range []string{"## Proposed plan", "Replace helo with hello.", "grep -qx hello greeting.txt", "Waiting for approval", "no file was changed"} {
+		if !strings.Contains(plans[0].Body, want) {
+			t.Errorf("plan comment lacks %q:\n%s", want, plans[0].Body)
+		}
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 0 {
+		t.Errorf("a plan opened pull requests: %+v", pulls)
+	}
+	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != "" {
+		t.Errorf("a plan pushed agent/issue-1 at %s", h)
+	}
+	if got := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "show", "master:greeting.txt")); got != "helo" {
+		t.Errorf("greeting.txt on master = %q", got)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	first := reqs[0].Messages[0].Text
+	for _, want := range []string{"keep the trailing newline", "only makes a plan", "submit_plan"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first user message lacks %q:\n%s", want, first)
+		}
+	}
+	var refused string
+	for _, r := range reqs[1].Messages[len(reqs[1].Messages)-1].ToolResults {
+		refused += r.Content
+	}
+	if !strings.Contains(refused, `no tool named "edit"`) {
+		t.Errorf("the edit was answered %q", refused)
+	}
+}

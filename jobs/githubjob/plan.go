@@ -1,0 +1,120 @@
+package githubjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/report"
+)
+
+// planFraming tells the model what a planning run is. It goes with the
+// feedback because the agent's own prompt is the solving one.
+const planFraming = "This run only makes a plan: the tools can read the repository and nothing else; no file can be changed and no command run. " +
+	"Read what you need, then call submit_plan with the files to change, the approach, how the change will be verified, and the risks. " +
+	"People approve the plan before any change is made."
+
+// plan runs a read-only planning attempt (`/agent plan`) and posts its
+// plan on the issue, with the PlanMarker, editing the comment an earlier
+// try of the same task posted. No branch, commit or pull request.
+func (p *Pipeline) plan(ctx context.Context, a request) error {
+	id := runID(a.at)
+	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry, "mode", "plan")
+	logURL := p.runLink(id)
+	bot, err := p.GitHub.Bot(ctx, a.issue)
+	if err != nil {
+		return fmt.Errorf("find the app's bot user: %w", err)
+	}
+	a.bot = bot.Login
+	if err := p.GitHub.AddReaction(ctx, a.issue, "eyes"); err != nil {
+		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
+	}
+	if p.Budget != nil {
+		if err := p.Budget.Check(ctx, a.issue); err != nil {
+			return p.planFailed(ctx, a, logURL, "Patchwright did not start: "+err.Error(), permanent(err))
+		}
+	}
+	job, _, err := p.prepare(ctx, a, id, logURL, log)
+	if err != nil {
+		return p.planFailed(ctx, a, logURL, "the plan run could not start: "+err.Error(), err)
+	}
+	job.Issue.Feedback = strings.TrimSpace(planFraming + "\n\n" + job.Issue.Feedback)
+	job.Publisher = nil
+	res, err := p.Executor.Plan(ctx, job)
+	if res != nil && res.CostUSD != nil && p.Budget != nil {
+		if berr := p.Budget.Add(context.WithoutCancel(ctx), a.issue, *res.CostUSD); berr != nil {
+			log.Error("the plan's cost is not counted against the monthly budgets", jobs.LogError, berr)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("plan run interrupted, to be tried again: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		return p.planFailed(ctx, a, logURL, "the plan run failed: "+err.Error(), err)
+	}
+	pl := report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, RequestedBy: a.requester, Text: res.Plan, RunURL: logURL, CostUSD: res.CostUSD}
+	if res.Plan == "" {
+		pl.Reason = fmt.Sprintf("The model did not submit a plan (%s: %s).", res.Stop, res.Detail)
+	}
+	log.Info("plan run ended", "stop", res.Stop, "planned", res.Plan != "")
+	return p.postPlan(ctx, a, pl)
+}
+
+// planFailed says on the issue that no plan was made and returns what
+// asynq should see: final for a refusal, a configuration error or the
+// last try, otherwise cause (asynq tries again and the comment is
+// edited then).
+func (p *Pipeline) planFailed(ctx context.Context, a request, logURL, reason string, cause error) error {
+	actx, cancel := jobs.AfterContext(ctx)
+	defer cancel()
+	_, refused := githubapi.AsRefusal(cause)
+	final := refused || errors.Is(cause, asynq.SkipRetry) || errors.Is(cause, pipeline.ErrConfig) || errors.Is(cause, errIssueEdited) || a.at.Last()
+	if !final {
+		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
+	}
+	if err := p.postPlan(actx, a, report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, Reason: reason, RunURL: logURL}); err != nil {
+		p.logger().Warn("could not say on the issue that no plan was made", jobs.LogError, err)
+	}
+	if final && !errors.Is(cause, asynq.SkipRetry) {
+		return permanent(cause)
+	}
+	return cause
+}
+
+// postPlan posts the plan comment, or edits the one this task posted on
+// an earlier try.
+func (p *Pipeline) postPlan(ctx context.Context, a request, pl report.Plan) error {
+	body, err := report.PlanComment(pl)
+	if err != nil {
+		return err
+	}
+	marker := report.PlanMarker(pl.Issue, pl.Task)
+	cs, err := p.GitHub.Comments(ctx, a.issue)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if strings.EqualFold(c.Author, a.bot) && strings.Contains(c.Body, marker) {
+			return p.GitHub.EditComment(ctx, a.issue, c.ID, body)
+		}
+	}
+	_, err = p.GitHub.PostComment(ctx, a.issue, body)
+	return err
+}
+
+// runLink is the link of run id, "" without RunURL.
+func (p *Pipeline) runLink(id string) string {
+	switch {
+	case p.RunURL != "" && p.RunLink != nil:
+		return p.RunLink(p.RunURL, id)
+	case p.RunURL != "":
+		return strings.TrimRight(p.RunURL, "/") + "/" + id
+	}
+	return ""
+}

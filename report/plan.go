@@ -1,0 +1,59 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PlanMarker is the hidden line of a plan comment: the task that made it
+// (a re-run of the task edits its comment instead of posting a second)
+// and the issue. Only a comment the app's bot wrote with this marker is
+// Patchwright's plan.
+func PlanMarker(issue int, task string) string {
+	return fmt.Sprintf("<!-- patchwright:plan issue=%d task=%s -->", issue, markerValue(task))
+}
+
+// Plan is what a plan comment shows.
+type Plan struct {
+	Issue       int
+	Task        string
+	RequestedBy string
+	// Text is the model's plan (tools.PlanText); "" when it made none,
+	// and Reason then says why.
+	Text   string
+	Reason string
+	RunURL string
+	// CostUSD is the run's estimated model cost; nil without a price.
+	CostUSD *float64
+}
+
+// maxPlanBytes bounds the plan text shown.
+const maxPlanBytes = 12000
+
+// PlanComment renders the comment a planning run posts on the issue. The
+// plan is the model's words, shown as inert prose; the comment says
+// plainly that nothing was changed and what to comment next.
+func PlanComment(p Plan) (string, error) {
+	var b strings.Builder
+	b.WriteString(PlanMarker(p.Issue, p.Task) + "\n")
+	if strings.TrimSpace(p.Text) == "" {
+		fmt.Fprintf(&b, "**Patchwright made no plan.** %s\n\nNothing was changed. Comment `/agent plan` to try again.\n", plain(p.Reason))
+	} else {
+		text, cut := truncate(strings.TrimSpace(p.Text), maxPlanBytes)
+		b.WriteString("## Proposed plan\n\n")
+		if p.RequestedBy != "" {
+			fmt.Fprintf(&b, "Asked for by @%s. ", markerValue(p.RequestedBy))
+		}
+		b.WriteString("This plan comes from a run that could only read the repository: no file was changed, nothing was pushed and no pull request was opened. It is the model's proposal, not checked by anything.\n\n")
+		b.WriteString(prose(text) + "\n")
+		if cut {
+			b.WriteString("\n(The plan was cut here: it was too long.)\n")
+		}
+		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, or `/agent retry [changes]` for another plan.\n")
+	}
+	fmt.Fprintf(&b, "\nEstimated model cost of the plan: %s.\n", cost(p.CostUSD))
+	if u := safeURL(p.RunURL); u != "" {
+		fmt.Fprintf(&b, "\n[Run log](%s)\n", u)
+	}
+	return fit(b.String(), nil)
+}

@@ -1,0 +1,30 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPlanComment(t *testing.T) {
+	usd := 0.5
+	body, err := PlanComment(Plan{Issue: 3, Task: "d-1", RequestedBy: "alice", Text: "Files to change:\n- a.go\n\nApproach:\nSee @bob and ![x](https://evil.example/p.png)", CostUSD: &usd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{PlanMarker(3, "d-1"), "## Proposed plan", "@alice", "no file was changed", "- a.go", "`/agent approve [notes]`", "about $0.50"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("plan comment lacks %q:\n%s", want, body)
+		}
+	}
+	// The model's words are inert: no mention, no image.
+	if strings.Contains(body, "@bob") || strings.Contains(body, "![x](") {
+		t.Errorf("model text not defused:\n%s", body)
+	}
+	none, err := PlanComment(Plan{Issue: 3, Task: "d-1", Reason: "the model stopped at the step cap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(none, "made no plan") || !strings.Contains(none, "step cap") || strings.Contains(none, "approve") {
+		t.Errorf("no-plan comment:\n%s", none)
+	}
+}
