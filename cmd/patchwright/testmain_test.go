@@ -1,0 +1,11 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// TestMain runs the tests with the resident starter built, so the runs'
+// sandboxes run commands as a deployment's do (see sandboxtest.Main).
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
