@@ -104,6 +104,11 @@ type SolveIssue struct {
 	// posted on the issue and nothing is changed, pushed or opened.
 	// Instructions are then the requester's changes for the plan.
 	Plan bool `json:"plan,omitempty"`
+	// ApprovedPlan is the plan text a writer approved (`/agent approve`),
+	// as the planning run recorded it (Queue.SavePlan), never as a
+	// comment reads: the attempt follows it, and Instructions are then
+	// the approver's notes.
+	ApprovedPlan string `json:"approved_plan,omitempty"`
 }
 
 // PushedMarker is the hidden line the publisher puts in a pull request's
@@ -266,6 +271,12 @@ func newTask(typ string, payload any, id, queue string, maxRetry int, timeout ti
 func (p SolveIssue) validate() error {
 	if err := p.Issue.validate(); err != nil {
 		return err
+	}
+	if p.Plan && p.ApprovedPlan != "" {
+		return errors.New("a planning run cannot carry an approved plan")
+	}
+	if len(p.ApprovedPlan) > MaxPlanBytes {
+		return fmt.Errorf("approved plan of %d bytes, over %d", len(p.ApprovedPlan), MaxPlanBytes)
 	}
 	return validDelivery(p.DeliveryID)
 }

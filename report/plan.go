@@ -30,6 +30,13 @@ type Plan struct {
 // maxPlanBytes bounds the plan text shown.
 const maxPlanBytes = 12000
 
+// ShownPlan is the part of a plan text its comment shows, which is what an
+// approval approves.
+func ShownPlan(text string) string {
+	shown, _ := truncate(strings.TrimSpace(text), maxPlanBytes)
+	return shown
+}
+
 // PlanComment renders the comment a planning run posts on the issue. The
 // plan is the model's words, shown as inert prose; the comment says
 // plainly that nothing was changed and what to comment next.
@@ -49,7 +56,7 @@ func PlanComment(p Plan) (string, error) {
 		if cut {
 			b.WriteString("\n(The plan was cut here: it was too long.)\n")
 		}
-		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, or `/agent retry [changes]` for another plan.\n")
+		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, or `/agent plan [changes]` for another plan.\n")
 	}
 	fmt.Fprintf(&b, "\nEstimated model cost of the plan: %s.\n", cost(p.CostUSD))
 	if u := safeURL(p.RunURL); u != "" {

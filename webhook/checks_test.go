@@ -132,3 +132,75 @@ func TestPlanCommand(t *testing.T) {
 		t.Errorf("second plan while one is queued: %d agent tasks", n)
 	}
 }
+
+// `/agent approve` starts an attempt on the plan the planning run kept,
+// with the approver's notes; with no plan kept it only answers, and a
+// reader is refused as for every command.
+func TestApproveCommand(t *testing.T) {
+	e := newEnv(t)
+	comment := func(sender, body string) []byte {
+		return fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
+			obj(m, "issue")["number"] = 7
+			obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
+			obj(m, "comment")["body"] = body
+			obj(m, "sender")["login"] = sender
+		})
+	}
+	expectStatus(t, e.deliver("issue_comment", "a-0", comment(writerLogin, "/agent approve")), http.StatusOK)
+	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+		t.Fatalf("an approval without a plan enqueued %d agent tasks", n)
+	}
+	if r := e.tasks(jobs.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "no plan to approve") {
+		t.Fatalf("replies %+v, want one saying there is no plan", r)
+	}
+
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	if err := e.queue.SavePlan(t.Context(), issue, jobs.PlanRecord{Task: "p-1", Text: "Files: a.go\nApproach: fix it.", RequestedBy: writerLogin}); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, e.deliver("issue_comment", "a-reader", comment(readerLogin, "/agent approve")), http.StatusOK)
+	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+		t.Fatalf("a reader's approval enqueued %d agent tasks", n)
+	}
+	expectStatus(t, e.deliver("issue_comment", "a-1", comment(writerLogin, "/agent approve but keep the old flag")), http.StatusAccepted)
+	ts := e.tasks(jobs.QueueAgent)
+	if len(ts) != 1 {
+		t.Fatalf("%d agent tasks, want 1", len(ts))
+	}
+	var p jobs.SolveIssue
+	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Plan || p.ApprovedPlan != "Files: a.go\nApproach: fix it." || p.Instructions != "but keep the old flag" || p.Requester != writerLogin {
+		t.Errorf("approved task %+v", p)
+	}
+}
+
+// The trigger label with ":plan" asks for a planning run, as `/agent plan`
+// does; a reader's is refused naming that label.
+func TestPlanLabel(t *testing.T) {
+	e := newEnv(t)
+	planLabel := func(n int, sender string) []byte {
+		return fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
+			obj(m, "label")["name"] = "agent:plan"
+			obj(m, "issue")["number"] = n
+			obj(m, "sender")["login"] = sender
+		})
+	}
+	expectStatus(t, e.deliver("issues", "l-reader", planLabel(8, readerLogin)), http.StatusOK)
+	if r := e.tasks(jobs.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "`agent:plan` label") {
+		t.Fatalf("reader's plan label replies %+v", r)
+	}
+	expectStatus(t, e.deliver("issues", "l-1", planLabel(7, writerLogin)), http.StatusAccepted)
+	ts := e.tasks(jobs.QueueAgent)
+	if len(ts) != 1 {
+		t.Fatalf("%d agent tasks, want 1", len(ts))
+	}
+	var p jobs.SolveIssue
+	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Plan || p.Requester != writerLogin {
+		t.Errorf("plan label task %+v, want a plan", p)
+	}
+}

@@ -25,6 +25,9 @@ const (
 	// CommandPlan is `/agent plan [changes]`: a read-only run posts a
 	// plan on the issue and changes nothing.
 	CommandPlan
+	// CommandApprove is `/agent approve [notes]`: an attempt follows the
+	// issue's latest plan, with the notes.
+	CommandApprove
 )
 
 func (c Command) String() string {
@@ -39,6 +42,8 @@ func (c Command) String() string {
 		return "note"
 	case CommandPlan:
 		return "plan"
+	case CommandApprove:
+		return "approve"
 	}
 	return "none"
 }
@@ -51,6 +56,7 @@ const HelpText = "Patchwright commands (one per comment, at the start of a line;
 	"- `/agent retry [instructions]`: try again; text after `retry`, and the lines below it, are passed to the model as your instructions.\n" +
 	"- `/agent stop`: cancel the running attempt.\n" +
 	"- `/agent plan [changes]` (on an issue): post a plan (files, approach, verification, risks) from a run that only reads the code; nothing is changed or pushed.\n" +
+	"- `/agent approve [notes]` (on an issue): start an attempt that follows the latest plan, with your notes.\n" +
 	"- `/agent note TEXT`: while an attempt runs, pass TEXT (and the lines below it) to the model at its next step.\n" +
 	"- `/agent help`: this message."
 
@@ -73,7 +79,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 // ParseComment reads a comment body. Grammar:
 //
 //	comment  = { line } ;
-//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "plan" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
+//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "plan" [ ws text ] | ws "approve" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
 //
 // Rules:
 //   - The command must start its line (after spaces or tabs): a quoted line
@@ -122,6 +128,8 @@ func ParseComment(body string) ParseResult {
 			return note(m[2], lines[i+1:])
 		case "plan":
 			return plan(m[2], lines[i+1:])
+		case "approve":
+			return approve(m[2], lines[i+1:])
 		case "stop":
 			return ParseResult{Command: CommandStop}
 		case "help":
@@ -151,6 +159,16 @@ func plan(rest string, after []string) ParseResult {
 		return ParseResult{Reply: fmt.Sprintf("The text after `/agent plan` is %d bytes long; the limit is %d. Please shorten it.", len(text), MaxInstructions)}
 	}
 	return ParseResult{Command: CommandPlan, Instructions: text}
+}
+
+// approve is `/agent approve`: the rest is the approver's notes for the
+// attempt (empty is fine).
+func approve(rest string, after []string) ParseResult {
+	text := strings.TrimSpace(rest + "\n" + strings.Join(after, "\n"))
+	if len(text) > MaxInstructions {
+		return ParseResult{Reply: fmt.Sprintf("The notes after `/agent approve` are %d bytes long; the limit is %d. Please shorten them.", len(text), MaxInstructions)}
+	}
+	return ParseResult{Command: CommandApprove, Instructions: text}
 }
 
 func note(rest string, after []string) ParseResult {

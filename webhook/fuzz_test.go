@@ -57,6 +57,11 @@ func (q *countingQueue) CancelRepo(context.Context, string, string, string) ([]s
 	return nil, nil
 }
 
+func (q *countingQueue) LatestPlan(context.Context, jobs.Issue) (jobs.PlanRecord, bool, error) {
+	q.add()
+	return jobs.PlanRecord{}, false, nil
+}
+
 func (q *countingQueue) AddNote(context.Context, jobs.Issue, jobs.Note) (jobs.NoteOutcome, error) {
 	q.add()
 	return jobs.NoteAdded, nil

@@ -43,6 +43,9 @@ type Queue interface {
 	// CancelRepo cancels every active job of owner/repo (of owner, for
 	// repo "").
 	CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error)
+	// LatestPlan is the issue's latest plan from a planning run, for
+	// `/agent approve`.
+	LatestPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an

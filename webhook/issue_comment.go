@@ -109,8 +109,9 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if c.cmd.Command == CommandNote {
 		return h.note(ctx, c, issue)
 	}
-	if c.cmd.Command == CommandPlan && c.isPR {
-		return h.answer(ctx, c, "`/agent plan` works on the issue, not on its pull request: comment it there, or `/agent retry` here.", "plan on a pull request")
+	if (c.cmd.Command == CommandPlan || c.cmd.Command == CommandApprove) && c.isPR {
+		msg := fmt.Sprintf("`/agent %s` works on the issue, not on its pull request: comment it there, or `/agent retry` here.", c.cmd.Command)
+		return h.answer(ctx, c, msg, c.cmd.Command.String()+" on a pull request")
 	}
 	if c.isPR {
 		return h.retryPR(ctx, c, issue)
@@ -124,13 +125,23 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	}
 	p := jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash,
 		Plan: c.cmd.Command == CommandPlan}
+	what := "solve of "
+	switch c.cmd.Command {
+	case CommandPlan:
+		what = "plan of "
+	case CommandApprove:
+		plan, ok, err := h.queue.LatestPlan(ctx, issue)
+		if err != nil {
+			return response{}, err
+		}
+		if !ok {
+			return h.answer(ctx, c, "There is no plan to approve on this issue (none was made, or it is over 30 days old): comment `/agent plan` first.", "approve without a plan")
+		}
+		p.ApprovedPlan, what = plan.Text, "approved plan of "
+	}
 	enq, err := h.queue.EnqueueSolve(ctx, p)
 	if err != nil {
 		return response{}, err
-	}
-	what := "solve of "
-	if p.Plan {
-		what = "plan of "
 	}
 	return h.enqueued(ctx, c.d, c.target, enq, what+issue.String())
 }

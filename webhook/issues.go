@@ -26,7 +26,10 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	default:
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
-	if !strings.EqualFold(ev.Label, h.cfg.TriggerLabel) {
+	// The trigger label with ":plan" (agent:plan) asks for a plan first,
+	// as `/agent plan` does.
+	plan := strings.EqualFold(ev.Label, h.cfg.TriggerLabel+":plan")
+	if !plan && !strings.EqualFold(ev.Label, h.cfg.TriggerLabel) {
 		return done(http.StatusOK, "label %q is not the trigger", ev.Label), nil
 	}
 	sender := ev.Sender
@@ -53,18 +56,22 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		}
 		log.Info("trigger refused: no write permission", "role", role)
 		msg := fmt.Sprintf("@%s, the `%s` label starts Patchwright only when added by someone with write, maintain or admin permission on this repository (yours: %s).",
-			sender.Login, h.cfg.TriggerLabel, role)
+			sender.Login, ev.Label, role)
 		if err := h.reply(ctx, d, issue, msg); err != nil {
 			return response{}, err
 		}
 		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
 	}
 	enq, err := h.enqueueSolve(ctx, &d, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
-		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body)})
+		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan})
 	if err != nil {
 		return response{}, err
 	}
-	return h.enqueued(ctx, d, issue, enq, "solve of "+issue.String())
+	what := "solve of "
+	if plan {
+		what = "plan of "
+	}
+	return h.enqueued(ctx, d, issue, enq, what+issue.String())
 }
 
 // issueOf builds the job's issue from a payload, or a 200 response saying

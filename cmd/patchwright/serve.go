@@ -88,6 +88,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		RunLink:  signer.Link,
 		Logger:   log,
 		Notes:    queue,
+		Plans:    queue,
 	}
 	return p, func() { engine.Close() }, nil
 }

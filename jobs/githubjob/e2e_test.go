@@ -206,6 +206,7 @@ func e2ePipeline(t testing.TB, app *githubapi.App, queue *jobs.Queue, opts provi
 		GitHub:  app,
 		Cancels: queue,
 		Notes:   queue,
+		Plans:   queue,
 		Executor: &pipeline.Executor{
 			Sandboxes: sandboxtest.NewDocker(t, sbdocker.Options{}), Provider: prov, Image: sandboxtest.Image(t),
 			SandboxLimits: sandbox.Limits{CPUs: 1}, Logger: log,

@@ -77,6 +77,14 @@ type Pipeline struct {
 	// Notes hands the running job the `/agent note`s writers sent for its
 	// issue; *jobs.Queue satisfies it. Nil: notes are not read.
 	Notes NoteSource
+	// Plans keeps a planning run's plan for its approval; nil keeps none
+	// (an approval then finds no plan).
+	Plans PlanStore
+}
+
+// PlanStore keeps an issue's latest plan; *jobs.Queue is one.
+type PlanStore interface {
+	SavePlan(ctx context.Context, issue jobs.Issue, rec jobs.PlanRecord) error
 }
 
 // NoteSource drains the notes waiting for an issue's job.
@@ -124,8 +132,24 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 		return p.plan(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "/agent plan",
 			issueHash: job.IssueHash, at: at})
 	}
+	if job.ApprovedPlan != "" {
+		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: approvedText(job.ApprovedPlan, job.Instructions),
+			trigger: "/agent approve", issueHash: job.IssueHash, at: at})
+	}
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
 		issueHash: job.IssueHash, at: at})
+}
+
+// approvedText is what an approved attempt's model hears from the
+// approver: the plan they approved (the planning run's own text) and
+// their notes.
+func approvedText(plan, notes string) string {
+	s := "this attempt follows the plan below, which an earlier read-only run of yours proposed and they approved; the notes after it, if any, override it.\n<approved-plan>\n" +
+		strings.TrimSpace(plan) + "\n</approved-plan>"
+	if n := strings.TrimSpace(notes); n != "" {
+		s += "\nTheir notes: " + n
+	}
+	return s
 }
 
 // Retry runs another attempt on the pull request job.PR.

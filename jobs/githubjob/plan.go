@@ -63,6 +63,13 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 		pl.Reason = fmt.Sprintf("The model did not submit a plan (%s: %s).", res.Stop, res.Detail)
 	}
 	log.Info("plan run ended", "stop", res.Stop, "planned", res.Plan != "")
+	if res.Plan != "" && p.Plans != nil {
+		// Kept before the comment shows it: an approval must find it.
+		rec := jobs.PlanRecord{Task: a.at.TaskID, Text: report.ShownPlan(res.Plan), RequestedBy: a.requester}
+		if err := p.Plans.SavePlan(ctx, a.issue, rec); err != nil {
+			return p.planFailed(ctx, a, logURL, "the plan could not be kept for its approval: "+err.Error(), err)
+		}
+	}
 	return p.postPlan(ctx, a, pl)
 }
 

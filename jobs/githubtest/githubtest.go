@@ -428,6 +428,19 @@ func (s *Server) Comments(owner, repo string, issue int) []Comment {
 	return out
 }
 
+// EditComment changes a comment's body as a person with write access
+// may, whoever wrote it.
+func (s *Server) EditComment(owner, repo string, id int64, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.comments {
+		if sameRepo(c.Owner, c.Repo, owner, repo) && c.ID == id {
+			c.Body = body
+			c.Edits++
+		}
+	}
+}
+
 // Reactions returns the reactions on an issue.
 func (s *Server) Reactions(owner, repo string, issue int) []Reaction {
 	s.mu.Lock()
