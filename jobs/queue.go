@@ -141,6 +141,17 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", false)
 }
 
+// EnqueueSolveBehind is EnqueueSolve for a `/agent retry` on the issue:
+// while another job holds the issue's lock it is Queued behind that job,
+// as EnqueueRetry is, instead of Busy.
+func (q *Queue) EnqueueSolveBehind(ctx context.Context, p SolveIssue) (EnqueueResult, error) {
+	task, err := NewSolveIssueTask(p)
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", true)
+}
+
 // EnqueueSolveClaiming is EnqueueSolve that first claims a delivery's
 // meaning (ClaimMeaning's key) in the same script, so a delivery that
 // starts a job costs one round trip: Replayed, with nothing done, when

@@ -30,6 +30,11 @@ func (q *countingQueue) EnqueueSolve(context.Context, jobs.SolveIssue) (jobs.Enq
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
+func (q *countingQueue) EnqueueSolveBehind(context.Context, jobs.SolveIssue) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
 func (q *countingQueue) EnqueueRetry(context.Context, jobs.RetryPR) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil

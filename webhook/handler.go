@@ -33,6 +33,8 @@ const DefaultTriggerLabel = "agent"
 // Queue is what the handler needs from jobs.Queue.
 type Queue interface {
 	EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
+	// EnqueueSolveBehind queues a solve behind the issue's running job.
+	EnqueueSolveBehind(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
 	EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error)
 	EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error)
 	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)

@@ -426,3 +426,33 @@ func TestRetryWhileJobFinishingIsQueued(t *testing.T) {
 		t.Fatalf("replies %v: want one saying the retry is queued, one saying another is queued", replies)
 	}
 }
+
+// A `/agent retry` on the issue while its job is still running waits
+// behind that job, as one on the pull request does; a label then is still
+// answered "already working".
+func TestIssueRetryWhileJobRunsIsQueued(t *testing.T) {
+	e := newEnv(t)
+	expectStatus(t, e.deliver("issues", "d-1", labeled(t, 7, writerLogin)), http.StatusAccepted)
+	retry := fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
+		obj(m, "issue")["number"] = 7
+		obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
+		obj(m, "comment")["body"] = "/agent retry use the v2 client"
+		obj(m, "sender")["login"] = writerLogin
+	})
+	expectStatus(t, e.deliver("issue_comment", "c-1", retry), http.StatusAccepted)
+	if ts := e.tasks(jobs.QueueAgent); len(ts) != 1 {
+		t.Fatalf("agent tasks %v, want only the running solve (the retry waits outside asynq)", ts)
+	}
+	replies := e.tasks(jobs.QueueReplies)
+	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "this retry is queued") {
+		t.Fatalf("replies %v, want one saying the retry is queued", replies)
+	}
+	// The running job ends: the retry is enqueued in its place.
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	if err := e.queue.Release(t.Context(), issue, "d-1"); err != nil {
+		t.Fatal(err)
+	}
+	if holder, err := e.queue.Active(t.Context(), issue); err != nil || holder != "c-1" {
+		t.Fatalf("lock after the job ended: %q %v, want the retry c-1", holder, err)
+	}
+}

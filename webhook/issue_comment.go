@@ -139,7 +139,12 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		}
 		p.ApprovedPlan, what = plan.Text, "approved plan of "
 	}
-	enq, err := h.queue.EnqueueSolve(ctx, p)
+	enqueue := h.queue.EnqueueSolve
+	if c.cmd.Command == CommandRetry {
+		// Asked while the last attempt still finishes: it runs next.
+		enqueue = h.queue.EnqueueSolveBehind
+	}
+	enq, err := enqueue(ctx, p)
 	if err != nil {
 		return response{}, err
 	}
