@@ -71,20 +71,26 @@ type fullStack struct {
 	modelURL string
 	keyFile  string
 	hookURL  string
-	// hold, when set to a worker's name, holds that worker's next model
-	// request until its connection drops; held then gets its conversation.
-	hold  atomic.Value
-	held  chan string
+	// hold, when set, holds the next model request of any worker until
+	// its connection drops; held then gets the worker and conversation.
+	// Any worker, not a chosen one: the fairness limits may keep a given
+	// worker from getting a job for minutes.
+	hold  atomic.Bool
+	held  chan heldRequest
 	procs map[string]*exec.Cmd
 	logs  map[string]string
 	mu    sync.Mutex
 }
 
+// heldRequest is a held model request: the worker that sent it and the
+// conversation's key.
+type heldRequest struct{ worker, key string }
+
 // modelHandler is the scripted model behind /wN/: it marks which worker
 // sent a request and can hold one ("a worker mid-job", with no clock).
 func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if h, _ := f.hold.Load().(string); h == name && f.hold.CompareAndSwap(name, "") {
+	if f.hold.CompareAndSwap(true, false) {
 		body, _ := io.ReadAll(r.Body)
 		key := ""
 		if i := bytes.Index(body, []byte(fsKeyMark)); i >= 0 {
@@ -93,7 +99,7 @@ func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 				return c == '\\' || c == '"' || c == ' ' || c == '\n'
 			})[0]
 		}
-		f.held <- key
+		f.held <- heldRequest{worker: name, key: key}
 		<-r.Context().Done()
 		return
 	}
@@ -240,8 +246,8 @@ func TestSoakFullStack(t *testing.T) {
 			t.Fatalf("SOAK_ISSUES=%q: want a number of at least 4", s)
 		}
 	}
-	f := &fullStack{t: t, dir: t.TempDir(), held: make(chan string, 1), procs: map[string]*exec.Cmd{}, logs: map[string]string{}}
-	f.hold.Store("")
+	f := &fullStack{t: t, dir: t.TempDir(), held: make(chan heldRequest, 1), procs: map[string]*exec.Cmd{}, logs: map[string]string{}}
+	f.hold.Store(false)
 
 	// The binary, as shipped.
 	f.bin = filepath.Join(f.dir, "patchwright")
@@ -329,9 +335,9 @@ func TestSoakFullStack(t *testing.T) {
 		f.start(w, "worker")
 	}
 
-	// First burst, with w1's first model request held.
+	// First burst, with the first model request of any worker held.
 	start := time.Now()
-	f.hold.Store("w1")
+	f.hold.Store(true)
 	half := (n + 1) / 2
 	var wg sync.WaitGroup
 	for _, is := range issues[:half] {
@@ -347,16 +353,17 @@ func TestSoakFullStack(t *testing.T) {
 		t.Errorf("redelivery of %s: %d", issues[0].delivery, code)
 	}
 
-	// SIGKILL w1 mid-conversation; asynq takes its job back once the
+	// SIGKILL that worker mid-conversation; asynq takes its job back once the
 	// lease has expired (moved into the past here rather than waited for),
 	// and a replacement's recoverer finds it at start-up.
-	var killedKey string
+	var held heldRequest
 	select {
-	case killedKey = <-f.held:
+	case held = <-f.held:
 	case <-time.After(3 * time.Minute):
-		t.Fatal("w1 never reached the model")
+		t.Fatal("no worker reached the model")
 	}
-	_ = f.procs["w1"].Process.Kill()
+	killedKey := held.key
+	_ = f.procs[held.worker].Process.Kill()
 	killedTask := ""
 	for _, is := range issues {
 		if is.key() == killedKey {
@@ -364,7 +371,7 @@ func TestSoakFullStack(t *testing.T) {
 		}
 	}
 	if killedTask == "" {
-		t.Fatalf("w1 held a request of no known issue (%q)", killedKey)
+		t.Fatalf("%s held a request of no known issue (%q)", held.worker, killedKey)
 	}
 	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
 	if err := f.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: killedTask}).Err(); err != nil {
