@@ -557,12 +557,11 @@ func TestReapRemovesLeakedContainers(t *testing.T) {
 	alive := mk(map[string]string{docker.LabelSandbox: "1", docker.LabelJob: job, docker.LabelExpires: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 	foreign := mk(map[string]string{docker.LabelExpires: time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
 
-	n, err := d.Reap(ctx)
-	if err != nil {
+	// The count is not checked: another test binary's reaper (a worker
+	// process of the soak, say) may take the leaked ones first. What is
+	// left afterwards is.
+	if _, err := d.Reap(ctx); err != nil {
 		t.Fatal(err)
-	}
-	if n < 2 {
-		t.Fatalf("Reap removed %d, want at least the 2 leaked", n)
 	}
 	for id, wantGone := range map[string]bool{expired: true, broken: true, alive: false, foreign: false} {
 		_, err := cli.ContainerInspect(ctx, id)
