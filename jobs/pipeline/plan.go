@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
@@ -64,19 +63,7 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	if err != nil {
 		return nil, configError{err}
 	}
-	maxSteps := r.cfg.Limits.MaxSteps
-	if e.MaxSteps > 0 {
-		maxSteps = e.MaxSteps
-	}
-	win := r.window()
-	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
-	defer cancel()
-	res, err := agent.Run(loopCtx, agent.Config{
-		Provider: e.Provider, Tools: set.Tools(), Ledger: r.ledger, Workspace: r.ws, Issue: job.Issue, Redactor: set,
-		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
-			ContextWindow: win.Context, OutputLimit: win.Output, MaxCostUSD: r.cfg.Limits.RunCostCap(e.MaxRunCostUSD)},
-		Cost: e.cost, Now: e.Now, Logger: e.Logger, Notes: job.Notes,
-	})
+	res, err := r.runModel(ctx, set)
 	out := &PlanResult{Stop: res.Stop, Detail: res.Detail, Steps: res.Steps, Usage: res.Usage}
 	if res.Stop == agent.Finished {
 		out.Plan = res.Summary

@@ -413,6 +413,15 @@ func (r *run) runAgent(ctx context.Context) error {
 	if err != nil {
 		return configError{err}
 	}
+	r.agentRan = true
+	r.agentRes, err = r.runModel(ctx, set)
+	return err
+}
+
+// runModel runs the model loop with set's tools under the repository's
+// limits and time budget: the one place a run's agent.Config is made,
+// for an attempt and for a planning run alike.
+func (r *run) runModel(ctx context.Context, set *tools.Set) (agent.Result, error) {
 	maxSteps := r.cfg.Limits.MaxSteps
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
@@ -420,8 +429,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	win := r.window()
 	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
-	r.agentRan = true
-	r.agentRes, err = agent.Run(loopCtx, agent.Config{
+	return agent.Run(loopCtx, agent.Config{
 		Provider:  r.e.Provider,
 		Tools:     set.Tools(),
 		Ledger:    r.ledger,
@@ -436,7 +444,6 @@ func (r *run) runAgent(ctx context.Context) error {
 		Logger: r.e.Logger,
 		Notes:  r.job.Notes,
 	})
-	return err
 }
 
 // runFinal stops the agent's container, reads the change from the tree
