@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ func TestBadPayloadsSkipRetry(t *testing.T) {
 		"unknown field": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","token":"x"}`,
 		"no number":     `{"installation_id":1,"owner":"o","repo":"r","delivery_id":"d"}`,
 		"no delivery":   `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
+		"plan approved": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"approved_plan":"p"}`,
+		"plan too long": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","approved_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
@@ -165,5 +168,27 @@ func TestEnqueuedAtHeader(t *testing.T) {
 	}
 	if len(reply.Headers()) != 0 {
 		t.Errorf("a reply task carries headers %v", reply.Headers())
+	}
+}
+
+// A kept plan is the issue's latest; none is "not found", not an error;
+// one too large is refused.
+func TestPlans(t *testing.T) {
+	q := NewQueue(testRedis(t))
+	ctx := t.Context()
+	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 3}
+	if _, ok, err := q.LatestPlan(ctx, issue); ok || err != nil {
+		t.Fatalf("before any plan: %v %v", ok, err)
+	}
+	for _, task := range []string{"p-1", "p-2"} {
+		if err := q.SavePlan(ctx, issue, PlanRecord{Task: task, Text: "plan of " + task}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec, ok, err := q.LatestPlan(ctx, issue); !ok || err != nil || rec.Task != "p-2" || rec.Text != "plan of p-2" {
+		t.Fatalf("latest: %+v %v %v, want p-2's", rec, ok, err)
+	}
+	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-3", Text: strings.Repeat("x", MaxPlanBytes+1)}); err == nil {
+		t.Fatal("a plan over MaxPlanBytes was kept")
 	}
 }
