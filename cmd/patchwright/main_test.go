@@ -37,7 +37,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad app id":             {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "x", "--private-key", "k"}, want: `PATCHWRIGHT_APP_ID: "x" is not a positive number`},
 		"both keys":              {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key", "k", "--private-key-file", keyFile}, want: "not both"},
 		"key file missing":       {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key-file", "/nonexistent/key"}, want: "PATCHWRIGHT_PRIVATE_KEY_FILE: open /nonexistent/key"},
-		"bad key":                {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key-file", keyFile}, want: "private key"},
+		"bad key":                {command: "serve", args: []string{"--webhook-secret", "s", "--app-id", "1", "--private-key-file", keyFile, "--listen", "127.0.0.1:0"}, want: "private key"},
 		"stray argument":         {command: "serve", args: []string{"extra"}, want: "takes no arguments"},
 		"unknown flag":           {command: "worker", args: []string{"--nope"}, want: "flag provided but not defined"},
 		"bad installation limit": {command: "worker", args: []string{"--installation-concurrency", "-2"}, want: `PATCHWRIGHT_INSTALLATION_CONCURRENCY: "-2" is not a number of jobs`},
