@@ -135,6 +135,14 @@ func openRedis(cfg config, log *slog.Logger) (redis.UniversalClient, func(), err
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_REDIS_URL: %v", err)
 	}
+	moved, err := jobs.MigrateKeys(context.Background(), rdb)
+	if err != nil {
+		rdb.Close()
+		return nil, nil, errInfra{fmt.Errorf("move the keys of an older version: %w", err)}
+	}
+	if moved != (jobs.Moved{}) {
+		log.Info("moved the keys of an older version to their hash-tagged names", "renamed", moved.Renamed, "kept", moved.Kept)
+	}
 	return rdb, func() { rdb.Close() }, nil
 }
 
