@@ -170,10 +170,18 @@ func (d *Docker) reapEgressRules(ctx context.Context) error {
 	return nil
 }
 
+// canFirewall reports whether this process can change the firewall: as
+// root, with iptables. Without, it installs no rules, and has none to reap.
+func canFirewall() bool {
+	_, err := exec.LookPath("iptables")
+	return err == nil && os.Geteuid() == 0
+}
+
 // listRules is iptables -S of a chain, each rule split into its words
-// ("-A", chain, ...). The rules this package adds have no spaces in
-// their words; a quoted comment keeps its quotes, which deleting by the
-// words then drops (iptables is given them as one argument each).
+// ("-A", chain, ...), unquoted (iptables-nft quotes comments). The rules
+// this package adds have no spaces in their words, so their words are
+// what deletes them; a rule of someone else's may not split right, and
+// is not this package's to delete.
 func listRules(ctx context.Context, table, chain string) ([][]string, error) {
 	out, err := exec.CommandContext(ctx, "iptables", "-w", "-t", table, "-S", chain).Output()
 	if err != nil {
@@ -181,7 +189,11 @@ func listRules(ctx context.Context, table, chain string) ([][]string, error) {
 	}
 	var rules [][]string
 	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[0] == "-A" {
+		f := strings.Fields(line)
+		for i := range f {
+			f[i] = strings.Trim(f[i], `"`)
+		}
+		if len(f) > 2 && f[0] == "-A" {
 			rules = append(rules, f)
 		}
 	}
@@ -191,10 +203,8 @@ func listRules(ctx context.Context, table, chain string) ([][]string, error) {
 // ruleOwner is the sandbox ID a per-sandbox rule names.
 func ruleOwner(rule []string) (string, bool) {
 	for i, w := range rule[:len(rule)-1] {
-		// iptables-nft quotes the comment, iptables-legacy does not.
-		c := strings.Trim(rule[i+1], `"`)
-		if w == "--comment" && strings.HasPrefix(c, bypassTag) {
-			return strings.TrimPrefix(c, bypassTag), true
+		if w == "--comment" && strings.HasPrefix(rule[i+1], bypassTag) {
+			return strings.TrimPrefix(rule[i+1], bypassTag), true
 		}
 	}
 	return "", false
