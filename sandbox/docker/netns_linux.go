@@ -13,9 +13,11 @@ import (
 )
 
 // addDefaultRoute gives the network namespace at nsPath a default route
-// via gw, so that a connection to an outside address reaches the host,
-// whose firewall refuses and logs it, instead of failing unseen inside
-// the sandbox. A route that is there already is no error.
+// via gw, so that a connection to an outside address reaches the host
+// over the egress bridge, whose firewall refuses and logs it, instead of
+// failing unseen inside the sandbox or leaving by a service network (its
+// services are on its own link, and stay reachable). A default route
+// already there is replaced.
 func addDefaultRoute(nsPath string, gw net.IP) error {
 	gw4 := gw.To4()
 	if gw4 == nil {
@@ -53,7 +55,7 @@ func routeAdd(gw net.IP) error {
 	msg := make([]byte, unix.SizeofNlMsghdr+unix.SizeofRtMsg+8)
 	binary.NativeEndian.PutUint32(msg, uint32(len(msg)))
 	binary.NativeEndian.PutUint16(msg[4:], unix.RTM_NEWROUTE)
-	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_EXCL)
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_REPLACE)
 	binary.NativeEndian.PutUint32(msg[8:], 1)
 	rt := msg[unix.SizeofNlMsghdr:]
 	rt[0] = unix.AF_INET
@@ -77,7 +79,7 @@ func routeAdd(gw net.IP) error {
 	if err != nil || len(msgs) == 0 || msgs[0].Header.Type != unix.NLMSG_ERROR || len(msgs[0].Data) < 4 {
 		return errors.New("add the default route: no answer from the kernel")
 	}
-	if errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(msgs[0].Data))); errno != 0 && errno != unix.EEXIST {
+	if errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(msgs[0].Data))); errno != 0 {
 		return fmt.Errorf("add the default route via %s: %w", gw, errno)
 	}
 	return nil
