@@ -187,8 +187,13 @@ func listRules(ctx context.Context, table, chain string) ([][]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iptables -t %s -S %s: %w", table, chain, err)
 	}
+	return parseRules(string(out)), nil
+}
+
+// parseRules splits iptables -S output as listRules says.
+func parseRules(out string) [][]string {
 	var rules [][]string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		for i := range f {
 			f[i] = strings.Trim(f[i], `"`)
@@ -197,7 +202,7 @@ func listRules(ctx context.Context, table, chain string) ([][]string, error) {
 			rules = append(rules, f)
 		}
 	}
-	return rules, nil
+	return rules
 }
 
 // ruleOwner is the sandbox ID a per-sandbox rule names.
