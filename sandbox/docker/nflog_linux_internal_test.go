@@ -69,3 +69,18 @@ func TestReapedRuleShapes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNFLOGFlush is what every command of an allowlisted sandbox
+// pays at its end: one round trip to the firewall log. Needs root.
+func BenchmarkNFLOGFlush(b *testing.B) {
+	l, err := openNFLOG(func(bypass) {})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer l.close()
+	for b.Loop() {
+		if err := l.flush(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
