@@ -343,6 +343,10 @@ func refusedFacts(in Input) []fact {
 			f = append(f, ", ")
 		}
 		f = append(f, value(fmt.Sprintf("%s:%d", r.Host, r.Port)))
+		if strings.HasPrefix(r.Reason, "bypassed the proxy") {
+			// network.allow opens the proxy, not the firewall.
+			f = append(f, " around the proxy, which no allowlist lets through")
+		}
 		if r.Command != "" {
 			f = append(f, " (", r.Phase, " command ", value(r.Command), ")")
 		}

@@ -10,7 +10,8 @@ import (
 )
 
 // TestRefusedInNotVerified: refused connections are listed when a check
-// failed (at most five, then a count), and not when every check passed.
+// failed (at most five, then a count), and not when every check passed;
+// one that went around the proxy is said to.
 func TestRefusedInNotVerified(t *testing.T) {
 	var refused []egress.Refusal
 	for i := range 7 {
@@ -40,5 +41,10 @@ func TestRefusedInNotVerified(t *testing.T) {
 	}
 	if strings.Contains(got, "h5.example") {
 		t.Errorf("more than five listed: %s", got)
+	}
+	// One that went around the proxy says so: the allowlist cannot help.
+	bypass := []egress.Refusal{{Host: "192.0.2.7", Port: 9418, Phase: "setup", Command: "git fetch", Reason: "bypassed the proxy: a direct TCP connection"}}
+	if got := find(Input{Refused: bypass, Final: []verify.CheckResult{fail}}); !strings.Contains(got, "`192.0.2.7:9418` around the proxy") {
+		t.Errorf("a bypassing connection: %s", got)
 	}
 }

@@ -128,7 +128,8 @@ type Egress struct {
 	// Phase is recorded with each refusal ("setup").
 	Phase string
 	// Refused, if not nil, is called for each connection the proxy
-	// refused, with the command that was running; it may be called from
+	// refused, and each the firewall refused because it went around the
+	// proxy, with the command that was running; it may be called from
 	// other goroutines, and must be safe for that.
 	Refused func(Refusal)
 }
@@ -186,8 +187,11 @@ type Refusal struct {
 	Phase string `json:"phase"`
 	// Command is the script the sandbox was running; "" between commands.
 	Command string `json:"command,omitempty"`
-	// Reason says why: "not on the allowlist", or that the name resolved
-	// to an address no sandbox may reach.
+	// Reason says why: "not on the allowlist", that the name resolved
+	// to an address no sandbox may reach, or, for a connection that went
+	// around the proxy and was refused by the firewall, "bypassed the
+	// proxy: " and what it was (a direct TCP connection, UDP, a DNS query
+	// for a name). Host is then the address it went to.
 	Reason string `json:"reason"`
 }
 

@@ -9,8 +9,10 @@ import (
 	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
-// TypeEgressRefused is the ledger event of a connection the egress proxy
-// refused to a setup command (DESIGN §4.1).
+// TypeEgressRefused is the ledger event of a connection refused to a
+// setup command (DESIGN §4.1): by the egress proxy (a host not on the
+// allowlist), or by the firewall, for one that went around the proxy
+// (its Reason starts "bypassed the proxy", its Host is an address).
 const TypeEgressRefused = "egress_refused"
 
 func init() {
@@ -44,8 +46,8 @@ var Registries = map[string][]string{
 	"":       {"deb.debian.org"},
 }
 
-// refusals collects the egress proxy's refusals of one run, from the
-// proxy's goroutines, until the pipeline records them.
+// refusals collects the refusals of one run, from the proxy's and the
+// firewall log's goroutines, until the pipeline records them.
 type refusals struct {
 	mu       sync.Mutex
 	all      []egress.Refusal
@@ -97,7 +99,7 @@ func (r *run) egressSpec() *sandbox.Egress {
 }
 
 // recordRefusals writes the refusals since the last call to the ledger,
-// their commands with any secret withheld.
+// their commands, hosts and reasons with any secret withheld.
 func (r *run) recordRefusals() error {
 	for _, ref := range r.refused.unrecorded() {
 		var err error
@@ -105,6 +107,11 @@ func (r *run) recordRefusals() error {
 			return err
 		}
 		if ref.Host, err = withholdText(r.scanner, ref.Host); err != nil {
+			return err
+		}
+		// A DNS query that went around the proxy names its host in the
+		// reason: a name a command can fill with a secret.
+		if ref.Reason, err = withholdText(r.scanner, ref.Reason); err != nil {
 			return err
 		}
 		if _, err := r.ledger.Append(&EgressRefused{ref}); err != nil {

@@ -23,24 +23,29 @@ func fetchCmd(url string) string {
 }
 
 // TestPipelineEgressAllowlist: setup reaches a host that network.allow
-// names and is refused another; the refusal is in the ledger (host,
-// port, phase, command), and, since a check then failed, in the body's
-// "Not verified". The hosts are network namespaces of this machine.
+// names and is refused another, and a raw TCP connection that ignores
+// the proxy, even to the allowed host, is refused; both refusals are in
+// the ledger (host, port, phase, command), and, since a check then
+// failed, in the body's "Not verified". The hosts are network namespaces
+// of this machine.
 func TestPipelineEgressAllowlist(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "served "+r.URL.Path) })
 	allowed, other := sandboxtest.FakeHost(t, serve), sandboxtest.FakeHost(t, serve)
 	refusedCmd := fetchCmd("http://"+other+"/extra") + " > extra.txt || true"
+	// bash's /dev/tcp knows no proxy: straight to the address.
+	bypassCmd := fmt.Sprintf("bash -c 'echo hi > /dev/tcp/%s' 2>/dev/null || true", strings.Replace(allowed, ":", "/", 1))
 	files := calcFiles(true)
 	files[".github/agent.yml"] = fmt.Sprintf(`network:
   allow: ['%s']
 setup:
   - %q
   - %q
+  - %q
 verify:
   - name: data
     run: grep -q 'served /greeting' greeting.txt && test -s extra.txt
-`, allowed, fetchCmd("http://"+allowed+"/greeting")+" > greeting.txt", refusedCmd)
+`, allowed, fetchCmd("http://"+allowed+"/greeting")+" > greeting.txt", refusedCmd, bypassCmd)
 	res, out, _ := scenario{
 		repo:  gitRepo(t, files),
 		issue: agent.Issue{Title: "Nothing", Body: "Nothing to do."},
@@ -71,13 +76,17 @@ verify:
 		}
 	}
 	host, port, _ := net.SplitHostPort(other)
-	want := fmt.Sprint([]egress.Refusal{{Host: host, Port: atoiT(t, port), Phase: "setup", Command: refusedCmd, Reason: "not on the allowlist"}})
-	if fmt.Sprint(refused) != want || setupOK != 2 {
-		t.Fatalf("ledger: refusals %v (want %s), %d setup commands succeeded (want 2); outcome %s %s", refused, want, setupOK, res.Outcome, res.Reason)
+	allowedHost, allowedPort, _ := net.SplitHostPort(allowed)
+	want := fmt.Sprint([]egress.Refusal{
+		{Host: host, Port: atoiT(t, port), Phase: "setup", Command: refusedCmd, Reason: "not on the allowlist"},
+		{Host: allowedHost, Port: atoiT(t, allowedPort), Phase: "setup", Command: bypassCmd, Reason: "bypassed the proxy: a direct TCP connection"},
+	})
+	if fmt.Sprint(refused) != want || setupOK != 3 {
+		t.Fatalf("ledger: refusals %v (want %s), %d setup commands succeeded (want 3); outcome %s %s", refused, want, setupOK, res.Outcome, res.Reason)
 	}
 	body := readBody(t, out)
-	if !strings.Contains(body, "refused connections") || !strings.Contains(body, other) {
-		t.Fatalf("the body does not list the refused connection to %s:\n%s", other, body)
+	if !strings.Contains(body, "refused connections") || !strings.Contains(body, other) || !strings.Contains(body, allowed) {
+		t.Fatalf("the body does not list the refused connections to %s and %s:\n%s", other, allowed, body)
 	}
 }
 

@@ -148,6 +148,10 @@ type dockerSandbox struct {
 	// egressIP; nil without Spec.Egress.
 	egress   *egress.Client
 	egressIP string
+	// egressLog and bypassRules log what goes around the proxy
+	// (bypass.go); nil without Spec.Egress.
+	egressLog   *egressState
+	bypassRules [][]string
 
 	// st is the resident starter, nil for engine execs (none configured,
 	// it failed to start, or it was dropped); written holding both turn
@@ -307,7 +311,10 @@ func (c *dockerSandbox) Exec(ctx context.Context, cmd sandbox.Command) (sandbox.
 	}
 	if c.egress != nil {
 		c.egress.SetCommand(cmd.Script)
-		defer c.egress.SetCommand("")
+		defer func() {
+			c.flushBypasses()
+			c.egress.SetCommand("")
+		}()
 	}
 	oomUnknown := false
 	if c.st != nil {

@@ -450,8 +450,9 @@ func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.Ho
 }
 
 // Reap removes every sandbox container whose expiry has passed (or whose
-// expiry label cannot be read) and returns how many it removed. Run it at
-// start-up: containers of a crashed worker are left behind.
+// expiry label cannot be read) and returns how many it removed, and the
+// egress firewall rules whose owner is gone (reapEgressRules). Run it at
+// start-up: containers and rules of a crashed worker are left behind.
 func (d *Docker) Reap(ctx context.Context) (int, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{
 		All:     true,
@@ -480,6 +481,11 @@ func (d *Docker) Reap(ctx context.Context) (int, error) {
 	}
 	if _, err := d.reapServiceNetworks(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if canFirewall() {
+		if err := d.reapEgressRules(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("reap egress firewall rules: %w", err))
+		}
 	}
 	return removed, errors.Join(errs...)
 }

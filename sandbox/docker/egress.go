@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/network"
@@ -23,6 +24,7 @@ import (
 // through is TCP to the runner's egress proxy, which listens on the
 // network's gateway address and lets each sandbox reach the host names of
 // its allowlist (sandbox/egress). Sandboxes on it cannot reach each other.
+// What goes around the proxy is refused and recorded (see bypass.go).
 //
 // Like the setup network's, the rules are installed by the process that
 // calls Create, which must run as root in the Docker host's network
@@ -51,6 +53,12 @@ type egressState struct {
 	proxy  *egress.Proxy
 	url    string   // http://gateway:port
 	accept []string // the INPUT rule that lets sandboxes reach the proxy
+	gw     string
+	port   string // the proxy's
+
+	log       *nflog                    // the firewall's log of bypassing packets
+	clientsMu sync.Mutex                // guards clients
+	clients   map[string]*egress.Client // by log prefix (sandbox ID)
 }
 
 // ensureEgress installs the egress network's firewall rules, creates the
@@ -70,15 +78,13 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if d.egress == nil {
-		p, err := egress.Listen(net.JoinHostPort(gw, "0"), nil)
-		if err != nil {
+		// This process's first allowlisted sandbox: what a crashed
+		// worker left in the firewall goes first.
+		if err := d.reapEgressRules(ctx); err != nil {
 			return "", err
 		}
-		_, port, _ := net.SplitHostPort(p.Addr().String())
-		d.egress = &egressState{
-			proxy:  p,
-			url:    "http://" + net.JoinHostPort(gw, port),
-			accept: []string{"INPUT", "-i", EgressBridge, "-d", gw, "-p", "tcp", "--dport", port, "-j", "ACCEPT"},
+		if d.egress, err = startEgress(gw); err != nil {
+			return "", err
 		}
 	}
 	// The ACCEPT must come before the REJECTs, which ensureRule may just
@@ -91,6 +97,38 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 		}
 	}
 	return d.egress.url, nil
+}
+
+// startEgress starts the proxy on the gateway and the firewall log.
+func startEgress(gw string) (*egressState, error) {
+	p, err := egress.Listen(net.JoinHostPort(gw, "0"), nil)
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(p.Addr().String())
+	e := &egressState{
+		proxy:   p,
+		url:     "http://" + net.JoinHostPort(gw, port),
+		accept:  []string{"INPUT", "-i", EgressBridge, "-d", gw, "-p", "tcp", "--dport", port, "-j", "ACCEPT"},
+		gw:      gw,
+		port:    port,
+		clients: map[string]*egress.Client{},
+	}
+	// The log's handler runs on its reader goroutine, which must not wait
+	// for egressMu: clients has a lock of its own.
+	e.log, err = openNFLOG(func(b bypass) {
+		e.clientsMu.Lock()
+		c := e.clients[b.prefix]
+		e.clientsMu.Unlock()
+		if c != nil {
+			c.Refuse(b.ip, b.port, b.reason)
+		}
+	})
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("egress network: %w (the worker must run as root in the Docker host's network namespace)", err)
+	}
+	return e, nil
 }
 
 // acceptFirst reports whether INPUT holds the ACCEPT rule accept (its
@@ -179,11 +217,11 @@ func (c *dockerSandbox) registerEgress(ctx context.Context, e *sandbox.Egress) e
 		return fmt.Errorf("sandbox %.12s has no address on %s", c.id, EgressNetwork)
 	}
 	c.d.egressMu.Lock()
-	proxy := c.d.egress.proxy
+	st := c.d.egress
 	c.d.egressMu.Unlock()
 	c.egressIP = ep.IPAddress
-	c.egress = proxy.Register(ep.IPAddress, e.Allow, e.Phase, e.Refused)
-	return nil
+	c.egress = st.proxy.Register(ep.IPAddress, e.Allow, e.Phase, e.Refused)
+	return c.logBypasses(ctx, st, info)
 }
 
 // unregisterEgress forgets the sandbox's address, at Close.
@@ -191,6 +229,7 @@ func (c *dockerSandbox) unregisterEgress() {
 	if c.egress == nil {
 		return
 	}
+	c.unlogBypasses()
 	c.d.egressMu.Lock()
 	if c.d.egress != nil {
 		c.d.egress.proxy.Unregister(c.egressIP, c.egress)
@@ -205,7 +244,7 @@ func (d *Docker) closeEgress() error {
 	if d.egress == nil {
 		return nil
 	}
-	err := d.egress.proxy.Close()
+	err := errors.Join(d.egress.proxy.Close(), d.egress.log.close())
 	deleteRule(context.Background(), d.egress.accept)
 	d.egress = nil
 	return err

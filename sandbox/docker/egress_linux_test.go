@@ -23,9 +23,11 @@ func fetchScript(url string) string {
 
 // TestEgressAllowlist: an allowlisted sandbox reaches an allowed host
 // through the proxy and nothing else: another host is refused by the
-// proxy and recorded with its command; a direct connection, bypassing
-// the proxy, is dropped by the firewall; the Docker host's services
-// (other than the proxy) are out of reach as on the setup network.
+// proxy and recorded with its command; a direct connection and a DNS
+// query to a server of the command's own, bypassing the proxy, are
+// refused by the firewall and recorded with their commands too; the
+// Docker host's services (other than the proxy) are out of reach as on
+// the setup network.
 func TestEgressAllowlist(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "served "+r.URL.Path) })
@@ -69,15 +71,26 @@ func TestEgressAllowlist(t *testing.T) {
 	if res := run(t, sb, blocked); res.ExitCode == 0 || !strings.Contains(string(res.Stderr.Tail)+string(res.Stderr.Head), "403") {
 		t.Fatalf("host not on the allowlist: exit %d, stderr %s", res.ExitCode, res.Stderr.Head)
 	}
-	// Around the proxy: straight to the allowed host's address.
-	if res := run(t, sb, connectScript(allowed)); res.ExitCode == 0 {
+	// Around the proxy: straight to the allowed host's address, and a DNS
+	// query to it.
+	direct := connectScript(allowed)
+	if res := run(t, sb, direct); res.ExitCode == 0 {
 		t.Fatalf("a direct connection to %s went through the firewall", allowed)
+	}
+	allowedIP, allowedPort, _ := net.SplitHostPort(allowed)
+	dns := dnsScript(allowedIP, "leak.example")
+	if res := run(t, sb, dns); res.ExitCode == 0 {
+		t.Fatalf("a DNS query to %s was answered: %s", allowedIP, res.Stdout.Head)
 	}
 	host, port, _ := net.SplitHostPort(other)
 	mu.Lock()
 	got := fmt.Sprint(refused)
 	mu.Unlock()
-	want := fmt.Sprint([]egress.Refusal{{Host: host, Port: atoi(port), Phase: "setup", Command: blocked, Reason: "not on the allowlist"}})
+	want := fmt.Sprint([]egress.Refusal{
+		{Host: host, Port: atoi(port), Phase: "setup", Command: blocked, Reason: "not on the allowlist"},
+		{Host: allowedIP, Port: atoi(allowedPort), Phase: "setup", Command: direct, Reason: "bypassed the proxy: a direct TCP connection"},
+		{Host: allowedIP, Port: 53, Phase: "setup", Command: dns, Reason: "bypassed the proxy: a DNS query for leak.example"},
+	})
 	if got != want {
 		t.Fatalf("refusals:\n got %s\nwant %s", got, want)
 	}
@@ -107,6 +120,18 @@ func TestEgressAllowlist(t *testing.T) {
 	if got := ok(t, sb, "cat /proc/sys/net/ipv6/conf/all/disable_ipv6 2>/dev/null || echo 1"); strings.TrimSpace(got) != "1" {
 		t.Errorf("IPv6 is on: %q", got)
 	}
+}
+
+// dnsScript sends a DNS query for name to server:53 over UDP, as a
+// resolver of the command's own would, and waits for the answer (or the
+// firewall's refusal).
+func dnsScript(server, name string) string {
+	q := "\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00"
+	for _, l := range strings.Split(name, ".") {
+		q += fmt.Sprintf("\\x%02x%s", len(l), l)
+	}
+	q += "\\x00\\x00\\x01\\x00\\x01"
+	return fmt.Sprintf(`python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.connect(('%s', 53)); s.send(b'%s'); print(s.recv(512))"`, server, q)
 }
 
 func atoi(s string) int {

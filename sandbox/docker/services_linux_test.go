@@ -26,7 +26,8 @@ func kvScript(host string) string {
 // TestServices: a job's service starts healthy on its own network; a
 // sandbox without a network reaches it by name and nothing else (not the
 // fake internet, not the host); an allowlisted setup sandbox reaches it
-// and its proxy; the service carries the sandbox labels and limits; its
+// and its proxy, and what goes around its proxy is refused and
+// recorded; the service carries the sandbox labels and limits; its
 // logs are kept; Close removes it and its network.
 func TestServices(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
@@ -75,10 +76,17 @@ func TestServices(t *testing.T) {
 			t.Errorf("the agent phase reached the host's service at %s", a)
 		}
 	}
-	setup := sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{Allow: []string{inet}},
+	var bypassed []sandbox.Refusal
+	setup := sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{Allow: []string{inet},
+		Refused: func(r sandbox.Refusal) { bypassed = append(bypassed, r) }},
 		ServiceNetwork: svcs.Network(), ServiceHosts: []string{"kv"}})
 	if got := ok(t, setup, kvScript("kv")+` && echo "$NO_PROXY"`); got != "OK v1\nkv\n" {
 		t.Fatalf("setup to the service: %q", got)
+	}
+	// Around the proxy, with a second network to route by: refused and
+	// recorded all the same (Exec returns after the record).
+	if res := run(t, setup, connectScript(inet)); res.ExitCode == 0 || len(bypassed) != 1 || !strings.HasPrefix(bypassed[0].Reason, "bypassed the proxy") {
+		t.Fatalf("a direct connection from setup with services: exit %d, refusals %+v", res.ExitCode, bypassed)
 	}
 	if got := svcs.Logs(context.Background())["kv"]; !strings.Contains(got, "kvserver: ready") || !strings.Contains(got, "SET k") {
 		t.Errorf("service log: %q", got)

@@ -98,6 +98,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	command string
+	seen    map[Refusal]bool // what Refuse recorded
 }
 
 // SetCommand names the command the sandbox runs now, for the refusals it
@@ -113,6 +114,24 @@ func (c *Client) refuse(host string, port int, reason string) {
 	r := Refusal{Host: host, Port: port, Phase: c.phase, Command: c.command, Reason: reason}
 	c.mu.Unlock()
 	if c.refused != nil {
+		c.refused(r)
+	}
+}
+
+// Refuse records a connection refused elsewhere than in the proxy (the
+// firewall refuses what goes around it), with the command that runs now.
+// The same refusal during the same command is recorded once: a client
+// retrying must not flood the ledger.
+func (c *Client) Refuse(host string, port int, reason string) {
+	c.mu.Lock()
+	r := Refusal{Host: host, Port: port, Phase: c.phase, Command: c.command, Reason: reason}
+	again := c.seen[r]
+	if c.seen == nil {
+		c.seen = map[Refusal]bool{}
+	}
+	c.seen[r] = true
+	c.mu.Unlock()
+	if !again && c.refused != nil {
 		c.refused(r)
 	}
 }
