@@ -256,6 +256,11 @@ type Config struct {
 	// model with that turn's request, and the ledger records it as a
 	// UserMessage. An error is logged and the run goes on without notes.
 	Notes func(ctx context.Context) ([]Note, error)
+	// Plan, when set, makes this a planning run (`/agent plan`): the
+	// system prompt (planSystemPrompt), the first message's closing line
+	// and the nudge ask for a plan through submit_plan. The caller gives
+	// the planning tool set (tools.Options.ReadOnly).
+	Plan *PlanRun
 }
 
 // Note is a person's message to a running attempt.
@@ -322,6 +327,7 @@ type runner struct {
 	costUnknown bool
 	steps       int
 	nudges      int
+	nudge       string // nudgeText, or planNudgeText in a planning run
 	changed     map[string]bool
 	summary     string
 	repeat      repeatDetector
@@ -378,7 +384,10 @@ func newRunner(cfg Config) (*runner, error) {
 		r.names = append(r.names, name)
 		r.req.Tools = append(r.req.Tools, provider.ToolDef{Name: name, Description: t.Description(), Schema: t.Schema()})
 	}
-	r.req.System = systemPrompt
+	r.req.System, r.nudge = systemPrompt, nudgeText
+	if cfg.Plan != nil {
+		r.req.System, r.nudge = planSystemPrompt, planNudgeText
+	}
 	r.req.MaxTokens = lim.MaxOutputTokens
 	return r, nil
 }
@@ -388,7 +397,7 @@ func newRunner(cfg Config) (*runner, error) {
 func (r *runner) start(ctx context.Context) *stop {
 	first, err := r.buildFirst(ctx)
 	r.req.Messages = []provider.Message{{Role: provider.RoleUser, Text: first}}
-	sum := sha256.Sum256([]byte(systemPrompt + "\x00" + first))
+	sum := sha256.Sum256([]byte(r.req.System + "\x00" + first))
 	limits := ledger.Limits{MaxSteps: r.lim.MaxSteps, MaxInputTokens: r.lim.MaxInputTokens, ContextWindow: r.lim.ContextWindow}
 	if d, ok := ctx.Deadline(); ok {
 		limits.Deadline = &d
@@ -407,7 +416,7 @@ func (r *runner) start(ctx context.Context) *stop {
 
 // buildFirst reads the repository's guidance and map and frames the issue.
 func (r *runner) buildFirst(ctx context.Context) (string, error) {
-	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue}
+	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue, Plan: r.cfg.Plan}
 	if ws := r.cfg.Workspace; ws != nil {
 		var err error
 		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {
@@ -445,7 +454,7 @@ func (r *runner) loop(ctx context.Context) *stop {
 				return &stop{NoToolUse, fmt.Sprintf("the model replied %d times without calling a tool", r.nudges+1), nil}
 			}
 			r.nudges++
-			r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser, Text: nudgeText})
+			r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser, Text: r.nudge})
 		} else {
 			r.req.Messages = append(r.req.Messages, msg)
 			if s := r.runCalls(ctx, msg.ToolCalls); s != nil {

@@ -317,6 +317,16 @@ func TestNoToolUse(t *testing.T) {
 			t.Errorf("no nudge before the third turn: %+v", last)
 		}
 	})
+	t.Run("a planning run is nudged towards submit_plan", func(t *testing.T) {
+		h := newHarness(t, []turn{text("The plan is X."), calls(100, "finish", `{"summary":"ok"}`)}, finishTool())
+		h.cfg.Plan = &PlanRun{}
+		res, err := h.run(context.Background())
+		wantStop(t, res, err, Finished)
+		reqs := h.model.requests()
+		if last := reqs[1].Messages; last[len(last)-1].Text != planNudgeText || reqs[1].System != planSystemPrompt {
+			t.Errorf("planning run nudged with %q", last[len(last)-1].Text)
+		}
+	})
 	t.Run("a nudge gets it back on track", func(t *testing.T) {
 		h := newHarness(t, []turn{text("Done, I think."), calls(100, "finish", `{"summary":"ok"}`)}, finishTool())
 		res, err := h.run(context.Background())

@@ -23,12 +23,14 @@ func solve(id string) SolveIssue { return SolveIssue{Issue: issue, DeliveryID: i
 
 func TestBadPayloadsSkipRetry(t *testing.T) {
 	for name, payload := range map[string]string{
-		"not json":      `{`,
-		"unknown field": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","token":"x"}`,
-		"no number":     `{"installation_id":1,"owner":"o","repo":"r","delivery_id":"d"}`,
-		"no delivery":   `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
-		"plan approved": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"approved_plan":"p"}`,
-		"plan too long": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","approved_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
+		"not json":            `{`,
+		"unknown field":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","token":"x"}`,
+		"no number":           `{"installation_id":1,"owner":"o","repo":"r","delivery_id":"d"}`,
+		"no delivery":         `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
+		"plan approved":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"approved_plan":"p"}`,
+		"plan too long":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","approved_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
+		"revision not a plan": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","previous_plan":"p"}`,
+		"revision too long":   `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"previous_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
@@ -190,5 +192,41 @@ func TestPlans(t *testing.T) {
 	}
 	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-3", Text: strings.Repeat("x", MaxPlanBytes+1)}); err == nil {
 		t.Fatal("a plan over MaxPlanBytes was kept")
+	}
+}
+
+// A kept plan waits until its own task's approval: approving an older
+// task's plan leaves a newer one waiting, and the approved record keeps
+// its text (for a second approval) and its expiry.
+func TestApprovePlan(t *testing.T) {
+	rdb := testRedis(t)
+	q := NewQueue(rdb)
+	ctx := t.Context()
+	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 4}
+	if ok, err := q.ApprovePlan(ctx, issue, "p-1", "w"); ok || err != nil {
+		t.Fatalf("approval without a plan: %v %v", ok, err)
+	}
+	text := "Files: a.go\nApproach: use \"x\" </and> /paths/ é"
+	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-2", Text: text, RequestedBy: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, _ := q.LatestPlan(ctx, issue); !rec.Waiting() {
+		t.Fatalf("a new plan does not wait: %+v", rec)
+	}
+	if ok, err := q.ApprovePlan(ctx, issue, "p-1", "w"); ok || err != nil {
+		t.Fatalf("approving an older task's plan: %v %v", ok, err)
+	}
+	if rec, _, _ := q.LatestPlan(ctx, issue); !rec.Waiting() {
+		t.Fatalf("p-2 approved by p-1's approval: %+v", rec)
+	}
+	if ok, err := q.ApprovePlan(ctx, issue, "p-2", "w"); !ok || err != nil {
+		t.Fatalf("approving p-2: %v %v", ok, err)
+	}
+	rec, ok, err := q.LatestPlan(ctx, issue)
+	if !ok || err != nil || rec.Waiting() || rec.ApprovedBy != "w" || rec.Text != text || rec.Task != "p-2" || rec.RequestedBy != "r" {
+		t.Fatalf("after approval: %+v %v %v", rec, ok, err)
+	}
+	if ttl := rdb.TTL(ctx, planKey(issue)).Val(); ttl <= 0 {
+		t.Errorf("the approved plan lost its expiry: %v", ttl)
 	}
 }

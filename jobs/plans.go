@@ -29,7 +29,16 @@ type PlanRecord struct {
 	Text string `json:"text"`
 	// RequestedBy asked for it.
 	RequestedBy string `json:"requested_by"`
+	// ApprovedBy approved it (`/agent approve`, ApprovePlan); "" while
+	// the plan waits for its approval.
+	ApprovedBy string `json:"approved_by,omitempty"`
 }
+
+// Waiting reports whether the plan waits for its approval: an issue in
+// that state is planning, and `/agent retry` asks for a new plan instead
+// of an attempt. The record is the one owner of that state; the plan
+// comment only shows it.
+func (r PlanRecord) Waiting() bool { return r.ApprovedBy == "" }
 
 func planKey(i Issue) string { return KeyPrefix + "plan:" + issueKey(i) }
 
@@ -62,4 +71,27 @@ func (q *Queue) LatestPlan(ctx context.Context, issue Issue) (rec PlanRecord, ok
 		return PlanRecord{}, false, fmt.Errorf("read the plan of %s: %w", issue, err)
 	}
 	return rec, true, nil
+}
+
+// approvePlanScript marks the plan in KEYS[1] approved by ARGV[2] if it
+// is still task ARGV[1]'s: a newer plan saved meanwhile stays waiting.
+var approvePlanScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local rec = cjson.decode(v)
+if rec.task ~= ARGV[1] then return 0 end
+rec.approved_by = ARGV[2]
+redis.call('SET', KEYS[1], cjson.encode(rec), 'KEEPTTL')
+return 1
+`)
+
+// ApprovePlan records that by approved issue's plan of task, so the issue
+// no longer waits on a plan. It reports false, changing nothing, when the
+// latest plan is another task's or there is none.
+func (q *Queue) ApprovePlan(ctx context.Context, issue Issue, task, by string) (bool, error) {
+	n, err := approvePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, task, by).Int()
+	if err != nil {
+		return false, fmt.Errorf("record the approval of the plan of %s: %w", issue, err)
+	}
+	return n == 1, nil
 }

@@ -109,6 +109,11 @@ type SolveIssue struct {
 	// comment reads: the attempt follows it, and Instructions are then
 	// the approver's notes.
 	ApprovedPlan string `json:"approved_plan,omitempty"`
+	// PreviousPlan, with Plan, is the plan this planning run revises (a
+	// `/agent retry` while the issue waited on that plan), as the earlier
+	// run recorded it: the model gets it with the writer's changes
+	// (Instructions).
+	PreviousPlan string `json:"previous_plan,omitempty"`
 }
 
 // PushedMarker is the hidden line the publisher puts in a pull request's
@@ -277,6 +282,12 @@ func (p SolveIssue) validate() error {
 	}
 	if len(p.ApprovedPlan) > MaxPlanBytes {
 		return fmt.Errorf("approved plan of %d bytes, over %d", len(p.ApprovedPlan), MaxPlanBytes)
+	}
+	if p.PreviousPlan != "" && !p.Plan {
+		return errors.New("only a planning run revises a previous plan")
+	}
+	if len(p.PreviousPlan) > MaxPlanBytes {
+		return fmt.Errorf("previous plan of %d bytes, over %d", len(p.PreviousPlan), MaxPlanBytes)
 	}
 	return validDelivery(p.DeliveryID)
 }

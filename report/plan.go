@@ -25,6 +25,9 @@ type Plan struct {
 	RunURL string
 	// CostUSD is the run's estimated model cost; nil without a price.
 	CostUSD *float64
+	// Revised: the plan revises the issue's earlier one (`/agent retry`
+	// while it waited) and replaces it for `/agent approve`.
+	Revised bool
 }
 
 // maxPlanBytes bounds the plan text shown.
@@ -47,16 +50,23 @@ func PlanComment(p Plan) (string, error) {
 		fmt.Fprintf(&b, "**Patchwright made no plan.** %s\n\nNothing was changed. Comment `/agent plan` to try again.\n", plain(p.Reason))
 	} else {
 		text, cut := truncate(strings.TrimSpace(p.Text), maxPlanBytes)
-		b.WriteString("## Proposed plan\n\n")
+		if p.Revised {
+			b.WriteString("## Revised plan\n\n")
+		} else {
+			b.WriteString("## Proposed plan\n\n")
+		}
 		if p.RequestedBy != "" {
 			fmt.Fprintf(&b, "Asked for by @%s. ", markerValue(p.RequestedBy))
+		}
+		if p.Revised {
+			b.WriteString("It revises the earlier plan with the changes asked for and replaces it: `/agent approve` now approves this one. ")
 		}
 		b.WriteString("This plan comes from a run that could only read the repository: no file was changed, nothing was pushed and no pull request was opened. It is the model's proposal, not checked by anything.\n\n")
 		b.WriteString(prose(text) + "\n")
 		if cut {
 			b.WriteString("\n(The plan was cut here: it was too long.)\n")
 		}
-		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, or `/agent plan [changes]` for another plan.\n")
+		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, `/agent retry [changes]` for a revised plan, or `/agent plan [changes]` for a new one.\n")
 	}
 	fmt.Fprintf(&b, "\nEstimated model cost of the plan: %s.\n", cost(p.CostUSD))
 	if u := safeURL(p.RunURL); u != "" {

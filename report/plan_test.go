@@ -28,3 +28,24 @@ func TestPlanComment(t *testing.T) {
 		t.Errorf("no-plan comment:\n%s", none)
 	}
 }
+
+// A revised plan says so and that it is the one an approval now takes; a
+// first plan does not.
+func TestRevisedPlanComment(t *testing.T) {
+	body, err := PlanComment(Plan{Issue: 3, Task: "d-2", RequestedBy: "alice", Text: "Approach:\nUse a flag.", Revised: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{PlanMarker(3, "d-2"), "## Revised plan", "replaces it", "`/agent retry [changes]`"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("revised plan comment lacks %q:\n%s", want, body)
+		}
+	}
+	first, err := PlanComment(Plan{Issue: 3, Task: "d-1", Text: "Approach:\nUse a flag."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(first, "Revised") || strings.Contains(first, "replaces") {
+		t.Errorf("a first plan reads as revised:\n%s", first)
+	}
+}

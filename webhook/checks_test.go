@@ -176,6 +176,63 @@ func TestApproveCommand(t *testing.T) {
 	}
 }
 
+// While the issue's plan waits for approval, `/agent retry [changes]`
+// asks for a new plan carrying the waiting one and the changes; once
+// `/agent approve` took that plan, a retry is an attempt again.
+func TestRetryReplansWhileAPlanWaits(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	comment := func(body string) []byte {
+		return fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
+			obj(m, "issue")["number"] = 7
+			obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
+			obj(m, "comment")["body"] = body
+			obj(m, "sender")["login"] = writerLogin
+		})
+	}
+	last := func() jobs.SolveIssue {
+		t.Helper()
+		ts := e.tasks(jobs.QueueAgent)
+		if len(ts) == 0 {
+			t.Fatal("no agent task")
+		}
+		var p jobs.SolveIssue
+		for _, ti := range ts {
+			var q jobs.SolveIssue
+			if err := json.Unmarshal(ti.Payload, &q); err != nil {
+				t.Fatal(err)
+			}
+			if q.DeliveryID >= p.DeliveryID {
+				p = q
+			}
+		}
+		return p
+	}
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	const first = "Files: a.go\nApproach: fix it."
+	if err := e.queue.SavePlan(ctx, issue, jobs.PlanRecord{Task: "p-1", Text: first, RequestedBy: writerLogin}); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, e.deliver("issue_comment", "r-1", comment("/agent retry use a flag instead")), http.StatusAccepted)
+	if p := last(); !p.Plan || p.PreviousPlan != first || p.Instructions != "use a flag instead" || p.ApprovedPlan != "" {
+		t.Fatalf("retry while a plan waits enqueued plan=%v previous=%q instructions=%q approved=%q, want a new plan", p.Plan, p.PreviousPlan, p.Instructions, p.ApprovedPlan)
+	}
+	if err := e.queue.Release(ctx, issue, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, e.deliver("issue_comment", "r-2", comment("/agent approve")), http.StatusAccepted)
+	if rec, _, _ := e.queue.LatestPlan(ctx, issue); rec.Waiting() || rec.ApprovedBy != writerLogin {
+		t.Fatalf("after the approval the plan is %+v", rec)
+	}
+	if err := e.queue.Release(ctx, issue, "r-2"); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, e.deliver("issue_comment", "r-3", comment("/agent retry")), http.StatusAccepted)
+	if p := last(); p.DeliveryID != "r-3" || p.Plan || p.PreviousPlan != "" || p.ApprovedPlan != "" {
+		t.Fatalf("retry after the approval enqueued %s plan=%v previous=%q approved=%q, want an attempt", p.DeliveryID, p.Plan, p.PreviousPlan, p.ApprovedPlan)
+	}
+}
+
 // The trigger label with ":plan" asks for a planning run, as `/agent plan`
 // does; a reader's is refused naming that label.
 func TestPlanLabel(t *testing.T) {

@@ -55,7 +55,7 @@ const MaxInstructions = 4000
 const HelpText = "Patchwright commands (one per comment, at the start of a line; write, maintain or admin permission needed):\n\n" +
 	"- `/agent retry [instructions]`: try again; text after `retry`, and the lines below it, are passed to the model as your instructions.\n" +
 	"- `/agent stop`: cancel the running attempt.\n" +
-	"- `/agent plan [changes]` (on an issue): post a plan (files, approach, verification, risks) from a run that only reads the code; nothing is changed or pushed.\n" +
+	"- `/agent plan [changes]` (on an issue): post a plan (files, approach, verification, risks) from a run that only reads the code; nothing is changed or pushed. While that plan waits for approval, `/agent retry [changes]` on the issue asks for a revised plan instead of an attempt.\n" +
 	"- `/agent approve [notes]` (on an issue): start an attempt that follows the latest plan, with your notes.\n" +
 	"- `/agent note TEXT`: while an attempt runs, pass TEXT (and the lines below it) to the model at its next step.\n" +
 	"- `/agent help`: this message."

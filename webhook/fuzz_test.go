@@ -67,6 +67,11 @@ func (q *countingQueue) LatestPlan(context.Context, jobs.Issue) (jobs.PlanRecord
 	return jobs.PlanRecord{}, false, nil
 }
 
+func (q *countingQueue) ApprovePlan(context.Context, jobs.Issue, string, string) (bool, error) {
+	q.add()
+	return false, nil
+}
+
 func (q *countingQueue) AddNote(context.Context, jobs.Issue, jobs.Note) (jobs.NoteOutcome, error) {
 	q.add()
 	return jobs.NoteAdded, nil

@@ -48,6 +48,10 @@ type Queue interface {
 	// LatestPlan is the issue's latest plan from a planning run, for
 	// `/agent approve`.
 	LatestPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error)
+	// ApprovePlan records the approval of the issue's plan of task: the
+	// issue no longer waits on a plan, and `/agent retry` starts attempts
+	// again.
+	ApprovePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an

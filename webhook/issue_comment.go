@@ -123,9 +123,17 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if open {
 		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr.Number), "pointed to the open pull request")
 	}
+	return h.solve(ctx, c, issue)
+}
+
+// solve enqueues the job a command on an issue without an open pull
+// request asks for: a plan, an approved attempt, a replan (a retry while
+// the issue waits on a plan) or an attempt.
+func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
 	p := jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash,
 		Plan: c.cmd.Command == CommandPlan}
 	what := "solve of "
+	var approved string // the task whose plan this approves
 	switch c.cmd.Command {
 	case CommandPlan:
 		what = "plan of "
@@ -137,7 +145,18 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		if !ok {
 			return h.answer(ctx, c, "There is no plan to approve on this issue (none was made, or it is over 30 days old): comment `/agent plan` first.", "approve without a plan")
 		}
-		p.ApprovedPlan, what = plan.Text, "approved plan of "
+		p.ApprovedPlan, approved, what = plan.Text, plan.Task, "approved plan of "
+	case CommandRetry:
+		// While a plan waits for its approval the issue is planning:
+		// the retry's text is the writer's changes to that plan, and
+		// nothing is changed before someone approves.
+		plan, ok, err := h.queue.LatestPlan(ctx, issue)
+		if err != nil {
+			return response{}, err
+		}
+		if ok && plan.Waiting() {
+			p.Plan, p.PreviousPlan, what = true, plan.Text, "new plan of "
+		}
 	}
 	enqueue := h.queue.EnqueueSolve
 	if c.cmd.Command == CommandRetry {
@@ -147,6 +166,14 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	enq, err := enqueue(ctx, p)
 	if err != nil {
 		return response{}, err
+	}
+	if approved != "" && (enq.Outcome == jobs.Enqueued || enq.Outcome == jobs.Duplicate) {
+		// After the enqueue: an approval that started nothing (busy)
+		// leaves the plan waiting. A duplicate delivery marks it again,
+		// in case the first one failed between the two.
+		if _, err := h.queue.ApprovePlan(ctx, issue, approved, c.sender); err != nil {
+			return response{}, err
+		}
 	}
 	return h.enqueued(ctx, c.d, c.target, enq, what+issue.String())
 }

@@ -58,11 +58,13 @@ func TestPlanPostsAPlanAndChangesNothing(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
-	first := reqs[0].Messages[0].Text
-	for _, want := range []string{"keep the trailing newline", "only makes a plan", "submit_plan"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("first user message lacks %q:\n%s", want, first)
-		}
+	// The planning instruction is the application's (the system prompt);
+	// the untrusted <feedback> holds the writer's words only.
+	if sys := reqs[0].System; !strings.Contains(sys, "only makes a plan") || !strings.Contains(sys, "call submit_plan") {
+		t.Errorf("the system prompt does not ask for a plan:\n%s", sys)
+	}
+	if fb := feedbackOf(t, reqs[0].Messages[0].Text); fb != "@Codertocat asked for this plan: keep the trailing newline" {
+		t.Errorf("the feedback holds %q, want the writer's words only", fb)
 	}
 	var refused string
 	for _, r := range reqs[1].Messages[len(reqs[1].Messages)-1].ToolResults {
@@ -118,5 +120,95 @@ func TestPlanThenApprove(t *testing.T) {
 	}
 	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
 		t.Fatalf("%d pull requests, want 1; the edit was answered %+v", len(pulls), reqs[3].Messages[len(reqs[3].Messages)-1].ToolResults)
+	}
+}
+
+// feedbackOf is the text of the first message's <feedback> element.
+func feedbackOf(t *testing.T, first string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(first, "<feedback>\n")
+	fb, _, closed := strings.Cut(rest, "\n</feedback>")
+	if !ok || !closed {
+		t.Fatalf("no <feedback> element in:\n%s", first)
+	}
+	return fb
+}
+
+// While a plan waits for approval, `/agent retry` with changes makes a new
+// plan from a read-only run whose model has the first plan and the changes
+// (and nothing is pushed or opened); `/agent approve` then runs the attempt
+// on the revised plan, not the first, and opens one pull request.
+func TestPlanRetryReplansThenApprove(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t,
+		call("submit_plan", `{"files":["greeting.txt"],"approach":"Rewrite the file as HELLO.","verification":"grep -qx HELLO greeting.txt","risks":"None seen."}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("submit_plan", `{"files":["greeting.txt"],"approach":"Replace helo with hello, lower case.","verification":"grep -qx hello greeting.txt","risks":"None seen."}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the greeting as planned."}`),
+	)
+	e.startWorker()
+	for _, step := range []struct{ body, delivery string }{
+		{"/agent plan", "delivery-replan-1"},
+		{"/agent retry keep it lower case", "delivery-replan-2"},
+	} {
+		if code := e.comment(1, false, step.body, step.delivery); code != http.StatusAccepted {
+			t.Fatalf("%s: %d, want 202", step.body, code)
+		}
+		if info := e.waitTask(step.delivery, asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+			t.Fatalf("%s ended %s: %s", step.body, info.State, info.LastErr)
+		}
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests after the retry, want 3 (one plan turn, two replan turns)", len(reqs))
+	}
+	replan := reqs[1]
+	if !strings.Contains(replan.System, "call submit_plan") || strings.Join(replan.Tools, " ") != "list_files read_file search submit_plan" {
+		t.Errorf("the retry's run is not a planning run: tools %v, system:\n%s", replan.Tools, replan.System)
+	}
+	first := replan.Messages[0].Text
+	if !strings.Contains(first, "<previous_plan>") || !strings.Contains(first, "Rewrite the file as HELLO.") {
+		t.Errorf("the replan's model lacks the first plan:\n%s", first)
+	}
+	if fb := feedbackOf(t, first); !strings.Contains(fb, "keep it lower case") || strings.Contains(fb, "HELLO") {
+		t.Errorf("the replan's feedback %q, want the changes (and not the plan)", fb)
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 0 {
+		t.Errorf("the replan opened pull requests: %+v", pulls)
+	}
+	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != "" {
+		t.Errorf("the replan pushed agent/issue-1 at %s", h)
+	}
+	var revised []githubtest.Comment
+	for _, c := range e.fake.Comments(owner, repoName, 1) {
+		if strings.Contains(c.Body, report.PlanMarker(1, "delivery-replan-2")) {
+			revised = append(revised, c)
+		}
+	}
+	if len(revised) != 1 || !strings.Contains(revised[0].Body, "## Revised plan") || !strings.Contains(revised[0].Body, "lower case") {
+		t.Fatalf("revised plan comments %+v, want one", revised)
+	}
+
+	if code := e.comment(1, false, "/agent approve", "delivery-replan-3"); code != http.StatusAccepted {
+		t.Fatalf("/agent approve: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-replan-3", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("approved task ended %s: %s", info.State, info.LastErr)
+	}
+	reqs = e.model.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d model requests, want 6", len(reqs))
+	}
+	approved := reqs[3].Messages[0].Text
+	if !strings.Contains(approved, "<approved-plan>") || !strings.Contains(approved, "Replace helo with hello, lower case.") || strings.Contains(approved, "HELLO") {
+		t.Errorf("the approved attempt does not follow the revised plan alone:\n%s", approved)
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(pulls))
+	}
+	if got := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "show", "agent/issue-1:greeting.txt")); got != "hello" {
+		t.Errorf("greeting.txt on agent/issue-1 = %q", got)
 	}
 }

@@ -124,13 +124,21 @@ type request struct {
 	// ciHead and ciReported are set for a fix attempt the repository's
 	// CI started: the head it failed on and what the event said.
 	ciHead, ciReported string
+	// planning is set for a planning run, and previousPlan is the plan
+	// it revises ("" for a first plan).
+	planning     bool
+	previousPlan string
 }
 
 // Solve runs a first (or new) attempt at an issue.
 func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
 	if job.Plan {
-		return p.plan(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "/agent plan",
-			issueHash: job.IssueHash, at: at})
+		trigger := "/agent plan"
+		if job.PreviousPlan != "" {
+			trigger = "/agent retry (a revised plan)"
+		}
+		return p.plan(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: trigger,
+			issueHash: job.IssueHash, at: at, planning: true, previousPlan: job.PreviousPlan})
 	}
 	if job.ApprovedPlan != "" {
 		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: approvedText(job.ApprovedPlan, job.Instructions),
@@ -343,7 +351,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
-		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: instructionsText(a.requester, a.instructions)},
+		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: requestText(a)},
 		Publisher: pub,
 		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
 		// From the trigger's enqueue: the phase timings then measure the
@@ -633,6 +641,21 @@ func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipel
 		return err
 	}
 	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
+}
+
+// requestText is what the requester asked, framed for the model: their
+// changes to a plan, or their instructions for an attempt.
+func requestText(a request) string {
+	text := strings.TrimSpace(a.instructions)
+	switch {
+	case a.previousPlan != "" && text == "":
+		return fmt.Sprintf("@%s asked for a revised plan without saying what to change.", a.requester)
+	case a.previousPlan != "":
+		return fmt.Sprintf("@%s asked for these changes to the earlier plan: %s", a.requester, text)
+	case a.planning && text != "":
+		return fmt.Sprintf("@%s asked for this plan: %s", a.requester, text)
+	}
+	return instructionsText(a.requester, a.instructions)
 }
 
 // instructionsText frames a requester's free text for the model.

@@ -14,15 +14,12 @@ import (
 	"github.com/patchwright/patchwright/report"
 )
 
-// planFraming tells the model what a planning run is. It goes with the
-// feedback because the agent's own prompt is the solving one.
-const planFraming = "This run only makes a plan: the tools can read the repository and nothing else; no file can be changed and no command run. " +
-	"Read what you need, then call submit_plan with the files to change, the approach, how the change will be verified, and the risks. " +
-	"People approve the plan before any change is made."
-
-// plan runs a read-only planning attempt (`/agent plan`) and posts its
-// plan on the issue, with the PlanMarker, editing the comment an earlier
-// try of the same task posted. No branch, commit or pull request.
+// plan runs a read-only planning attempt (`/agent plan`, or `/agent retry`
+// while a plan waits: a.previousPlan is set) and posts its plan on the
+// issue, with the PlanMarker, editing the comment an earlier try of the
+// same task posted. A revised plan is a new task, so it is a new comment
+// below the writer's changes: the issue keeps each plan and what was
+// asked of it. No branch, commit or pull request.
 func (p *Pipeline) plan(ctx context.Context, a request) error {
 	id := runID(a.at)
 	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry, "mode", "plan")
@@ -44,7 +41,9 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	if err != nil {
 		return p.planFailed(ctx, a, logURL, "the plan run could not start: "+err.Error(), err)
 	}
-	job.Issue.Feedback = strings.TrimSpace(planFraming + "\n\n" + job.Issue.Feedback)
+	// What a planning run is, the agent says in its own (trusted) prompt;
+	// the feedback keeps people's words only.
+	job.PreviousPlan = a.previousPlan
 	job.Publisher = nil
 	res, err := p.Executor.Plan(ctx, job)
 	if res != nil && res.CostUSD != nil && p.Budget != nil {
@@ -58,7 +57,8 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	if err != nil {
 		return p.planFailed(ctx, a, logURL, "the plan run failed: "+err.Error(), err)
 	}
-	pl := report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, RequestedBy: a.requester, Text: res.Plan, RunURL: logURL, CostUSD: res.CostUSD}
+	pl := report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, RequestedBy: a.requester, Text: res.Plan, RunURL: logURL, CostUSD: res.CostUSD,
+		Revised: a.previousPlan != ""}
 	if res.Plan == "" {
 		pl.Reason = fmt.Sprintf("The model did not submit a plan (%s: %s).", res.Stop, res.Detail)
 	}

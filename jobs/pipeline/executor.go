@@ -125,6 +125,10 @@ type Job struct {
 	// Notes, when set, is polled between the model's steps for notes
 	// people sent to the running job (agent.Config.Notes).
 	Notes func(ctx context.Context) ([]agent.Note, error)
+	// PreviousPlan is, for Executor.Plan, the plan the run revises (a
+	// `/agent retry` while it waited for approval); "" for a first plan.
+	// Execute ignores it.
+	PreviousPlan string
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -63,7 +63,9 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	if err != nil {
 		return nil, configError{err}
 	}
-	res, err := r.runModel(ctx, set)
+	// The planning instruction is the agent's own (agent.Config.Plan), in
+	// the system prompt: job.Issue.Feedback holds people's words only.
+	res, err := r.runModel(ctx, set, &agent.PlanRun{Previous: job.PreviousPlan})
 	out := &PlanResult{Stop: res.Stop, Detail: res.Detail, Steps: res.Steps, Usage: res.Usage}
 	if res.Stop == agent.Finished {
 		out.Plan = res.Summary

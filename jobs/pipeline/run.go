@@ -414,14 +414,14 @@ func (r *run) runAgent(ctx context.Context) error {
 		return configError{err}
 	}
 	r.agentRan = true
-	r.agentRes, err = r.runModel(ctx, set)
+	r.agentRes, err = r.runModel(ctx, set, nil)
 	return err
 }
 
 // runModel runs the model loop with set's tools under the repository's
 // limits and time budget: the one place a run's agent.Config is made,
-// for an attempt and for a planning run alike.
-func (r *run) runModel(ctx context.Context, set *tools.Set) (agent.Result, error) {
+// for an attempt and for a planning run alike (plan set: agent.Config.Plan).
+func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun) (agent.Result, error) {
 	maxSteps := r.cfg.Limits.MaxSteps
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
@@ -443,6 +443,7 @@ func (r *run) runModel(ctx context.Context, set *tools.Set) (agent.Result, error
 		Now:    r.e.Now,
 		Logger: r.e.Logger,
 		Notes:  r.job.Notes,
+		Plan:   plan,
 	})
 }
 
