@@ -2,6 +2,7 @@ package redisconn_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +131,8 @@ func TestClusterFailover(t *testing.T) {
 	}
 }
 
-// slotNodes is the master and first replica of key's hash slot.
+// slotNodes is the master and a replica of key's hash slot, of the nodes
+// online.
 func slotNodes(t *testing.T, c *redis.ClusterClient, key string) (master, replica string) {
 	t.Helper()
 	ctx := t.Context()
@@ -138,18 +140,25 @@ func slotNodes(t *testing.T, c *redis.ClusterClient, key string) (master, replic
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-			master = r.Nodes[0].Addr
-			if len(r.Nodes) > 1 {
-				replica = r.Nodes[1].Addr
-			}
-			return master, replica
+	for _, sh := range shards {
+		if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
+			continue
 		}
+		for _, n := range sh.Nodes {
+			addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+			switch {
+			case n.Health != "online":
+			case n.Role == "master":
+				master = addr
+			case replica == "":
+				replica = addr
+			}
+		}
+		return master, replica
 	}
 	t.Fatalf("no node serves slot %d", slot)
 	return "", ""

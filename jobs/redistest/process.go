@@ -199,22 +199,24 @@ func startCluster(t testing.TB, masters, replicas int, extra ...string) []*Proce
 	return nodes
 }
 
-// waitReplicas waits until every slot range the node at addr knows lists
-// its master and replicas: n nodes in all (redis-cli attaches the replicas
-// after the cluster is ok).
+// waitReplicas waits until the node at addr knows n nodes online, masters
+// and replicas (redis-cli attaches the replicas after the cluster is ok,
+// and a replica is online once it has synchronised).
 func waitReplicas(t testing.TB, addr string, n int) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	for range 200 {
-		ranges, err := rdb.ClusterSlots(context.Background()).Result()
-		seen := map[string]bool{}
-		for _, r := range ranges {
-			for _, nd := range r.Nodes {
-				seen[nd.Addr] = true
+		shards, err := rdb.ClusterShards(context.Background()).Result()
+		online := 0
+		for _, sh := range shards {
+			for _, nd := range sh.Nodes {
+				if nd.Health == "online" {
+					online++
+				}
 			}
 		}
-		if err == nil && len(seen) == n {
+		if err == nil && online == n {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
