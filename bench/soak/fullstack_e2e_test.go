@@ -78,7 +78,7 @@ type fullStack struct {
 	// drops (a worker mid-job, with no clock): kill the first of a flood
 	// conversation, drain the first of the lone issue's that asks for the
 	// turn after its edit, so that the drained job has a change to push.
-	kill, drain hold
+	kill, drain *hold
 	procs       map[string]*exec.Cmd
 	logs        map[string]string
 	mu          sync.Mutex
@@ -96,8 +96,8 @@ type hold struct {
 	held  chan heldRequest
 }
 
-func newHold(match func(key string, turn int) bool) hold {
-	return hold{match: match, held: make(chan heldRequest, 1)}
+func newHold(match func(key string, turn int) bool) *hold {
+	return &hold{match: match, held: make(chan heldRequest, 1)}
 }
 
 // take reports whether this request is the one to hold, disarming h.
@@ -133,7 +133,7 @@ func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	// The turn asked for: the model's replies the conversation holds.
 	turn := bytes.Count(body, []byte(`"role":"assistant"`))
-	for _, h := range []*hold{&f.kill, &f.drain} {
+	for _, h := range []*hold{f.kill, f.drain} {
 		if h.take(key, turn) {
 			h.held <- heldRequest{worker: name, key: key}
 			<-r.Context().Done()
@@ -320,6 +320,16 @@ func TestSoakFullStack(t *testing.T) {
 		r := repos[i%len(repos)]
 		issues = append(issues, fsIssue{inst: r.inst, owner: r.owner, repo: r.name, n: 1 + i/len(repos), delivery: fmt.Sprintf("soak-d%d", i)})
 	}
+	// The flood: installation 21 labels all its issues but its last at
+	// once; then installation 22 labels one. The rest come later.
+	small, flood, rest := split(issues)
+	inFlood := map[string]bool{}
+	for _, is := range flood {
+		inFlood[is.key()] = true
+	}
+	// Set before the model server starts, which reads them.
+	f.kill = newHold(func(key string, _ int) bool { return inFlood[key] })
+	f.drain = newHold(func(key string, turn int) bool { return key == small.key() && turn == 2 })
 	scripts := map[string][]pt.Turn{}
 	for _, r := range repos {
 		f.remote.Create(t, r.owner, r.name, "main", map[string]string{
@@ -377,15 +387,7 @@ func TestSoakFullStack(t *testing.T) {
 		f.start(w, "worker")
 	}
 
-	// The flood: installation 21 labels all its issues but its last at
-	// once; then installation 22 labels one. The rest come later.
-	small, flood, rest := split(issues)
-	inFlood := map[string]bool{}
-	for _, is := range flood {
-		inFlood[is.key()] = true
-	}
-	f.kill = newHold(func(key string, _ int) bool { return inFlood[key] })
-	f.drain = newHold(func(key string, turn int) bool { return key == small.key() && turn == 2 })
+	// The flood, then the single issue.
 	f.kill.armed.Store(true)
 	f.drain.armed.Store(true)
 	start := time.Now()
