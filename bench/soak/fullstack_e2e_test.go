@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ const (
 	fsKeyMark = "soak-key: "
 	// fsModelLatency is each model reply's wait, as a hosted model's.
 	fsModelLatency = 400 * time.Millisecond
+	// fsWorkers is how many worker processes run at a time.
+	fsWorkers = 3
 )
 
 // fsIssue is one issue of the run.
@@ -71,37 +74,71 @@ type fullStack struct {
 	modelURL string
 	keyFile  string
 	hookURL  string
-	// hold, when set, holds the next model request of any worker until
-	// its connection drops; held then gets the worker and conversation.
-	// Any worker, not a chosen one: the fairness limits may keep a given
-	// worker from getting a job for minutes.
-	hold  atomic.Bool
-	held  chan heldRequest
-	procs map[string]*exec.Cmd
-	logs  map[string]string
-	mu    sync.Mutex
+	// kill and drain hold one model request each until its connection
+	// drops (a worker mid-job, with no clock): kill the first of a flood
+	// conversation, drain the first of the lone issue's that asks for the
+	// turn after its edit, so that the drained job has a change to push.
+	kill, drain *hold
+	procs       map[string]*exec.Cmd
+	logs        map[string]string
+	mu          sync.Mutex
 }
 
 // heldRequest is a held model request: the worker that sent it and the
 // conversation's key.
 type heldRequest struct{ worker, key string }
 
+// hold holds the first model request match accepts once armed, and sends
+// it on held.
+type hold struct {
+	armed atomic.Bool
+	match func(key string, turn int) bool
+	held  chan heldRequest
+}
+
+func newHold(match func(key string, turn int) bool) *hold {
+	return &hold{match: match, held: make(chan heldRequest, 1)}
+}
+
+// take reports whether this request is the one to hold, disarming h.
+func (h *hold) take(key string, turn int) bool {
+	return h.match(key, turn) && h.armed.CompareAndSwap(true, false)
+}
+
+// wait returns the held request; the bound only keeps a stuck run from
+// hanging.
+func (h *hold) wait(t *testing.T, what string) heldRequest {
+	t.Helper()
+	select {
+	case r := <-h.held:
+		return r
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("never happened: %s", what)
+	}
+	return heldRequest{}
+}
+
 // modelHandler is the scripted model behind /wN/: it marks which worker
-// sent a request and can hold one ("a worker mid-job", with no clock).
+// sent a request and can hold one.
 func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if f.hold.CompareAndSwap(true, false) {
-		body, _ := io.ReadAll(r.Body)
-		key := ""
-		if i := bytes.Index(body, []byte(fsKeyMark)); i >= 0 {
-			// The body is JSON: the key ends at an escape or a quote.
-			key = strings.FieldsFunc(string(body[i+len(fsKeyMark):]), func(c rune) bool {
-				return c == '\\' || c == '"' || c == ' ' || c == '\n'
-			})[0]
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	key := ""
+	if i := bytes.Index(body, []byte(fsKeyMark)); i >= 0 {
+		// The body is JSON: the key ends at an escape or a quote.
+		key = strings.FieldsFunc(string(body[i+len(fsKeyMark):]), func(c rune) bool {
+			return c == '\\' || c == '"' || c == ' ' || c == '\n'
+		})[0]
+	}
+	// The turn asked for: the model's replies the conversation holds.
+	turn := bytes.Count(body, []byte(`"role":"assistant"`))
+	for _, h := range []*hold{f.kill, f.drain} {
+		if h.take(key, turn) {
+			h.held <- heldRequest{worker: name, key: key}
+			<-r.Context().Done()
+			return
 		}
-		f.held <- heldRequest{worker: name, key: key}
-		<-r.Context().Done()
-		return
 	}
 	r.URL.Path = "/" + rest
 	r.Header.Set("X-Soak-Worker", name)
@@ -122,7 +159,9 @@ func (f *fullStack) env(name string) []string {
 		"OPENAI_BASE_URL="+f.modelURL+"/"+name+"/v1",
 		"PATCHWRIGHT_SANDBOX_IMAGE="+sandboxtest.Image(f.t),
 		"PATCHWRIGHT_WORKER_CONCURRENCY=1",
-		"PATCHWRIGHT_SHUTDOWN_GRACE=5s",
+		// The drain's interrupt comes 9 s into it, 3 s before its end: time
+		// to commit and push on a loaded machine.
+		"PATCHWRIGHT_SHUTDOWN_GRACE=12s",
 		"PATCHWRIGHT_DATA_DIR="+data,
 	)
 }
@@ -225,14 +264,18 @@ func waitFor(t *testing.T, what string, bound time.Duration, cond func() bool) {
 // redis-server of its own (append-only file on), the GitHub fake with git
 // remotes over git http-backend, and a scripted model with a model's
 // latency, one script per issue. SOAK_ISSUES issues (default 8) over two
-// installations and three repositories arrive as signed deliveries in two
-// bursts, some twice and the second burst in reverse order. On the way a
-// worker is killed with SIGKILL mid-conversation and replaced, Redis is
-// killed and restarted from its append-only file, and GitHub answers
-// secondary rate limits and 502s (one after it stored the comment). At
-// the end, on the fake's own state: one pull request and one status
-// comment by the app per issue; each job ran to completion once; asynq's
-// retry and archive sets are empty.
+// installations and three repositories arrive as signed deliveries: a
+// flood of one installation's issues at once, then the other's single
+// issue, then the rest in reverse order, some twice. On the way a worker
+// is killed with SIGKILL mid-conversation and replaced, Redis is killed
+// and restarted from its append-only file, GitHub answers secondary rate
+// limits and 502s (one after it stored the comment), and the single
+// issue's worker is drained with SIGTERM mid-conversation after its edit.
+// At the end, on the fake's own state: one pull request and one status
+// comment by the app per issue; each job ran to completion once; the
+// drained job's change was pushed as a draft marked interrupted, or it
+// was handed back and run again; at most one flood job per worker started
+// before the single issue's; asynq's retry and archive sets are empty.
 func TestSoakFullStack(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	if testing.Short() {
@@ -246,8 +289,7 @@ func TestSoakFullStack(t *testing.T) {
 			t.Fatalf("SOAK_ISSUES=%q: want a number of at least 4", s)
 		}
 	}
-	f := &fullStack{t: t, dir: t.TempDir(), held: make(chan heldRequest, 1), procs: map[string]*exec.Cmd{}, logs: map[string]string{}}
-	f.hold.Store(false)
+	f := &fullStack{t: t, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, logs: map[string]string{}}
 
 	// The binary, as shipped.
 	f.bin = filepath.Join(f.dir, "patchwright")
@@ -278,6 +320,16 @@ func TestSoakFullStack(t *testing.T) {
 		r := repos[i%len(repos)]
 		issues = append(issues, fsIssue{inst: r.inst, owner: r.owner, repo: r.name, n: 1 + i/len(repos), delivery: fmt.Sprintf("soak-d%d", i)})
 	}
+	// The flood: installation 21 labels all its issues but its last at
+	// once; then installation 22 labels one. The rest come later.
+	small, flood, rest := split(issues)
+	inFlood := map[string]bool{}
+	for _, is := range flood {
+		inFlood[is.key()] = true
+	}
+	// Set before the model server starts, which reads them.
+	f.kill = newHold(func(key string, _ int) bool { return inFlood[key] })
+	f.drain = newHold(func(key string, turn int) bool { return key == small.key() && turn == 2 })
 	scripts := map[string][]pt.Turn{}
 	for _, r := range repos {
 		f.remote.Create(t, r.owner, r.name, "main", map[string]string{
@@ -335,12 +387,12 @@ func TestSoakFullStack(t *testing.T) {
 		f.start(w, "worker")
 	}
 
-	// First burst, with the first model request of any worker held.
+	// The flood, then the single issue.
+	f.kill.armed.Store(true)
+	f.drain.armed.Store(true)
 	start := time.Now()
-	f.hold.Store(true)
-	half := (n + 1) / 2
 	var wg sync.WaitGroup
-	for _, is := range issues[:half] {
+	for _, is := range flood {
 		wg.Go(func() {
 			if code := f.deliver(is, is.delivery); code != http.StatusAccepted {
 				t.Errorf("delivery %s: %d, want 202", is.delivery, code)
@@ -348,20 +400,18 @@ func TestSoakFullStack(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if code := f.deliver(small, small.delivery); code != http.StatusAccepted {
+		t.Errorf("delivery %s: %d, want 202", small.delivery, code)
+	}
 	// The same delivery again is a duplicate, not a second job.
 	if code := f.deliver(issues[0], issues[0].delivery); code >= 300 {
 		t.Errorf("redelivery of %s: %d", issues[0].delivery, code)
 	}
 
-	// SIGKILL that worker mid-conversation; asynq takes its job back once the
-	// lease has expired (moved into the past here rather than waited for),
-	// and a replacement's recoverer finds it at start-up.
-	var held heldRequest
-	select {
-	case held = <-f.held:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("no worker reached the model")
-	}
+	// SIGKILL a worker mid-conversation of a flood job; asynq takes its job
+	// back once the lease has expired (moved into the past here rather
+	// than waited for), and a replacement's recoverer finds it at start-up.
+	held := f.kill.wait(t, "a flood job reaches the model")
 	killedKey := held.key
 	_ = f.procs[held.worker].Process.Kill()
 	killedTask := ""
@@ -394,10 +444,18 @@ func TestSoakFullStack(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // long enough for clients to notice it gone
 	f.redis.Restart()
 
-	// Second burst, in reverse order, with a duplicate of the first burst.
-	for i := n - 1; i >= half; i-- {
-		if code := f.deliver(issues[i], issues[i].delivery); code != http.StatusAccepted {
-			t.Errorf("delivery %s: %d, want 202", issues[i].delivery, code)
+	// SIGTERM the worker of the lone issue once its model has made the
+	// edit and is asked for the next turn (held: the job is mid-run). The
+	// drain interrupts it in the grace period's last quarter; a
+	// replacement starts at once.
+	drained := f.drain.wait(t, "the lone issue's job asks for the turn after its edit")
+	_ = f.procs[drained.worker].Process.Signal(syscall.SIGTERM)
+	f.start("w5", "worker")
+
+	// Second burst, in reverse order, with a late duplicate of the first.
+	for i := len(rest) - 1; i >= 0; i-- {
+		if code := f.deliver(rest[i], rest[i].delivery); code != http.StatusAccepted {
+			t.Errorf("delivery %s: %d, want 202", rest[i].delivery, code)
 		}
 	}
 	if code := f.deliver(issues[1], issues[1].delivery); code >= 300 {
@@ -419,7 +477,32 @@ func TestSoakFullStack(t *testing.T) {
 	elapsed := time.Since(start)
 
 	f.check(issues, insp, killedTask)
-	f.figures(issues, elapsed)
+	f.checkDrain(small, drained.worker)
+	before := f.checkFairness(flood, small)
+	f.figures(issues, elapsed, small, before)
+}
+
+// split picks the fairness flood: every issue of installation 21 but its
+// last, labelled at once; small, installation 22's first, labelled after
+// them; and the rest, labelled later.
+func split(issues []fsIssue) (small fsIssue, flood, rest []fsIssue) {
+	last := -1
+	for i, is := range issues {
+		if is.inst == 21 {
+			last = i
+		}
+	}
+	for i, is := range issues {
+		switch {
+		case is.inst == 22 && small.inst == 0:
+			small = is
+		case is.inst == 21 && i != last:
+			flood = append(flood, is)
+		default:
+			rest = append(rest, is)
+		}
+	}
+	return small, flood, rest
 }
 
 func (f *fullStack) pullsFor(is fsIssue) []githubtest.Pull {
@@ -440,13 +523,7 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 		if ps := f.pullsFor(is); len(ps) != 1 {
 			t.Errorf("%s: %d pull requests, want 1: %+v", is.key(), len(ps), ps)
 		}
-		var status []githubtest.Comment
-		for _, c := range f.fake.Comments(is.owner, is.repo, is.n) {
-			if c.Author == githubtest.BotLogin && strings.Contains(c.Body, report.StatusMarker(is.n)) {
-				status = append(status, c)
-			}
-		}
-		if len(status) != 1 {
+		if status := f.statusComments(is); len(status) != 1 {
 			t.Errorf("%s: %d status comments by the app, want 1", is.key(), len(status))
 		}
 	}
@@ -502,7 +579,7 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 // doneRetry is the try on which task's "job done" was logged (-1: none).
 func (f *fullStack) doneRetry(task string) int {
 	out := -1
-	f.eachLog(func(l map[string]any) {
+	f.eachLog(func(_ string, l map[string]any) {
 		if l["msg"] == "job done" && l[jobs.LogTask] == task {
 			r, _ := l[jobs.LogRetry].(float64)
 			out = int(r)
@@ -511,9 +588,10 @@ func (f *fullStack) doneRetry(task string) int {
 	return out
 }
 
-// eachLog calls fn with every JSON line of every process's log.
-func (f *fullStack) eachLog(fn func(map[string]any)) {
-	for _, path := range f.logs {
+// eachLog calls fn with every JSON line of every process's log and the
+// process's name.
+func (f *fullStack) eachLog(fn func(proc string, line map[string]any)) {
+	for name, path := range f.logs {
 		fl, err := os.Open(path)
 		if err != nil {
 			f.t.Fatal(err)
@@ -523,17 +601,100 @@ func (f *fullStack) eachLog(fn func(map[string]any)) {
 		for sc.Scan() {
 			var l map[string]any
 			if json.Unmarshal(sc.Bytes(), &l) == nil {
-				fn(l)
+				fn(name, l)
 			}
 		}
 		fl.Close()
 	}
 }
 
+// doneBy is the process that logged task's "job done" ("": none).
+func (f *fullStack) doneBy(task string) string {
+	out := ""
+	f.eachLog(func(proc string, l map[string]any) {
+		if l["msg"] == "job done" && l[jobs.LogTask] == task {
+			out = proc
+		}
+	})
+	return out
+}
+
+// checkDrain asserts how the job of the worker drained mid-run ended:
+// either its change pushed as a draft marked interrupted by that worker,
+// or handed back and run again by another; one pull request and one
+// status comment either way (check), so the work is neither lost nor
+// published twice.
+func (f *fullStack) checkDrain(is fsIssue, worker string) {
+	t := f.t
+	ps := f.pullsFor(is)
+	if len(ps) != 1 {
+		return // check said so
+	}
+	switch by := f.doneBy(is.delivery); by {
+	case "":
+		t.Errorf("drained job %s (%s) never completed", is.key(), is.delivery)
+	case worker:
+		if !ps[0].Draft || !strings.Contains(ps[0].Body, "interrupted") {
+			t.Errorf("drained job %s completed by its drained worker %s, but its pull request is not a draft marked interrupted: draft %v, body:\n%s", is.key(), worker, ps[0].Draft, ps[0].Body)
+		}
+		if st := f.statusComments(is); len(st) != 1 || !strings.Contains(st[0].Body, "interrupted") {
+			t.Errorf("drained job %s: status comments %+v, want one saying interrupted", is.key(), st)
+		}
+		t.Logf("soak full stack: the drained job %s was pushed as draft #%d marked interrupted", is.key(), ps[0].Number)
+	default:
+		t.Logf("soak full stack: the drained job %s was handed back and completed by %s (pull request #%d)", is.key(), by, ps[0].Number)
+	}
+}
+
+// checkFairness asserts that the flood delayed the lone issue of the other
+// installation by at most one job per worker: no more than fsWorkers of
+// the flood's runs started before its run did. A run's start is the first
+// request on its issue's comments (a run posts its status comment once it
+// holds its slot), in the order the fake answered them: an order, not a
+// clock. It returns that count.
+func (f *fullStack) checkFairness(flood []fsIssue, small fsIssue) int {
+	t := f.t
+	paths := map[string]string{}
+	for _, is := range append(slices.Clone(flood), small) {
+		paths[fmt.Sprintf("/repos/%s/%s/issues/%d/comments", is.owner, is.repo, is.n)] = is.key()
+	}
+	seen := map[string]bool{}
+	before := 0
+	for _, r := range f.fake.Requests() {
+		k, ok := paths[r.Path]
+		if !ok || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if k != small.key() {
+			before++
+			continue
+		}
+		if len(flood) <= fsWorkers {
+			t.Logf("soak full stack: a flood of %d issues on %d workers cannot show fairness", len(flood), fsWorkers)
+		} else if before > fsWorkers {
+			t.Errorf("%d of the flood's %d jobs started before the other installation's single issue, want at most %d (one per worker)", before, len(flood), fsWorkers)
+		}
+		return before
+	}
+	t.Errorf("the run of %s never touched its comments", small.key())
+	return -1
+}
+
+func (f *fullStack) statusComments(is fsIssue) []githubtest.Comment {
+	var out []githubtest.Comment
+	for _, c := range f.fake.Comments(is.owner, is.repo, is.n) {
+		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, report.StatusMarker(is.n)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // jobsDone counts the workers' "job done" log lines by task.
 func (f *fullStack) jobsDone() map[string]int {
 	out := map[string]int{}
-	f.eachLog(func(l map[string]any) {
+	f.eachLog(func(_ string, l map[string]any) {
 		if task, _ := l[jobs.LogTask].(string); l["msg"] == "job done" && task != "" {
 			out[task]++
 		}
@@ -574,13 +735,17 @@ func (f *fullStack) phases() []runTimings {
 // figures logs jobs per minute per worker, queue wait (the runs' queued
 // phase: enqueue to the pipeline's start, acknowledgement included) and
 // label to pull request (the runs' to_published).
-func (f *fullStack) figures(issues []fsIssue, elapsed time.Duration) {
+func (f *fullStack) figures(issues []fsIssue, elapsed time.Duration, small fsIssue, before int) {
 	var waits, toPR []time.Duration
 	for _, rt := range f.phases() {
 		if strings.HasSuffix(rt.RunID, ".0") {
 			for _, p := range rt.Phases {
 				if p.Phase == "queued" {
-					waits = append(waits, time.Duration(p.DurationMS)*time.Millisecond)
+					d := time.Duration(p.DurationMS) * time.Millisecond
+					waits = append(waits, d)
+					if rt.RunID == small.delivery+".0" {
+						f.t.Logf("soak full stack: the other installation's single issue waited %v (queued), %d flood jobs started before it", d, before)
+					}
 				}
 			}
 		}
@@ -588,7 +753,7 @@ func (f *fullStack) figures(issues []fsIssue, elapsed time.Duration) {
 			toPR = append(toPR, time.Duration(rt.ToPublishedMS)*time.Millisecond)
 		}
 	}
-	perWorker := float64(len(issues)) / elapsed.Minutes() / 3
+	perWorker := float64(len(issues)) / elapsed.Minutes() / fsWorkers
 	f.t.Logf("soak full stack: %d issues in %v on 3 workers at a time (concurrency 1, model latency %v per turn): %.1f jobs/min/worker",
 		len(issues), elapsed.Round(time.Second), fsModelLatency, perWorker)
 	f.t.Logf("soak full stack: queue wait p50 %v p99 %v (%d first runs); label to PR p50 %v p99 %v (%d runs)",

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -90,6 +91,14 @@ func Open(rawURL string, t TLS) (redis.UniversalClient, error) {
 	return nil, fmt.Errorf("scheme %q: want redis, rediss, %s, %s, %s or %s", u.Scheme, SchemeSentinel, SchemeSentinelTLS, SchemeCluster, SchemeClusterTLS)
 }
 
+// ClusterReload is how often a cluster client reads the slots' masters
+// again. go-redis does not reread them when a master stops answering, only
+// on a MOVED or on this timer (60 s by default): after a crashed master's
+// replica took over, every command of its slots, the whole queue's, fails
+// until then (TestClusterFailover: 56 s with the default). The cost is one
+// CLUSTER SLOTS per client each time.
+const ClusterReload = 3 * time.Second
+
 // clusterOptions reads a redis-cluster URL (see Open): seed nodes, from
 // which the client learns the rest. A cluster has database 0 only, so no
 // path is allowed.
@@ -104,7 +113,7 @@ func clusterOptions(u *url.URL) (*redis.ClusterOptions, error) {
 	if len(u.Query()) > 0 {
 		return nil, fmt.Errorf("options %q: a cluster address takes none", u.RawQuery)
 	}
-	opt := &redis.ClusterOptions{Addrs: addrs}
+	opt := &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: ClusterReload}
 	if u.User != nil {
 		opt.Username = u.User.Username()
 		opt.Password, _ = u.User.Password()

@@ -160,24 +160,68 @@ func FreePort(t testing.TB) int {
 // create`, and waits until every node reports the cluster ok.
 func StartCluster(t testing.TB, n int) []*Process {
 	t.Helper()
+	return startCluster(t, n, 0)
+}
+
+// StartClusterReplicas runs a Redis Cluster of masters, each with
+// replicas of its own, as StartCluster does; it returns every node, and
+// which is whose replica is the cluster's to say (CLUSTER SLOTS). A node
+// silent for 2 s is failed over, so that a test of a crash does not wait
+// out the default 15 s.
+func StartClusterReplicas(t testing.TB, masters, replicas int) []*Process {
+	t.Helper()
+	return startCluster(t, masters, replicas, "--cluster-node-timeout", "2000")
+}
+
+func startCluster(t testing.TB, masters, replicas int, extra ...string) []*Process {
+	t.Helper()
+	n := masters * (1 + replicas)
 	nodes := make([]*Process, n)
 	addrs := make([]string, n)
 	for i := range nodes {
 		p := &Process{t: t, Port: clusterPort(t), Dir: t.TempDir(),
-			args: []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--appendonly", "no"}}
+			args: append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--appendonly", "no"}, extra...)}
 		p.Restart()
 		t.Cleanup(p.Stop)
 		nodes[i], addrs[i] = p, p.Addr()
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
-	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	for _, p := range nodes {
 		waitClusterOK(t, p.Addr())
 	}
+	if replicas > 0 {
+		waitReplicas(t, nodes[0].Addr(), n)
+	}
 	return nodes
+}
+
+// waitReplicas waits until the node at addr knows n nodes online, masters
+// and replicas (redis-cli attaches the replicas after the cluster is ok,
+// and a replica is online once it has synchronised).
+func waitReplicas(t testing.TB, addr string, n int) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	for range 200 {
+		shards, err := rdb.ClusterShards(context.Background()).Result()
+		online := 0
+		for _, sh := range shards {
+			for _, nd := range sh.Nodes {
+				if nd.Health == "online" {
+					online++
+				}
+			}
+		}
+		if err == nil && online == n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the replicas of the cluster at %s never all showed", addr)
 }
 
 // clusterPort is a free port whose cluster bus port (port+10000) is free

@@ -1,0 +1,209 @@
+package redisconn_test
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/redisconn"
+	"github.com/patchwright/patchwright/jobs/redistest"
+)
+
+// TestClusterFailover crashes (SIGKILL) the master that holds the queue's
+// hash slot in a Redis Cluster of three masters with a replica each, on
+// loopback, and shows the queue going on through the same cluster client
+// once the replica has taken over: what was stored before (the issue's
+// lock, its fairness slot, its run record, its pending task) is there, and
+// the enqueue and lock scripts, the run records and asynq's own server
+// work on the new master.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	nodes := redistest.StartClusterReplicas(t, 3, 1)
+	seeds := make([]string, len(nodes))
+	for i, n := range nodes {
+		seeds[i] = n.Addr()
+	}
+	c, err := redisconn.Open("redis-cluster://"+strings.Join(seeds, ","), redisconn.TLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cc := c.(*redis.ClusterClient)
+	// Without a reload of its own the client would not see the new master
+	// for a minute (ClusterReload).
+	if got := cc.Options().ClusterStateReloadInterval; got != redisconn.ClusterReload {
+		t.Fatalf("the cluster client rereads the slots every %v, want %v", got, redisconn.ClusterReload)
+	}
+	ctx := t.Context()
+
+	q := jobs.NewQueue(c)
+	issue := jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}
+	enqueue := func(p jobs.SolveIssue, want jobs.EnqueueOutcome) {
+		t.Helper()
+		if res, err := q.EnqueueSolve(ctx, p); err != nil || res.Outcome != want {
+			t.Fatalf("enqueue %s: %+v %v, want %v", p.DeliveryID, res, err, want)
+		}
+	}
+	enqueue(jobs.SolveIssue{Issue: issue, DeliveryID: "d-1", Requester: "o"}, jobs.Enqueued)
+	if full, err := q.TakeSlot(ctx, issue, "d-1", jobs.Limits{Installation: 1, Repo: 1}); err != nil || full != "" {
+		t.Fatalf("slot: %q %v", full, err)
+	}
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunNone {
+		t.Fatalf("first run: %q %v", how, err)
+	}
+
+	// The master of the queue's slot and its replica, as the cluster says.
+	master, replica := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending")
+	var masterProc *redistest.Process
+	for _, n := range nodes {
+		if n.Addr() == master {
+			masterProc = n
+		}
+	}
+	if masterProc == nil || replica == "" {
+		t.Fatalf("the slot's master %s is none of ours, or it has no replica (%q)", master, replica)
+	}
+	// Replication is asynchronous: crash the master only once its replica
+	// has everything, so that the test shows failover, not a lost write.
+	offset := infoInt(t, master, "master_repl_offset")
+	waitUntil(t, "the replica has caught up", func() bool { return infoInt(t, replica, "slave_repl_offset") >= offset })
+
+	masterProc.Kill()
+	waitUntil(t, "the replica is promoted and the cluster ok", func() bool {
+		return infoField(t, replica, "replication", "role") == "master" &&
+			strings.Contains(clusterInfo(t, replica), "cluster_state:ok")
+	})
+	// The client learns the new master on its own (a failed node, or its
+	// periodic reload of the slots); until then a command fails, as the
+	// webhook's answer would (503, and GitHub delivers again).
+	promoted := time.Now()
+	var holder string
+	waitUntil(t, "the cluster client reaches the new master", func() bool {
+		holder, err = q.Active(ctx, issue)
+		return err == nil
+	})
+	t.Logf("the cluster client answered %v after the promotion", time.Since(promoted).Round(time.Millisecond))
+	if got, _ := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending"); got != replica {
+		t.Fatalf("the slot's master is %s after the failover, want the replica %s", got, replica)
+	}
+
+	// What was there before the crash.
+	if holder != "d-1" {
+		t.Fatalf("lock after the failover: %q, want d-1", holder)
+	}
+	if full, err := q.TakeSlot(ctx, jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, "d-9", jobs.Limits{Installation: 1}); err != nil || full == "" {
+		t.Fatalf("a second slot of installation 1 after the failover: %q %v, want it full", full, err)
+	}
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunCrashed {
+		t.Fatalf("run record after the failover: %q %v, want %q", how, err, jobs.RerunCrashed)
+	}
+
+	// And the queue goes on: scripts, run records, asynq's server.
+	if err := q.EndRun(ctx, "d-1", jobs.RerunDrained); err != nil {
+		t.Fatal(err)
+	}
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunDrained {
+		t.Fatalf("run record: %q %v, want %q", how, err, jobs.RerunDrained)
+	}
+	enqueue(jobs.SolveIssue{Issue: issue, DeliveryID: "d-2", Requester: "o"}, jobs.Busy)
+	other := jobs.Issue{InstallationID: 2, Owner: "p", Repo: "s", Number: 7}
+	enqueue(jobs.SolveIssue{Issue: other, DeliveryID: "d-5", Requester: "p"}, jobs.Enqueued)
+	if full, err := q.TakeSlot(ctx, other, "d-5", jobs.Limits{Installation: 1, Repo: 1}); err != nil || full != "" {
+		t.Fatalf("slot of installation 2: %q %v", full, err)
+	}
+	seen := runTasks(t, c, 2)
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"d-1", "d-5"}) {
+		t.Fatalf("asynq ran %v after the failover, want d-1 and d-5", seen)
+	}
+	if err := q.Release(ctx, issue, "d-1"); err != nil {
+		t.Fatal(err)
+	}
+	if holder, err := q.Active(ctx, issue); err != nil || holder != "" {
+		t.Fatalf("lock after release: %q %v", holder, err)
+	}
+}
+
+// slotNodes is the master and a replica of key's hash slot, of the nodes
+// online.
+func slotNodes(t *testing.T, c *redis.ClusterClient, key string) (master, replica string) {
+	t.Helper()
+	ctx := t.Context()
+	slot, err := c.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := c.ClusterShards(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range shards {
+		if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
+			continue
+		}
+		for _, n := range sh.Nodes {
+			addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+			switch {
+			case n.Health != "online":
+			case n.Role == "master":
+				master = addr
+			case replica == "":
+				replica = addr
+			}
+		}
+		return master, replica
+	}
+	t.Fatalf("no node serves slot %d", slot)
+	return "", ""
+}
+
+// node answers one command on the node at addr itself, not through the
+// cluster.
+func node(t *testing.T, addr string, f func(context.Context, *redis.Client) (string, error)) string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	s, _ := f(ctx, rdb)
+	return s
+}
+
+func clusterInfo(t *testing.T, addr string) string {
+	return node(t, addr, func(ctx context.Context, c *redis.Client) (string, error) { return c.ClusterInfo(ctx).Result() })
+}
+
+// infoField is field of an INFO section of the node at addr ("" unknown).
+func infoField(t *testing.T, addr, section, field string) string {
+	info := node(t, addr, func(ctx context.Context, c *redis.Client) (string, error) { return c.Info(ctx, section).Result() })
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func infoInt(t *testing.T, addr, field string) int64 {
+	n, _ := strconv.ParseInt(infoField(t, addr, "replication", field), 10, 64)
+	return n
+}
+
+// waitUntil polls cond; the bound only keeps a broken run from hanging.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 600 {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("never happened: %s", what)
+}
