@@ -60,9 +60,9 @@ func downloadCommand(base string) string {
 	case base == "pnpm-lock.yaml":
 		return "pnpm install --frozen-lockfile --ignore-scripts"
 	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
-		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" -r ` + shellQuote(base)
+		return pipInstall + "-r " + shellQuote(base)
 	case base == "pyproject.toml":
-		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" .`
+		return pipInstall + "-e ."
 	case base == "Cargo.toml", base == "Cargo.lock":
 		return "cargo fetch"
 	case base == "pom.xml":
@@ -70,6 +70,20 @@ func downloadCommand(base string) string {
 	}
 	return ""
 }
+
+// pipInstall installs into the project's virtualenv .venv, made first
+// when setup has not made one, which the checks then run with
+// (virtualenvs, verify.Runner.Virtualenvs): a download into the cache
+// would reach no check, which runs offline, and Debian's python3 has no
+// pip of its own and refuses installs outside a virtualenv (PEP 668). The
+// environment sees the image's own packages (pytest), as the checks did
+// without one. pyproject.toml's project is installed editable, so the
+// environment imports the tree it is in (the model's, after
+// fetch_dependencies), never a copy. As `pip download` did, pip may run
+// a build backend of the changed tree (a local or source requirement)
+// here, with the allowlisted network and no setup-only secrets.
+const pipInstall = `{ [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv; } && ` +
+	`.venv/bin/python -m pip install --quiet --disable-pip-version-check `
 
 // sourceProbes print where an ecosystem fetches from, keyed by the
 // download command's first word; run after the download, in the same

@@ -390,7 +390,7 @@ func (r *run) runBaseline(ctx context.Context) error {
 		return err
 	}
 	defer c.close()
-	r.baseline, err = r.runner(c.sb).Run(ctx, verify.Baseline)
+	r.baseline, err = r.checkRunner(c).Run(ctx, verify.Baseline)
 	r.mu.Lock()
 	r.progress.Baseline = r.baseline
 	r.mu.Unlock()
@@ -482,7 +482,7 @@ func (r *run) runFinal(ctx context.Context) error {
 		return err
 	}
 	defer c.close()
-	v := r.runner(c.sb)
+	v := r.checkRunner(c)
 	if r.final, err = v.Run(ctx, verify.Final); err != nil {
 		return err
 	}
