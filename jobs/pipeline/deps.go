@@ -394,6 +394,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}
+		r.useVirtualenvs(installed)
 	}
 	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources, Installed: installed}
 	for _, d := range setup.Fetched {
@@ -406,6 +407,23 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		out.Fetched = append(out.Fetched, line)
 	}
 	return out, nil
+}
+
+// useVirtualenvs has the model's verify tool run with each .venv of
+// installed, as the final checks will.
+func (r *run) useVirtualenvs(installed []string) {
+	if r.verifier == nil {
+		return
+	}
+	for _, d := range installed {
+		if path.Base(d) != ".venv" {
+			continue
+		}
+		if r.verifier.Virtualenvs == nil {
+			r.verifier.Virtualenvs = map[string]string{}
+		}
+		r.verifier.Virtualenvs[path.Dir(d)] = d
+	}
 }
 
 // swappable is the agent's sandbox as the tools and the verifier hold

@@ -154,17 +154,19 @@ func pyDepsRepo(t *testing.T, host, network string) string {
 	return gitRepo(t, files)
 }
 
-// pyDepsTurns add the package to requirements.txt, use it, and finish.
-func pyDepsTurns(host string) []pt.Turn {
+// pyDepsTurns add the package to requirements.txt and use it; then the
+// extra calls, and finish.
+func pyDepsTurns(host string, extra ...pt.Turn) []pt.Turn {
 	reqs := "# The badges' runtime dependencies, installed into .venv.\n" + pyIndexLines(host) + "textcase==1.0.0\n"
 	code := "\"\"\"Name badges.\"\"\"\n\nfrom textcase import title\n\n\ndef badge(name):\n    \"\"\"The text of a name badge.\"\"\"\n    return \"Hello, \" + title(name)\n"
-	return []pt.Turn{
+	turns := []pt.Turn{
 		call("read_file", `{"path":"requirements.txt"}`),
 		call("write_file", `{"path":"requirements.txt","content":`+jsonString(reqs)+`}`),
 		call("read_file", `{"path":"badges/__init__.py"}`),
 		call("write_file", `{"path":"badges/__init__.py","content":`+jsonString(code)+`}`),
-		call("finish", `{"summary":"Badges use textcase's title."}`),
 	}
+	turns = append(turns, extra...)
+	return append(turns, call("finish", `{"summary":"Badges use textcase's title."}`))
 }
 
 var pyDepsIssue = agent.Issue{Title: "Badges show names in lower case", Body: "Use the textcase package from our index to title-case badge names."}
@@ -269,5 +271,55 @@ func TestPipDependencyRefused(t *testing.T) {
 		if !strings.Contains(notVerified, want) {
 			t.Errorf("Not verified lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestPipFetchDependenciesInstallsIntoTheWorkTree (issue 24): the model's
+// verify tool cannot import the new package; fetch_dependencies makes
+// .venv on a copy of its tree, puts it (the repository ignores it) into
+// the model's tree, and the verify tool's `python -m pytest` then runs
+// with it and passes. .venv never enters the commit.
+func TestPipFetchDependenciesInstallsIntoTheWorkTree(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	res, out, _ := scenario{
+		repo:        pyDepsRepo(t, host, "network:\n  allow: ['"+host+"']\n"),
+		issue:       pyDepsIssue,
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: pyDepsTurns(host,
+			call("verify", `{}`),
+			call("fetch_dependencies", `{}`),
+			call("verify", `{}`)),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; ledger:\n%s", res.Outcome, res.Reason, readLedger(t, out))
+	}
+	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, rec := range log.Records {
+		var c ledger.ToolCall
+		if rec.Type == ledger.TypeToolCall && rec.Decode(&c) == nil && (c.Tool == "verify" || c.Tool == "fetch_dependencies") {
+			results = append(results, c.Result)
+		}
+	}
+	if len(results) != 3 {
+		t.Fatalf("tool results %q", results)
+	}
+	if !strings.Contains(results[0], "No module named 'textcase'") {
+		t.Errorf("the model's first verify found the package before any fetch:\n%s", results[0])
+	}
+	if !strings.Contains(results[1], "installed into the work tree: .venv") {
+		t.Errorf("fetch_dependencies did not install .venv:\n%s", results[1])
+	}
+	if !strings.Contains(results[2], "PASS test: python -m pytest") {
+		t.Errorf("the model's verify after fetch_dependencies did not pass:\n%s", results[2])
+	}
+	if body := readBody(t, out); strings.Contains(body, "| `.venv") {
+		t.Errorf(".venv is in the change:\n%s", body)
 	}
 }

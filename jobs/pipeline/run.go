@@ -309,7 +309,10 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// tools (deps.go).
 	r.sb = &swappable{sb: sb}
 	r.verifier = r.runner(r.sb)
-	return nil
+	// The model's verify tool runs with the virtualenvs setup made, as the
+	// checks do; fetch_dependencies adds the ones it installs.
+	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	return err
 }
 
 // agentSpec is the agent's container: no network, the cache read-only.
