@@ -128,10 +128,10 @@ func pyIndexLines(host string) string {
 	return "--index-url http://" + host + "/simple/\n--trusted-host " + host + "\n"
 }
 
-// pyDepsRepo is testdata/repos/py-deps with requirements.txt naming the
-// index at host and, when network is not "", .github/agent.yml holding
-// it. The checks are detection's (pytest).
-func pyDepsRepo(t *testing.T, host, network string) string {
+// pyDepsRepo is testdata/repos/py-deps with index appended to
+// requirements.txt and, when agentYML is not "", .github/agent.yml
+// holding it. The checks are detection's (pytest).
+func pyDepsRepo(t *testing.T, index, agentYML string) string {
 	t.Helper()
 	root := filepath.Join(sandboxtest.ReposDir(), "py-deps", "repo")
 	files := map[string]string{}
@@ -147,17 +147,17 @@ func pyDepsRepo(t *testing.T, host, network string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files["requirements.txt"] += pyIndexLines(host)
-	if network != "" {
-		files[".github/agent.yml"] = network
+	files["requirements.txt"] += index
+	if agentYML != "" {
+		files[".github/agent.yml"] = agentYML
 	}
 	return gitRepo(t, files)
 }
 
-// pyDepsTurns add the package to requirements.txt and use it; then the
-// extra calls, and finish.
-func pyDepsTurns(host string, extra ...pt.Turn) []pt.Turn {
-	reqs := "# The badges' runtime dependencies, installed into .venv.\n" + pyIndexLines(host) + "textcase==1.0.0\n"
+// pyDepsTurns add the package to requirements.txt (after its index
+// lines) and use it; then the extra calls, and finish.
+func pyDepsTurns(index string, extra ...pt.Turn) []pt.Turn {
+	reqs := "# The badges' runtime dependencies, installed into .venv.\n" + index + "textcase==1.0.0\n"
 	code := "\"\"\"Name badges.\"\"\"\n\nfrom textcase import title\n\n\ndef badge(name):\n    \"\"\"The text of a name badge.\"\"\"\n    return \"Hello, \" + title(name)\n"
 	turns := []pt.Turn{
 		call("read_file", `{"path":"requirements.txt"}`),
@@ -184,11 +184,11 @@ func TestPipDependencyAfterTheChange(t *testing.T) {
 	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
 	host := sandboxtest.FakeHost(t, idx)
 	res, out, _ := scenario{
-		repo:        pyDepsRepo(t, host, "network:\n  allow: ['"+host+"']\n"),
+		repo:        pyDepsRepo(t, pyIndexLines(host), "network:\n  allow: ['"+host+"']\n"),
 		issue:       pyDepsIssue,
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns:       pyDepsTurns(host),
+		turns:       pyDepsTurns(pyIndexLines(host)),
 	}.run(t)
 	if res.Outcome != verify.Verified {
 		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
@@ -237,11 +237,11 @@ func TestPipDependencyRefused(t *testing.T) {
 	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
 	host := sandboxtest.FakeHost(t, idx)
 	res, out, _ := scenario{
-		repo:        pyDepsRepo(t, host, ""),
+		repo:        pyDepsRepo(t, pyIndexLines(host), ""),
 		issue:       pyDepsIssue,
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns:       pyDepsTurns(host),
+		turns:       pyDepsTurns(pyIndexLines(host)),
 	}.run(t)
 	if res.Outcome == verify.Verified {
 		t.Fatalf("outcome verified without the package's index on the allowlist")
@@ -284,11 +284,11 @@ func TestPipFetchDependenciesInstallsIntoTheWorkTree(t *testing.T) {
 	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
 	host := sandboxtest.FakeHost(t, idx)
 	res, out, _ := scenario{
-		repo:        pyDepsRepo(t, host, "network:\n  allow: ['"+host+"']\n"),
+		repo:        pyDepsRepo(t, pyIndexLines(host), "network:\n  allow: ['"+host+"']\n"),
 		issue:       pyDepsIssue,
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns: pyDepsTurns(host,
+		turns: pyDepsTurns(pyIndexLines(host),
 			call("verify", `{}`),
 			call("fetch_dependencies", `{}`),
 			call("verify", `{}`)),
@@ -321,5 +321,43 @@ func TestPipFetchDependenciesInstallsIntoTheWorkTree(t *testing.T) {
 	}
 	if body := readBody(t, out); strings.Contains(body, "| `.venv") {
 		t.Errorf(".venv is in the change:\n%s", body)
+	}
+}
+
+// TestPipConfiguredSetupVirtualenv (issue 24): the repository's own
+// setup (default branch) makes .venv and names the index in pip's
+// environment, not in requirements.txt. The first setup's .venv reaches
+// the baseline; dependency setup after the change runs that setup again
+// on the changed tree, and the final checks run with the .venv it
+// filled.
+func TestPipConfiguredSetupVirtualenv(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	setup := "python3 -m venv --system-site-packages .venv && PIP_INDEX_URL=http://" + host + "/simple/ PIP_TRUSTED_HOST=" + host +
+		" .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt"
+	res, out, _ := scenario{
+		repo:        pyDepsRepo(t, "", "network:\n  allow: ['"+host+"']\nsetup:\n  - "+jsonString(setup)+"\n"),
+		issue:       pyDepsIssue,
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns:       pyDepsTurns(""),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
+	}
+	setups := dependencyEvents(t, out)
+	if len(setups) != 1 || setups[0].Failed() || !setups[0].Configured || len(setups[0].Commands) != 1 || setups[0].Commands[0].Command != setup {
+		t.Fatalf("dependency setups %+v, want the configured setup, passing", setups)
+	}
+	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range log.Records {
+		var c verify.CheckEvent
+		if rec.Type == verify.TypeCheck && rec.Decode(&c) == nil && !strings.Contains(c.Note, "virtualenv `.venv`") {
+			t.Errorf("%s check %s ran without .venv: %+v", c.Phase, c.Name, c.CheckResult)
+		}
 	}
 }
