@@ -82,8 +82,23 @@ func downloadCommand(base string) string {
 // fetch_dependencies), never a copy. As `pip download` did, pip may run
 // a build backend of the changed tree (a local or source requirement)
 // here, with the allowlisted network and no setup-only secrets.
+// Its --report (in the container's /tmp) names each download's URL, for
+// the source probe.
 const pipInstall = `{ [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv; } && ` +
-	`.venv/bin/python -m pip install --quiet --disable-pip-version-check `
+	`.venv/bin/python -m pip install --quiet --disable-pip-version-check --report "/tmp/.patchwright-pip-$$.json" `
+
+// pipSources prints the origins (scheme, host and port: never a URL's
+// credentials or path) pip downloaded from, by pipInstall's reports.
+const pipSources = `python3 -c 'import glob, json, urllib.parse as u
+s = set()
+for f in glob.glob("/tmp/.patchwright-pip-*.json"):
+    for i in json.load(open(f)).get("install", []):
+        p = u.urlsplit(i.get("download_info", {}).get("url", ""))
+        if p.scheme in ("http", "https") and p.hostname:
+            s.add(p.scheme + "://" + p.hostname + (":%d" % p.port if p.port else "") + "/")
+if not s:
+    raise SystemExit(1)
+print("pip downloads from " + ", ".join(sorted(s)))'`
 
 // sourceProbes print where an ecosystem fetches from, keyed by the
 // download command's first word; run after the download, in the same
@@ -91,6 +106,7 @@ const pipInstall = `{ [ -x .venv/bin/python ] || python3 -m venv --system-site-p
 var sourceProbes = map[string]string{
 	"go":  `printf 'GOPROXY=%s\n' "$(go env GOPROXY)"`,
 	"npm": `printf 'npm registry %s\n' "$(npm config get registry)"`,
+	"pip": pipSources,
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

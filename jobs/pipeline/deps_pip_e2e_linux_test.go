@@ -216,7 +216,7 @@ func TestPipDependencyAfterTheChange(t *testing.T) {
 		t.Fatalf("final test check %+v, want detection's python -m pytest, passed with .venv", final)
 	}
 	body := readBody(t, out)
-	for _, want := range []string{"**Dependencies**", "Python package `textcase` `==1.0.0` (new)", ".venv/bin/python -m pip install"} {
+	for _, want := range []string{"**Dependencies**", "Python package `textcase` `==1.0.0` (new)", ".venv/bin/python -m pip install", "`pip downloads from http://" + host + "/`"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
