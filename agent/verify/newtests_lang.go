@@ -227,7 +227,7 @@ func (r *Runner) runLangOnBase(ctx context.Context, group []NewTest) ([]NewTestR
 	if t0.Dir != "." {
 		dir += "/" + t0.Dir
 	}
-	out, err := r.exec(ctx, "cd "+dir+" && "+cmd)
+	out, err := r.exec(ctx, r.activate(t0.Dir)+"cd "+dir+" && "+cmd)
 	if err != nil {
 		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}

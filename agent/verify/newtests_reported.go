@@ -131,7 +131,7 @@ func (r *Runner) runReportedOnBase(ctx context.Context, tests []NewTest) ([]NewT
 	if t0.Dir != "." {
 		dir += "/" + t0.Dir
 	}
-	out, err := r.exec(ctx, prelude(kind)+"cd "+dir+" && "+cmd)
+	out, err := r.exec(ctx, r.activate(t0.Dir)+prelude(kind)+"cd "+dir+" && "+cmd)
 	if err != nil {
 		return nil, fmt.Errorf("run new tests on original code: %w", err)
 	}

@@ -47,6 +47,39 @@ type Runner struct {
 	// OutputTail is how many bytes of output a result keeps; default
 	// DefaultOutputTail.
 	OutputTail int
+	// Virtualenvs are the Python virtual environments the trusted setup
+	// made in the tree (issue 24), by project directory ("." for the
+	// root) to the environment's directory, both relative to the
+	// repository root in slash form. A check of that project (a
+	// configured check counts as the root's), and its new tests on the
+	// original code, run with the environment activated: its bin first on
+	// PATH and VIRTUAL_ENV set, so the detected `python -m pytest` imports
+	// what setup installed. The command itself is unchanged.
+	Virtualenvs map[string]string
+}
+
+// activate is the shell prelude that activates the virtualenv of the
+// project in dir, or "" when it has none.
+func (r *Runner) activate(dir string) string {
+	if dir == "" {
+		dir = "."
+	}
+	env, ok := r.Virtualenvs[dir]
+	if !ok {
+		return ""
+	}
+	return "VIRTUAL_ENV=" + shellQuote(sandbox.WorkspaceDir+"/"+env) + "; PATH=\"$VIRTUAL_ENV/bin:$PATH\"; export VIRTUAL_ENV PATH\n"
+}
+
+// virtualenvNote says which virtualenv a check ran with.
+func (r *Runner) virtualenvNote(dir string) string {
+	if dir == "" {
+		dir = "."
+	}
+	if env, ok := r.Virtualenvs[dir]; ok {
+		return "ran with the virtualenv `" + env + "` that dependency setup made"
+	}
+	return ""
 }
 
 // Run runs every check for phase and returns one result per check, in
@@ -107,8 +140,12 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
 	}
+	if venv := r.virtualenvNote(c.Dir); venv != "" {
+		note = strings.TrimPrefix(note+"; "+venv, "; ")
+	}
 	kind := KindOf(c)
-	out, err := r.execLimit(ctx, prelude(kind)+c.Run, outputLimit(kind))
+	activate := r.activate(c.Dir)
+	out, err := r.execLimit(ctx, activate+prelude(kind)+c.Run, outputLimit(kind))
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
 	}
@@ -143,7 +180,7 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	}
 	for range r.reruns() {
 		// A re-run is judged by its exit code alone: no prelude.
-		again, err := r.exec(ctx, rerun)
+		again, err := r.exec(ctx, activate+rerun)
 		if err != nil {
 			return CheckResult{}, fmt.Errorf("re-run check %s (%s): %w", c.Name, phase, err)
 		}
@@ -322,7 +359,7 @@ func (r *Runner) adapt(ctx context.Context, c Check) (Check, string, error) {
 	if !ok {
 		return c, "", nil
 	}
-	probe := "if command -v " + prog + " >/dev/null 2>&1; then echo keep; elif command -v " + alt + " >/dev/null 2>&1; then echo swap; fi"
+	probe := r.activate(c.Dir) + "if command -v " + prog + " >/dev/null 2>&1; then echo keep; elif command -v " + alt + " >/dev/null 2>&1; then echo swap; fi"
 	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: probe, Timeout: time.Minute})
 	if err != nil {
 		return c, "", err

@@ -139,3 +139,55 @@ func TestRunnerChoosesPython3(t *testing.T) {
 		}
 	}
 }
+
+// recordingSandbox keeps every script and answers exit 0.
+type recordingSandbox struct{ scripts []string }
+
+func (s *recordingSandbox) Exec(_ context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	s.scripts = append(s.scripts, cmd.Script)
+	return sandbox.Result{}, nil
+}
+func (s *recordingSandbox) DisableNetwork(context.Context) error { return nil }
+func (s *recordingSandbox) ID() string                           { return "recording" }
+func (s *recordingSandbox) Close() error                         { return nil }
+
+// TestRunnerActivatesVirtualenvs (issue 24): a check of a project whose
+// directory has a virtualenv runs with it first on PATH; the same
+// command, and the note says so. Other projects' checks do not.
+func TestRunnerActivatesVirtualenvs(t *testing.T) {
+	sb := &recordingSandbox{}
+	checks := []Check{
+		{Name: "test (py)", Run: "cd 'api' && python -m pytest", Dir: "api", Kind: KindPytest, Project: "api: pytest"},
+		{Name: "test (npm)", Run: "npm test", Dir: ".", Kind: KindNodeTest, Project: "npm"},
+	}
+	res, err := (&Runner{Sandbox: sb, Checks: checks, Virtualenvs: map[string]string{"api": "api/.venv"}}).Run(context.Background(), Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "VIRTUAL_ENV='/workspace/api/.venv'; PATH=\"$VIRTUAL_ENV/bin:$PATH\"; export VIRTUAL_ENV PATH\n"
+	var py, npm []string
+	for _, s := range sb.scripts {
+		switch {
+		case strings.Contains(s, "pytest") || strings.Contains(s, "command -v python"):
+			py = append(py, s)
+		case strings.Contains(s, "npm test"):
+			npm = append(npm, s)
+		}
+	}
+	if len(py) == 0 || len(npm) == 0 {
+		t.Fatalf("scripts %q", sb.scripts)
+	}
+	for _, s := range py {
+		if !strings.HasPrefix(strings.TrimPrefix(s, "{ "), want) {
+			t.Errorf("pytest script without the virtualenv:\n%s", s)
+		}
+	}
+	for _, s := range npm {
+		if strings.Contains(s, "VIRTUAL_ENV") {
+			t.Errorf("npm script with the virtualenv:\n%s", s)
+		}
+	}
+	if res[0].Command != checks[0].Run || !strings.Contains(res[0].Note, "virtualenv `api/.venv`") || res[1].Note != "" {
+		t.Errorf("results %+v", res)
+	}
+}

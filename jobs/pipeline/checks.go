@@ -41,6 +41,8 @@ type checkSandbox struct {
 	sb  sandbox.Sandbox
 	ws  *sandbox.Workspace
 	dir string
+	// venvs are the virtualenvs setup made in dir (virtualenvs).
+	venvs map[string]string
 }
 
 // newCheckSandbox starts the container on dir, which it then owns; the
@@ -48,12 +50,16 @@ type checkSandbox struct {
 // tree, which runs only the repository's own code).
 func (r *run) newCheckSandbox(ctx context.Context, dir string, writeCache bool) (*checkSandbox, error) {
 	c := &checkSandbox{dir: dir}
+	var err error
+	if c.venvs, err = r.virtualenvs(dir); err != nil {
+		c.close()
+		return nil, err
+	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(dir, uid, gid); err != nil {
 		c.close()
 		return nil, err
 	}
-	var err error
 	if c.ws, err = sandbox.OpenWorkspace(dir); err != nil {
 		c.close()
 		return nil, err
@@ -96,6 +102,14 @@ func (r *run) createIsolated(ctx context.Context, spec sandbox.Spec) (sandbox.Sa
 // the run's ledger.
 func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
 	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
+}
+
+// checkRunner is the runner over a check sandbox, with the virtualenvs
+// setup made in its tree.
+func (r *run) checkRunner(c *checkSandbox) *verify.Runner {
+	v := r.runner(c.sb)
+	v.Virtualenvs = c.venvs
+	return v
 }
 
 // recorder records checks to the ledger with secrets withheld.

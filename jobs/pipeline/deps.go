@@ -60,9 +60,9 @@ func downloadCommand(base string) string {
 	case base == "pnpm-lock.yaml":
 		return "pnpm install --frozen-lockfile --ignore-scripts"
 	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
-		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" -r ` + shellQuote(base)
+		return pipInstall + "-r " + shellQuote(base)
 	case base == "pyproject.toml":
-		return `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" .`
+		return pipInstall + "-e ."
 	case base == "Cargo.toml", base == "Cargo.lock":
 		return "cargo fetch"
 	case base == "pom.xml":
@@ -71,12 +71,42 @@ func downloadCommand(base string) string {
 	return ""
 }
 
+// pipInstall installs into the project's virtualenv .venv, made first
+// when setup has not made one, which the checks then run with
+// (virtualenvs, verify.Runner.Virtualenvs): a download into the cache
+// would reach no check, which runs offline, and Debian's python3 has no
+// pip of its own and refuses installs outside a virtualenv (PEP 668). The
+// environment sees the image's own packages (pytest), as the checks did
+// without one. pyproject.toml's project is installed editable, so the
+// environment imports the tree it is in (the model's, after
+// fetch_dependencies), never a copy. As `pip download` did, pip may run
+// a build backend of the changed tree (a local or source requirement)
+// here, with the allowlisted network and no setup-only secrets.
+// Its --report (in the container's /tmp) names each download's URL, for
+// the source probe.
+const pipInstall = `{ [ -x .venv/bin/python ] || python3 -m venv --system-site-packages .venv; } && ` +
+	`.venv/bin/python -m pip install --quiet --disable-pip-version-check --report "/tmp/.patchwright-pip-$$.json" `
+
+// pipSources prints the origins (scheme, host and port: never a URL's
+// credentials or path) pip downloaded from, by pipInstall's reports.
+const pipSources = `python3 -c 'import glob, json, urllib.parse as u
+s = set()
+for f in glob.glob("/tmp/.patchwright-pip-*.json"):
+    for i in json.load(open(f)).get("install", []):
+        p = u.urlsplit(i.get("download_info", {}).get("url", ""))
+        if p.scheme in ("http", "https") and p.hostname:
+            s.add(p.scheme + "://" + p.hostname + (":%d" % p.port if p.port else "") + "/")
+if not s:
+    raise SystemExit(1)
+print("pip downloads from " + ", ".join(sorted(s)))'`
+
 // sourceProbes print where an ecosystem fetches from, keyed by the
 // download command's first word; run after the download, in the same
 // container, so a `go env -w` of setup counts.
 var sourceProbes = map[string]string{
 	"go":  `printf 'GOPROXY=%s\n' "$(go env GOPROXY)"`,
 	"npm": `printf 'npm registry %s\n' "$(npm config get registry)"`,
+	"pip": pipSources,
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -380,6 +410,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}
+		r.useVirtualenvs(installed)
 	}
 	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources, Installed: installed}
 	for _, d := range setup.Fetched {
@@ -392,6 +423,23 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		out.Fetched = append(out.Fetched, line)
 	}
 	return out, nil
+}
+
+// useVirtualenvs has the model's verify tool run with each .venv of
+// installed, as the final checks will.
+func (r *run) useVirtualenvs(installed []string) {
+	if r.verifier == nil {
+		return
+	}
+	for _, d := range installed {
+		if path.Base(d) != ".venv" {
+			continue
+		}
+		if r.verifier.Virtualenvs == nil {
+			r.verifier.Virtualenvs = map[string]string{}
+		}
+		r.verifier.Virtualenvs[path.Dir(d)] = d
+	}
 }
 
 // swappable is the agent's sandbox as the tools and the verifier hold

@@ -19,8 +19,10 @@ func TestDepsCommands(t *testing.T) {
 		"go":            {manifests: []string{"go.mod", "go.sum"}, want: []string{"go mod download"}},
 		"sub-project":   {manifests: []string{"svc/api/go.mod"}, want: []string{"cd 'svc/api' && go mod download"}},
 		"npm and cargo": {manifests: []string{"web/package.json", "web/package-lock.json", "Cargo.lock"}, want: []string{"cd 'web' && npm ci --ignore-scripts --no-audit --no-fund", "cargo fetch"}},
-		"python":        {manifests: []string{"requirements-dev.txt", "pyproject.toml"}, want: []string{`python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" -r 'requirements-dev.txt'`, `python3 -m pip download --quiet --dest "$XDG_CACHE_HOME/pip-download" .`}},
-		"maven":         {manifests: []string{"pom.xml"}, want: []string{"mvn -B -q dependency:go-offline"}},
+		// Into the project's .venv, which the checks run with.
+		"python": {manifests: []string{"requirements-dev.txt", "pyproject.toml", "api/requirements.txt"}, want: []string{
+			pipInstall + "-r 'requirements-dev.txt'", pipInstall + "-e .", "cd 'api' && " + pipInstall + "-r 'requirements.txt'"}},
+		"maven": {manifests: []string{"pom.xml"}, want: []string{"mvn -B -q dependency:go-offline"}},
 		// A hostile directory name is one quoted word, never a command.
 		"quoted dir": {manifests: []string{"a'; curl evil; '/go.mod"}, want: []string{`cd 'a'\''; curl evil; '\''' && go mod download`}},
 		// The default branch's setup replaces the download commands.

@@ -245,3 +245,49 @@ func findDependencyDirs(top string) ([]string, error) {
 	})
 	return out, err
 }
+
+// virtualenvs are the Python virtualenvs the trusted setup made in the
+// check tree dir (issue 24), by the directory each is in: every
+// outermost .venv holding bin/python under which neither the base commit
+// nor the change has a path. The tree's paths outside the commit came from
+// the first setup or from dependency setup (adoptSetupOutput), never from
+// the model, so the checks that run with one (verify.Runner.Virtualenvs)
+// import only what trusted setup installed.
+func (r *run) virtualenvs(dir string) (map[string]string, error) {
+	found, err := findDependencyDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var committed []string
+	out := map[string]string{}
+	for _, d := range found {
+		if path.Base(d) != ".venv" || !hasPython(dir, d) {
+			continue
+		}
+		if committed == nil {
+			if committed, err = r.committedPaths(); err != nil {
+				return nil, err
+			}
+		}
+		if slices.ContainsFunc(committed, func(p string) bool { return p == d || strings.HasPrefix(p, d+"/") }) {
+			continue
+		}
+		out[path.Dir(d)] = d
+	}
+	return out, nil
+}
+
+// hasPython reports whether the virtualenv env of the tree top has a
+// bin/python, bin a real directory (a link could point anywhere).
+func hasPython(top, env string) bool {
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	if !realDirs(root, ".", env+"/bin") {
+		return false
+	}
+	_, err = root.Lstat(env + "/bin/python")
+	return err == nil
+}

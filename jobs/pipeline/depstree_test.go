@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,5 +92,49 @@ func TestInstallIntoWorkTree(t *testing.T) {
 		if string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", p, b, err, want)
 		}
+	}
+}
+
+// TestVirtualenvs (issue 24): the checks run with each .venv setup made
+// (with a bin/python), by its directory; not with one the base commit or
+// the change wrote into, one without python, or one whose bin is a link.
+func TestVirtualenvs(t *testing.T) {
+	// Not ignored here, so the base can hold a path under one.
+	origin := gitRepo(t, map[string]string{
+		"pyproject.toml":      "\n",
+		"vendored/.venv/keep": "committed\n",
+	})
+	trees := t.TempDir()
+	repo, err := gitrepo.Clone(context.Background(), gitrepo.CloneOptions{URL: origin, Worktree: filepath.Join(trees, "work"), GitDir: filepath.Join(t.TempDir(), "git")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{repo: repo, trees: trees, changes: []gitrepo.Change{{Path: "changed/.venv/bin/python", Kind: gitrepo.Added}}}
+	dir := filepath.Join(trees, "check")
+	if err := copyTree(repo.Worktree(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".venv/bin/python", "api/.venv/bin/python", "vendored/.venv/bin/python", "changed/.venv/bin/python", "nopython/.venv/bin/pip", "linked/elsewhere/python"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "linked", ".venv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../elsewhere", filepath.Join(dir, "linked", ".venv", "bin")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.virtualenvs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{".": ".venv", "api": "api/.venv"}
+	if !maps.Equal(got, want) {
+		t.Errorf("virtualenvs = %v, want %v", got, want)
 	}
 }

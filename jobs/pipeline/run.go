@@ -309,7 +309,10 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// tools (deps.go).
 	r.sb = &swappable{sb: sb}
 	r.verifier = r.runner(r.sb)
-	return nil
+	// The model's verify tool runs with the virtualenvs setup made, as the
+	// checks do; fetch_dependencies adds the ones it installs.
+	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	return err
 }
 
 // agentSpec is the agent's container: no network, the cache read-only.
@@ -390,7 +393,7 @@ func (r *run) runBaseline(ctx context.Context) error {
 		return err
 	}
 	defer c.close()
-	r.baseline, err = r.runner(c.sb).Run(ctx, verify.Baseline)
+	r.baseline, err = r.checkRunner(c).Run(ctx, verify.Baseline)
 	r.mu.Lock()
 	r.progress.Baseline = r.baseline
 	r.mu.Unlock()
@@ -483,7 +486,7 @@ func (r *run) runFinal(ctx context.Context) error {
 		return err
 	}
 	defer c.close()
-	v := r.runner(c.sb)
+	v := r.checkRunner(c)
 	if r.final, err = v.Run(ctx, verify.Final); err != nil {
 		return err
 	}

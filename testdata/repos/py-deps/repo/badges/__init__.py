@@ -1,0 +1,6 @@
+"""Name badges."""
+
+
+def badge(name):
+    """The text of a name badge."""
+    return "Hello, " + name
