@@ -457,8 +457,9 @@ func requirementsDeps(src []byte) map[string]dep {
 		}
 		switch {
 		case l == "" || strings.HasPrefix(l, "#"):
-		case strings.Contains(l, "://") || strings.Contains(l, "git+"):
-			// A URL or VCS requirement is the riskiest kind: name it whole.
+		case strings.Contains(l, "://") || strings.Contains(l, "git+") || sourceOption(l):
+			// A URL or VCS requirement, or an option that changes where
+			// every package comes from, is the riskiest kind: name it whole.
 			out[l] = dep{Name: l, Line: n}
 		case strings.HasPrefix(l, "-"):
 		default:
@@ -468,6 +469,19 @@ func requirementsDeps(src []byte) map[string]dep {
 		}
 	}
 	return out
+}
+
+// sourceOption reports whether a requirements line is one of pip's
+// options that choose or trust an index without a URL of its own
+// (`--trusted-host`, an index or links path); those with a URL are named
+// by the "://" case.
+func sourceOption(l string) bool {
+	for _, o := range []string{"--trusted-host", "--index-url", "--extra-index-url", "-i", "--find-links", "-f"} {
+		if l == o || strings.HasPrefix(l, o+" ") || strings.HasPrefix(l, o+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 func pyprojectDeps(src []byte) map[string]dep {

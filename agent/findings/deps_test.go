@@ -235,8 +235,9 @@ func TestPnpmKeys(t *testing.T) {
 }
 
 func TestRequirementsLines(t *testing.T) {
-	got := requirementsDeps([]byte("-e .\n--index-url https://pypi.example/simple\nDjango_Rest.framework[x]>=3 ; python_version<'3.9'\n-e git+https://github.com/x/y.git#egg=y\n# c\n\n"))
-	want := map[string]string{"django-rest-framework": ">=3", "-e git+https://github.com/x/y.git#egg=y": "", "--index-url https://pypi.example/simple": ""}
+	got := requirementsDeps([]byte("-e .\n--index-url https://pypi.example/simple\nDjango_Rest.framework[x]>=3 ; python_version<'3.9'\n-e git+https://github.com/x/y.git#egg=y\n# c\n\n--trusted-host pypi.example\n-f ./wheels\n-r other.txt\n"))
+	want := map[string]string{"django-rest-framework": ">=3", "-e git+https://github.com/x/y.git#egg=y": "", "--index-url https://pypi.example/simple": "",
+		"--trusted-host pypi.example": "", "-f ./wheels": ""}
 	if len(got) != len(want) {
 		t.Errorf("got %v", got)
 	}
