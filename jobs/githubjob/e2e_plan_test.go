@@ -110,10 +110,15 @@ func TestPlanThenApprove(t *testing.T) {
 		t.Fatalf("%d model requests, want 4 (one plan turn, three attempt turns)", len(reqs))
 	}
 	first := reqs[1].Messages[0].Text
-	for _, want := range []string{"<approved-plan>", "Replace helo with hello.", "keep the trailing newline"} {
+	for _, want := range []string{"<approved_plan>\n", "Replace helo with hello.", "</approved_plan>"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the approved attempt's first message lacks %q:\n%s", want, first)
 		}
+	}
+	// The plan is framed by the agent's trusted text; the untrusted
+	// feedback holds the approver's words only.
+	if fb := feedbackOf(t, first); fb != "@Codertocat approved the plan with these notes: keep the trailing newline" {
+		t.Errorf("feedback = %q, want the approver's notes alone", fb)
 	}
 	if strings.Contains(first, "also delete the tests") {
 		t.Error("the approved attempt followed an edit of the plan comment")
@@ -202,7 +207,7 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 		t.Fatalf("%d model requests, want 6", len(reqs))
 	}
 	approved := reqs[3].Messages[0].Text
-	if !strings.Contains(approved, "<approved-plan>") || !strings.Contains(approved, "Replace helo with hello, lower case.") || strings.Contains(approved, "HELLO") {
+	if !strings.Contains(approved, "<approved_plan>") || !strings.Contains(approved, "Replace helo with hello, lower case.") || strings.Contains(approved, "HELLO") {
 		t.Errorf("the approved attempt does not follow the revised plan alone:\n%s", approved)
 	}
 	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {

@@ -128,6 +128,10 @@ type request struct {
 	// it revises ("" for a first plan).
 	planning     bool
 	previousPlan string
+	// approvedPlan is the plan an approved attempt follows (the agent
+	// frames it: agent.Issue.ApprovedPlan); the approver's notes stay
+	// in instructions.
+	approvedPlan string
 }
 
 // Solve runs a first (or new) attempt at an issue.
@@ -141,23 +145,11 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 			issueHash: job.IssueHash, at: at, planning: true, previousPlan: job.PreviousPlan})
 	}
 	if job.ApprovedPlan != "" {
-		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: approvedText(job.ApprovedPlan, job.Instructions),
-			trigger: "/agent approve", issueHash: job.IssueHash, at: at})
+		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
+			trigger: "/agent approve", issueHash: job.IssueHash, at: at, approvedPlan: job.ApprovedPlan})
 	}
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
 		issueHash: job.IssueHash, at: at})
-}
-
-// approvedText is what an approved attempt's model hears from the
-// approver: the plan they approved (the planning run's own text) and
-// their notes.
-func approvedText(plan, notes string) string {
-	s := "this attempt follows the plan below, which an earlier read-only run of yours proposed and they approved; the notes after it, if any, override it.\n<approved-plan>\n" +
-		strings.TrimSpace(plan) + "\n</approved-plan>"
-	if n := strings.TrimSpace(notes); n != "" {
-		s += "\nTheir notes: " + n
-	}
-	return s
 }
 
 // Retry runs another attempt on the pull request job.PR.
@@ -351,7 +343,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
-		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: requestText(a)},
+		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: requestText(a), ApprovedPlan: a.approvedPlan},
 		Publisher: pub,
 		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
 		// From the trigger's enqueue: the phase timings then measure the
@@ -654,6 +646,10 @@ func requestText(a request) string {
 		return fmt.Sprintf("@%s asked for these changes to the earlier plan: %s", a.requester, text)
 	case a.planning && text != "":
 		return fmt.Sprintf("@%s asked for this plan: %s", a.requester, text)
+	case a.approvedPlan != "" && text != "":
+		return fmt.Sprintf("@%s approved the plan with these notes: %s", a.requester, text)
+	case a.approvedPlan != "":
+		return ""
 	}
 	return instructionsText(a.requester, a.instructions)
 }
