@@ -115,7 +115,7 @@ func TestProxyEnvJava(t *testing.T) {
 		want     string
 	}{
 		"no services": {nil, "-Dhttp.proxyHost=172.30.0.1 -Dhttp.proxyPort=41234 -Dhttps.proxyHost=172.30.0.1 -Dhttps.proxyPort=41234"},
-		"services": {[]string{"db", "cache"}, "-Dhttp.proxyHost=172.30.0.1 -Dhttp.proxyPort=41234 -Dhttps.proxyHost=172.30.0.1 -Dhttps.proxyPort=41234 -Dhttp.nonProxyHosts=db|cache"},
+		"services":    {[]string{"db", "cache"}, "-Dhttp.proxyHost=172.30.0.1 -Dhttp.proxyPort=41234 -Dhttps.proxyHost=172.30.0.1 -Dhttps.proxyPort=41234 -Dhttp.nonProxyHosts=db|cache"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
