@@ -212,9 +212,10 @@ func proxyEnv(url string, services []string) []string {
 // JAVA_TOOL_OPTIONS, which every JVM reads (Maven, the Gradle client,
 // its daemon and its wrapper's download), not MAVEN_OPTS or GRADLE_OPTS,
 // which an image sets for its own ends (ours: Maven's local repository)
-// and the container's environment would replace. Maven 3.8's HTTP
-// transport (wagon-http, whose client uses the system properties) takes
-// them when settings.xml names no proxy. Each JVM prints "Picked up
+// and the container's environment would replace. Maven 3.8 takes them:
+// its HTTP transport, wagon-http 3.5, builds its client with
+// useSystemProperties, so the JVM's ProxySelector routes each request
+// (a settings.xml <proxy> is not needed). Each JVM prints "Picked up
 // JAVA_TOOL_OPTIONS: ..." to its stderr: noise in setup's output only,
 // since no other phase has the proxy.
 func javaProxyOptions(url string, services []string) string {
