@@ -65,7 +65,7 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // reservedNames are variables the sandbox sets itself.
 var reservedNames = []string{"HOME", "USER", "TMPDIR", "PATH", "XDG_CACHE_HOME", "GOPATH", "GOMODCACHE", "GOCACHE", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "JAVA_TOOL_OPTIONS"}
 
 // LoadSetupSecrets reads a setup-secrets file: YAML, a mapping from
 // repository ("owner/name", or the URL or path as cloned) to a mapping of

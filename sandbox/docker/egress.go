@@ -195,14 +195,42 @@ func (d *Docker) egressGateway(ctx context.Context) (string, error) {
 
 // proxyEnv points every common client at the proxy. NO_PROXY holds only
 // the job's services, reached directly: nothing else is reachable
-// without the proxy.
+// without the proxy. The JVM reads none of these variables, so Maven and
+// Gradle get the proxy as system properties (javaProxyOptions).
 func proxyEnv(url string, services []string) []string {
 	direct := strings.Join(services, ",")
 	return []string{
 		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url,
 		"http_proxy=" + url, "https_proxy=" + url,
 		"NO_PROXY=" + direct, "no_proxy=" + direct,
+		"JAVA_TOOL_OPTIONS=" + javaProxyOptions(url, services),
 	}
+}
+
+// javaProxyOptions are the JVM's proxy system properties for the proxy at
+// url ("http://host:port"), the services reached directly. They go in
+// JAVA_TOOL_OPTIONS, which every JVM reads (Maven, the Gradle client,
+// its daemon and its wrapper's download), not MAVEN_OPTS or GRADLE_OPTS,
+// which an image sets for its own ends (ours: Maven's local repository)
+// and the container's environment would replace. Maven 3.8 takes them:
+// its HTTP transport, wagon-http 3.5, builds its client with
+// useSystemProperties, so the JVM's ProxySelector routes each request
+// (a settings.xml <proxy> is not needed). Each JVM prints "Picked up
+// JAVA_TOOL_OPTIONS: ..." to its stderr: noise in setup's output only,
+// since no other phase has the proxy.
+func javaProxyOptions(url string, services []string) string {
+	hostPort := strings.TrimPrefix(url, "http://")
+	host, port, _ := net.SplitHostPort(hostPort)
+	opts := []string{
+		"-Dhttp.proxyHost=" + host, "-Dhttp.proxyPort=" + port,
+		"-Dhttps.proxyHost=" + host, "-Dhttps.proxyPort=" + port,
+	}
+	// Without the property the JVM goes directly to localhost only,
+	// which the sandbox has nothing on; with it, the services too.
+	if len(services) > 0 {
+		opts = append(opts, "-Dhttp.nonProxyHosts="+strings.Join(services, "|"))
+	}
+	return strings.Join(opts, " ")
 }
 
 // registerEgress tells the proxy the sandbox's address on the egress

@@ -105,3 +105,29 @@ func TestCheckSetupNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyEnvJava: the JVM, which reads no HTTP_PROXY, gets the proxy
+// as system properties, and the services as the hosts it reaches
+// directly.
+func TestProxyEnvJava(t *testing.T) {
+	tests := map[string]struct {
+		services []string
+		want     string
+	}{
+		"no services": {nil, "-Dhttp.proxyHost=172.30.0.1 -Dhttp.proxyPort=41234 -Dhttps.proxyHost=172.30.0.1 -Dhttps.proxyPort=41234"},
+		"services":    {[]string{"db", "cache"}, "-Dhttp.proxyHost=172.30.0.1 -Dhttp.proxyPort=41234 -Dhttps.proxyHost=172.30.0.1 -Dhttps.proxyPort=41234 -Dhttp.nonProxyHosts=db|cache"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, kv := range proxyEnv("http://172.30.0.1:41234", tc.services) {
+				if v, ok := strings.CutPrefix(kv, "JAVA_TOOL_OPTIONS="); ok {
+					got = append(got, v)
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("JAVA_TOOL_OPTIONS %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
