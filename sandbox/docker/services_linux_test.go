@@ -123,7 +123,10 @@ func TestServiceUnhealthy(t *testing.T) {
 	image := sandboxtest.ServiceImage(t)
 	_, err := d.StartServices(context.Background(), sandbox.ServicesSpec{
 		JobID:    "svc-" + t.Name(),
-		Services: []sandbox.Service{{Name: "kv", Image: image, Health: []string{"/kvserver", "-no-such-flag"}}},
+		// Not `/kvserver <anything but -check>`: that is a second server,
+		// which under load could take the port before the service did and
+		// stop it instead of failing.
+		Services: []sandbox.Service{{Name: "kv", Image: image, Health: []string{"/no-such-health-command"}}},
 		Ready:    2e9,
 	})
 	if err == nil || !strings.Contains(err.Error(), "did not pass") {
