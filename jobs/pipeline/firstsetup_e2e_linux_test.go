@@ -78,3 +78,44 @@ func TestNPMDetectedFirstSetup(t *testing.T) {
 		t.Errorf("body says detected setup failed, or names node_modules:\n%s", body)
 	}
 }
+
+// TestPipDetectedFirstSetup (issue 24): the base's requirements.txt
+// already names a package only an index on a fake host serves, and
+// .github/agent.yml has network.allow but no `setup:`. The detected setup
+// makes .venv and pip installs the package into it; the baseline and the
+// final checks (detection's pytest) run with that .venv and pass.
+func TestPipDetectedFirstSetup(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	files := pyDepsFiles(t, pyIndexLines(host)+"textcase==1.0.0\n", "network:\n  allow: ['"+host+"']\n")
+	code := "\"\"\"Name badges.\"\"\"\n\nfrom textcase import title\n\n\ndef badge(name):\n    \"\"\"The text of a name badge.\"\"\"\n    return \"Hello, \" + title(name)\n"
+	files["badges/__init__.py"] = code
+	doc := strings.Replace(code, "The text of a name badge.", "The text of a name badge, the name title-cased.", 1)
+	res, out, _ := scenario{
+		repo:        gitRepo(t, files),
+		issue:       agent.Issue{Title: "Say what badge does", Body: "Its docstring should say that names are title-cased."},
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: []pt.Turn{
+			call("read_file", `{"path":"badges/__init__.py"}`),
+			call("write_file", `{"path":"badges/__init__.py","content":`+jsonString(doc)+`}`),
+			call("finish", `{"summary":"The docstring says names are title-cased."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
+	}
+	if !slices.Contains(idx.paths(), "/files/"+idx.wheelName()) {
+		t.Errorf("the index never served the wheel: %q", idx.paths())
+	}
+	body := readBody(t, out)
+	for _, want := range []string{"has no `setup:`, so Patchwright ran detected setup", ".venv/bin/python -m pip install", "because `requirements.txt` declares dependencies"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Detected setup failed") || strings.Contains(body, "| `.venv") {
+		t.Errorf("body says detected setup failed, or lists .venv as changed:\n%s", body)
+	}
+}
