@@ -285,7 +285,12 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if spec.Network {
 		spec.Egress = r.egressSpec()
 	}
-	spec.Env = secretEnv(r.setupSecrets)
+	// Detected setup on a retry's agent-branch tree runs that tree's
+	// build code (a Gemfile, a setup.py) that nobody configured: no
+	// setup-only secrets there.
+	if len(r.cfg.Setup) > 0 || r.trustedTree() {
+		spec.Env = secretEnv(r.setupSecrets)
+	}
 	r.withServices(&spec)
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
