@@ -285,10 +285,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if spec.Network {
 		spec.Egress = r.egressSpec()
 	}
-	// Detected setup on a retry's agent-branch tree runs that tree's
-	// build code (a Gemfile, a setup.py) that nobody configured: no
-	// setup-only secrets there.
-	if len(r.cfg.Setup) > 0 || r.trustedTree() {
+	if r.setupGetsSecrets() {
 		spec.Env = secretEnv(r.setupSecrets)
 	}
 	r.withServices(&spec)
