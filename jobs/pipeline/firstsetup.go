@@ -33,6 +33,10 @@ import (
 // TypeSetupDetected is the ledger event of a detected first setup.
 const TypeSetupDetected = "setup_detected"
 
+func init() {
+	ledger.Register(TypeSetupDetected, func() ledger.Payload { return new(SetupDetected) })
+}
+
 // SetupDetected says that the first setup's commands were detected, not
 // configured, and which manifest called for each; the commands' own
 // records (Tool "setup") precede it.
