@@ -62,7 +62,7 @@ func (r *run) detectSetup() []report.DetectedCommand {
 			// The one table of commands: dependency setup's after the
 			// change (deps.go).
 			cmds, _ := r.depsCommands([]string{r.commandManifest(m)})
-			if len(cmds) == 0 || seen[cmds[0]] {
+			if len(cmds) == 0 || seen[cmds[0]] || !r.outputIgnored(m) {
 				continue
 			}
 			seen[cmds[0]] = true
@@ -125,6 +125,41 @@ func (r *run) requirementFiles(dir string) []string {
 		return nil
 	}
 	return out
+}
+
+// outputIgnored reports whether what the download command for manifest
+// m writes into the tree stays out of the change: the commit is the work
+// tree less what .gitignore excludes, so node_modules, a .venv or vendor/
+// that the repository does not ignore, or a lock file that bundle
+// install, cargo fetch or composer install would write where none is
+// committed, would be committed as the model's. Such a project gets no
+// detected setup.
+func (r *run) outputIgnored(m string) bool {
+	dir := path.Dir(m)
+	var dirs, locks []string
+	switch b := path.Base(m); {
+	case b == "package.json":
+		dirs = []string{"node_modules"}
+	case b == "pyproject.toml", strings.HasPrefix(b, "requirements"):
+		dirs = []string{".venv"}
+	case b == "composer.json":
+		dirs, locks = []string{"vendor"}, []string{"composer.lock"}
+	case b == "Gemfile":
+		locks = []string{"Gemfile.lock"}
+	case b == "Cargo.toml":
+		locks = []string{"Cargo.lock"}
+	}
+	for _, l := range locks {
+		if _, err := r.ws.Stat(path.Join(dir, l)); err != nil {
+			dirs = append(dirs, l)
+		}
+	}
+	for _, d := range dirs {
+		if ok, err := r.repo.Ignores(path.Join(dir, d)); err != nil || !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // commandManifest is the file whose download command installs manifest
