@@ -3,6 +3,8 @@
 package pipeline
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,6 +70,7 @@ func TestNPMDetectedFirstSetup(t *testing.T) {
 		!strings.HasPrefix(detected[0].Commands[0].Command, "npm ci ") || detected[0].Commands[0].Failed() {
 		t.Fatalf("detected setup events %+v, want one passing npm ci for package.json", detected)
 	}
+	logSetupCost(t, out)
 	body := readBody(t, out)
 	for _, want := range []string{"**Dependencies**", "has no `setup:`, so Patchwright ran detected setup before the baseline", "`npm ci --ignore-scripts --no-audit --no-fund` (exit 0) because `package.json` declares dependencies"} {
 		if !strings.Contains(body, want) {
@@ -109,6 +112,7 @@ func TestPipDetectedFirstSetup(t *testing.T) {
 	if !slices.Contains(idx.paths(), "/files/"+idx.wheelName()) {
 		t.Errorf("the index never served the wheel: %q", idx.paths())
 	}
+	logSetupCost(t, out)
 	body := readBody(t, out)
 	for _, want := range []string{"has no `setup:`, so Patchwright ran detected setup", ".venv/bin/python -m pip install", "because `requirements.txt` declares dependencies"} {
 		if !strings.Contains(body, want) {
@@ -117,5 +121,24 @@ func TestPipDetectedFirstSetup(t *testing.T) {
 	}
 	if strings.Contains(body, "Detected setup failed") || strings.Contains(body, "| `.venv") {
 		t.Errorf("body says detected setup failed, or lists .venv as changed:\n%s", body)
+	}
+}
+
+// logSetupCost logs the sandbox and setup phases' times of the run in
+// out: what a detected first setup costs a run (a figure, not asserted).
+func logSetupCost(t *testing.T, out string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, FilePhases))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tm Timings
+	if err := json.Unmarshal(b, &tm); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tm.Phases {
+		if p.Phase == PhaseSandbox || p.Phase == PhaseSetup {
+			t.Logf("%s phase: %d ms", p.Phase, p.DurationMS)
+		}
 	}
 }
