@@ -45,6 +45,60 @@ type Dependency struct {
 	Was string `json:"was,omitempty"`
 }
 
+// DetectedCommand is one command of a detected first setup: the default
+// branch's configuration has no `setup:`, so the setup phase ran
+// detection's download command for a manifest that declares
+// dependencies.
+type DetectedCommand struct {
+	Command string `json:"command"`
+	// Manifest declares the dependencies that called for it.
+	Manifest string `json:"manifest"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// Failed reports whether the command failed or timed out.
+func (c DetectedCommand) Failed() bool { return c.ExitCode != 0 || c.TimedOut }
+
+// detectedFacts say that the first setup was detected, not configured,
+// and why each command ran.
+func detectedFacts(cmds []DetectedCommand) []fact {
+	if len(cmds) == 0 {
+		return nil
+	}
+	parts := []any{"The default branch's .github/agent.yml has no `setup:`, so Patchwright ran detected setup before the baseline, with the setup network: "}
+	for i, c := range cmds {
+		if i > 0 {
+			parts = append(parts, "; ")
+		}
+		status := fmt.Sprintf(" (exit %d)", c.ExitCode)
+		if c.TimedOut {
+			status = " (timed out)"
+		}
+		parts = append(parts, value(c.Command), status, " because ", value(c.Manifest), " declares dependencies")
+	}
+	return []fact{say(append(parts, ".")...)}
+}
+
+// detectedNotVerified says in "Not verified" which detected setup
+// commands failed: the checks ran without what they were to fetch.
+func detectedNotVerified(in Input) []fact {
+	var parts []any
+	for _, c := range in.DetectedSetup {
+		if c.Failed() {
+			if len(parts) > 0 {
+				parts = append(parts, ", ")
+			}
+			parts = append(parts, value(c.Command))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	parts = append([]any{"Detected setup failed ("}, parts...)
+	return []fact{say(append(parts, "), so the checks ran without what it was to fetch; if the repository needs other commands, name them in `setup:` of .github/agent.yml.")...)}
+}
+
 // Failed reports whether a command failed or timed out.
 func (d DependencySetup) Failed() bool {
 	for _, c := range d.Commands {
@@ -77,7 +131,7 @@ func dependencyFacts(in Input) []fact {
 			last = &in.Dependencies[i]
 		}
 	}
-	var out []fact
+	out := detectedFacts(in.DetectedSetup)
 	if last != nil {
 		out = append(out, setupFacts(*last)...)
 	}

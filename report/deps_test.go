@@ -88,3 +88,39 @@ func TestPRBodyDependenciesNoneRan(t *testing.T) {
 		t.Errorf("a setup that ran nothing is reported as run:\n%s", body)
 	}
 }
+
+// TestPRBodyDetectedSetup: a detected first setup is shown under Changes
+// as detected, with the manifest that called for each command; a failed
+// one is named in Not verified, a passing one is not.
+func TestPRBodyDetectedSetup(t *testing.T) {
+	in := base()
+	in.DetectedSetup = []DetectedCommand{
+		{Command: "npm ci --ignore-scripts --no-audit --no-fund", Manifest: "web/package.json"},
+		{Command: "bundle install", Manifest: "Gemfile", ExitCode: 15},
+	}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := body[strings.Index(body, "## Changes"):strings.Index(body, "## Verification")]
+	for _, want := range []string{
+		"**Dependencies**",
+		"The default branch's .github/agent.yml has no `setup:`, so Patchwright ran detected setup before the baseline",
+		"`npm ci --ignore-scripts --no-audit --no-fund` (exit 0) because `web/package.json` declares dependencies; `bundle install` (exit 15) because `Gemfile` declares dependencies.",
+	} {
+		if !strings.Contains(changes, want) {
+			t.Errorf("Changes lacks %q:\n%s", want, changes)
+		}
+	}
+	notVerified := body[strings.Index(body, "## Not verified"):]
+	if !strings.Contains(notVerified, "Detected setup failed (`bundle install`), so the checks ran without what it was to fetch") {
+		t.Errorf("Not verified does not name the failed detected setup:\n%s", body)
+	}
+	if strings.Contains(notVerified, "npm ci") {
+		t.Errorf("Not verified names the passing command:\n%s", body)
+	}
+	in.DetectedSetup = in.DetectedSetup[:1]
+	if body, _ := PRBody(in); strings.Contains(body, "Detected setup failed") {
+		t.Errorf("a passing detected setup reported as failed:\n%s", body)
+	}
+}

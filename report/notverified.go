@@ -105,6 +105,7 @@ func notVerified(in Input) []fact {
 		out = append(out, findingFact(f))
 	}
 	out = append(out, coverage(in.Coverage)...)
+	out = append(out, detectedNotVerified(in)...)
 	out = append(out, dependencyNotVerified(in)...)
 	if in.Unbounded != "" {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))

@@ -126,6 +126,11 @@ type Input struct {
 	// in order: the model's (fetch_dependencies) and the application's
 	// after the change. Nil when the change touched no manifest.
 	Dependencies []DependencySetup
+	// DetectedSetup are the commands of the first setup when the default
+	// branch's configuration has no `setup:`: detection's download
+	// command of each project whose manifest declares dependencies. Nil
+	// when setup was configured or none ran.
+	DetectedSetup []DetectedCommand
 	// Refused are the connections the egress proxy refused to setup;
 	// "Not verified" lists them when a check failed, as a likely cause.
 	Refused []egress.Refusal

@@ -709,3 +709,43 @@ func pomDeps(src []byte) map[string]dep {
 	visit("", parseXML(src))
 	return out
 }
+
+// DeclaresDependencies reports whether the manifest p (slash-separated,
+// its content src) declares a dependency that setup would fetch: a
+// go.mod require not replaced by a local directory, a package.json
+// dependency of any section, a requirement line, a pyproject.toml project
+// or Poetry dependency (not build-system.requires: the build backend
+// alone is not the project's dependencies), a Cargo.toml dependency, a
+// Gemfile gem, a Composer package (not the platform). Lockfiles and
+// unknown files declare none.
+func DeclaresDependencies(p string, src []byte) bool {
+	df := depFileOf(p)
+	if df == nil || df.lock {
+		return false
+	}
+	deps := df.read(src)
+	for k := range deps {
+		switch {
+		case strings.HasPrefix(k, "build-system/"), strings.HasPrefix(k, "replace "), strings.HasPrefix(k, "tool "):
+		case localReplace(deps, k):
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// localReplace reports whether the go.mod require k is replaced by a
+// directory (replace m => ../lib): nothing to download.
+func localReplace(deps map[string]dep, k string) bool {
+	for rk, r := range deps {
+		old, ok := strings.CutPrefix(rk, "replace ")
+		if !ok || (old != k && !strings.HasPrefix(old, k+"@")) {
+			continue
+		}
+		if strings.HasPrefix(r.ReplacedBy, ".") || strings.HasPrefix(r.ReplacedBy, "/") {
+			return true
+		}
+	}
+	return false
+}

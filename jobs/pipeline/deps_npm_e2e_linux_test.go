@@ -171,6 +171,12 @@ func jsDepsChange(t *testing.T, reg *npmRegistry, host string) (pkg, lock, code 
 // section.
 func jsDepsRepo(t *testing.T, host, network string) string {
 	t.Helper()
+	return gitRepo(t, jsDepsFiles(t, host, network))
+}
+
+// jsDepsFiles are jsDepsRepo's files.
+func jsDepsFiles(t *testing.T, host, network string) map[string]string {
+	t.Helper()
 	files := map[string]string{
 		".npmrc":            "registry=http://" + host + "/\n",
 		".github/agent.yml": network + "verify:\n  - name: test\n    run: npm test\n",
@@ -191,7 +197,7 @@ func jsDepsRepo(t *testing.T, host, network string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gitRepo(t, files)
+	return files
 }
 
 // jsDepsTurns make the change and finish; between them, extra calls.

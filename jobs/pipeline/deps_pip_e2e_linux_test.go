@@ -133,6 +133,12 @@ func pyIndexLines(host string) string {
 // holding it. The checks are detection's (pytest).
 func pyDepsRepo(t *testing.T, index, agentYML string) string {
 	t.Helper()
+	return gitRepo(t, pyDepsFiles(t, index, agentYML))
+}
+
+// pyDepsFiles are pyDepsRepo's files.
+func pyDepsFiles(t *testing.T, index, agentYML string) map[string]string {
+	t.Helper()
 	root := filepath.Join(sandboxtest.ReposDir(), "py-deps", "repo")
 	files := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -151,7 +157,7 @@ func pyDepsRepo(t *testing.T, index, agentYML string) string {
 	if agentYML != "" {
 		files[".github/agent.yml"] = agentYML
 	}
-	return gitRepo(t, files)
+	return files
 }
 
 // pyDepsTurns add the package to requirements.txt (after its index

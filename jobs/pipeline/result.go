@@ -403,6 +403,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Coverage = r.coverage()
 	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
 	in.Dependencies = r.deps
+	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template
 	in.Refused = r.refused.list()
 	in.GoModule = r.goModule

@@ -103,6 +103,10 @@ type run struct {
 	// setupSecrets are this repository's setup-only secrets, name to
 	// value: in the setup container's environment and nowhere else.
 	setupSecrets map[string]string
+	// detected is the detected first setup, when the configuration has
+	// no `setup:` (firstsetup.go); detectedRan its commands that ran,
+	// with their exit codes, for the report.
+	detected, detectedRan []report.DetectedCommand
 
 	mu       sync.Mutex
 	progress Progress
@@ -148,6 +152,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
+	r.detected = r.detectSetup()
 	return r.chooseImage(ctx)
 }
 
@@ -264,7 +269,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if err := r.startServices(ctx); err != nil {
 		return err
 	}
-	if len(r.cfg.Setup) == 0 {
+	if len(r.setupScripts()) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
 	spec := sandbox.Spec{
@@ -280,7 +285,9 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if spec.Network {
 		spec.Egress = r.egressSpec()
 	}
-	spec.Env = secretEnv(r.setupSecrets)
+	if r.setupGetsSecrets() {
+		spec.Env = secretEnv(r.setupSecrets)
+	}
 	r.withServices(&spec)
 	create := r.e.Sandboxes.Create
 	if spec.CacheReadOnly {
@@ -347,6 +354,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.recordSetupSecrets(); err != nil {
 		return err
 	}
+	if len(r.detected) > 0 {
+		if err := r.runDetectedSetup(ctx); err != nil {
+			return err
+		}
+	}
 	for _, script := range r.cfg.Setup {
 		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 		if err != nil {
@@ -366,7 +378,7 @@ func (r *run) setup(ctx context.Context) error {
 			return fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
 		}
 	}
-	if len(r.cfg.Setup) == 0 {
+	if len(r.setupScripts()) == 0 {
 		return nil
 	}
 	// The setup container goes with its network and its writable cache.

@@ -35,9 +35,18 @@ func secretEnv(vals map[string]string) []string {
 
 // recordSetupSecrets writes their names to the ledger when setup gets any.
 func (r *run) recordSetupSecrets() error {
-	if len(r.setupSecrets) == 0 || len(r.cfg.Setup) == 0 {
+	if len(r.setupSecrets) == 0 || !r.setupGetsSecrets() {
 		return nil
 	}
 	_, err := r.ledger.Append(&SetupSecretsGiven{Names: slices.Sorted(maps.Keys(r.setupSecrets))})
 	return err
+}
+
+// setupGetsSecrets reports whether the first setup container gets the
+// setup-only secrets: configured setup does, detected setup only on the
+// default branch's tree. On a retry's agent-branch tree a detected
+// command runs that tree's build code (a Gemfile, a setup.py) that
+// nobody configured.
+func (r *run) setupGetsSecrets() bool {
+	return len(r.cfg.Setup) > 0 || (len(r.detected) > 0 && r.trustedTree())
 }

@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/patchwright/patchwright/agent/findings"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/sandbox"
+)
+
+// Detected first setup (issue 24: the product meets repositories as they
+// are). Without `setup:` in the default branch's configuration, a
+// repository whose dependencies are not committed (node_modules, a
+// virtualenv, the module cache) would reach the offline checks without
+// them. So the setup phase runs detection's own download command
+// (downloadCommand, or verify.Detection.SetupFor) for each detected
+// project whose manifest declares dependencies, with the same setup
+// network, allowlist and trust rules as configured setup. A project whose
+// manifests declare none costs no setup container.
+//
+// Covered: Go (go.mod), Node (package.json, by its lock file), Python
+// (requirements*.txt, pyproject.toml), Rust (Cargo.toml), Ruby (Gemfile)
+// and PHP (composer.json). Maven and Gradle are left out: their download
+// commands are slow and fetch plugins a repository's checks may not need.
+
+// TypeSetupDetected is the ledger event of a detected first setup.
+const TypeSetupDetected = "setup_detected"
+
+func init() {
+	ledger.Register(TypeSetupDetected, func() ledger.Payload { return new(SetupDetected) })
+}
+
+// SetupDetected says that the first setup's commands were detected, not
+// configured, and which manifest called for each; the commands' own
+// records (Tool "setup") precede it.
+type SetupDetected struct {
+	Commands []report.DetectedCommand `json:"commands"`
+}
+
+// EventType implements ledger.Payload.
+func (*SetupDetected) EventType() string { return TypeSetupDetected }
+
+// detectSetup is the detected first setup's commands, each with the
+// manifest that called for it (ExitCode unset); nil when setup is
+// configured, the setup network is off, or no manifest declares
+// dependencies.
+func (r *run) detectSetup() []report.DetectedCommand {
+	if len(r.cfg.Setup) > 0 || !r.cfg.Network() {
+		return nil
+	}
+	var out []report.DetectedCommand
+	seen := map[string]bool{}
+	for _, p := range r.detection.Projects {
+		for _, m := range r.projectManifests(p.Dir, p.Language) {
+			// The one table of commands: dependency setup's after the
+			// change (deps.go).
+			cmds, _ := r.depsCommands([]string{r.commandManifest(m)})
+			if len(cmds) == 0 || seen[cmds[0]] || !r.outputIgnored(m) {
+				continue
+			}
+			seen[cmds[0]] = true
+			out = append(out, report.DetectedCommand{Command: cmds[0], Manifest: r.shownPath(m)})
+		}
+	}
+	return out
+}
+
+// projectManifests are the manifests of the project in dir that declare
+// dependencies, from the repository root. Go and Rust fetch into the
+// cache volume only, so without one they have nothing to keep.
+func (r *run) projectManifests(dir, lang string) []string {
+	var names []string
+	switch lang {
+	case "go":
+		names = []string{"go.mod"}
+	case "rust":
+		names = []string{"Cargo.toml"}
+	case "node":
+		names = []string{"package.json"}
+	case "ruby":
+		names = []string{"Gemfile"}
+	case "php":
+		names = []string{"composer.json"}
+	case "python":
+		names = append(r.requirementFiles(dir), "pyproject.toml")
+	}
+	if (lang == "go" || lang == "rust") && r.cacheVolume() == "" {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		m := path.Join(dir, n)
+		if b, err := r.ws.ReadFile(m); err == nil && findings.DeclaresDependencies(m, b) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// requirementFiles are the requirements*.txt files of dir.
+func (r *run) requirementFiles(dir string) []string {
+	var out []string
+	top := true
+	err := r.ws.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && !top {
+			return fs.SkipDir
+		}
+		top = false
+		if b := path.Base(p); !d.IsDir() && strings.HasPrefix(b, "requirements") && strings.HasSuffix(b, ".txt") {
+			out = append(out, b)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return out
+}
+
+// outputIgnored reports whether what the download command for manifest
+// m writes into the tree stays out of the change: the commit is the work
+// tree less what .gitignore excludes, so node_modules, a .venv or vendor/
+// that the repository does not ignore, or a lock file that bundle
+// install, cargo fetch or composer install would write where none is
+// committed, would be committed as the model's. Such a project gets no
+// detected setup.
+func (r *run) outputIgnored(m string) bool {
+	dir := path.Dir(m)
+	var dirs, locks []string
+	switch b := path.Base(m); {
+	case b == "package.json":
+		dirs = []string{"node_modules"}
+	case b == "pyproject.toml", strings.HasPrefix(b, "requirements"):
+		dirs = []string{".venv"}
+	case b == "composer.json":
+		dirs, locks = []string{"vendor"}, []string{"composer.lock"}
+	case b == "Gemfile":
+		locks = []string{"Gemfile.lock"}
+	case b == "Cargo.toml":
+		locks = []string{"Cargo.lock"}
+	}
+	for _, l := range locks {
+		if _, err := r.ws.Stat(path.Join(dir, l)); err != nil {
+			dirs = append(dirs, l)
+		}
+	}
+	for _, d := range dirs {
+		if ok, err := r.repo.Ignores(path.Join(dir, d)); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// commandManifest is the file whose download command installs manifest
+// m: a Node project's lock file when it has one (npm ci, yarn, pnpm),
+// else m itself.
+func (r *run) commandManifest(m string) string {
+	if path.Base(m) != "package.json" {
+		return m
+	}
+	for _, lock := range []string{"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"} {
+		l := path.Join(path.Dir(m), lock)
+		if _, err := r.ws.Stat(l); err == nil {
+			return l
+		}
+	}
+	return m
+}
+
+// setupScripts are the first setup's commands: the configured ones, else
+// the detected ones.
+func (r *run) setupScripts() []string {
+	if len(r.cfg.Setup) > 0 {
+		return r.cfg.Setup
+	}
+	out := make([]string, len(r.detected))
+	for i, c := range r.detected {
+		out[i] = c.Command
+	}
+	return out
+}
+
+// runDetectedSetup runs the detected first setup in the setup container.
+// A command that fails does not end the run, as a configured one does:
+// the repository never asked for it, so it is recorded, the next one
+// runs, and the baseline says whether the checks needed it.
+func (r *run) runDetectedSetup(ctx context.Context) error {
+	for _, c := range r.detected {
+		res, err := r.sb.Exec(ctx, sandbox.Command{Script: c.Command, Timeout: DefaultSetupTimeout})
+		if err != nil {
+			return fmt.Errorf("run detected setup command %q: %w", c.Command, err)
+		}
+		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(c.Command, res))
+		if err != nil {
+			return err
+		}
+		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
+			return err
+		}
+		if err := r.recordRefusals(); err != nil {
+			return err
+		}
+		c.ExitCode, c.TimedOut = res.ExitCode, res.TimedOut
+		r.detectedRan = append(r.detectedRan, c)
+	}
+	_, err := r.ledger.Append(&SetupDetected{Commands: r.detectedRan})
+	return err
+}

@@ -1,0 +1,144 @@
+//go:build e2e
+
+package pipeline
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// TestNPMDetectedFirstSetup (issue 24): the base already depends on a
+// package only a registry on a fake host serves (package.json and
+// package-lock.json name it, node_modules is not committed), and
+// .github/agent.yml has network.allow but no `setup:`. The setup phase
+// runs the detected `npm ci` through the egress proxy, the baseline finds
+// the package, the model's small change is verified, and the ledger and
+// the body say the setup was detected, for package.json. Without the
+// detected setup the baseline's `npm test` cannot find the package.
+func TestNPMDetectedFirstSetup(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	reg := newNPMRegistry(t, filepath.Join(sandboxtest.ReposDir(), "js-deps", "package"))
+	host := sandboxtest.FakeHost(t, reg)
+	pkg, lock, code := jsDepsChange(t, reg, host)
+	files := jsDepsFiles(t, host, "network:\n  allow: ['"+host+"']\n")
+	files["package.json"], files["package-lock.json"], files["src/badge.js"] = pkg, lock, code
+	repo := gitRepo(t, files)
+	comment := strings.Replace(code, "// badge is the text of a name badge.", "// badge is the text of a name badge, the name title-cased.", 1)
+	res, out, _ := scenario{
+		repo:        repo,
+		issue:       agent.Issue{Title: "Say what badge does", Body: "Its comment should say that names are title-cased."},
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: []pt.Turn{
+			call("read_file", `{"path":"src/badge.js"}`),
+			call("write_file", `{"path":"src/badge.js","content":`+jsonString(comment)+`}`),
+			call("finish", `{"summary":"The comment says names are title-cased."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; registry asked %q; ledger:\n%s", res.Outcome, res.Reason, reg.paths(), readLedger(t, out))
+	}
+	if !slices.Contains(reg.paths(), reg.tarballURL("")) {
+		t.Errorf("the registry never served the tarball: %q", reg.paths())
+	}
+	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var detected []SetupDetected
+	for _, rec := range log.Records {
+		if rec.Type == TypeSetupDetected {
+			var d SetupDetected
+			if err := rec.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			detected = append(detected, d)
+		}
+	}
+	if len(detected) != 1 || len(detected[0].Commands) != 1 || detected[0].Commands[0].Manifest != "package.json" ||
+		!strings.HasPrefix(detected[0].Commands[0].Command, "npm ci ") || detected[0].Commands[0].Failed() {
+		t.Fatalf("detected setup events %+v, want one passing npm ci for package.json", detected)
+	}
+	logSetupCost(t, out)
+	body := readBody(t, out)
+	for _, want := range []string{"**Dependencies**", "has no `setup:`, so Patchwright ran detected setup before the baseline", "`npm ci --ignore-scripts --no-audit --no-fund` (exit 0) because `package.json` declares dependencies"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Detected setup failed") || strings.Contains(body, "node_modules") {
+		t.Errorf("body says detected setup failed, or names node_modules:\n%s", body)
+	}
+}
+
+// TestPipDetectedFirstSetup (issue 24): the base's requirements.txt
+// already names a package only an index on a fake host serves, and
+// .github/agent.yml has network.allow but no `setup:`. The detected setup
+// makes .venv and pip installs the package into it; the baseline and the
+// final checks (detection's pytest) run with that .venv and pass.
+func TestPipDetectedFirstSetup(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	files := pyDepsFiles(t, pyIndexLines(host)+"textcase==1.0.0\n", "network:\n  allow: ['"+host+"']\n")
+	code := "\"\"\"Name badges.\"\"\"\n\nfrom textcase import title\n\n\ndef badge(name):\n    \"\"\"The text of a name badge.\"\"\"\n    return \"Hello, \" + title(name)\n"
+	files["badges/__init__.py"] = code
+	doc := strings.Replace(code, "The text of a name badge.", "The text of a name badge, the name title-cased.", 1)
+	res, out, _ := scenario{
+		repo:        gitRepo(t, files),
+		issue:       agent.Issue{Title: "Say what badge does", Body: "Its docstring should say that names are title-cased."},
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: []pt.Turn{
+			call("read_file", `{"path":"badges/__init__.py"}`),
+			call("write_file", `{"path":"badges/__init__.py","content":`+jsonString(doc)+`}`),
+			call("finish", `{"summary":"The docstring says names are title-cased."}`),
+		},
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
+	}
+	if !slices.Contains(idx.paths(), "/files/"+idx.wheelName()) {
+		t.Errorf("the index never served the wheel: %q", idx.paths())
+	}
+	logSetupCost(t, out)
+	body := readBody(t, out)
+	for _, want := range []string{"has no `setup:`, so Patchwright ran detected setup", ".venv/bin/python -m pip install", "because `requirements.txt` declares dependencies"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Detected setup failed") || strings.Contains(body, "| `.venv") {
+		t.Errorf("body says detected setup failed, or lists .venv as changed:\n%s", body)
+	}
+}
+
+// logSetupCost logs the sandbox and setup phases' times of the run in
+// out: what a detected first setup costs a run (a figure, not asserted).
+func logSetupCost(t *testing.T, out string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, FilePhases))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tm Timings
+	if err := json.Unmarshal(b, &tm); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tm.Phases {
+		if p.Phase == PhaseSandbox || p.Phase == PhaseSetup {
+			t.Logf("%s phase: %d ms", p.Phase, p.DurationMS)
+		}
+	}
+}
