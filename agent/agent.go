@@ -783,7 +783,11 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	default:
 		tctx, ended := cutOnInterrupt(ctx)
 		res, rec.Panic, err = safeCall(tctx, t, args)
-		if cut = ended(); cut {
+		// A call that succeeded finished on its own, even if the interrupt
+		// came as it returned: its result stands, and the turn's later
+		// calls are the ones answered "not run".
+		succeeded := err == nil && rec.Panic == "" && res.Code == "" && !strings.HasPrefix(res.Text, "error:")
+		if cut = ended() && !succeeded; cut {
 			// What it ran and changed stays on record; its end is ours.
 			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
 		}
