@@ -121,11 +121,11 @@ func TestServices(t *testing.T) {
 func TestServiceUnhealthy(t *testing.T) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	image := sandboxtest.ServiceImage(t)
+	// The health command cannot start. Not `/kvserver <anything but
+	// -check>`: that is a second server, which under load could take the
+	// port before the service did and stop it instead of failing.
 	_, err := d.StartServices(context.Background(), sandbox.ServicesSpec{
 		JobID:    "svc-" + t.Name(),
-		// Not `/kvserver <anything but -check>`: that is a second server,
-		// which under load could take the port before the service did and
-		// stop it instead of failing.
 		Services: []sandbox.Service{{Name: "kv", Image: image, Health: []string{"/no-such-health-command"}}},
 		Ready:    2e9,
 	})
