@@ -786,8 +786,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 		// A call that succeeded finished on its own, even if the interrupt
 		// came as it returned: its result stands, and the turn's later
 		// calls are the ones answered "not run".
-		succeeded := err == nil && rec.Panic == "" && res.Code == "" && !strings.HasPrefix(res.Text, "error:")
-		if cut = ended() && !succeeded; cut {
+		if cut = ended() && (err != nil || isErrorResult(res, rec.Panic)); cut {
 			// What it ran and changed stays on record; its end is ours.
 			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
 		}
@@ -810,7 +809,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	// (a tool name, a path) is the model's, and scanned here, so that the
 	// record and what the model saw are one text.
 	out := callOutcome{text: r.withhold(ctx, "tool result", cutMiddle(res.Text, r.lim.MaxToolOutput)), finish: res.Finish}
-	out.isError = res.Code != "" || rec.Panic != "" || strings.HasPrefix(res.Text, "error:")
+	out.isError = isErrorResult(res, rec.Panic)
 	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, r.withholdPaths(ctx, res.Changed)
 	for _, p := range res.Changed {
 		r.changed[p] = true
@@ -829,6 +828,12 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 		return callOutcome{}, interruptStop(ctx)
 	}
 	return out, nil
+}
+
+// isErrorResult reports whether a call's result tells the model it
+// failed: an error code, a crash, or text the tool began "error:".
+func isErrorResult(res tools.Result, panicked string) bool {
+	return res.Code != "" || panicked != "" || strings.HasPrefix(res.Text, "error:")
 }
 
 // checkArgs accepts one JSON object; an empty string counts as no
