@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/docker/docker/client"
@@ -33,11 +32,10 @@ import (
 // goProxy serves one module version over the GOPROXY protocol
 // (https://go.dev/ref/mod#goproxy-protocol) and records the paths asked.
 type goProxy struct {
-	mod     module.Version
-	gomod   []byte
-	zip     []byte
-	mu      sync.Mutex
-	fetched []string
+	mod   module.Version
+	gomod []byte
+	zip   []byte
+	requestLog
 }
 
 // newGoProxy zips the module in dir as path@version and returns the
@@ -73,9 +71,7 @@ func newGoProxy(t *testing.T, dir, path, version string) (*goProxy, string) {
 }
 
 func (p *goProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	p.fetched = append(p.fetched, r.URL.Path)
-	p.mu.Unlock()
+	p.record(r.URL.Path)
 	base := "/" + p.mod.Path + "/@v/"
 	switch r.URL.Path {
 	case base + "list":
@@ -89,12 +85,6 @@ func (p *goProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func (p *goProxy) asked() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.fetched)
 }
 
 // TestDependencySetupAfterTheChange (issue 24): the fix needs a Go module
@@ -159,7 +149,7 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 		},
 	}.run(t)
 	if res.Outcome != verify.Verified {
-		t.Fatalf("outcome %s (%s), want verified; proxy asked %q; ledger:\n%s", res.Outcome, res.Reason, proxy.asked(), readLedger(t, out))
+		t.Fatalf("outcome %s (%s), want verified; proxy asked %q; ledger:\n%s", res.Outcome, res.Reason, proxy.paths(), readLedger(t, out))
 	}
 
 	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
@@ -201,8 +191,8 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 	if len(setups) != 2 || !setups[0].ByModel || setups[1].ByModel || setups[1].Failed() || !slices.Equal(setups[1].Manifests, []string{"go.mod", "go.sum"}) {
 		t.Fatalf("dependency setups %+v, want the model's, then a passing one after the change for go.mod and go.sum", setups)
 	}
-	if !slices.ContainsFunc(proxy.asked(), func(p string) bool { return strings.HasSuffix(p, ".zip") }) {
-		t.Errorf("the proxy never served the module's zip: %q", proxy.asked())
+	if !slices.ContainsFunc(proxy.paths(), func(p string) bool { return strings.HasSuffix(p, ".zip") }) {
+		t.Errorf("the proxy never served the module's zip: %q", proxy.paths())
 	}
 
 	body := readBody(t, out)

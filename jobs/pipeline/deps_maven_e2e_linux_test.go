@@ -13,15 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
-	"github.com/patchwright/patchwright/sandbox/egress"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -38,8 +35,7 @@ const (
 // and records the paths asked.
 type mavenRepository struct {
 	files map[string][]byte
-	mu    sync.Mutex
-	asked []string
+	requestLog
 }
 
 // newMavenRepository compiles testdata/repos/java-deps/library into the
@@ -85,21 +81,13 @@ func mavenPath(ext string) string {
 }
 
 func (m *mavenRepository) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	m.asked = append(m.asked, r.URL.Path)
-	m.mu.Unlock()
+	m.record(r.URL.Path)
 	data, ok := m.files[r.URL.Path]
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
 	w.Write(data)
-}
-
-func (m *mavenRepository) paths() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.asked)
 }
 
 // mavenImage derives from the test image one whose Maven is set up as
@@ -136,25 +124,11 @@ USER 1000:1000
 // dependency:go-offline) and network section.
 func javaDepsRepo(t *testing.T, host, network string) (repo, pom string) {
 	t.Helper()
-	files := map[string]string{
-		".github/agent.yml": "setup:\n  - mvn -B -q test-compile\n" + network,
+	files := fixtureFiles(t, "java-deps")
+	for name, content := range files {
+		files[name] = strings.ReplaceAll(content, "REPOSITORY_HOST", host)
 	}
-	root := filepath.Join(sandboxtest.ReposDir(), "java-deps", "repo")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = strings.ReplaceAll(string(b), "REPOSITORY_HOST", host)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files[".github/agent.yml"] = "setup:\n  - mvn -B -q test-compile\n" + network
 	return gitRepo(t, files), files["pom.xml"]
 }
 
@@ -246,37 +220,5 @@ func TestMavenDependencyRefused(t *testing.T) {
 	if len(mrepo.paths()) != 0 {
 		t.Errorf("the repository was reached: %q", mrepo.paths())
 	}
-	hostIP, _, _ := strings.Cut(host, ":")
-	refused := egressRefusals(t, out)
-	i := slices.IndexFunc(refused, func(r egress.Refusal) bool {
-		return r.Host == hostIP && r.Command == "mvn -B -q test-compile" && r.Phase == string(PhaseSetup)
-	})
-	if i < 0 {
-		t.Fatalf("ledger refusals %+v, want %s refused to mvn -B -q test-compile; outcome %s", refused, host, res.Outcome)
-	}
-	body := readBody(t, out)
-	notVerified := body[strings.Index(body, "Not verified"):]
-	for _, want := range []string{"refused connections", "`" + host + "`", "`mvn -B -q test-compile`", "Dependency setup after the change failed"} {
-		if !strings.Contains(notVerified, want) {
-			t.Errorf("Not verified lacks %q:\n%s", want, body)
-		}
-	}
-}
-
-// egressRefusals are the run's refused connections from its ledger.
-func egressRefusals(t *testing.T, out string) []egress.Refusal {
-	t.Helper()
-	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var refused []egress.Refusal
-	for _, rec := range log.Records {
-		if p, err := rec.Payload(); err == nil {
-			if r, ok := p.(*EgressRefused); ok {
-				refused = append(refused, r.Refusal)
-			}
-		}
-	}
-	return refused
+	wantSetupRefused(t, out, host, "mvn -B -q test-compile")
 }

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
-	"github.com/patchwright/patchwright/sandbox/egress"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -40,8 +38,7 @@ import (
 type npmRegistry struct {
 	name, version string
 	tgz           []byte
-	mu            sync.Mutex
-	asked         []string
+	requestLog
 }
 
 // newNPMRegistry packs the package in dir (package.json and its files,
@@ -99,9 +96,7 @@ func (g *npmRegistry) tarballURL(base string) string {
 }
 
 func (g *npmRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	g.asked = append(g.asked, r.URL.Path)
-	g.mu.Unlock()
+	g.record(r.URL.Path)
 	base := "http://" + r.Host
 	switch r.URL.Path {
 	case "/" + g.name:
@@ -122,12 +117,6 @@ func (g *npmRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func (g *npmRegistry) paths() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.asked)
 }
 
 // jsDepsChange is the change of testdata/repos/js-deps that needs the
@@ -177,26 +166,9 @@ func jsDepsRepo(t *testing.T, host, network string) string {
 // jsDepsFiles are jsDepsRepo's files.
 func jsDepsFiles(t *testing.T, host, network string) map[string]string {
 	t.Helper()
-	files := map[string]string{
-		".npmrc":            "registry=http://" + host + "/\n",
-		".github/agent.yml": network + "verify:\n  - name: test\n    run: npm test\n",
-	}
-	root := filepath.Join(sandboxtest.ReposDir(), "js-deps", "repo")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fixtureFiles(t, "js-deps")
+	files[".npmrc"] = "registry=http://" + host + "/\n"
+	files[".github/agent.yml"] = network + "verify:\n  - name: test\n    run: npm test\n"
 	return files
 }
 
@@ -281,29 +253,7 @@ func TestNPMDependencyRefused(t *testing.T) {
 	if len(reg.paths()) != 0 {
 		t.Errorf("the registry was reached: %q", reg.paths())
 	}
-	var refused []egress.Refusal
-	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rec := range log.Records {
-		if p, err := rec.Payload(); err == nil {
-			if r, ok := p.(*EgressRefused); ok {
-				refused = append(refused, r.Refusal)
-			}
-		}
-	}
-	hostIP, port, _ := strings.Cut(host, ":")
-	if len(refused) == 0 || refused[0].Host != hostIP || fmt.Sprint(refused[0].Port) != port || !strings.HasPrefix(refused[0].Command, "npm ci ") {
-		t.Fatalf("ledger refusals %+v, want %s refused to npm ci; outcome %s", refused, host, res.Outcome)
-	}
-	body := readBody(t, out)
-	notVerified := body[strings.Index(body, "Not verified"):]
-	for _, want := range []string{"refused connections", "`" + host + "`", "`npm ci ", "Dependency setup after the change failed"} {
-		if !strings.Contains(notVerified, want) {
-			t.Errorf("Not verified lacks %q:\n%s", want, body)
-		}
-	}
+	wantSetupRefused(t, out, host, "npm ci ")
 }
 
 // testCacheVolume is a cache volume of the test's own, removed after it:

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
-	"github.com/patchwright/patchwright/sandbox/egress"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -34,8 +32,7 @@ import (
 type pypiIndex struct {
 	name, version string
 	whl           []byte
-	mu            sync.Mutex
-	asked         []string
+	requestLog
 }
 
 // newPyPIIndex packs the package directory dir/NAME (its .py files) into
@@ -97,9 +94,7 @@ func (x *pypiIndex) wheelName() string {
 }
 
 func (x *pypiIndex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x.mu.Lock()
-	x.asked = append(x.asked, r.URL.Path)
-	x.mu.Unlock()
+	x.record(r.URL.Path)
 	switch r.URL.Path {
 	case "/simple/" + x.name + "/":
 		sum := sha256.Sum256(x.whl)
@@ -112,12 +107,6 @@ func (x *pypiIndex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func (x *pypiIndex) paths() []string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return slices.Clone(x.asked)
 }
 
 // pyIndexLines name the index at host, as a repository with a private
@@ -139,20 +128,7 @@ func pyDepsRepo(t *testing.T, index, agentYML string) string {
 // pyDepsFiles are pyDepsRepo's files.
 func pyDepsFiles(t *testing.T, index, agentYML string) map[string]string {
 	t.Helper()
-	root := filepath.Join(sandboxtest.ReposDir(), "py-deps", "repo")
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fixtureFiles(t, "py-deps")
 	files["requirements.txt"] += index
 	if agentYML != "" {
 		files[".github/agent.yml"] = agentYML
@@ -255,29 +231,7 @@ func TestPipDependencyRefused(t *testing.T) {
 	if len(idx.paths()) != 0 {
 		t.Errorf("the index was reached: %q", idx.paths())
 	}
-	var refused []egress.Refusal
-	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rec := range log.Records {
-		if p, err := rec.Payload(); err == nil {
-			if r, ok := p.(*EgressRefused); ok {
-				refused = append(refused, r.Refusal)
-			}
-		}
-	}
-	hostIP, port, _ := strings.Cut(host, ":")
-	if len(refused) == 0 || refused[0].Host != hostIP || fmt.Sprint(refused[0].Port) != port || !strings.Contains(refused[0].Command, "-m pip install ") {
-		t.Fatalf("ledger refusals %+v, want %s refused to pip install; outcome %s", refused, host, res.Outcome)
-	}
-	body := readBody(t, out)
-	notVerified := body[strings.Index(body, "Not verified"):]
-	for _, want := range []string{"refused connections", "`" + host + "`", "-m pip install", "Dependency setup after the change failed"} {
-		if !strings.Contains(notVerified, want) {
-			t.Errorf("Not verified lacks %q:\n%s", want, body)
-		}
-	}
+	wantSetupRefused(t, out, host, "-m pip install ")
 }
 
 // TestPipFetchDependenciesInstallsIntoTheWorkTree (issue 24): the model's
