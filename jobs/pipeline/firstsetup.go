@@ -3,16 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path"
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/report"
-	"github.com/patchwright/patchwright/sandbox"
 )
 
 // Detected first setup (issue 24: the product meets repositories as they
@@ -197,18 +194,8 @@ func (r *run) setupScripts() []string {
 // runs, and the baseline says whether the checks needed it.
 func (r *run) runDetectedSetup(ctx context.Context) error {
 	for _, c := range r.detected {
-		res, err := r.sb.Exec(ctx, sandbox.Command{Script: c.Command, Timeout: DefaultSetupTimeout})
+		res, err := r.setupCommand(ctx, c.Command)
 		if err != nil {
-			return fmt.Errorf("run detected setup command %q: %w", c.Command, err)
-		}
-		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(c.Command, res))
-		if err != nil {
-			return err
-		}
-		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
-			return err
-		}
-		if err := r.recordRefusals(); err != nil {
 			return err
 		}
 		c.ExitCode, c.TimedOut = res.ExitCode, res.TimedOut

@@ -360,18 +360,8 @@ func (r *run) setup(ctx context.Context) error {
 		}
 	}
 	for _, script := range r.cfg.Setup {
-		res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+		res, err := r.setupCommand(ctx, script)
 		if err != nil {
-			return fmt.Errorf("run setup command %q: %w", script, err)
-		}
-		rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(script, res))
-		if err != nil {
-			return err
-		}
-		if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
-			return err
-		}
-		if err := r.recordRefusals(); err != nil {
 			return err
 		}
 		if res.ExitCode != 0 || res.TimedOut {
@@ -384,6 +374,24 @@ func (r *run) setup(ctx context.Context) error {
 	// The setup container goes with its network and its writable cache.
 	r.closeSandbox()
 	return r.createAgentSandbox(ctx)
+}
+
+// setupCommand runs one command of the first setup in the setup
+// container and records it, its output scanned, and what the egress proxy
+// refused it.
+func (r *run) setupCommand(ctx context.Context, script string) (sandbox.Result, error) {
+	res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+	if err != nil {
+		return res, fmt.Errorf("run setup command %q: %w", script, err)
+	}
+	rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(script, res))
+	if err != nil {
+		return res, err
+	}
+	if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
+		return res, err
+	}
+	return res, r.recordRefusals()
 }
 
 // trustedTree reports whether the clone is the configuration branch's
