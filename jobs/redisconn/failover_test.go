@@ -60,7 +60,13 @@ func TestClusterFailover(t *testing.T) {
 	}
 
 	// The master of the queue's slot and its replica, as the cluster says.
-	master, replica := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending")
+	// The node the client asks may learn of the replica by gossip a little
+	// after the node the cluster's start waited on did.
+	var master, replica string
+	waitUntil(t, "the slot's master and replica are online", func() bool {
+		master, replica = slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending")
+		return master != "" && replica != ""
+	})
 	var masterProc *redistest.Process
 	for _, n := range nodes {
 		if n.Addr() == master {
