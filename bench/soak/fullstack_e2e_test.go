@@ -74,14 +74,16 @@ type fullStack struct {
 	modelURL string
 	keyFile  string
 	hookURL  string
-	// kill and drain hold one model request each until its connection
-	// drops (a worker mid-job, with no clock): kill the first of a flood
-	// conversation, drain the first of the lone issue's that asks for the
-	// turn after its edit, so that the drained job has a change to push.
-	kill, drain *hold
-	procs       map[string]*exec.Cmd
-	logs        map[string]string
-	mu          sync.Mutex
+	// kill, drain and handBack hold one model request each until its
+	// connection drops (a worker mid-job, with no clock): kill the first
+	// of a flood conversation, drain the first of the lone issue's that
+	// asks for the turn after its edit, so that the drained job has a
+	// change to push, and handBack the first of a later issue's, so that
+	// the job drained there has none and is handed back.
+	kill, drain, handBack *hold
+	procs                 map[string]*exec.Cmd
+	logs                  map[string]string
+	mu                    sync.Mutex
 }
 
 // heldRequest is a held model request: the worker that sent it and the
@@ -133,7 +135,7 @@ func (f *fullStack) modelHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	// The turn asked for: the model's replies the conversation holds.
 	turn := bytes.Count(body, []byte(`"role":"assistant"`))
-	for _, h := range []*hold{f.kill, f.drain} {
+	for _, h := range []*hold{f.kill, f.drain, f.handBack} {
 		if h.take(key, turn) {
 			h.held <- heldRequest{worker: name, key: key}
 			<-r.Context().Done()
@@ -248,14 +250,38 @@ func (f *fullStack) deliver(is fsIssue, delivery string) int {
 }
 
 // waitFor polls cond; the bound only keeps a stuck run from hanging.
-func waitFor(t *testing.T, what string, bound time.Duration, cond func() bool) {
+// Each check, if given, runs every 2 s of the wait, to fail it early.
+func waitFor(t *testing.T, what string, bound time.Duration, cond func() bool, checks ...func()) {
 	t.Helper()
 	deadline := time.Now().Add(bound)
-	for !cond() {
+	for i := 1; !cond(); i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("never happened: %s", what)
 		}
+		if i%20 == 0 {
+			for _, c := range checks {
+				c()
+			}
+		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// noEndWithoutPull fails the test at once if a job ended for good (done,
+// or failed with no try left) while its issue has no pull request: it
+// would never get one, and the wait for it would only time out.
+func (f *fullStack) noEndWithoutPull(issues []fsIssue) {
+	ended := map[string]bool{}
+	f.eachLog(func(_ string, l map[string]any) {
+		task, _ := l[jobs.LogTask].(string)
+		if final, _ := l["final"].(bool); l["msg"] == "job done" || (l["msg"] == "job failed" && final) {
+			ended[task] = true
+		}
+	})
+	for _, is := range issues {
+		if ended[is.delivery] && len(f.pullsFor(is)) == 0 {
+			f.t.Fatalf("%s (task %s) ended for good without a pull request", is.key(), is.delivery)
+		}
 	}
 }
 
@@ -269,13 +295,16 @@ func waitFor(t *testing.T, what string, bound time.Duration, cond func() bool) {
 // issue, then the rest in reverse order, some twice. On the way a worker
 // is killed with SIGKILL mid-conversation and replaced, Redis is killed
 // and restarted from its append-only file, GitHub answers secondary rate
-// limits and 502s (one after it stored the comment), and the single
-// issue's worker is drained with SIGTERM mid-conversation after its edit.
+// limits and 502s (one after it stored the comment), the single issue's
+// worker is drained with SIGTERM mid-conversation after its edit, and the
+// worker of a later issue with SIGTERM before its model's first answer.
 // At the end, on the fake's own state: one pull request and one status
 // comment by the app per issue; each job ran to completion once; the
-// drained job's change was pushed as a draft marked interrupted, or it
-// was handed back and run again; at most one flood job per worker started
-// before the single issue's; asynq's retry and archive sets are empty.
+// first drained job's change was pushed as a draft marked interrupted, or
+// it was handed back and run again; the second, with no change, was
+// handed back and run again by another worker, which said so; at most
+// one flood job per worker started before the single issue's; asynq's
+// retry and archive sets are empty.
 func TestSoakFullStack(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	if testing.Short() {
@@ -330,6 +359,8 @@ func TestSoakFullStack(t *testing.T) {
 	// Set before the model server starts, which reads them.
 	f.kill = newHold(func(key string, _ int) bool { return inFlood[key] })
 	f.drain = newHold(func(key string, turn int) bool { return key == small.key() && turn == 2 })
+	back := handBackIssue(rest)
+	f.handBack = newHold(func(key string, turn int) bool { return key == back.key() && turn == 0 })
 	scripts := map[string][]pt.Turn{}
 	for _, r := range repos {
 		f.remote.Create(t, r.owner, r.name, "main", map[string]string{
@@ -453,6 +484,7 @@ func TestSoakFullStack(t *testing.T) {
 	f.start("w5", "worker")
 
 	// Second burst, in reverse order, with a late duplicate of the first.
+	f.handBack.armed.Store(true)
 	for i := len(rest) - 1; i >= 0; i-- {
 		if code := f.deliver(rest[i], rest[i].delivery); code != http.StatusAccepted {
 			t.Errorf("delivery %s: %d, want 202", rest[i].delivery, code)
@@ -461,6 +493,13 @@ func TestSoakFullStack(t *testing.T) {
 	if code := f.deliver(issues[1], issues[1].delivery); code >= 300 {
 		t.Errorf("late redelivery of %s: %d", issues[1].delivery, code)
 	}
+
+	// SIGTERM the worker of one of them while its first model request is
+	// held: the drain interrupts a job with no change, which is handed
+	// back to the queue for another worker (a replacement starts at once).
+	handedBack := f.handBack.wait(t, "a job of the second burst asks for its first turn")
+	_ = f.procs[handedBack.worker].Process.Signal(syscall.SIGTERM)
+	f.start("w6", "worker")
 
 	// Every issue gets its pull request; the time it was first seen is the
 	// label-to-PR figure's cross-check.
@@ -473,13 +512,27 @@ func TestSoakFullStack(t *testing.T) {
 		}
 		qi, err := insp.GetQueueInfo(jobs.QueueAgent)
 		return err == nil && qi.Pending+qi.Active+qi.Scheduled+qi.Retry == 0
-	})
+	}, func() { f.noEndWithoutPull(issues) })
 	elapsed := time.Since(start)
 
 	f.check(issues, insp, killedTask)
 	f.checkDrain(small, drained.worker)
+	f.checkHandBack(back, handedBack.worker)
 	before := f.checkFairness(flood, small)
 	f.figures(issues, elapsed, small, before)
+}
+
+// handBackIssue is the issue of the second burst whose worker is drained
+// before its model's first answer: installation 22's if there is one
+// (installation 21's wait behind the flood for its one slot, and so would
+// a re-run), else the first.
+func handBackIssue(rest []fsIssue) fsIssue {
+	for _, is := range rest {
+		if is.inst == 22 {
+			return is
+		}
+	}
+	return rest[0]
 }
 
 // split picks the fairness flood: every issue of installation 21 but its
@@ -643,6 +696,44 @@ func (f *fullStack) checkDrain(is fsIssue, worker string) {
 		t.Logf("soak full stack: the drained job %s was pushed as draft #%d marked interrupted", is.key(), ps[0].Number)
 	default:
 		t.Logf("soak full stack: the drained job %s was handed back and completed by %s (pull request #%d)", is.key(), by, ps[0].Number)
+	}
+}
+
+// rerunDrained is what a run after a hand-back says in the status comment
+// and the body's history (githubjob's rerunNote).
+const rerunDrained = "run again: the previous try was handed back when its worker shut down"
+
+// checkHandBack asserts how the job of the worker drained before its
+// model had changed anything ended: its worker logged it handed back, and
+// another worker ran it to completion (once: check) on the same try,
+// saying in the status comment and the pull request's history that it
+// ran again after a drain.
+func (f *fullStack) checkHandBack(is fsIssue, worker string) {
+	t := f.t
+	handed := false
+	f.eachLog(func(proc string, l map[string]any) {
+		msg, _ := l[jobs.LogError].(string)
+		if proc == worker && l["msg"] == "job failed" && l[jobs.LogTask] == is.delivery && strings.Contains(msg, jobs.ErrHandedBack.Error()) {
+			handed = true
+		}
+	})
+	if !handed {
+		t.Errorf("the job %s (%s) drained on %s with no change was not handed back (no such \"job failed\" line)", is.key(), is.delivery, worker)
+	}
+	if by := f.doneBy(is.delivery); by == "" || by == worker {
+		t.Errorf("the handed-back job %s was completed by %q, want a worker other than the drained %s", is.key(), by, worker)
+	}
+	if r := f.doneRetry(is.delivery); r != 0 {
+		t.Errorf("the handed-back job %s completed on try %d, want 0 (a hand-back is no failure)", is.key(), r)
+	}
+	if st := f.statusComments(is); len(st) == 1 && !strings.Contains(st[0].Body, rerunDrained) {
+		t.Errorf("the handed-back job %s: the status comment does not say it ran again after a drain:\n%s", is.key(), st[0].Body)
+	}
+	if ps := f.pullsFor(is); len(ps) == 1 {
+		if ps[0].Draft || !strings.Contains(ps[0].Body, rerunDrained) {
+			t.Errorf("the handed-back job %s: pull request #%d draft %v, want a ready one whose history says it ran again after a drain:\n%s", is.key(), ps[0].Number, ps[0].Draft, ps[0].Body)
+		}
+		t.Logf("soak full stack: the job %s drained with no change was handed back and completed by another worker (pull request #%d)", is.key(), ps[0].Number)
 	}
 }
 
