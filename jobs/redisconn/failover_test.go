@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
@@ -22,10 +23,14 @@ import (
 // once the replica has taken over: what was stored before (the issue's
 // lock, its fairness slot, its run record, its pending task) is there, and
 // the enqueue and lock scripts, the run records and asynq's own server
-// work on the new master.
+// work on the new master. Then the old master comes back on its port,
+// with its append-only file of before the crash: it rejoins as a replica,
+// and the queue goes on with nothing of its stale copy (the job run
+// after the failover is not run again, its released lock not back) and
+// nothing stored since lost.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
-	nodes := redistest.StartClusterReplicas(t, 3, 1)
+	nodes := redistest.StartClusterReplicas(t, 3, 1, "--appendonly", "yes")
 	seeds := make([]string, len(nodes))
 	for i, n := range nodes {
 		seeds[i] = n.Addr()
@@ -134,6 +139,32 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if holder, err := q.Active(ctx, issue); err != nil || holder != "" {
 		t.Fatalf("lock after release: %q %v", holder, err)
+	}
+
+	// A job enqueued on the new master, then the old master's return: it
+	// must follow the new master (whose data replaces its own), not take
+	// the slot back with d-1 pending and locked as it was at the crash.
+	third := jobs.Issue{InstallationID: 3, Owner: "q", Repo: "u", Number: 3}
+	enqueue(jobs.SolveIssue{Issue: third, DeliveryID: "d-6", Requester: "q"}, jobs.Enqueued)
+	masterProc.Restart()
+	_, replicaPort, _ := net.SplitHostPort(replica)
+	waitUntil(t, "the old master rejoins as the new master's replica, in sync", func() bool {
+		return infoField(t, master, "replication", "role") == "slave" &&
+			infoField(t, master, "replication", "master_port") == replicaPort &&
+			infoField(t, master, "replication", "master_link_status") == "up"
+	})
+	if got, _ := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending"); got != replica {
+		t.Fatalf("the slot's master is %s after the old master's return, want %s still", got, replica)
+	}
+	if holder, err := q.Active(ctx, issue); err != nil || holder != "" {
+		t.Fatalf("lock of d-1 after the old master's return: %q %v, want none (released)", holder, err)
+	}
+	if seen := runTasks(t, c, 1); !slices.Equal(seen, []string{"d-6"}) {
+		t.Fatalf("asynq ran %v after the old master's return, want d-6", seen)
+	}
+	qi, err := asynq.NewInspectorFromRedisClient(c).GetQueueInfo(jobs.QueueAgent)
+	if err != nil || qi.Pending+qi.Active+qi.Scheduled+qi.Retry+qi.Archived != 0 || qi.Completed != 3 {
+		t.Fatalf("the agent queue after the old master's return: %+v %v, want d-1, d-5 and d-6 completed and nothing else (d-1 not back)", qi, err)
 	}
 }
 

@@ -167,10 +167,12 @@ func StartCluster(t testing.TB, n int) []*Process {
 // replicas of its own, as StartCluster does; it returns every node, and
 // which is whose replica is the cluster's to say (CLUSTER SLOTS). A node
 // silent for 2 s is failed over, so that a test of a crash does not wait
-// out the default 15 s.
-func StartClusterReplicas(t testing.TB, masters, replicas int) []*Process {
+// out the default 15 s. args go on each node's command line after the
+// cluster's own (for example "--appendonly", "yes", so that a node
+// restarted after a crash comes back with what it held).
+func StartClusterReplicas(t testing.TB, masters, replicas int, args ...string) []*Process {
 	t.Helper()
-	return startCluster(t, masters, replicas, "--cluster-node-timeout", "2000")
+	return startCluster(t, masters, replicas, append([]string{"--cluster-node-timeout", "2000"}, args...)...)
 }
 
 func startCluster(t testing.TB, masters, replicas int, extra ...string) []*Process {
