@@ -1,8 +1,12 @@
 package redisconn_test
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +150,11 @@ func TestClusterFailover(t *testing.T) {
 	// the slot back with d-1 pending and locked as it was at the crash.
 	third := jobs.Issue{InstallationID: 3, Owner: "q", Repo: "u", Number: 3}
 	enqueue(jobs.SolveIssue{Issue: third, DeliveryID: "d-6", Requester: "q"}, jobs.Enqueued)
+	// What the test rests on: the old master's append-only file holds
+	// d-1's task, which it would bring back were it master again.
+	if !fileHolds(t, masterProc.Dir, "asynq:{"+jobs.QueueAgent+"}:t:d-1") {
+		t.Fatal("the old master's append-only file does not hold d-1: its return would show nothing")
+	}
 	masterProc.Restart()
 	_, replicaPort, _ := net.SplitHostPort(replica)
 	waitUntil(t, "the old master rejoins as the new master's replica, in sync", func() bool {
@@ -231,6 +240,20 @@ func infoField(t *testing.T, addr, section, field string) string {
 func infoInt(t *testing.T, addr, field string) int64 {
 	n, _ := strconv.ParseInt(infoField(t, addr, "replication", field), 10, 64)
 	return n
+}
+
+// fileHolds reports whether a file under dir contains s.
+func fileHolds(t *testing.T, dir, s string) bool {
+	t.Helper()
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			found = found || bytes.Contains(b, []byte(s))
+		}
+		return nil
+	})
+	return found
 }
 
 // waitUntil polls cond; the bound only keeps a broken run from hanging.
