@@ -107,7 +107,7 @@ RUN printf '<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0"/>\n' >/etc/
  && cp -a /usr/share/maven-repo /home/agent/.cache/m2/repository \
  && ln -s /usr/share/java /home/agent/.cache/m2/java \
  && chown -hR 1000:1000 /home/agent/.cache/m2
-ENV MAVEN_OPTS=-Dmaven.repo.local=/home/agent/.cache/m2/repository
+ENV MAVEN_OPTS="-Dmaven.repo.local=/home/agent/.cache/m2/repository -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 USER 1000:1000
 `
 	cmd := exec.CommandContext(context.Background(), "docker", "build", "-q", "-t", name, "-")

@@ -46,14 +46,14 @@ func imagePath(t *testing.T, cli *client.Client, ref string) string {
 	return ""
 }
 
-// tinyModule writes a Go module with a program and a passing test.
+// tinyModule writes a Go module with a program that imports nothing, so
+// building it on a new cache volume compiles only the runtime.
 func tinyModule(t *testing.T) string {
 	t.Helper()
 	ws := t.TempDir()
 	files := map[string]string{
-		"go.mod":       "module example.com/tiny\n\ngo 1.22\n",
-		"main.go":      "package main\n\nfunc main() { println(\"tiny ran\") }\n",
-		"main_test.go": "package main\n\nimport \"testing\"\n\nfunc TestTiny(t *testing.T) {}\n",
+		"go.mod":  "module example.com/tiny\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc main() { println(\"tiny ran\") }\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
@@ -68,8 +68,11 @@ func tinyModule(t *testing.T) string {
 // one shaped like the public golang image (root-owned, no user 1000, no
 // /home/agent, HOME unset, GOPATH=/go), a sandbox with a new cache volume
 // can write HOME, /tmp and the caches, keeps the image's PATH, and builds
-// and tests a Go module. On the public shape, a root-owned cache volume
-// made every Go command fail with "failed to initialize build cache".
+// and runs a Go program. On the public shape, a root-owned cache volume
+// made every Go command fail with "failed to initialize build cache". (No
+// `go test` here: on a new volume of the public shape it compiled the
+// testing package's part of the standard library, about 2 minutes of CI;
+// the pipeline's TestPublicGoImage runs a repository's tests on it.)
 func TestEveryImageShape(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
@@ -83,8 +86,7 @@ touch "$HOME/probe" /tmp/probe "$HOME/.cache/probe"
 mkdir -p "$HOME/.config/x"
 echo "owner=$(stat -c %u:%g "$HOME/.cache")"
 echo "PATH=$PATH"
-go build -o /tmp/tiny . && /tmp/tiny 2>&1
-go test ./... 2>&1`, 5*time.Minute)
+go build -o /tmp/tiny . && /tmp/tiny 2>&1`, 5*time.Minute)
 			if res.ExitCode != 0 {
 				t.Fatalf("exited %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout.Head, res.Stderr.Head)
 			}
@@ -93,7 +95,6 @@ go test ./... 2>&1`, 5*time.Minute)
 				"owner=1000:1000\n",
 				"PATH=" + imagePath(t, cli, img) + "\n",
 				"tiny ran\n",
-				"ok  \texample.com/tiny",
 			} {
 				if !strings.Contains(got, want) {
 					t.Errorf("output lacks %q:\n%s", want, got)

@@ -38,7 +38,11 @@ type toolRun struct {
 // test image on the repositories of testdata/repos (see its README.md),
 // with the commands check detection produces, and checks the exit codes
 // and the runners' own summary lines that testdata/repos/README.md
-// records for the end-to-end tests.
+// records for the end-to-end tests. Only the variants jobs/pipeline's
+// TestLanguages does not check through a whole run are run here (it shows
+// each fix passing with its counts, each break failing by test name and,
+// for most languages, the regression test failing on the base), so that
+// CI does not pay for a compiler's work twice.
 func TestToolchainsRunRepos(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	d := sandboxtest.NewDocker(t, docker.Options{})
@@ -47,44 +51,28 @@ func TestToolchainsRunRepos(t *testing.T) {
 		"go": {
 			{"base", "go test ./...", 0, []string{"ok  \texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
 			{"newtest", "go test ./...", 1, []string{"--- FAIL: TestCountSpaces", "FAIL\texample.com/textstats/words", "ok  \texample.com/textstats/mean"}, nil},
-			{"fixed", "go test ./...", 0, []string{"ok  \texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
-			{"broken", "go test ./...", 1, []string{"--- FAIL: TestOf ", "FAIL\texample.com/textstats/mean", "ok  \texample.com/textstats/words"}, nil},
 		},
 		"python": {
 			{"base", "python -m pytest", 0, []string{" 3 passed in "}, nil},
 			{"base", "python3 -m pytest -q", 0, []string{"3 passed in "}, nil},
 			{"newtest", "python -m pytest", 1, []string{" 1 failed, 3 passed in ", "FAILED tests/test_slugify.py::test_collapses_punctuation"}, nil},
-			{"fixed", "python -m pytest", 0, []string{" 4 passed in "}, nil},
-			{"broken", "python -m pytest", 1, []string{" 1 failed, 2 passed in ", "FAILED tests/test_slugify.py::test_lowercases"}, nil},
 			{"base", "python -m venv /tmp/venv && /tmp/venv/bin/python -c 'print(42)'", 0, []string{"42"}, nil},
 		},
 		"js": {
 			{"base", "npm test", 0, []string{"# tests 2\n", "# pass 2\n", "# fail 0\n"}, nil},
 			{"newtest", "npm test", 1, []string{"# tests 3\n", "# pass 2\n", "# fail 1\n", "not ok 3 - chunk keeps a short last chunk"}, nil},
-			{"fixed", "npm test", 0, []string{"# tests 3\n", "# pass 3\n", "# fail 0\n"}, nil},
-			{"broken", "npm test", 1, []string{"# tests 2\n", "# pass 1\n", "# fail 1\n", "not ok 2 - sum adds"}, nil},
 		},
 		"rust": {
 			{"base", "cargo test --offline", 0, []string{"test result: ok. 3 passed; 0 failed;"}, nil},
-			{"newtest", "cargo test --offline", 101, []string{"test tests::median_even ... FAILED", "test result: FAILED. 3 passed; 1 failed;"}, nil},
-			{"fixed", "cargo test --offline", 0, []string{"test result: ok. 4 passed; 0 failed;"}, nil},
-			{"broken", "cargo test --offline", 101, []string{"test tests::clamps ... FAILED", "test result: FAILED. 2 passed; 1 failed;"}, nil},
 		},
-		// With -q, as detection runs it, Maven prints nothing on success:
-		// the passing runs without -q show Surefire's summary.
+		// With -q, as detection runs it, Maven prints nothing on success.
 		"java": {
 			{"base", "mvn -q -B -o test", 0, nil, []string{"Tests run:"}},
-			{"newtest", "mvn -q -B -o test", 1, []string{"Tests run: 4, Failures: 1, Errors: 0, Skipped: 0", "RomanTest.subtractive"}, nil},
-			{"fixed", "mvn -B -o test", 0, []string{"Tests run: 4, Failures: 0, Errors: 0, Skipped: 0", "BUILD SUCCESS"}, nil},
-			{"broken", "mvn -q -B -o test", 1, []string{"Tests run: 3, Failures: 1, Errors: 0, Skipped: 0", "RomanTest.rejectsZero"}, nil},
 		},
 		"go-npm": {
 			{"base", "go test ./...", 0, []string{"ok  \texample.com/dual/version"}, nil},
 			{"base", "npm test", 0, []string{"# tests 2\n", "# pass 2\n"}, nil},
-			{"newtest", "go test ./...", 0, []string{"ok  \texample.com/dual/version"}, nil},
 			{"newtest", "npm test", 1, []string{"# tests 3\n", "# fail 1\n", "not ok 3 - numeric parts compare as numbers"}, nil},
-			{"fixed", "npm test", 0, []string{"# tests 3\n", "# pass 3\n"}, nil},
-			{"broken", "go test ./...", 1, []string{"--- FAIL: TestLess ", "FAIL\texample.com/dual/version"}, nil},
 			{"broken", "npm test", 0, []string{"# tests 2\n", "# pass 2\n"}, nil},
 		},
 		// go.work at a root that is not a module: `go test ./...` there
@@ -95,15 +83,10 @@ func TestToolchainsRunRepos(t *testing.T) {
 			{"base", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
 			{"base", "npm test", 0, []string{"# tests 1\n", "# pass 1\n"}, nil},
 			{"newtest", "cd lib && go test ./...", 1, []string{"--- FAIL: TestIntAbove ", "FAIL\texample.com/mono/lib/clamp"}, nil},
-			{"newtest", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
-			{"fixed", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
-			{"fixed", "cd api && go test ./...", 0, []string{"ok  \texample.com/mono/api/handler"}, nil},
-			{"broken", "npm test", 1, []string{"# fail 1\n", "not ok 1 - labels a page", "in workspace: web@1.0.0"}, nil},
 			{"broken", "cd lib && go test ./...", 0, []string{"ok  \texample.com/mono/lib/clamp"}, nil},
 		},
-		// Issue 27's ecosystems, with the commands detection gives; only
-		// the variants the end-to-end tests do not run, and one Gradle
-		// run (its daemon takes about 30 s to start).
+		// Issue 27's ecosystems, with the commands detection gives, and
+		// one Gradle run (its daemon takes about 30 s to start).
 		"ruby": {
 			{"newtest", "bundle exec rspec", 1, []string{"3 examples, 1 failure", "rspec ./spec/textkit_spec.rb:15 # Textkit.truncate stays within the limit"}, nil},
 			{"base", "bundle exec rspec", 0, []string{"2 examples, 0 failures"}, nil},

@@ -42,11 +42,14 @@ func Image(t testing.TB) string {
 }
 
 // PublicImage returns the public-shaped test image's name (see
-// DefaultPublicImage) after checking that the engine has it. Under -short it
-// skips the test.
+// DefaultPublicImage) after checking that the engine has it, with its
+// shared cache volume warm (warmPublicCache). Under -short it skips the
+// test.
 func PublicImage(t testing.TB) string {
 	t.Helper()
-	return image(t, "PATCHWRIGHT_TEST_PUBLIC_IMAGE", DefaultPublicImage, "testdata/sandbox-image/build-public.sh")
+	img := image(t, "PATCHWRIGHT_TEST_PUBLIC_IMAGE", DefaultPublicImage, "testdata/sandbox-image/build-public.sh")
+	warmPublicCache(t, img)
+	return img
 }
 
 // Images returns both test images, ours first, for tests that must hold on
