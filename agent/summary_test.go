@@ -206,3 +206,18 @@ func TestParseSummaries(t *testing.T) {
 		}
 	}
 }
+
+// The summary call counts against the run's cost cap at its own price:
+// the main model's turns before it cost nothing, the summary $0.0025, so
+// a $0.002 cap stops the run at the next check.
+func TestSummaryModelCountsAgainstCostCap(t *testing.T) {
+	summary := providertest.New(t, providertest.Turn{Text: `["padding"]`,
+		Usage: provider.Usage{InputTokens: 2000, OutputTokens: 100}})
+	w := summaryRun(t, summary)
+	w.cfg.Limits.MaxCostUSD = 0.002
+	res, err := Run(context.Background(), w.cfg)
+	wantStop(t, res, err, BudgetExceeded)
+	if res.Steps != 3 || !strings.Contains(res.Detail, "$0.0") {
+		t.Errorf("stopped after %d steps: %s", res.Steps, res.Detail)
+	}
+}
