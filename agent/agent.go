@@ -247,10 +247,16 @@ type Config struct {
 	// gitleaks' rules (secrets.Default). A *tools.Set also knows the
 	// values of the work tree's secret files.
 	Redactor Redactor
-	// Cost estimates the cost of the run's usage so far from the
-	// operator's price table; nil, or a model without a price, leaves
+	// Cost estimates what one model's usage cost from the operator's
+	// price table; the run's cost is the sum over the models it called
+	// (Result.Cost). Nil, or a model without a price, leaves
 	// Limits.MaxCostUSD unenforced (the log says so once).
-	Cost func(provider.Usage) (usd float64, known bool)
+	Cost func(model string, u provider.Usage) (usd float64, known bool)
+	// SummaryProvider, when set, is asked to summarise the observations a
+	// compaction replaces (summary.go), so that they carry its summary
+	// instead of a bare placeholder; nil: placeholders only. Its usage
+	// counts in the run's, at its own price.
+	SummaryProvider provider.Provider
 	// Notes, when set, is polled before every model turn for what people
 	// sent while the run went on (`/agent note`); each note reaches the
 	// model with that turn's request, and the ledger records it as a
@@ -283,7 +289,10 @@ type Result struct {
 	Detail string
 	// Steps is the number of model turns.
 	Steps int
-	Usage provider.Usage
+	// Usage counts every model call of the run, the summary model's
+	// included; ByModel splits it by the model that answered.
+	Usage   provider.Usage
+	ByModel map[string]provider.Usage
 	// Summary is the model's finish summary, empty unless it finished.
 	Summary string
 	// Changed lists every path a tool wrote or deleted, sorted.
@@ -323,6 +332,7 @@ type runner struct {
 	names     []string
 	callNames map[string]string // call ID → tool name, for placeholders
 	usage     provider.Usage
+	byModel   map[string]provider.Usage
 	// costUnknown: the cost cap could not be checked (no price), said once.
 	costUnknown bool
 	steps       int
@@ -354,6 +364,7 @@ func newRunner(cfg Config) (*runner, error) {
 		cfg: cfg, lim: lim, now: cfg.Now,
 		byName:    map[string]tools.Tool{},
 		callNames: map[string]string{},
+		byModel:   map[string]provider.Usage{},
 		changed:   map[string]bool{},
 		repeat:    repeatDetector{inARow: lim.RepeatInARow, inWindow: lim.RepeatInWindow, window: lim.RepeatWindow},
 	}
@@ -534,10 +545,7 @@ func (r *runner) costStop() *stop {
 	if r.lim.MaxCostUSD <= 0 {
 		return nil
 	}
-	usd, known := 0.0, false
-	if r.cfg.Cost != nil {
-		usd, known = r.cfg.Cost(r.usage)
-	}
+	usd, known := costOf(r.byModel, r.cfg.Cost)
 	if !known {
 		if !r.costUnknown {
 			r.costUnknown = true
@@ -549,6 +557,35 @@ func (r *runner) costStop() *stop {
 		return nil
 	}
 	return &stop{BudgetExceeded, fmt.Sprintf("the run's cost cap of $%.2f was reached ($%.2f spent by the estimate of the price table)", r.lim.MaxCostUSD, usd), nil}
+}
+
+// count adds one call's usage to the run's, under the model that
+// answered it.
+func (r *runner) count(model string, u provider.Usage) {
+	r.usage = r.usage.Add(u)
+	r.byModel[model] = r.byModel[model].Add(u)
+}
+
+// Cost is the run's estimated cost: each model's usage priced by price
+// (Config.Cost's kind), summed. known is false when price is nil or a
+// model the run called has no price.
+func (res Result) Cost(price func(model string, u provider.Usage) (float64, bool)) (usd float64, known bool) {
+	return costOf(res.ByModel, price)
+}
+
+func costOf(byModel map[string]provider.Usage, price func(string, provider.Usage) (float64, bool)) (float64, bool) {
+	if price == nil {
+		return 0, false
+	}
+	total := 0.0
+	for model, u := range byModel {
+		usd, known := price(model, u)
+		if !known {
+			return 0, false
+		}
+		total += usd
+	}
+	return total, true
 }
 
 func (r *runner) budgetStop() *stop {
@@ -573,8 +610,9 @@ func (r *runner) messagesBytes() int {
 	return n
 }
 
-// compact replaces old observations and records it. all drops every
-// observation outside the recent turns, after the provider said the
+// compact replaces old observations, with the summary model's summaries
+// of them when one is configured (summarise), and records it. all drops
+// every observation outside the recent turns, after the provider said the
 // request was too long; otherwise it stops at 60% of the window.
 func (r *runner) compact(ctx context.Context, reason string, all bool) *stop {
 	before := r.estimate()
@@ -582,13 +620,15 @@ func (r *runner) compact(ctx context.Context, reason string, all bool) *stop {
 	if all {
 		target = 0
 	}
-	n := compact(&r.req, r.callNames, r.lim.KeepRecent, target)
-	if n == 0 {
+	gone := compact(&r.req, r.callNames, r.lim.KeepRecent, target)
+	if len(gone) == 0 {
 		return nil
 	}
 	r.lastInput = 0 // the provider's last count no longer applies
+	call := r.summarise(ctx, gone)
 	if _, err := r.cfg.Ledger.Append(&ledger.Compaction{
-		Step: r.steps, Reason: reason, Replaced: n, TokensBefore: before, TokensAfter: r.estimate(), AfterError: all,
+		Step: r.steps, Reason: reason, Replaced: len(gone), TokensBefore: before, TokensAfter: r.estimate(), AfterError: all,
+		Summary: call,
 	}); err != nil {
 		return r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", err))
 	}
@@ -659,7 +699,7 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 		turn.Error = err.Error()
 	} else {
 		u := resp.Usage
-		r.usage = r.usage.Add(u)
+		r.count(turn.Model, u)
 		r.lastInput, r.lastBytes = u.InputTokens, bytes
 		turn.InputTokens, turn.OutputTokens = u.InputTokens, u.OutputTokens
 		turn.CachedInputTokens, turn.CacheWriteTokens = u.CachedInputTokens, u.CacheWriteTokens
@@ -875,7 +915,7 @@ func (r *runner) finish(s stop) (Result, error) {
 	slices.Sort(changed)
 	// The detail can quote the model (a repeated call's arguments).
 	s.detail = r.withhold(context.Background(), "stop detail", s.detail)
-	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, Summary: r.summary, Changed: changed}
+	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, ByModel: r.byModel, Summary: r.summary, Changed: changed}
 	r.log.Info("agent stopped", LogStop, s.reason, LogStep, r.steps, "detail", s.detail)
 	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
 		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: r.withholdPaths(context.Background(), changed),

@@ -58,12 +58,20 @@ func messageBytes(m provider.Message) int {
 	return n
 }
 
+// removed is one observation compact replaced: where it is in the request
+// and what it held, for the summary model.
+type removed struct {
+	msg, result int
+	tool        string
+	content     string
+}
+
 // compact replaces tool observations with placeholders, oldest first, until
 // the estimate is at most target tokens. The first message (instructions,
 // map and issue) and the last keep messages are never touched. It returns
-// how many observations it replaced.
-func compact(req *provider.Request, names map[string]string, keep int, target int64) int {
-	replaced := 0
+// the observations it replaced, oldest first.
+func compact(req *provider.Request, names map[string]string, keep int, target int64) []removed {
+	var out []removed
 	last := len(req.Messages) - keep
 	for i := 1; i < last; i++ {
 		if estimateTokens(*req) <= target {
@@ -79,9 +87,9 @@ func compact(req *provider.Request, names map[string]string, keep int, target in
 			if len(short) >= len(r.Content) {
 				continue
 			}
+			out = append(out, removed{msg: i, result: j, tool: names[r.CallID], content: r.Content})
 			r.Content = short
-			replaced++
 		}
 	}
-	return replaced
+	return out
 }

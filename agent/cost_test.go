@@ -10,7 +10,9 @@ import (
 )
 
 // A dollar per thousand input tokens, so the test reads in round sums.
-func perThousand(u provider.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
+func perThousand(_ string, u provider.Usage) (float64, bool) {
+	return float64(u.InputTokens) / 1000, true
+}
 
 // The cost cap stops the run between steps: the turn that crossed it has
 // its tool calls run, no further request is sent, and the ledger's
@@ -43,9 +45,9 @@ func TestCostCapStopsBetweenSteps(t *testing.T) {
 
 // Under the cap, or with no price for the model, the run goes on.
 func TestCostCapNotReached(t *testing.T) {
-	for name, cost := range map[string]func(provider.Usage) (float64, bool){
+	for name, cost := range map[string]func(string, provider.Usage) (float64, bool){
 		"under the cap": perThousand,
-		"no price":      func(provider.Usage) (float64, bool) { return 0, false },
+		"no price":      func(string, provider.Usage) (float64, bool) { return 0, false },
 		"no estimator":  nil,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -105,8 +105,10 @@ func invisible(r rune) bool {
 var htmlComment = regexp.MustCompile(`(?s)<!--.*?(-->|\z)`)
 
 // frameTag matches our own framing tags inside untrusted text, so a
-// hostile issue cannot close the <issue> element early and speak outside.
-var frameTag = regexp.MustCompile(`(?i)<(/?\s*(issue|title|body|feedback|repository_instructions|repository_map|previous_plan|approved_plan)\b)`)
+// hostile issue cannot close the <issue> element early and speak outside
+// (nor an observation its <observation>, nor a summary its <summary>:
+// summary.go).
+var frameTag = regexp.MustCompile(`(?i)<(/?\s*(issue|title|body|feedback|repository_instructions|repository_map|previous_plan|approved_plan|observation|tool|arguments|output|summary)\b)`)
 
 // Sanitize prepares untrusted text for a prompt: line endings are
 // normalised, HTML comments and invisible characters are removed, and

@@ -127,7 +127,8 @@ type Command struct {
 func (*Command) EventType() string { return TypeCommand }
 
 // Compaction records that older tool observations were replaced by
-// placeholders to keep the conversation inside the model's window.
+// placeholders, or by a summary model's summaries of them, to keep the
+// conversation inside the model's window.
 type Compaction struct {
 	Step         int    `json:"step"`
 	Reason       string `json:"reason"`
@@ -135,6 +136,27 @@ type Compaction struct {
 	TokensBefore int64  `json:"tokens_before"`
 	TokensAfter  int64  `json:"tokens_after"`
 	AfterError   bool   `json:"after_context_length_error,omitempty"`
+	// Summary is the call to the summary model made for this compaction;
+	// nil when no summary model is configured.
+	Summary *SummaryCall `json:"summary,omitempty"`
+}
+
+// SummaryCall is one request to the summary model for the observations a
+// compaction replaced.
+type SummaryCall struct {
+	Model    string        `json:"model"`
+	Usage    Usage         `json:"usage"`
+	Duration time.Duration `json:"duration_ns"`
+	// Used is whether any replaced observation carries a summary;
+	// Summarised counts those, the rest carry the placeholder.
+	Used       bool `json:"used"`
+	Summarised int  `json:"summarised"`
+	// Text is the summary model's reply, withheld as the model's words
+	// are.
+	Text string `json:"text,omitempty"`
+	// Error says why the reply was not used (the call failed, or its
+	// answer could not be read); empty when it was.
+	Error string `json:"error,omitempty"`
 }
 
 // EventType implements Payload.

@@ -38,7 +38,9 @@ type config struct {
 	dataDir        string
 	privateKeyFile string
 	model          string // PROVIDER:NAME; required by a worker
-	runURL         string // base of run links; "" = comments say where the log lies
+	// summaryModel summarises what compaction removes; "" = none.
+	summaryModel string
+	runURL       string // base of run links; "" = comments say where the log lies
 	// sandbox shapes every sandbox, as of run and eval.
 	sandbox sandboxSettings
 	// webhookMaxBodies and webhookMaxBodyBytes bound the bodies read
@@ -137,6 +139,7 @@ type setting struct {
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
 	var raw struct {
 		secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
+		summaryModel                                                                         string
 		concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 		instConcurrency, repoConcurrency, grace                                              string
 		monthlyInstallation, monthlyRepository                                               string
@@ -154,6 +157,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
 		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs (default: the system temporary directory)", &raw.data},
 		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
+		{"PATCHWRIGHT_SUMMARY_MODEL", "summary-model", "", "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's (default: none, placeholders only)", &raw.summaryModel},
 		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
 		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
 		{"PATCHWRIGHT_INSTALLATION_CONCURRENCY", "installation-concurrency", "", "agent jobs of one installation running at once across all workers; 0 is none (default: half the pool, the concurrency of every worker together, at least 1)", &raw.instConcurrency},
@@ -187,7 +191,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	cfg := config{
 		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
-		model: strings.TrimSpace(raw.model), runURL: strings.TrimSpace(raw.runURL),
+		model: strings.TrimSpace(raw.model), summaryModel: strings.TrimSpace(raw.summaryModel), runURL: strings.TrimSpace(raw.runURL),
 		queuePassword: raw.queuePassword, listenSet: listenSet,
 	}
 	if raw.redisCA != "" {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"io"
+	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,5 +38,40 @@ func TestWorkerBounds(t *testing.T) {
 	cfg = config{}
 	if err := parseWorkerBounds("", "", "", &cfg); err != nil || cfg.installationConcurrency != 0 || cfg.repoConcurrency != 0 || cfg.shutdownGrace != 0 {
 		t.Fatalf("unset = %+v, %v; want the defaults (0)", cfg, err)
+	}
+}
+
+// PATCHWRIGHT_SUMMARY_MODEL is off by default, read like the model (env,
+// then flag), and built with the model's keys and base URLs; a replay is
+// refused.
+func TestSummaryModelSetting(t *testing.T) {
+	base := []string{"--webhook-secret", "s", "--app-id", "7", "--private-key", "k"}
+	os.Unsetenv("PATCHWRIGHT_SUMMARY_MODEL")
+	if cfg, err := parseConfig("serve", base, io.Discard); err != nil || cfg.summaryModel != "" {
+		t.Fatalf("default summary model %q, %v; want none", cfg.summaryModel, err)
+	}
+	t.Setenv("PATCHWRIGHT_SUMMARY_MODEL", "openai:gpt-4.1-nano")
+	cfg, err := parseConfig("serve", append(base, "--summary-model", " anthropic:claude-haiku-4-5 "), io.Discard)
+	if err != nil || cfg.summaryModel != "anthropic:claude-haiku-4-5" {
+		t.Fatalf("summary model %q, %v; want the flag's", cfg.summaryModel, err)
+	}
+	if p, err := summaryProvider("", nil); p != nil || err != nil {
+		t.Errorf("unset: %v, %v", p, err)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	p, err := summaryProvider(cfg.summaryModel, slog.New(slog.DiscardHandler))
+	if err != nil || p.Model() != "anthropic:claude-haiku-4-5" {
+		t.Errorf("built %v, %v", p, err)
+	}
+	t.Setenv("ANTHROPIC_BASE_URL", "")
+	for spec, want := range map[string]string{
+		"anthropic:claude-haiku-4-5": "ANTHROPIC_API_KEY is not set",
+		"replay:ledger.jsonl":        "a replay cannot summarise",
+		"gpt-4.1-mini":               "want PROVIDER:MODEL",
+	} {
+		if _, err := summaryProvider(spec, nil); err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "PATCHWRIGHT_SUMMARY_MODEL: ") {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
 	}
 }

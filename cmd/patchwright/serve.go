@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,10 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, fmt.Errorf("PATCHWRIGHT_MODEL: %w", err)
 	}
+	summary, err := summaryProvider(cfg.summaryModel, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	// One price table for /metrics and for every cost a run shows or
 	// enforces (newExecutor gives the executor the same one).
 	prices := cfg.sandbox.prices
@@ -78,6 +83,9 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	go engine.RunReaper(ctx, 0, log)
 	exec := workerExecutor(cfg, engine, meteredProvider{prov, m, prices}, m, log)
 	exec.Window = window
+	if summary != nil {
+		exec.SummaryProvider = meteredProvider{summary, m, prices}
+	}
 	p := &githubjob.Pipeline{
 		GitHub:   app,
 		Executor: exec,
@@ -91,6 +99,23 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		Plans:    queue,
 	}
 	return p, func() { engine.Close() }, nil
+}
+
+// summaryProvider builds the summary model PATCHWRIGHT_SUMMARY_MODEL
+// names, as the model is built (keys and base URLs alike); nil when unset.
+// A replay has no summary to give: it replays the model's own turns.
+func summaryProvider(spec string, log *slog.Logger) (provider.Provider, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(strings.ToLower(spec), provider.NameReplay+":") {
+		return nil, fmt.Errorf("PATCHWRIGHT_SUMMARY_MODEL: %q: a replay cannot summarise", spec)
+	}
+	p, err := provider.New(spec, provider.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("PATCHWRIGHT_SUMMARY_MODEL: %w", err)
+	}
+	return p, nil
 }
 
 // workerExecutor is the worker's executor: newExecutor's, with every

@@ -209,6 +209,9 @@ type Executor struct {
 	Sandboxes sandbox.Runner
 	// Provider is the model. Required.
 	Provider provider.Provider
+	// SummaryProvider, when set, summarises the observations compaction
+	// replaces (agent.Config.SummaryProvider); nil: placeholders only.
+	SummaryProvider provider.Provider
 	// Images, when set, is asked whether the chosen image exists before
 	// the sandbox is created.
 	Images ImageChecker
@@ -410,11 +413,12 @@ func RepoCacheVolume(repoURL string) string {
 	return "patchwright-cache-" + hex.EncodeToString(sum[:8])
 }
 
-// cost estimates usage of the executor's model from its price table.
-func (e *Executor) cost(u provider.Usage) (float64, bool) {
+// cost estimates one model's usage from the executor's price table
+// (agent.Config.Cost); a run's cost is agent.Result.Cost over it.
+func (e *Executor) cost(model string, u provider.Usage) (float64, bool) {
 	prices := e.Prices
 	if prices == nil {
 		prices = provider.DefaultPrices()
 	}
-	return prices.Cost(e.Provider.Model(), u)
+	return prices.Cost(model, u)
 }

@@ -70,7 +70,7 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	if res.Stop == agent.Finished {
 		out.Plan = res.Summary
 	}
-	if usd, ok := e.cost(res.Usage); ok {
+	if usd, ok := res.Cost(e.cost); ok {
 		out.CostUSD = &usd
 	}
 	return out, scrubPaths(err, r.tmp)

@@ -152,7 +152,7 @@ func (r *run) result() *Result {
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}
-	if usd, ok := r.e.cost(res.Usage); ok {
+	if usd, ok := r.agentRes.Cost(r.e.cost); ok {
 		res.CostUSD = &usd
 	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {

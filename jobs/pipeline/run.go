@@ -453,12 +453,13 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
 	return agent.Run(loopCtx, agent.Config{
-		Provider:  r.e.Provider,
-		Tools:     set.Tools(),
-		Ledger:    r.ledger,
-		Workspace: r.ws,
-		Issue:     r.job.Issue,
-		Redactor:  set,
+		Provider:        r.e.Provider,
+		SummaryProvider: r.e.SummaryProvider,
+		Tools:           set.Tools(),
+		Ledger:          r.ledger,
+		Workspace:       r.ws,
+		Issue:           r.job.Issue,
+		Redactor:        set,
 		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
 			ContextWindow: win.Context, OutputLimit: win.Output,
 			MaxCostUSD: r.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
