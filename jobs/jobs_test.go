@@ -230,3 +230,24 @@ func TestApprovePlan(t *testing.T) {
 		t.Errorf("the approved plan lost its expiry: %v", ttl)
 	}
 }
+
+// A label's solve sets the waiting plan aside: it no longer waits, keeps
+// its text, and names who set it aside; another task's plan is untouched.
+func TestSetAsidePlan(t *testing.T) {
+	q := NewQueue(testRedis(t))
+	ctx := t.Context()
+	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 5}
+	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-1", Text: "plan", RequestedBy: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := q.SetAsidePlan(ctx, issue, "p-0", "w"); ok || err != nil {
+		t.Fatalf("setting aside an older task's plan: %v %v", ok, err)
+	}
+	if ok, err := q.SetAsidePlan(ctx, issue, "p-1", "w"); !ok || err != nil {
+		t.Fatalf("setting aside p-1: %v %v", ok, err)
+	}
+	rec, _, err := q.LatestPlan(ctx, issue)
+	if err != nil || rec.Waiting() || rec.SetAsideBy != "w" || rec.ApprovedBy != "" || rec.Text != "plan" {
+		t.Fatalf("after setting aside: %+v %v", rec, err)
+	}
+}

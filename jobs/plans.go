@@ -32,13 +32,17 @@ type PlanRecord struct {
 	// ApprovedBy approved it (`/agent approve`, ApprovePlan); "" while
 	// the plan waits for its approval.
 	ApprovedBy string `json:"approved_by,omitempty"`
+	// SetAsideBy put the trigger label on the issue while the plan
+	// waited (SetAsidePlan): a solve started without the plan, and the
+	// plan no longer waits.
+	SetAsideBy string `json:"set_aside_by,omitempty"`
 }
 
 // Waiting reports whether the plan waits for its approval: an issue in
 // that state is planning, and `/agent retry` asks for a new plan instead
 // of an attempt. The record is the one owner of that state; the plan
 // comment only shows it.
-func (r PlanRecord) Waiting() bool { return r.ApprovedBy == "" }
+func (r PlanRecord) Waiting() bool { return r.ApprovedBy == "" && r.SetAsideBy == "" }
 
 func planKey(i Issue) string { return KeyPrefix + "plan:" + issueKey(i) }
 
@@ -73,14 +77,15 @@ func (q *Queue) LatestPlan(ctx context.Context, issue Issue) (rec PlanRecord, ok
 	return rec, true, nil
 }
 
-// approvePlanScript marks the plan in KEYS[1] approved by ARGV[2] if it
-// is still task ARGV[1]'s: a newer plan saved meanwhile stays waiting.
-var approvePlanScript = redis.NewScript(`
+// settlePlanScript sets field ARGV[2] of the plan in KEYS[1] to ARGV[3]
+// if it is still task ARGV[1]'s: a newer plan saved meanwhile stays
+// waiting.
+var settlePlanScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local rec = cjson.decode(v)
 if rec.task ~= ARGV[1] then return 0 end
-rec.approved_by = ARGV[2]
+rec[ARGV[2]] = ARGV[3]
 redis.call('SET', KEYS[1], cjson.encode(rec), 'KEEPTTL')
 return 1
 `)
@@ -89,9 +94,21 @@ return 1
 // no longer waits on a plan. It reports false, changing nothing, when the
 // latest plan is another task's or there is none.
 func (q *Queue) ApprovePlan(ctx context.Context, issue Issue, task, by string) (bool, error) {
-	n, err := approvePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, task, by).Int()
+	return q.settlePlan(ctx, issue, task, "approved_by", by, "the approval")
+}
+
+// SetAsidePlan records that by started a solve of issue without its plan
+// of task (the trigger label while the plan waited), so the issue no
+// longer waits on it: a later `/agent retry` is an attempt, not a replan
+// of that plan. It reports false like ApprovePlan.
+func (q *Queue) SetAsidePlan(ctx context.Context, issue Issue, task, by string) (bool, error) {
+	return q.settlePlan(ctx, issue, task, "set_aside_by", by, "the setting aside")
+}
+
+func (q *Queue) settlePlan(ctx context.Context, issue Issue, task, field, by, what string) (bool, error) {
+	n, err := settlePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, task, field, by).Int()
 	if err != nil {
-		return false, fmt.Errorf("record the approval of the plan of %s: %w", issue, err)
+		return false, fmt.Errorf("record %s of the plan of %s: %w", what, issue, err)
 	}
 	return n == 1, nil
 }

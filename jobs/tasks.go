@@ -114,6 +114,11 @@ type SolveIssue struct {
 	// run recorded it: the model gets it with the writer's changes
 	// (Instructions).
 	PreviousPlan string `json:"previous_plan,omitempty"`
+	// PlanTask is the task whose plan this job settles, so the worker
+	// can say so on that plan's comment: the plan a new plan replaces,
+	// the plan approved (with ApprovedPlan), or the waiting plan a
+	// label's solve set aside. Empty when no plan waited.
+	PlanTask string `json:"plan_task,omitempty"`
 }
 
 // PushedMarker is the hidden line the publisher puts in a pull request's

@@ -66,11 +66,68 @@ func PlanComment(p Plan) (string, error) {
 		if cut {
 			b.WriteString("\n(The plan was cut here: it was too long.)\n")
 		}
-		b.WriteString("\n**Waiting for approval.** A writer can comment `/agent approve [notes]` to start the attempt with this plan, `/agent retry [changes]` for a revised plan, or `/agent plan [changes]` for a new one.\n")
+		b.WriteString("\n" + planWaiting + " A writer can comment `/agent approve [notes]` to start the attempt with this plan, `/agent retry [changes]` for a revised plan, or `/agent plan [changes]` for a new one.\n")
 	}
 	fmt.Fprintf(&b, "\nEstimated model cost of the plan: %s.\n", cost(p.CostUSD))
 	if u := safeURL(p.RunURL); u != "" {
 		fmt.Fprintf(&b, "\n[Run log](%s)\n", u)
 	}
 	return fit(b.String(), nil)
+}
+
+// A plan comment's status is one line: planWaiting when it is posted,
+// then one of the settled statuses PlanSettled writes, each starting
+// with one of these (so a second settling finds the line again).
+const planWaiting = "**Waiting for approval.**"
+
+var planStatusStarts = []string{planWaiting, "**Replaced.**", "**Approved by @", "**Set aside.**"}
+
+// maxNotesBytes bounds the approver's notes a plan comment shows.
+const maxNotesBytes = 1000
+
+// PlanSettlement is what became of a waiting plan; one of its fields is
+// set.
+type PlanSettlement struct {
+	// ReplacedBy is the comment ID of the plan that replaced this one.
+	ReplacedBy int64
+	// ApprovedBy approved the plan, with Notes (may be empty).
+	ApprovedBy, Notes string
+	// SetAsideBy labelled the issue for a solve without the plan.
+	SetAsideBy string
+}
+
+func (s PlanSettlement) line() string {
+	switch {
+	case s.ReplacedBy != 0:
+		return fmt.Sprintf("**Replaced.** A newer plan replaced this one: see [the newer plan](#issuecomment-%d). `/agent approve` approves that one, not this.", s.ReplacedBy)
+	case s.ApprovedBy != "":
+		line := fmt.Sprintf("**Approved by @%s.** The attempt follows this plan as Patchwright kept it when it was posted", markerValue(s.ApprovedBy))
+		notes, cut := truncate(oneLine(s.Notes), maxNotesBytes)
+		if notes == "" {
+			return line + ", with no notes."
+		}
+		if cut {
+			notes += " …"
+		}
+		return line + ", with these notes: " + plain(notes)
+	}
+	return fmt.Sprintf("**Set aside.** @%s labelled the issue for a solve without this plan: that attempt does not follow it. Comment `/agent plan` for a new plan.", markerValue(s.SetAsideBy))
+}
+
+// PlanSettled is a plan comment's body with its status line saying what
+// became of the plan. The rest of body is kept as it is (a writer may have
+// edited it); a body whose status line is gone gets the status at its
+// end. The last status line is ours: the plan above it is the model's.
+func PlanSettled(body string, s PlanSettlement) (string, error) {
+	lines := strings.Split(body, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		for _, start := range planStatusStarts {
+			if strings.HasPrefix(l, start) {
+				lines[i] = s.line()
+				return fit(strings.Join(lines, "\n"), nil)
+			}
+		}
+	}
+	return fit(strings.TrimRight(body, "\n")+"\n\n"+s.line()+"\n", nil)
 }

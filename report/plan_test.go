@@ -49,3 +49,36 @@ func TestRevisedPlanComment(t *testing.T) {
 		t.Errorf("a first plan reads as revised:\n%s", first)
 	}
 }
+
+// A settled plan's status line says what became of it, replacing the
+// waiting line (and a line of the model's plan that looks like a status
+// stays), and a second settling replaces the first.
+func TestPlanSettled(t *testing.T) {
+	body, err := PlanComment(Plan{Issue: 3, Task: "d-1", Text: "Approach:\n**Set aside.** not ours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced, err := PlanSettled(body, PlanSettlement{ReplacedBy: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{PlanMarker(3, "d-1"), "**Replaced.**", "(#issuecomment-42)", "**Set aside.** not ours", "Estimated model cost"} {
+		if !strings.Contains(replaced, want) {
+			t.Errorf("replaced plan lacks %q:\n%s", want, replaced)
+		}
+	}
+	if strings.Contains(replaced, "Waiting for approval") {
+		t.Errorf("a replaced plan still waits:\n%s", replaced)
+	}
+	approved, err := PlanSettled(replaced, PlanSettlement{ApprovedBy: "bob", Notes: "keep\nthe [flag](https://x.example)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(approved, "**Approved by @bob.**") || !strings.Contains(approved, "with these notes: keep the \\[flag\\]") || strings.Contains(approved, "Replaced") {
+		t.Errorf("approved plan:\n%s", approved)
+	}
+	aside, err := PlanSettled("edited away", PlanSettlement{SetAsideBy: "carol"})
+	if err != nil || aside != "edited away\n\n**Set aside.** @carol labelled the issue for a solve without this plan: that attempt does not follow it. Comment `/agent plan` for a new plan.\n" {
+		t.Errorf("a body without a status line: %q %v", aside, err)
+	}
+}

@@ -171,7 +171,7 @@ func TestApproveCommand(t *testing.T) {
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Plan || p.ApprovedPlan != "Files: a.go\nApproach: fix it." || p.Instructions != "but keep the old flag" || p.Requester != writerLogin {
+	if p.Plan || p.ApprovedPlan != "Files: a.go\nApproach: fix it." || p.PlanTask != "p-1" || p.Instructions != "but keep the old flag" || p.Requester != writerLogin {
 		t.Errorf("approved task %+v", p)
 	}
 }
@@ -214,7 +214,7 @@ func TestRetryReplansWhileAPlanWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectStatus(t, e.deliver("issue_comment", "r-1", comment("/agent retry use a flag instead")), http.StatusAccepted)
-	if p := last(); !p.Plan || p.PreviousPlan != first || p.Instructions != "use a flag instead" || p.ApprovedPlan != "" {
+	if p := last(); !p.Plan || p.PreviousPlan != first || p.PlanTask != "p-1" || p.Instructions != "use a flag instead" || p.ApprovedPlan != "" {
 		t.Fatalf("retry while a plan waits enqueued plan=%v previous=%q instructions=%q approved=%q, want a new plan", p.Plan, p.PreviousPlan, p.Instructions, p.ApprovedPlan)
 	}
 	if err := e.queue.Release(ctx, issue, "r-1"); err != nil {
@@ -228,7 +228,7 @@ func TestRetryReplansWhileAPlanWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectStatus(t, e.deliver("issue_comment", "r-3", comment("/agent retry")), http.StatusAccepted)
-	if p := last(); p.DeliveryID != "r-3" || p.Plan || p.PreviousPlan != "" || p.ApprovedPlan != "" {
+	if p := last(); p.DeliveryID != "r-3" || p.Plan || p.PreviousPlan != "" || p.ApprovedPlan != "" || p.PlanTask != "" {
 		t.Fatalf("retry after the approval enqueued %s plan=%v previous=%q approved=%q, want an attempt", p.DeliveryID, p.Plan, p.PreviousPlan, p.ApprovedPlan)
 	}
 }
@@ -259,5 +259,54 @@ func TestPlanLabel(t *testing.T) {
 	}
 	if !p.Plan || p.Requester != writerLogin {
 		t.Errorf("plan label task %+v, want a plan", p)
+	}
+}
+
+// The trigger label while a plan waits starts a solve without the plan
+// and sets the plan aside, naming its task for the worker (which edits
+// that plan's comment): a later `/agent retry` is an attempt, not a
+// replan of the stale plan.
+func TestLabelSetsAWaitingPlanAside(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	if err := e.queue.SavePlan(ctx, issue, jobs.PlanRecord{Task: "p-1", Text: "Files: a.go", RequestedBy: writerLogin}); err != nil {
+		t.Fatal(err)
+	}
+	label := fixturePayload(t, "issues.labeled.json", func(m map[string]any) {
+		obj(m, "label")["name"] = "agent"
+		obj(m, "issue")["number"] = 7
+		obj(m, "sender")["login"] = writerLogin
+	})
+	expectStatus(t, e.deliver("issues", "s-1", label), http.StatusAccepted)
+	tasks := func() map[string]jobs.SolveIssue {
+		out := map[string]jobs.SolveIssue{}
+		for _, ti := range e.tasks(jobs.QueueAgent) {
+			var p jobs.SolveIssue
+			if err := json.Unmarshal(ti.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			out[p.DeliveryID] = p
+		}
+		return out
+	}
+	if p := tasks()["s-1"]; p.Plan || p.ApprovedPlan != "" || p.PlanTask != "p-1" {
+		t.Fatalf("label's task %+v, want a solve settling p-1", p)
+	}
+	if rec, _, _ := e.queue.LatestPlan(ctx, issue); rec.Waiting() || rec.SetAsideBy != writerLogin {
+		t.Fatalf("after the label the plan is %+v", rec)
+	}
+	if err := e.queue.Release(ctx, issue, "s-1"); err != nil {
+		t.Fatal(err)
+	}
+	retry := fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
+		obj(m, "issue")["number"] = 7
+		obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
+		obj(m, "comment")["body"] = "/agent retry"
+		obj(m, "sender")["login"] = writerLogin
+	})
+	expectStatus(t, e.deliver("issue_comment", "s-2", retry), http.StatusAccepted)
+	if p := tasks()["s-2"]; p.DeliveryID != "s-2" || p.Plan || p.PreviousPlan != "" || p.PlanTask != "" {
+		t.Fatalf("retry after the label enqueued %+v, want an attempt", p)
 	}
 }

@@ -72,6 +72,11 @@ func (q *countingQueue) ApprovePlan(context.Context, jobs.Issue, string, string)
 	return false, nil
 }
 
+func (q *countingQueue) SetAsidePlan(context.Context, jobs.Issue, string, string) (bool, error) {
+	q.add()
+	return false, nil
+}
+
 func (q *countingQueue) AddNote(context.Context, jobs.Issue, jobs.Note) (jobs.NoteOutcome, error) {
 	q.add()
 	return jobs.NoteAdded, nil

@@ -137,6 +137,14 @@ func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (re
 	switch c.cmd.Command {
 	case CommandPlan:
 		what = "plan of "
+		// A new plan replaces a waiting one: its comment is told.
+		plan, waiting, err := h.waitingPlan(ctx, issue)
+		if err != nil {
+			return response{}, err
+		}
+		if waiting {
+			p.PlanTask = plan.Task
+		}
 	case CommandApprove:
 		plan, ok, err := h.queue.LatestPlan(ctx, issue)
 		if err != nil {
@@ -146,16 +154,17 @@ func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (re
 			return h.answer(ctx, c, "There is no plan to approve on this issue (none was made, or it is over 30 days old): comment `/agent plan` first.", "approve without a plan")
 		}
 		p.ApprovedPlan, approved, what = plan.Text, plan.Task, "approved plan of "
+		p.PlanTask = plan.Task
 	case CommandRetry:
 		// While a plan waits for its approval the issue is planning:
 		// the retry's text is the writer's changes to that plan, and
 		// nothing is changed before someone approves.
-		plan, ok, err := h.queue.LatestPlan(ctx, issue)
+		plan, waiting, err := h.waitingPlan(ctx, issue)
 		if err != nil {
 			return response{}, err
 		}
-		if ok && plan.Waiting() {
-			p.Plan, p.PreviousPlan, what = true, plan.Text, "new plan of "
+		if waiting {
+			p.Plan, p.PreviousPlan, p.PlanTask, what = true, plan.Text, plan.Task, "new plan of "
 		}
 	}
 	enqueue := h.queue.EnqueueSolve
@@ -176,6 +185,15 @@ func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (re
 		}
 	}
 	return h.enqueued(ctx, c.d, c.target, enq, what+issue.String())
+}
+
+// waitingPlan is issue's latest plan when it waits for its approval.
+func (h *Handler) waitingPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error) {
+	plan, ok, err := h.queue.LatestPlan(ctx, issue)
+	if err != nil || !ok || !plan.Waiting() {
+		return jobs.PlanRecord{}, false, err
+	}
+	return plan, true, nil
 }
 
 // retryPR enqueues a retry of the pull request c.target for issue, pinned

@@ -1,6 +1,7 @@
 package githubjob_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,6 +127,32 @@ func TestPlanThenApprove(t *testing.T) {
 	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
 		t.Fatalf("%d pull requests, want 1; the edit was answered %+v", len(pulls), reqs[3].Messages[len(reqs[3].Messages)-1].ToolResults)
 	}
+	// The plan's comment says it was approved, by whom and with what
+	// notes, no longer that it waits (the writer's edit is kept).
+	plan := e.planComment(1, "delivery-plan-2").Body
+	for _, want := range []string{"**Approved by @Codertocat.**", "with these notes: keep the trailing newline", "also delete the tests"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the approved plan's comment lacks %q:\n%s", want, plan)
+		}
+	}
+	if strings.Contains(plan, "Waiting for approval") {
+		t.Errorf("the approved plan's comment still waits:\n%s", plan)
+	}
+}
+
+// planComment is the app's plan comment of task on issue.
+func (e *e2e) planComment(issue int, task string) githubtest.Comment {
+	e.t.Helper()
+	var found []githubtest.Comment
+	for _, c := range e.fake.Comments(owner, repoName, issue) {
+		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, report.PlanMarker(issue, task)) {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		e.t.Fatalf("plan comments of %s: %+v, want one", task, found)
+	}
+	return found[0]
 }
 
 // feedbackOf is the text of the first message's <feedback> element.
@@ -195,6 +222,12 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 	if len(revised) != 1 || !strings.Contains(revised[0].Body, "## Revised plan") || !strings.Contains(revised[0].Body, "lower case") {
 		t.Fatalf("revised plan comments %+v, want one", revised)
 	}
+	// The first plan's comment no longer waits: it links the plan that
+	// replaced it.
+	firstPlan := e.planComment(1, "delivery-replan-1").Body
+	if !strings.Contains(firstPlan, "**Replaced.**") || !strings.Contains(firstPlan, fmt.Sprintf("(#issuecomment-%d)", revised[0].ID)) || strings.Contains(firstPlan, "Waiting for approval") {
+		t.Errorf("the replaced plan's comment:\n%s", firstPlan)
+	}
 
 	if code := e.comment(1, false, "/agent approve", "delivery-replan-3"); code != http.StatusAccepted {
 		t.Fatalf("/agent approve: %d, want 202", code)
@@ -215,5 +248,50 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 	}
 	if got := strings.TrimSpace(githubtest.Git(t, e.remote.Dir(owner, repoName), "show", "agent/issue-1:greeting.txt")); got != "hello" {
 		t.Errorf("greeting.txt on agent/issue-1 = %q", got)
+	}
+	if b := e.planComment(1, "delivery-replan-2").Body; !strings.Contains(b, "**Approved by @Codertocat.**") || strings.Contains(b, "Waiting for approval") {
+		t.Errorf("the approved revised plan's comment:\n%s", b)
+	}
+	if b := e.planComment(1, "delivery-replan-1").Body; !strings.Contains(b, "**Replaced.**") {
+		t.Errorf("the approval of the revised plan changed the first plan's comment:\n%s", b)
+	}
+}
+
+// The trigger label while a plan waits starts an ordinary solve, without
+// the plan, and the plan's comment says it was set aside by that label.
+func TestLabelSetsAWaitingPlanAside(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t,
+		call("submit_plan", `{"files":["greeting.txt"],"approach":"Rewrite the file as HELLO.","verification":"grep -qx HELLO greeting.txt","risks":"None seen."}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the greeting."}`),
+	)
+	e.startWorker()
+	if code := e.comment(1, false, "/agent plan", "delivery-aside-1"); code != http.StatusAccepted {
+		t.Fatalf("/agent plan: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-aside-1", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("plan task ended %s: %s", info.State, info.LastErr)
+	}
+	if code := e.label(1, "delivery-aside-2"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-aside-2", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("label's task ended %s: %s", info.State, info.LastErr)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	if first := reqs[1].Messages[0].Text; strings.Contains(first, "approved_plan") || strings.Contains(first, "HELLO") {
+		t.Errorf("the label's solve followed the plan:\n%s", first)
+	}
+	plan := e.planComment(1, "delivery-aside-1").Body
+	if !strings.Contains(plan, "**Set aside.** @Codertocat labelled the issue for a solve without this plan") || strings.Contains(plan, "Waiting for approval") {
+		t.Errorf("the set-aside plan's comment:\n%s", plan)
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(pulls))
 	}
 }

@@ -132,6 +132,9 @@ type request struct {
 	// frames it: agent.Issue.ApprovedPlan); the approver's notes stay
 	// in instructions.
 	approvedPlan string
+	// planTask is the task whose plan this job settles (replaces,
+	// follows approved, or sets aside); its comment is edited to say so.
+	planTask string
 }
 
 // Solve runs a first (or new) attempt at an issue.
@@ -142,14 +145,14 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 			trigger = "/agent retry (a revised plan)"
 		}
 		return p.plan(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: trigger,
-			issueHash: job.IssueHash, at: at, planning: true, previousPlan: job.PreviousPlan})
+			issueHash: job.IssueHash, at: at, planning: true, previousPlan: job.PreviousPlan, planTask: job.PlanTask})
 	}
 	if job.ApprovedPlan != "" {
 		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
-			trigger: "/agent approve", issueHash: job.IssueHash, at: at, approvedPlan: job.ApprovedPlan})
+			trigger: "/agent approve", issueHash: job.IssueHash, at: at, approvedPlan: job.ApprovedPlan, planTask: job.PlanTask})
 	}
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
-		issueHash: job.IssueHash, at: at})
+		issueHash: job.IssueHash, at: at, planTask: job.PlanTask})
 }
 
 // Retry runs another attempt on the pull request job.PR.
@@ -270,6 +273,14 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err := st.write(ctx); err != nil {
 		// Without issues: write nothing can be said on the issue at all.
 		return refused(err, "comment on the issue", "issues: write", "")
+	}
+	if a.planTask != "" {
+		// The webhook settled the plan when it enqueued this job.
+		settled := report.PlanSettlement{SetAsideBy: a.requester}
+		if a.approvedPlan != "" {
+			settled = report.PlanSettlement{ApprovedBy: a.requester, Notes: a.instructions}
+		}
+		p.settlePlanComment(ctx, a, settled)
 	}
 	if p.Budget != nil {
 		// Before the clone and the model: a spent budget costs nothing more.

@@ -70,7 +70,14 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 			return p.planFailed(ctx, a, logURL, "the plan could not be kept for its approval: "+err.Error(), err)
 		}
 	}
-	return p.postPlan(ctx, a, pl)
+	commentID, err := p.postPlan(ctx, a, pl)
+	if err != nil {
+		return err
+	}
+	if res.Plan != "" && a.planTask != "" && a.planTask != a.at.TaskID {
+		p.settlePlanComment(ctx, a, report.PlanSettlement{ReplacedBy: commentID})
+	}
+	return nil
 }
 
 // planFailed says on the issue that no plan was made and returns what
@@ -85,7 +92,7 @@ func (p *Pipeline) planFailed(ctx context.Context, a request, logURL, reason str
 	if !final {
 		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
 	}
-	if err := p.postPlan(actx, a, report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, Reason: reason, RunURL: logURL}); err != nil {
+	if _, err := p.postPlan(actx, a, report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, Reason: reason, RunURL: logURL}); err != nil {
 		p.logger().Warn("could not say on the issue that no plan was made", jobs.LogError, err)
 	}
 	if final && !errors.Is(cause, asynq.SkipRetry) {
@@ -95,24 +102,57 @@ func (p *Pipeline) planFailed(ctx context.Context, a request, logURL, reason str
 }
 
 // postPlan posts the plan comment, or edits the one this task posted on
-// an earlier try.
-func (p *Pipeline) postPlan(ctx context.Context, a request, pl report.Plan) error {
+// an earlier try, and returns its ID.
+func (p *Pipeline) postPlan(ctx context.Context, a request, pl report.Plan) (int64, error) {
 	body, err := report.PlanComment(pl)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	marker := report.PlanMarker(pl.Issue, pl.Task)
+	c, found, err := p.planComment(ctx, a, pl.Task)
+	if err != nil {
+		return 0, err
+	}
+	if found {
+		return c.ID, p.GitHub.EditComment(ctx, a.issue, c.ID, body)
+	}
+	return p.GitHub.PostComment(ctx, a.issue, body)
+}
+
+// planComment finds the plan comment task posted on a's issue: the app's
+// bot's comment with the task's PlanMarker.
+func (p *Pipeline) planComment(ctx context.Context, a request, task string) (githubapi.Comment, bool, error) {
+	marker := report.PlanMarker(a.issue.Number, task)
 	cs, err := p.GitHub.Comments(ctx, a.issue)
 	if err != nil {
-		return err
+		return githubapi.Comment{}, false, err
 	}
 	for _, c := range cs {
 		if strings.EqualFold(c.Author, a.bot) && strings.Contains(c.Body, marker) {
-			return p.GitHub.EditComment(ctx, a.issue, c.ID, body)
+			return c, true, nil
 		}
 	}
-	_, err = p.GitHub.PostComment(ctx, a.issue, body)
-	return err
+	return githubapi.Comment{}, false, nil
+}
+
+// settlePlanComment edits the comment of the plan a.planTask settles so
+// its status line says what became of the plan (the record in Redis,
+// settled by the webhook or by the new plan's save, is what counts; the
+// comment only shows it). A failure is logged, not the job's: the work
+// goes on without the comment's word.
+func (p *Pipeline) settlePlanComment(ctx context.Context, a request, s report.PlanSettlement) {
+	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, "plan_task", a.planTask)
+	c, found, err := p.planComment(ctx, a, a.planTask)
+	if err != nil || !found {
+		log.Warn("the settled plan's comment was not found", jobs.LogError, err)
+		return
+	}
+	body, err := report.PlanSettled(c.Body, s)
+	if err == nil && body != c.Body {
+		err = p.GitHub.EditComment(ctx, a.issue, c.ID, body)
+	}
+	if err != nil {
+		log.Warn("could not say on the plan's comment what became of it", jobs.LogError, err)
+	}
 }
 
 // runLink is the link of run id, "" without RunURL.
