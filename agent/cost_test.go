@@ -7,6 +7,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 )
 
 // A dollar per thousand input tokens, so the test reads in round sums.
@@ -60,5 +61,63 @@ func TestCostCapNotReached(t *testing.T) {
 			res, err := h.run(context.Background())
 			wantStop(t, res, err, Finished)
 		})
+	}
+}
+
+// A run that falls back to another model mid-run is priced call by call,
+// each by the model that answered it: the first model's turn at its
+// price, the second's at its own (not the whole run at the price of the
+// model it ended on), and the cap counts the same sum.
+func TestFallbackRunPricedPerCall(t *testing.T) {
+	first := pt.New(t,
+		pt.Turn{ToolCalls: []pt.ToolCall{pt.Call("read_file", `{}`)}, Usage: provider.Usage{InputTokens: 1000}},
+		pt.Status(529, ""), pt.Status(529, ""))
+	second := pt.New(t, pt.Turn{ToolCalls: []pt.ToolCall{pt.Call("finish", `{"summary":"done"}`)}, Usage: provider.Usage{InputTokens: 1000}})
+	a, b := first.Options(provider.NameAnthropic), second.Options(provider.NameOpenAI)
+	a.Retry.MaxRetries, b.Retry.MaxRetries = 1, 1
+	pa, err := provider.New(provider.NameAnthropic+":"+pt.AnthropicModel, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := provider.NewFallback(pa, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// $1 per thousand input tokens on the first model, $10 on the second.
+	perModel := map[string]float64{pa.Model(): 1, pb.Model(): 10}
+	h := newHarness(t, nil, echoTool("read_file"), finishTool())
+	h.cfg.Provider = fb
+	h.cfg.Cost = func(model string, u provider.Usage) (float64, bool) {
+		price, ok := perModel[model]
+		return price * float64(u.InputTokens) / 1000, ok
+	}
+	h.cfg.Limits.MaxCostUSD = 100
+	res, err := h.run(context.Background())
+	wantStop(t, res, err, Finished)
+	if usd, known := res.Cost(h.cfg.Cost); !known || usd != 11 {
+		t.Fatalf("cost $%g (known %v), want $11 ($1 for the first model's turn, $10 for the second's)", usd, known)
+	}
+	var models []string
+	for _, rec := range h.events() {
+		if p, err := rec.Payload(); err == nil {
+			if m, ok := p.(*ledger.ModelTurn); ok && m.Error == "" {
+				models = append(models, m.Model)
+			}
+		}
+	}
+	if strings.Join(models, " ") != pa.Model()+" "+pb.Model() {
+		t.Errorf("the ledger's answered turns came from %v", models)
+	}
+
+	// One call of a model without a price makes the run's cost unknown.
+	h = newHarness(t, []turn{calls(600, "finish", `{}`)}, finishTool())
+	h.cfg.Cost = func(string, provider.Usage) (float64, bool) { return 0, false }
+	res, err = h.run(context.Background())
+	if _, known := res.Cost(h.cfg.Cost); err != nil || known {
+		t.Errorf("an unpriced run: cost known %v, %v", known, err)
 	}
 }
