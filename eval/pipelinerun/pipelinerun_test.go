@@ -54,16 +54,18 @@ type edit struct {
 func edits(e ...edit) map[string]any { return map[string]any{"edits": e} }
 
 // The real pipeline, the real sandbox and a scripted model over the
-// OpenAI wire, on two Go starter tasks run twice each: the first run of
-// each replays the reference fix through the tools, the second does
-// nothing. Runs go in task order with concurrency 1, so the script's
-// turns are consumed in that order.
+// OpenAI wire, on a Go starter task run twice: the first run replays the
+// reference fix through the tools, the second does nothing. Runs go in
+// order with concurrency 1, so the script's turns are consumed in that
+// order. (TestReferenceFixesThroughThePipeline replays twelve tasks'
+// fixes, this one's among them; this test adds the run that changes
+// nothing and the agreement of both outcomes.)
 func TestPipelineOnStarterTasks(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	t.Parallel()
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
-	suite := starterTasks(t, "go-backoff-cap", "go-lru-get-refreshes")
+	suite := starterTasks(t, "go-backoff-cap")
 
 	nothing := call("finish", map[string]string{"summary": "I looked and found nothing to change."})
 	srv := pt.New(t,
@@ -74,14 +76,6 @@ func TestPipelineOnStarterTasks(t *testing.T) {
 			"\tif attempt < 0 {\n\t\tattempt = 0\n\t}\n\td := Base\n\tfor i := 0; i < attempt; i++ {\n\t\td *= 2\n\t\tif d >= Max {\n\t\t\treturn Max\n\t\t}\n\t}\n\treturn d"})),
 		call("finish", map[string]string{"summary": "Stop doubling once Max is reached."}),
 		// go-backoff-cap, run 2: nothing.
-		nothing,
-		// go-lru-get-refreshes, run 1: the reference fix.
-		call("read_file", map[string]string{"path": "cache/lru.go"}),
-		call("edit", edits(edit{"cache/lru.go",
-			"\t\treturn 0, false\n\t}\n\treturn el.Value.(*entry).value, true",
-			"\t\treturn 0, false\n\t}\n\tc.order.MoveToFront(el)\n\treturn el.Value.(*entry).value, true"})),
-		call("finish", map[string]string{"summary": "Get moves the entry to the front."}),
-		// go-lru-get-refreshes, run 2: nothing.
 		nothing,
 	)
 	prov, err := provider.New("openai:"+pt.OpenAIModel, srv.Options(provider.NameOpenAI))
@@ -130,7 +124,7 @@ func TestPipelineOnStarterTasks(t *testing.T) {
 		}
 	}
 	s := rep.Summary
-	if s.Attempts != 4 || s.Resolved != 2 || s.VerifiedAgreement != (eval.Agreement{TruePos: 2, TrueNeg: 2}) {
+	if s.Attempts != 2 || s.Resolved != 1 || s.VerifiedAgreement != (eval.Agreement{TruePos: 1, TrueNeg: 1}) {
 		t.Errorf("summary %+v agreement %+v", s.Group, s.VerifiedAgreement)
 	}
 	if err := eval.WriteOutputs(out, rep); err != nil {
