@@ -22,9 +22,9 @@ import (
 // network, allowlist and trust rules as configured setup. A project whose
 // manifests declare none costs no setup container.
 //
-// Covered: Go (go.mod), Node (package.json, by its lock file), Python
-// (requirements*.txt, pyproject.toml), Rust (Cargo.toml), Ruby (Gemfile)
-// and PHP (composer.json). Maven and Gradle are left out: their download
+// Covered: Go (go.mod), Node (package.json, by its lock file; npm
+// install without one), Python (requirements*.txt, pyproject.toml), Rust
+// (Cargo.toml), Ruby (Gemfile) and PHP (composer.json). Maven and Gradle are left out: their download
 // commands are slow and fetch plugins a repository's checks may not need.
 
 // TypeSetupDetected is the ledger event of a detected first setup.
@@ -58,7 +58,7 @@ func (r *run) detectSetup() []report.DetectedCommand {
 		for _, m := range r.projectManifests(p.Dir, p.Language) {
 			// The one table of commands: dependency setup's after the
 			// change (deps.go).
-			cmds, _ := r.depsCommands([]string{r.commandManifest(m)})
+			cmds, _ := r.depsCommands(r.ws.Dir(), []string{m})
 			if len(cmds) == 0 || seen[cmds[0]] || !r.outputIgnored(m) {
 				continue
 			}
@@ -157,22 +157,6 @@ func (r *run) outputIgnored(m string) bool {
 		}
 	}
 	return true
-}
-
-// commandManifest is the file whose download command installs manifest
-// m: a Node project's lock file when it has one (npm ci, yarn, pnpm),
-// else m itself.
-func (r *run) commandManifest(m string) string {
-	if path.Base(m) != "package.json" {
-		return m
-	}
-	for _, lock := range []string{"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"} {
-		l := path.Join(path.Dir(m), lock)
-		if _, err := r.ws.Stat(l); err == nil {
-			return l
-		}
-	}
-	return m
 }
 
 // setupScripts are the first setup's commands: the configured ones, else
