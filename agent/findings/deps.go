@@ -44,6 +44,13 @@ type depFile struct {
 	read func(src []byte) map[string]dep
 }
 
+// IsRequirements reports whether p is a pip requirements file:
+// requirements*.txt.
+func IsRequirements(p string) bool {
+	base := path.Base(p)
+	return strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt")
+}
+
 // depFileOf returns the reader for a path, or nil.
 func depFileOf(p string) *depFile {
 	base := path.Base(p)
@@ -60,8 +67,7 @@ func depFileOf(p string) *depFile {
 		return &depFile{what: "npm package", lock: true, read: yarnLockDeps}
 	case base == "pnpm-lock.yaml":
 		return &depFile{what: "npm package", lock: true, read: pnpmLockDeps}
-	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"),
-		strings.HasPrefix(base, "constraints") && strings.HasSuffix(base, ".txt"):
+	case IsRequirements(p), strings.HasPrefix(base, "constraints") && strings.HasSuffix(base, ".txt"):
 		return &depFile{what: "Python package", read: requirementsDeps}
 	case base == "pyproject.toml":
 		return &depFile{what: "Python package", read: pyprojectDeps}

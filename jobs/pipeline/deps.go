@@ -62,7 +62,7 @@ func downloadCommand(m string, has func(p string) bool) string {
 		return yarnInstall
 	case base == "pnpm-lock.yaml":
 		return pnpmInstall
-	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
+	case findings.IsRequirements(m):
 		return pipInstall + "-r " + shellQuote(base)
 	case base == "pyproject.toml":
 		return pipInstall + "-e ."

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -113,8 +112,8 @@ func (r *run) requirementFiles(dir string) []string {
 			return fs.SkipDir
 		}
 		top = false
-		if b := path.Base(p); !d.IsDir() && strings.HasPrefix(b, "requirements") && strings.HasSuffix(b, ".txt") {
-			out = append(out, b)
+		if !d.IsDir() && findings.IsRequirements(p) {
+			out = append(out, path.Base(p))
 		}
 		return nil
 	})
@@ -134,16 +133,15 @@ func (r *run) requirementFiles(dir string) []string {
 func (r *run) outputIgnored(m string) bool {
 	dir := path.Dir(m)
 	var dirs, locks []string
-	switch b := path.Base(m); {
-	case b == "package.json":
-		dirs = []string{"node_modules"}
-	case b == "pyproject.toml", strings.HasPrefix(b, "requirements"):
-		dirs = []string{".venv"}
-	case b == "composer.json":
-		dirs, locks = []string{"vendor"}, []string{"composer.lock"}
-	case b == "Gemfile":
+	if d := dependencyDirOf(m); d != "" {
+		dirs = []string{d}
+	}
+	switch path.Base(m) {
+	case "composer.json":
+		locks = []string{"composer.lock"}
+	case "Gemfile":
 		locks = []string{"Gemfile.lock"}
-	case b == "Cargo.toml":
+	case "Cargo.toml":
 		locks = []string{"Cargo.lock"}
 	}
 	for _, l := range locks {
