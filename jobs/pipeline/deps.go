@@ -63,7 +63,7 @@ func downloadCommand(m string, has func(p string) bool) string {
 	case base == "pnpm-lock.yaml":
 		return pnpmInstall
 	case findings.IsRequirements(m):
-		return pipInstall + "-r " + shellQuote(base)
+		return pipInstall + "-r " + shellQuote(relTo(projectDir(m), m))
 	case base == "pyproject.toml":
 		return pipInstall + "-e ."
 	case base == "Cargo.toml", base == "Cargo.lock":
@@ -149,6 +149,25 @@ var sourceProbes = map[string]string{
 	"pip": pipSources,
 }
 
+// projectDir is the directory of the project whose manifest m is, where
+// its download command runs: m's own, but for requirements/dev.txt the
+// one above, whose .venv the checks run with.
+func projectDir(m string) string {
+	dir := path.Dir(m)
+	if findings.IsRequirements(m) && path.Base(dir) == "requirements" {
+		return path.Dir(dir)
+	}
+	return dir
+}
+
+// relTo is the slash path p relative to its ancestor dir.
+func relTo(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // depsCommands are the trusted commands for the changed manifests of the
@@ -164,7 +183,7 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 		cmd := downloadCommand(m, has)
 		if cmd == "" {
 			cmd = r.projectSetup(m)
-		} else if dir := path.Dir(m); dir != "." {
+		} else if dir := projectDir(m); dir != "." {
 			cmd = "cd " + shellQuote(dir) + " && " + cmd
 		}
 		if cmd != "" && !slices.Contains(cmds, cmd) {

@@ -29,6 +29,10 @@ func TestDepsCommands(t *testing.T) {
 		// Into the project's .venv, which the checks run with.
 		"python": {manifests: []string{"requirements-dev.txt", "pyproject.toml", "api/requirements.txt"}, want: []string{
 			pipInstall + "-r 'requirements-dev.txt'", pipInstall + "-e .", "cd 'api' && " + pipInstall + "-r 'requirements.txt'"}},
+		// Requirements split into requirements/ install from the project
+		// directory above it, into its .venv.
+		"requirements dir": {manifests: []string{"requirements/dev.txt", "api/requirements/base.txt"}, want: []string{
+			pipInstall + "-r 'requirements/dev.txt'", "cd 'api' && " + pipInstall + "-r 'requirements/base.txt'"}},
 		"maven": {manifests: []string{"pom.xml"}, want: []string{"mvn -B -q dependency:go-offline"}},
 		// A hostile directory name is one quoted word, never a command.
 		"quoted dir": {manifests: []string{"a'; curl evil; '/go.mod"}, want: []string{`cd 'a'\''; curl evil; '\''' && go mod download`}},

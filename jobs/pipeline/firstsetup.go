@@ -100,20 +100,21 @@ func (r *run) projectManifests(dir, lang string) []string {
 	return out
 }
 
-// requirementFiles are the requirements*.txt files of dir.
+// requirementFiles are the requirements files of the project in dir
+// (findings.IsRequirements), relative to it: requirements*.txt in dir and
+// the files of its requirements/ directory.
 func (r *run) requirementFiles(dir string) []string {
 	var out []string
-	top := true
+	split := path.Join(dir, "requirements")
 	err := r.ws.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && !top {
+		if d.IsDir() && p != dir && p != split {
 			return fs.SkipDir
 		}
-		top = false
 		if !d.IsDir() && findings.IsRequirements(p) {
-			out = append(out, path.Base(p))
+			out = append(out, relTo(dir, p))
 		}
 		return nil
 	})
@@ -131,7 +132,7 @@ func (r *run) requirementFiles(dir string) []string {
 // committed, would be committed as the model's. Such a project gets no
 // detected setup.
 func (r *run) outputIgnored(m string) bool {
-	dir := path.Dir(m)
+	dir := projectDir(m)
 	var dirs, locks []string
 	if d := dependencyDirOf(m); d != "" {
 		dirs = []string{d}

@@ -137,11 +137,25 @@ func TestNPMWithoutLockFile(t *testing.T) {
 // .github/agent.yml has network.allow but no `setup:`. The detected setup
 // makes .venv and pip installs the package into it; the baseline and the
 // final checks (detection's pytest) run with that .venv and pass.
-func TestPipDetectedFirstSetup(t *testing.T) {
+func TestPipDetectedFirstSetup(t *testing.T) { pipDetectedFirstSetup(t, "requirements.txt") }
+
+// TestPipRequirementsDirectory: the same with the requirements in
+// requirements/dev.txt, as projects that split them keep them. Detection
+// finds the file, and pip installs it from the project's directory into
+// the .venv the checks run with.
+func TestPipRequirementsDirectory(t *testing.T) { pipDetectedFirstSetup(t, "requirements/dev.txt") }
+
+// pipDetectedFirstSetup is TestPipDetectedFirstSetup with the base's
+// requirements at reqs.
+func pipDetectedFirstSetup(t *testing.T, reqs string) {
 	sandboxtest.EndToEnd(t)
 	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
 	host := sandboxtest.FakeHost(t, idx)
 	files := pyDepsFiles(t, pyIndexLines(host)+"textcase==1.0.0\n", "network:\n  allow: ['"+host+"']\n")
+	if reqs != "requirements.txt" {
+		files[reqs] = files["requirements.txt"]
+		delete(files, "requirements.txt")
+	}
 	code := "\"\"\"Name badges.\"\"\"\n\nfrom textcase import title\n\n\ndef badge(name):\n    \"\"\"The text of a name badge.\"\"\"\n    return \"Hello, \" + title(name)\n"
 	files["badges/__init__.py"] = code
 	doc := strings.Replace(code, "The text of a name badge.", "The text of a name badge, the name title-cased.", 1)
@@ -164,7 +178,7 @@ func TestPipDetectedFirstSetup(t *testing.T) {
 	}
 	logSetupCost(t, out)
 	body := readBody(t, out)
-	for _, want := range []string{"has no `setup:`, so Patchwright ran detected setup", ".venv/bin/python -m pip install", "because `requirements.txt` declares dependencies"} {
+	for _, want := range []string{"has no `setup:`, so Patchwright ran detected setup", ".venv/bin/python -m pip install", "because `" + reqs + "` declares dependencies"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
