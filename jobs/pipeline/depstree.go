@@ -207,9 +207,10 @@ func dependencyDirOf(m string) string {
 }
 
 // installIntoWorkTree gives the model's work tree what fetch_dependencies'
-// setup installed into the tree (issue 24): each node_modules or .venv of
-// the setup copy out that the work tree's .gitignore files exclude, and
-// under which the base commit has no path, replaces the work tree's own.
+// setup installed into the tree (issue 24): each dependency directory
+// (dependencyDirs: node_modules, .venv, vendor) of the setup copy out
+// that the work tree's .gitignore files exclude, and under which the base
+// commit has no path, replaces the work tree's own.
 // Nothing else of the copy comes back, and a dependency directory the
 // repository does not ignore stays out (it would enter the commit). The
 // agent's container is stopped: nothing writes either tree. It returns the

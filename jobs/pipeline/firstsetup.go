@@ -22,9 +22,10 @@ import (
 // manifests declare none costs no setup container.
 //
 // Covered: Go (go.mod), Node (package.json, by its lock file; npm
-// install without one), Python (requirements*.txt, pyproject.toml), Rust
-// (Cargo.toml), Ruby (Gemfile) and PHP (composer.json). Maven and Gradle are left out: their download
-// commands are slow and fetch plugins a repository's checks may not need.
+// install without one), Python (requirements*.txt, requirements/*.txt,
+// pyproject.toml), Rust (Cargo.toml), Ruby (Gemfile) and PHP
+// (composer.json). Maven and Gradle are left out: their download commands
+// are slow and fetch plugins a repository's checks may not need.
 
 // TypeSetupDetected is the ledger event of a detected first setup.
 const TypeSetupDetected = "setup_detected"
