@@ -107,6 +107,7 @@ func notVerified(in Input) []fact {
 	out = append(out, coverage(in.Coverage)...)
 	out = append(out, detectedNotVerified(in)...)
 	out = append(out, dependencyNotVerified(in)...)
+	out = append(out, secretsWithheldFacts(in.SetupSecretsWithheld)...)
 	if in.Unbounded != "" {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}
@@ -162,6 +163,22 @@ func notVerified(in Input) []fact {
 	}
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
 	return out
+}
+
+// secretsWithheldFacts say that setup ran without the setup-only
+// secrets, so what needed them (a private registry) was not fetched.
+func secretsWithheldFacts(names []string) []fact {
+	if len(names) == 0 {
+		return nil
+	}
+	f := say("Setup ran without the setup-only secrets (")
+	for i, n := range names {
+		if i > 0 {
+			f = append(f, ", ")
+		}
+		f = append(f, value(n))
+	}
+	return []fact{append(f, "): the tree is the agent branch, code a model wrote, not the default branch's, so nothing setup fetched with them (a private registry) is in the checks.")}
 }
 
 // notCommitted explains a change that exists but was not committed.

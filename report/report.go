@@ -131,6 +131,10 @@ type Input struct {
 	// command of each project whose manifest declares dependencies. Nil
 	// when setup was configured or none ran.
 	DetectedSetup []DetectedCommand
+	// SetupSecretsWithheld names the setup-only secrets the first setup
+	// ran without: the tree was a retry's agent branch, code a model
+	// wrote. Nil when setup got them or the repository has none.
+	SetupSecretsWithheld []string
 	// Refused are the connections the egress proxy refused to setup;
 	// "Not verified" lists them when a check failed, as a likely cause.
 	Refused []egress.Refusal

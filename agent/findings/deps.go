@@ -44,6 +44,18 @@ type depFile struct {
 	read func(src []byte) map[string]dep
 }
 
+// IsRequirements reports whether the slash-separated path p is a pip
+// requirements file: requirements*.txt, or any .txt file in a directory
+// named requirements (requirements/dev.txt), as projects that split them
+// name them.
+func IsRequirements(p string) bool {
+	base := path.Base(p)
+	if !strings.HasSuffix(base, ".txt") {
+		return false
+	}
+	return strings.HasPrefix(base, "requirements") || path.Base(path.Dir(p)) == "requirements"
+}
+
 // depFileOf returns the reader for a path, or nil.
 func depFileOf(p string) *depFile {
 	base := path.Base(p)
@@ -60,8 +72,7 @@ func depFileOf(p string) *depFile {
 		return &depFile{what: "npm package", lock: true, read: yarnLockDeps}
 	case base == "pnpm-lock.yaml":
 		return &depFile{what: "npm package", lock: true, read: pnpmLockDeps}
-	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"),
-		strings.HasPrefix(base, "constraints") && strings.HasSuffix(base, ".txt"):
+	case IsRequirements(p), strings.HasPrefix(base, "constraints") && strings.HasSuffix(base, ".txt"):
 		return &depFile{what: "Python package", read: requirementsDeps}
 	case base == "pyproject.toml":
 		return &depFile{what: "Python package", read: pyprojectDeps}
@@ -143,7 +154,7 @@ func depChanges(f File, df *depFile) []depChange {
 
 // IsManifest reports whether the slash-separated path p is a dependency
 // manifest or lockfile of a known ecosystem (go.mod, go.sum,
-// package.json and its lockfiles, requirements*.txt, pyproject.toml and
+// package.json and its lockfiles, requirements files (IsRequirements), pyproject.toml and
 // Python lockfiles, Cargo.toml, Cargo.lock, pom.xml): the files whose
 // change means the change needs dependency setup.
 func IsManifest(p string) bool { return depFileOf(p) != nil }

@@ -33,7 +33,7 @@ func isDocPath(p string) bool {
 	case ".md", ".markdown", ".rst", ".adoc":
 		return true
 	case ".txt":
-		return !strings.HasPrefix(base, "requirements")
+		return !IsRequirements(strings.ToLower(p))
 	}
 	for _, n := range []string{"license", "licence", "changelog", "authors", "notice", "copying"} {
 		if strings.HasPrefix(base, n) {

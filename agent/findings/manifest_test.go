@@ -12,6 +12,8 @@ func TestIsManifest(t *testing.T) {
 		"pyproject.toml": true, "poetry.lock": true, "Cargo.toml": true, "Cargo.lock": true, "pom.xml": true,
 		"main.go": false, "go.mod.orig": false, "docs/package.json.md": false, "requirements.txt.bak": false,
 		"Makefile": false, "": false,
+		// Requirements split into a requirements/ directory.
+		"requirements/dev.txt": true, "api/requirements/base.txt": true, "requirements/README.md": false, "docs/notes.txt": false,
 	} {
 		if got := IsManifest(p); got != want {
 			t.Errorf("IsManifest(%q) = %v, want %v", p, got, want)

@@ -46,21 +46,24 @@ type DependencyEvent struct{ report.DependencySetup }
 func (*DependencyEvent) EventType() string { return TypeDependencies }
 
 // downloadCommand is an ecosystem's own command that fills the cache from
-// its manifests, for a manifest's base name; "" for none. The Node ones
+// manifest m, a path of the tree has looks into; "" for none. A Node
+// project's command follows its lock file (npmInstall). The Node ones
 // skip lifecycle scripts: with the network on, a script from the changed
 // package.json would be the model's code.
-func downloadCommand(base string) string {
-	switch {
+func downloadCommand(m string, has func(p string) bool) string {
+	switch base := path.Base(m); {
 	case base == "go.mod", base == "go.sum":
 		return "go mod download"
-	case base == "package.json", base == "package-lock.json", base == "npm-shrinkwrap.json":
-		return "npm ci --ignore-scripts --no-audit --no-fund"
+	case base == "package.json":
+		return npmInstall(path.Dir(m), has)
+	case base == "package-lock.json", base == "npm-shrinkwrap.json":
+		return npmCI
 	case base == "yarn.lock":
-		return "yarn install --frozen-lockfile --ignore-scripts"
+		return yarnInstall
 	case base == "pnpm-lock.yaml":
-		return "pnpm install --frozen-lockfile --ignore-scripts"
-	case strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
-		return pipInstall + "-r " + shellQuote(base)
+		return pnpmInstall
+	case findings.IsRequirements(m):
+		return pipInstall + "-r " + shellQuote(relTo(projectDir(m), m))
 	case base == "pyproject.toml":
 		return pipInstall + "-e ."
 	case base == "Cargo.toml", base == "Cargo.lock":
@@ -69,6 +72,43 @@ func downloadCommand(base string) string {
 		return "mvn -B -q dependency:go-offline"
 	}
 	return ""
+}
+
+// The Node projects' install commands, by lock file.
+const (
+	npmCI       = "npm ci --ignore-scripts --no-audit --no-fund"
+	yarnInstall = "yarn install --frozen-lockfile --ignore-scripts"
+	pnpmInstall = "pnpm install --frozen-lockfile --ignore-scripts"
+	// npmNoLock is for a project without a lock file, where npm ci
+	// refuses to run. It writes no lock file either: the first setup's
+	// would be in the tree the model's commit is made from.
+	npmNoLock = "npm install --ignore-scripts --no-audit --no-fund --no-package-lock"
+)
+
+// npmInstall is the install command of the Node project in dir, by the
+// lock file the tree has there.
+func npmInstall(dir string, has func(p string) bool) string {
+	for _, l := range []struct{ file, cmd string }{
+		{"package-lock.json", npmCI}, {"npm-shrinkwrap.json", npmCI}, {"yarn.lock", yarnInstall}, {"pnpm-lock.yaml", pnpmInstall},
+	} {
+		if has(path.Join(dir, l.file)) {
+			return l.cmd
+		}
+	}
+	return npmNoLock
+}
+
+// inTree is a has for downloadCommand: whether the tree in dir holds p
+// (a link counts; none is followed).
+func inTree(dir string) (has func(p string) bool, done func()) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return func(string) bool { return false }, func() {}
+	}
+	return func(p string) bool {
+		_, err := root.Lstat(p)
+		return err == nil
+	}, func() { root.Close() }
 }
 
 // pipInstall installs into the project's virtualenv .venv, made first
@@ -109,20 +149,41 @@ var sourceProbes = map[string]string{
 	"pip": pipSources,
 }
 
+// projectDir is the directory of the project whose manifest m is, where
+// its download command runs: m's own, but for requirements/dev.txt the
+// one above, whose .venv the checks run with.
+func projectDir(m string) string {
+	dir := path.Dir(m)
+	if findings.IsRequirements(m) && path.Base(dir) == "requirements" {
+		return path.Dir(dir)
+	}
+	return dir
+}
+
+// relTo is the slash path p relative to its ancestor dir.
+func relTo(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// depsCommands are the trusted commands for the changed manifests: the
-// default branch's setup, or one download command per project directory
-// and ecosystem, in the order of the manifests.
-func (r *run) depsCommands(manifests []string) (cmds []string, configured bool) {
+// depsCommands are the trusted commands for the changed manifests of the
+// tree in dir: the default branch's setup, or one download command per
+// project directory and ecosystem, in the order of the manifests.
+func (r *run) depsCommands(dir string, manifests []string) (cmds []string, configured bool) {
 	if len(r.cfg.Setup) > 0 {
 		return slices.Clone(r.cfg.Setup), true
 	}
+	has, done := inTree(dir)
+	defer done()
 	for _, m := range manifests {
-		cmd := downloadCommand(path.Base(m))
+		cmd := downloadCommand(m, has)
 		if cmd == "" {
 			cmd = r.projectSetup(m)
-		} else if dir := path.Dir(m); dir != "." {
+		} else if dir := projectDir(m); dir != "." {
 			cmd = "cd " + shellQuote(dir) + " && " + cmd
 		}
 		if cmd != "" && !slices.Contains(cmds, cmd) {
@@ -213,7 +274,7 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	for _, c := range changed {
 		setup.Manifests = append(setup.Manifests, r.shownPath(c.Path))
 	}
-	cmds, configured := r.depsCommands(changedPaths(changed))
+	cmds, configured := r.depsCommands(tree, changedPaths(changed))
 	setup.Configured = configured
 	if err := r.fetchedDependencies(&setup, changed); err != nil {
 		return setup, nil, "", err

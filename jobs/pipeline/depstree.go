@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/patchwright/patchwright/agent/findings"
 )
 
 // What dependency setup after the change writes into the tree reaches the
@@ -171,14 +173,44 @@ func splitDir(dir string) []string {
 	return strings.Split(dir, "/")
 }
 
-// dependencyDirs are the names of the directories package managers
-// install a project's dependencies into, inside the tree.
-var dependencyDirs = map[string]bool{"node_modules": true, ".venv": true}
+// dependencyDir is a directory a package manager installs a project's
+// dependencies into, inside the tree, with the manifests whose download
+// command fills it.
+type dependencyDir struct {
+	name  string
+	fills func(manifest string) bool
+}
+
+// dependencyDirs are the one list of them, which the first setup
+// (outputIgnored) and fetch_dependencies (installIntoWorkTree) both go
+// by.
+var dependencyDirs = []dependencyDir{
+	{"node_modules", func(m string) bool { return path.Base(m) == "package.json" }},
+	{".venv", func(m string) bool { return path.Base(m) == "pyproject.toml" || findings.IsRequirements(m) }},
+	{"vendor", func(m string) bool { return path.Base(m) == "composer.json" }},
+}
+
+// isDependencyDir reports whether name is one of dependencyDirs.
+func isDependencyDir(name string) bool {
+	return slices.ContainsFunc(dependencyDirs, func(d dependencyDir) bool { return d.name == name })
+}
+
+// dependencyDirOf is the directory the download command for manifest m
+// installs into, by name; "" for none (it fills the cache only).
+func dependencyDirOf(m string) string {
+	for _, d := range dependencyDirs {
+		if d.fills(m) {
+			return d.name
+		}
+	}
+	return ""
+}
 
 // installIntoWorkTree gives the model's work tree what fetch_dependencies'
-// setup installed into the tree (issue 24): each node_modules or .venv of
-// the setup copy out that the work tree's .gitignore files exclude, and
-// under which the base commit has no path, replaces the work tree's own.
+// setup installed into the tree (issue 24): each dependency directory
+// (dependencyDirs: node_modules, .venv, vendor) of the setup copy out
+// that the work tree's .gitignore files exclude, and under which the base
+// commit has no path, replaces the work tree's own.
 // Nothing else of the copy comes back, and a dependency directory the
 // repository does not ignore stays out (it would enter the commit). The
 // agent's container is stopped: nothing writes either tree. It returns the
@@ -236,7 +268,7 @@ func findDependencyDirs(top string) ([]string, error) {
 		if d.Name() == ".git" {
 			return filepath.SkipDir
 		}
-		if dependencyDirs[d.Name()] {
+		if isDependencyDir(d.Name()) {
 			rel, _ := filepath.Rel(top, p)
 			out = append(out, filepath.ToSlash(rel))
 			return filepath.SkipDir

@@ -17,7 +17,7 @@ import (
 // under replace the work tree's own; nothing else of the copy comes back.
 func TestInstallIntoWorkTree(t *testing.T) {
 	origin := gitRepo(t, map[string]string{
-		".gitignore":       "node_modules/\n.venv/\n",
+		".gitignore":       "node_modules/\n.venv/\nvendor/\n",
 		"package.json":     "{}\n",
 		"web/package.json": "{}\n",
 		"web/.gitignore":   "!node_modules/\n",
@@ -63,19 +63,21 @@ func TestInstallIntoWorkTree(t *testing.T) {
 	write(filepath.Join(out, "web", "node_modules", "w", "index.js"), "not ignored\n")
 	write(filepath.Join(out, "vendored", ".venv", "new"), "under a committed path\n")
 	write(filepath.Join(out, ".venv", "bin", "python"), "venv\n")
+	write(filepath.Join(out, "vendor", "acme", "lib.php"), "composer's\n")
 	write(filepath.Join(out, "package.json"), "setup rewrote it\n")
 
 	got, err := r.installIntoWorkTree(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{".venv", "node_modules"}; !slices.Equal(got, want) {
+	if want := []string{".venv", "node_modules", "vendor"}; !slices.Equal(got, want) {
 		t.Errorf("installed %q, want %q", got, want)
 	}
 	for p, want := range map[string]string{
 		"node_modules/textcase/index.js":                "setup's\n",
 		"node_modules/textcase/node_modules/inner/x.js": "nested\n",
 		".venv/bin/python":                              "venv\n",
+		"vendor/acme/lib.php":                           "composer's\n",
 		"package.json":                                  "{}\n",
 		"vendored/.venv/keep":                           "committed\n",
 		"node_modules/old/index.js":                     "",

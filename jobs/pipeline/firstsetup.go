@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -22,10 +21,11 @@ import (
 // network, allowlist and trust rules as configured setup. A project whose
 // manifests declare none costs no setup container.
 //
-// Covered: Go (go.mod), Node (package.json, by its lock file), Python
-// (requirements*.txt, pyproject.toml), Rust (Cargo.toml), Ruby (Gemfile)
-// and PHP (composer.json). Maven and Gradle are left out: their download
-// commands are slow and fetch plugins a repository's checks may not need.
+// Covered: Go (go.mod), Node (package.json, by its lock file; npm
+// install without one), Python (requirements*.txt, requirements/*.txt,
+// pyproject.toml), Rust (Cargo.toml), Ruby (Gemfile) and PHP
+// (composer.json). Maven and Gradle are left out: their download commands
+// are slow and fetch plugins a repository's checks may not need.
 
 // TypeSetupDetected is the ledger event of a detected first setup.
 const TypeSetupDetected = "setup_detected"
@@ -58,7 +58,7 @@ func (r *run) detectSetup() []report.DetectedCommand {
 		for _, m := range r.projectManifests(p.Dir, p.Language) {
 			// The one table of commands: dependency setup's after the
 			// change (deps.go).
-			cmds, _ := r.depsCommands([]string{r.commandManifest(m)})
+			cmds, _ := r.depsCommands(r.ws.Dir(), []string{m})
 			if len(cmds) == 0 || seen[cmds[0]] || !r.outputIgnored(m) {
 				continue
 			}
@@ -101,20 +101,21 @@ func (r *run) projectManifests(dir, lang string) []string {
 	return out
 }
 
-// requirementFiles are the requirements*.txt files of dir.
+// requirementFiles are the requirements files of the project in dir
+// (findings.IsRequirements), relative to it: requirements*.txt in dir and
+// the files of its requirements/ directory.
 func (r *run) requirementFiles(dir string) []string {
 	var out []string
-	top := true
+	split := path.Join(dir, "requirements")
 	err := r.ws.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && !top {
+		if d.IsDir() && p != dir && p != split {
 			return fs.SkipDir
 		}
-		top = false
-		if b := path.Base(p); !d.IsDir() && strings.HasPrefix(b, "requirements") && strings.HasSuffix(b, ".txt") {
-			out = append(out, b)
+		if !d.IsDir() && findings.IsRequirements(p) {
+			out = append(out, relTo(dir, p))
 		}
 		return nil
 	})
@@ -132,18 +133,17 @@ func (r *run) requirementFiles(dir string) []string {
 // committed, would be committed as the model's. Such a project gets no
 // detected setup.
 func (r *run) outputIgnored(m string) bool {
-	dir := path.Dir(m)
+	dir := projectDir(m)
 	var dirs, locks []string
-	switch b := path.Base(m); {
-	case b == "package.json":
-		dirs = []string{"node_modules"}
-	case b == "pyproject.toml", strings.HasPrefix(b, "requirements"):
-		dirs = []string{".venv"}
-	case b == "composer.json":
-		dirs, locks = []string{"vendor"}, []string{"composer.lock"}
-	case b == "Gemfile":
+	if d := dependencyDirOf(m); d != "" {
+		dirs = []string{d}
+	}
+	switch path.Base(m) {
+	case "composer.json":
+		locks = []string{"composer.lock"}
+	case "Gemfile":
 		locks = []string{"Gemfile.lock"}
-	case b == "Cargo.toml":
+	case "Cargo.toml":
 		locks = []string{"Cargo.lock"}
 	}
 	for _, l := range locks {
@@ -157,22 +157,6 @@ func (r *run) outputIgnored(m string) bool {
 		}
 	}
 	return true
-}
-
-// commandManifest is the file whose download command installs manifest
-// m: a Node project's lock file when it has one (npm ci, yarn, pnpm),
-// else m itself.
-func (r *run) commandManifest(m string) string {
-	if path.Base(m) != "package.json" {
-		return m
-	}
-	for _, lock := range []string{"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"} {
-		l := path.Join(path.Dir(m), lock)
-		if _, err := r.ws.Stat(l); err == nil {
-			return l
-		}
-	}
-	return m
 }
 
 // setupScripts are the first setup's commands: the configured ones, else

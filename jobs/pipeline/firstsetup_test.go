@@ -23,20 +23,22 @@ import (
 // volume to keep what it fetches.
 func TestDetectSetup(t *testing.T) {
 	origin := gitRepo(t, map[string]string{
-		".gitignore":               "node_modules/\n.venv/\n",
-		"go.mod":                   "module a\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
-		"web/package.json":         `{"name":"web","dependencies":{"left-pad":"1.3.0"}}`,
-		"web/yarn.lock":            "",
-		"docs/package.json":        `{"name":"docs","scripts":{"test":"node --test"}}`,
-		"raw/package.json":         `{"name":"raw","dependencies":{"left-pad":"1.3.0"}}`,
-		"raw/.gitignore":           "!node_modules/\n",
-		"api/requirements.txt":     "# none\n",
-		"api/requirements-dev.txt": "pytest>=7\n",
-		"api/pyproject.toml":       "[project]\nname = \"api\"\ndependencies = [\"requests\"]\n",
-		"app/Gemfile":              "gem \"rspec\"\n",
-		"app/Gemfile.lock":         "GEM\n",
-		"lib/Gemfile":              "gem \"rspec\"\n",
-		"php/composer.json":        `{"require":{"php":">=8.1"}}`,
+		".gitignore":                 "node_modules/\n.venv/\n",
+		"go.mod":                     "module a\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
+		"web/package.json":           `{"name":"web","dependencies":{"left-pad":"1.3.0"}}`,
+		"web/yarn.lock":              "",
+		"docs/package.json":          `{"name":"docs","scripts":{"test":"node --test"}}`,
+		"raw/package.json":           `{"name":"raw","dependencies":{"left-pad":"1.3.0"}}`,
+		"raw/.gitignore":             "!node_modules/\n",
+		"api/requirements.txt":       "# none\n",
+		"api/requirements-dev.txt":   "pytest>=7\n",
+		"api/requirements/lint.txt":  "ruff>=0.4\n",
+		"api/requirements/sub/x.txt": "black\n",
+		"api/pyproject.toml":         "[project]\nname = \"api\"\ndependencies = [\"requests\"]\n",
+		"app/Gemfile":                "gem \"rspec\"\n",
+		"app/Gemfile.lock":           "GEM\n",
+		"lib/Gemfile":                "gem \"rspec\"\n",
+		"php/composer.json":          `{"require":{"php":">=8.1"}}`,
 	})
 	trees := t.TempDir()
 	repo, err := gitrepo.Clone(context.Background(), gitrepo.CloneOptions{URL: origin, Worktree: filepath.Join(trees, "work"), GitDir: filepath.Join(t.TempDir(), "git")})
@@ -74,12 +76,14 @@ func TestDetectSetup(t *testing.T) {
 		"detected": {e: cache, want: []report.DetectedCommand{
 			{Command: "go mod download", Manifest: "go.mod"},
 			{Command: "cd 'web' && yarn install --frozen-lockfile --ignore-scripts", Manifest: "web/package.json"},
+			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},
 		}},
 		"no cache volume": {e: &Executor{}, want: []report.DetectedCommand{
 			{Command: "cd 'web' && yarn install --frozen-lockfile --ignore-scripts", Manifest: "web/package.json"},
+			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},

@@ -103,6 +103,9 @@ type run struct {
 	// setupSecrets are this repository's setup-only secrets, name to
 	// value: in the setup container's environment and nowhere else.
 	setupSecrets map[string]string
+	// secretsWithheld names the setup-only secrets setup ran without: the
+	// tree was not the default branch's (setupsecrets.go).
+	secretsWithheld []string
 	// detected is the detected first setup, when the configuration has
 	// no `setup:` (firstsetup.go); detectedRan its commands that ran,
 	// with their exit codes, for the report.

@@ -11,8 +11,13 @@ import (
 // the setup container was given (DESIGN §4.1): names, never values.
 const TypeSetupSecrets = "setup_secrets"
 
+// TypeSetupSecretsWithheld is the ledger event that names the setup-only
+// secrets the setup container was not given, and why.
+const TypeSetupSecretsWithheld = "setup_secrets_withheld"
+
 func init() {
 	ledger.Register(TypeSetupSecrets, func() ledger.Payload { return new(SetupSecretsGiven) })
+	ledger.Register(TypeSetupSecretsWithheld, func() ledger.Payload { return new(SetupSecretsWithheld) })
 }
 
 // SetupSecretsGiven names the setup-only secrets of a run.
@@ -22,6 +27,15 @@ type SetupSecretsGiven struct {
 
 // EventType implements ledger.Payload.
 func (*SetupSecretsGiven) EventType() string { return TypeSetupSecrets }
+
+// SetupSecretsWithheld names the setup-only secrets setup ran without.
+type SetupSecretsWithheld struct {
+	Names  []string `json:"names"`
+	Reason string   `json:"reason"`
+}
+
+// EventType implements ledger.Payload.
+func (*SetupSecretsWithheld) EventType() string { return TypeSetupSecretsWithheld }
 
 // secretEnv is the setup container's environment for the secrets, in name
 // order; nil for none.
@@ -33,20 +47,31 @@ func secretEnv(vals map[string]string) []string {
 	return env
 }
 
-// recordSetupSecrets writes their names to the ledger when setup gets any.
+// recordSetupSecrets writes to the ledger the names of the secrets setup
+// gets, or of those it runs without and why; nothing when the
+// repository has none or there is no setup. The names withheld are kept
+// for the report.
 func (r *run) recordSetupSecrets() error {
-	if len(r.setupSecrets) == 0 || !r.setupGetsSecrets() {
+	if len(r.setupSecrets) == 0 || len(r.setupScripts()) == 0 {
 		return nil
 	}
-	_, err := r.ledger.Append(&SetupSecretsGiven{Names: slices.Sorted(maps.Keys(r.setupSecrets))})
+	names := slices.Sorted(maps.Keys(r.setupSecrets))
+	var p ledger.Payload = &SetupSecretsGiven{Names: names}
+	if !r.setupGetsSecrets() {
+		r.secretsWithheld = names
+		p = &SetupSecretsWithheld{Names: names, Reason: "the tree is the agent branch " + r.job.Branch +
+			", not the default branch " + r.job.ConfigBranch + ": its setup runs code a model wrote, with the setup network"}
+	}
+	_, err := r.ledger.Append(p)
 	return err
 }
 
 // setupGetsSecrets reports whether the first setup container gets the
-// setup-only secrets: configured setup does, detected setup only on the
-// default branch's tree. On a retry's agent-branch tree a detected
-// command runs that tree's build code (a Gemfile, a setup.py) that
-// nobody configured.
+// setup-only secrets: only on the default branch's tree. On a retry's
+// agent-branch tree every setup command, configured or detected, runs
+// that tree's code (an npm postinstall script, a Makefile, a setup.py)
+// that a model wrote, and the allowlisted registry it reaches could take
+// a token out (an npm publish).
 func (r *run) setupGetsSecrets() bool {
-	return len(r.cfg.Setup) > 0 || (len(r.detected) > 0 && r.trustedTree())
+	return r.trustedTree()
 }
