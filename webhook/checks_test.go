@@ -262,11 +262,10 @@ func TestPlanLabel(t *testing.T) {
 	}
 }
 
-// The trigger label while a plan waits starts a solve without the plan
-// and sets the plan aside, naming its task for the worker (which edits
-// that plan's comment): a later `/agent retry` is an attempt, not a
-// replan of the stale plan.
-func TestLabelSetsAWaitingPlanAside(t *testing.T) {
+// The trigger label while a plan waits is still one Redis command: the
+// task names no plan and the plan still waits; the worker settles it
+// when the job starts (jobs/githubjob's TestLabelSetsAWaitingPlanAside).
+func TestLabelLeavesAWaitingPlanToTheWorker(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
@@ -279,34 +278,16 @@ func TestLabelSetsAWaitingPlanAside(t *testing.T) {
 		obj(m, "sender")["login"] = writerLogin
 	})
 	expectStatus(t, e.deliver("issues", "s-1", label), http.StatusAccepted)
-	tasks := func() map[string]jobs.SolveIssue {
-		out := map[string]jobs.SolveIssue{}
-		for _, ti := range e.tasks(jobs.QueueAgent) {
-			var p jobs.SolveIssue
-			if err := json.Unmarshal(ti.Payload, &p); err != nil {
-				t.Fatal(err)
-			}
-			out[p.DeliveryID] = p
+	var p jobs.SolveIssue
+	for _, ti := range e.tasks(jobs.QueueAgent) {
+		if err := json.Unmarshal(ti.Payload, &p); err != nil {
+			t.Fatal(err)
 		}
-		return out
 	}
-	if p := tasks()["s-1"]; p.Plan || p.ApprovedPlan != "" || p.PlanTask != "p-1" {
-		t.Fatalf("label's task %+v, want a solve settling p-1", p)
+	if p.DeliveryID != "s-1" || p.Plan || p.ApprovedPlan != "" || p.PlanTask != "" {
+		t.Fatalf("label's task %+v, want a plain solve", p)
 	}
-	if rec, _, _ := e.queue.LatestPlan(ctx, issue); rec.Waiting() || rec.SetAsideBy != writerLogin {
-		t.Fatalf("after the label the plan is %+v", rec)
-	}
-	if err := e.queue.Release(ctx, issue, "s-1"); err != nil {
-		t.Fatal(err)
-	}
-	retry := fixturePayload(t, "issue_comment.created.json", func(m map[string]any) {
-		obj(m, "issue")["number"] = 7
-		obj(m, "issue")["labels"] = []any{map[string]any{"name": "agent"}}
-		obj(m, "comment")["body"] = "/agent retry"
-		obj(m, "sender")["login"] = writerLogin
-	})
-	expectStatus(t, e.deliver("issue_comment", "s-2", retry), http.StatusAccepted)
-	if p := tasks()["s-2"]; p.DeliveryID != "s-2" || p.Plan || p.PreviousPlan != "" || p.PlanTask != "" {
-		t.Fatalf("retry after the label enqueued %+v, want an attempt", p)
+	if rec, _, _ := e.queue.LatestPlan(ctx, issue); !rec.Waiting() {
+		t.Fatalf("after the label the plan is %+v, want it still waiting for the worker", rec)
 	}
 }

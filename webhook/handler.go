@@ -52,9 +52,6 @@ type Queue interface {
 	// issue no longer waits on a plan, and `/agent retry` starts attempts
 	// again.
 	ApprovePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
-	// SetAsidePlan records that a solve started without the issue's
-	// waiting plan of task (the trigger label): it no longer waits.
-	SetAsidePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an

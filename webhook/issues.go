@@ -62,28 +62,13 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		}
 		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
 	}
-	p := jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
-		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan}
-	// A plan waiting for approval is settled by this job: replaced by
-	// the label's new plan, or set aside by its solve (which does not
-	// follow it), so a later `/agent retry` is not a replan of it.
-	waiting, isWaiting, err := h.waitingPlan(ctx, issue)
+	// A plan that waits for its approval is settled by the worker when
+	// this job starts (Pipeline.Solve), not here: a delivery that starts
+	// a job stays one Redis command.
+	enq, err := h.enqueueSolve(ctx, &d, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
+		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan})
 	if err != nil {
 		return response{}, err
-	}
-	if isWaiting {
-		p.PlanTask = waiting.Task
-	}
-	enq, err := h.enqueueSolve(ctx, &d, p)
-	if err != nil {
-		return response{}, err
-	}
-	if isWaiting && !plan && (enq.Outcome == jobs.Enqueued || enq.Outcome == jobs.Duplicate) {
-		// After the enqueue, as an approval: a label that started
-		// nothing (busy) leaves the plan waiting.
-		if _, err := h.queue.SetAsidePlan(ctx, issue, waiting.Task, sender.Login); err != nil {
-			return response{}, err
-		}
 	}
 	what := "solve of "
 	if plan {

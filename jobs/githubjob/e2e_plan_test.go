@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -290,6 +291,12 @@ func TestLabelSetsAWaitingPlanAside(t *testing.T) {
 	plan := e.planComment(1, "delivery-aside-1").Body
 	if !strings.Contains(plan, "**Set aside.** @Codertocat labelled the issue for a solve without this plan") || strings.Contains(plan, "Waiting for approval") {
 		t.Errorf("the set-aside plan's comment:\n%s", plan)
+	}
+	// Recorded, so a later `/agent retry` on the issue is an attempt,
+	// not a replan of the stale plan (the webhook asks Waiting).
+	issue := jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
+	if rec, ok, err := e.queue.LatestPlan(t.Context(), issue); err != nil || !ok || rec.Waiting() || rec.SetAsideBy != "Codertocat" {
+		t.Errorf("after the label's solve the plan is %+v (%v, %v), want set aside by Codertocat", rec, ok, err)
 	}
 	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
 		t.Fatalf("%d pull requests, want 1", len(pulls))

@@ -85,6 +85,8 @@ type Pipeline struct {
 // PlanStore keeps an issue's latest plan; *jobs.Queue is one.
 type PlanStore interface {
 	SavePlan(ctx context.Context, issue jobs.Issue, rec jobs.PlanRecord) error
+	LatestPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error)
+	SetAsidePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
 }
 
 // NoteSource drains the notes waiting for an issue's job.
@@ -139,6 +141,13 @@ type request struct {
 
 // Solve runs a first (or new) attempt at an issue.
 func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
+	if job.PlanTask == "" && job.ApprovedPlan == "" {
+		task, err := p.settleWaitingPlan(ctx, job, at)
+		if err != nil {
+			return err
+		}
+		job.PlanTask = task
+	}
 	if job.Plan {
 		trigger := "/agent plan"
 		if job.PreviousPlan != "" {
@@ -153,6 +162,28 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 	}
 	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
 		issueHash: job.IssueHash, at: at, planTask: job.PlanTask})
+}
+
+// settleWaitingPlan returns the task of the plan that waits for its
+// approval when a job that names none starts (the trigger label's): a new
+// plan replaces it (its save does that), a solve sets it aside, so a
+// later `/agent retry` is an attempt, not a replan of it. "" when no plan
+// waits. Here rather than in the webhook, which enqueues in one Redis
+// command.
+func (p *Pipeline) settleWaitingPlan(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) (string, error) {
+	if p.Plans == nil {
+		return "", nil
+	}
+	rec, ok, err := p.Plans.LatestPlan(ctx, job.Issue)
+	if err != nil || !ok || !rec.Waiting() || rec.Task == at.TaskID {
+		return "", err
+	}
+	if !job.Plan {
+		if _, err := p.Plans.SetAsidePlan(ctx, job.Issue, rec.Task, job.Requester); err != nil {
+			return "", err
+		}
+	}
+	return rec.Task, nil
 }
 
 // Retry runs another attempt on the pull request job.PR.
@@ -275,7 +306,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		return refused(err, "comment on the issue", "issues: write", "")
 	}
 	if a.planTask != "" {
-		// The webhook settled the plan when it enqueued this job.
+		// The webhook (an approval) or Solve (the label) settled the
+		// plan; the comment says so.
 		settled := report.PlanSettlement{SetAsideBy: a.requester}
 		if a.approvedPlan != "" {
 			settled = report.PlanSettlement{ApprovedBy: a.requester, Notes: a.instructions}

@@ -15,8 +15,12 @@ import (
 )
 
 // warmScript builds Go's standard library into the cache volume unless a
-// marker there says it was done.
-const warmScript = `m="$HOME/.cache/.patchwright-test-warm"; [ -e "$m" ] || { go build std && touch "$m"; }`
+// marker there says it was done: the packages that build (with Go files
+// and no errors), since the public-shaped image's GOROOT lacks some
+// (go/doc).
+const warmScript = `m="$HOME/.cache/.patchwright-test-warm"
+[ -e "$m" ] && exit 0
+go list -e -f '{{if and (not .Error) (not .DepsErrors) .GoFiles}}{{.ImportPath}}{{end}}' std | xargs go build && touch "$m"`
 
 var (
 	publicOnce sync.Once
