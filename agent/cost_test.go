@@ -73,22 +73,10 @@ func TestFallbackRunPricedPerCall(t *testing.T) {
 		pt.Turn{ToolCalls: []pt.ToolCall{pt.Call("read_file", `{}`)}, Usage: provider.Usage{InputTokens: 1000}},
 		pt.Status(529, ""), pt.Status(529, ""))
 	second := pt.New(t, pt.Turn{ToolCalls: []pt.ToolCall{pt.Call("finish", `{"summary":"done"}`)}, Usage: provider.Usage{InputTokens: 1000}})
-	a, b := first.Options(provider.NameAnthropic), second.Options(provider.NameOpenAI)
-	a.Retry.MaxRetries, b.Retry.MaxRetries = 1, 1
-	pa, err := provider.New(provider.NameAnthropic+":"+pt.AnthropicModel, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := provider.NewFallback(pa, pb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fb := pt.Fallback(t, first, second)
 	// $1 per thousand input tokens on the first model, $10 on the second.
-	perModel := map[string]float64{pa.Model(): 1, pb.Model(): 10}
+	modelA, modelB := provider.NameAnthropic+":"+pt.AnthropicModel, provider.NameOpenAI+":"+pt.OpenAIModel
+	perModel := map[string]float64{modelA: 1, modelB: 10}
 	h := newHarness(t, nil, echoTool("read_file"), finishTool())
 	h.cfg.Provider = fb
 	h.cfg.Cost = func(model string, u provider.Usage) (float64, bool) {
@@ -109,7 +97,7 @@ func TestFallbackRunPricedPerCall(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(models, " ") != pa.Model()+" "+pb.Model() {
+	if strings.Join(models, " ") != modelA+" "+modelB {
 		t.Errorf("the ledger's answered turns came from %v", models)
 	}
 

@@ -10,25 +10,6 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 )
 
-func fallbackOf(t *testing.T, first, second *pt.Server) provider.Provider {
-	t.Helper()
-	a, b := first.Options(provider.NameAnthropic), second.Options(provider.NameOpenAI)
-	a.Retry.MaxRetries, b.Retry.MaxRetries = 1, 1
-	pa, err := provider.New(provider.NameAnthropic+":"+pt.AnthropicModel, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := provider.New(provider.NameOpenAI+":"+pt.OpenAIModel, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := provider.NewFallback(pa, pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 var req = provider.Request{System: "s", Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}}
 
 // An overloaded first provider, after its own retries, hands the request
@@ -36,7 +17,7 @@ var req = provider.Request{System: "s", Messages: []provider.Message{{Role: prov
 func TestFallbackOnOverload(t *testing.T) {
 	over := pt.New(t, pt.Status(529, ""), pt.Status(529, ""))
 	next := pt.New(t, pt.Text("from the second"), pt.Text("again"))
-	f := fallbackOf(t, over, next)
+	f := pt.Fallback(t, over, next)
 	resp, err := f.Complete(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +43,7 @@ func TestFallbackOnOverload(t *testing.T) {
 func TestNoFallbackOnPermanentError(t *testing.T) {
 	bad := pt.New(t, pt.Status(401, ""))
 	next := pt.New(t, pt.Text("never"))
-	f := fallbackOf(t, bad, next)
+	f := pt.Fallback(t, bad, next)
 	_, err := f.Complete(context.Background(), req)
 	var perr *provider.Error
 	if !errors.As(err, &perr) || perr.Kind != provider.KindPermanent {

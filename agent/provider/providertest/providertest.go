@@ -191,6 +191,28 @@ func (s *Server) Waits() []time.Duration {
 	return append([]time.Duration(nil), s.waits...)
 }
 
+// Fallback is a fallback of two models for a test: first's server on
+// the Anthropic wire, then second's on the OpenAI wire, each with one
+// retry, so a failing first model gives way quickly.
+func Fallback(t testing.TB, first, second *Server) provider.Provider {
+	t.Helper()
+	a, b := first.Options(provider.NameAnthropic), second.Options(provider.NameOpenAI)
+	a.Retry.MaxRetries, b.Retry.MaxRetries = 1, 1
+	pa, err := provider.New(provider.NameAnthropic+":"+AnthropicModel, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := provider.New(provider.NameOpenAI+":"+OpenAIModel, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := provider.NewFallback(pa, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // Options returns provider options pointed at this server for a wire
 // (provider.NameOpenAI or provider.NameAnthropic), with a test key and a
 // retry sleep that records the wait and returns at once.
