@@ -139,3 +139,37 @@ func atoi(s string) int {
 	fmt.Sscan(s, &n)
 	return n
 }
+
+// TestEgressDockerResolverRecorded: a lookup through Docker's own
+// resolver (127.0.0.11, what the container's resolv.conf names) is not
+// answered from outside the allowlist, and is recorded: the engine sends
+// the query on from the sandbox's own network namespace (for an upstream
+// server that is not the host's loopback), so the firewall refuses it
+// and NFLOG sees its name.
+func TestEgressDockerResolverRecorded(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	var mu sync.Mutex
+	var refused []egress.Refusal
+	sb := sandboxtest.New(t, d, sandbox.Spec{Network: true, Egress: &sandbox.Egress{
+		Phase: "setup",
+		Refused: func(r egress.Refusal) {
+			mu.Lock()
+			refused = append(refused, r)
+			mu.Unlock()
+		},
+	}})
+	// Cut short: the refusal is recorded from the first packet, and the
+	// resolver would retry for about 20 s.
+	lookup := `timeout 4 getent hosts leak-through-resolver.example`
+	if res := run(t, sb, lookup); res.ExitCode == 0 {
+		t.Fatalf("the lookup was answered: %s", res.Stdout.Head)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range refused {
+		if strings.Contains(r.Reason, "a DNS query for leak-through-resolver.example") && r.Command == lookup && r.Port == 53 {
+			return
+		}
+	}
+	t.Fatalf("no refusal of the lookup's query recorded: %+v", refused)
+}
