@@ -2,6 +2,7 @@ package docker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -35,7 +36,8 @@ const chownMount = "/patchwright-cache"
 // volume is handed to the sandbox user once, as root, by a short-lived
 // container of the same image, before any sandbox mounts it; the volume's
 // label records the owner so that later sandboxes skip that step. Handing
-// over leaves the volume empty, so Docker still fills it from the image.
+// over fills the volume from the image (chownVolume), as Docker would at a
+// sandbox's first mount.
 //
 // A volume without the label, or labelled for another user (made by an
 // older Patchwright, or with another Options.User), is handed over again at
@@ -83,14 +85,25 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 	return nil
 }
 
-// chownVolume runs `chown USER /patchwright-cache` as root in a container
-// of spec.Image with the cache volume mounted there (without Docker's
-// copy from the image), no network and no capability but CHOWN. Every
-// reasonable image has chown; one without it fails here, saying so.
+// chownVolume runs `chown USER HOME/.cache` as root in a container of
+// spec.Image with the cache volume mounted where sandboxes mount it, no
+// network and no capability but CHOWN. Docker fills an empty volume from
+// the image there (our image's warm Go cache; nothing on a public one),
+// so a new volume holds what the image ships even when the first sandbox
+// to use it mounts it read-only, at cacheSharedDir, where the image has
+// nothing to copy: every phase of a retry's job on a new volume compiled
+// Go's standard library again. A volume to be seeded from spec.CacheFrom
+// is not filled from the image. Every reasonable image has chown; one
+// without it fails here, saying so.
 func (d *Docker) chownVolume(ctx context.Context, spec sandbox.Spec) error {
+	target, fill := d.home+"/.cache", spec.CacheFrom == ""
+	if !fill {
+		target = chownMount
+	}
 	return d.volumeHelper(ctx, spec, volumeHelper{
 		user: "0:0", caps: []string{"CHOWN"}, memory: 64 << 20,
-		entrypoint: []string{"chown"}, cmd: []string{d.user, chownMount},
+		entrypoint: []string{"chown"}, cmd: []string{d.user, target},
+		target: target, fill: fill,
 	})
 }
 
@@ -124,11 +137,15 @@ type volumeHelper struct {
 	cmd        []string
 	// from, when set, is a volume mounted read-only at cacheSharedDir.
 	from string
+	// target is where the cache volume is mounted (chownMount when
+	// empty); fill lets Docker fill it from the image there.
+	target string
+	fill   bool
 }
 
 // volumeHelper runs h in a container of spec.Image with spec.CacheVolume
-// mounted at chownMount (without Docker's copy from the image), no
-// network and no capability but h.caps, and waits for it to exit 0.
+// mounted at h.target (with Docker's copy from the image only for h.fill),
+// no network and no capability but h.caps, and waits for it to exit 0.
 func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHelper) error {
 	config := &container.Config{
 		Image:      spec.Image,
@@ -145,8 +162,8 @@ func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHe
 	mounts := []mount.Mount{{
 		Type:          mount.TypeVolume,
 		Source:        spec.CacheVolume,
-		Target:        chownMount,
-		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
+		Target:        cmp.Or(h.target, chownMount),
+		VolumeOptions: &mount.VolumeOptions{NoCopy: !h.fill},
 	}}
 	if h.from != "" {
 		mounts = append(mounts, mount.Mount{

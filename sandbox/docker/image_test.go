@@ -125,6 +125,20 @@ func TestNewVolumeStillFilledFromImage(t *testing.T) {
 	}
 }
 
+// TestNewVolumeFilledForAReadOnlyFirstUse: a new cache volume whose first
+// sandbox mounts it read-only (a retry's phases all do) still holds the
+// image's warm Go cache, so that sandbox's copy of it does too: mounted
+// only at the read-only path, where the image has nothing, the volume
+// stayed empty, and every phase compiled the standard library again.
+func TestNewVolumeFilledForAReadOnlyFirstUse(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	vol := freshVolume(t, dockerClient(t))
+	sb := sandboxtest.New(t, d, sandbox.Spec{CacheVolume: vol, CacheReadOnly: true})
+	if got := ok(t, sb, `find "$GOCACHE" -type f | head -n 100 | wc -l`); strings.TrimSpace(got) != "100" {
+		t.Errorf("the read-only sandbox's cache holds %s files of the image's Go cache, want at least 100", strings.TrimSpace(got))
+	}
+}
+
 // TestOldVolumeHandedOver: a root-owned volume of that name that Create
 // did not prepare (an older Patchwright made it, or someone by hand) is
 // handed to the sandbox user too.
