@@ -8,7 +8,8 @@ import (
 )
 
 // TypeSetupSecrets is the ledger event that names the setup-only secrets
-// the setup container was given (DESIGN §4.1): names, never values.
+// the setup container was given: names, never values (DESIGN has no
+// setup-only secrets yet).
 const TypeSetupSecrets = "setup_secrets"
 
 // TypeSetupSecretsWithheld is the ledger event that names the setup-only
