@@ -238,6 +238,12 @@ var errTampered = errors.New("the starter's limits were changed")
 func (c *dockerSandbox) executeStarter(ctx context.Context, cmd sandbox.Command) (res sandbox.Result, rec *frame.Record, err error) {
 	start := time.Now()
 	s := c.st
+	// The stop watch needs the container's cgroup: without it a first
+	// command that stops the starter (kill -STOP -1) held the sandbox
+	// until the host's limit.
+	if err := c.locate(ctx); err != nil {
+		return sandbox.Result{}, rec, err
+	}
 	req, _ := json.Marshal(frame.Req{Script: cmd.Script, TimeoutNS: int64(cmd.Timeout)})
 	if err := s.conn.Write(frame.Request, req); err != nil {
 		c.dropStarter()
