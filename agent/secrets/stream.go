@@ -26,6 +26,12 @@ const (
 	scanOverlap = 64 << 10
 )
 
+// chunkBytes and overlapBytes are what windows uses: scanChunk and
+// scanOverlap, but for tests, which shrink them to cross many edges on a
+// few kilobytes. At the real sizes each edge costs a megabyte of filler
+// that the rules' regexes read, seconds a case under -race (issue 22).
+var chunkBytes, overlapBytes = scanChunk, scanOverlap
+
 // ScanChangeStream is ScanChange on readers: the secrets after has that
 // before (nil for a new file) did not, after's added lines decoded too,
 // read in windows of bounded size rather than whole.
@@ -90,9 +96,9 @@ func (s *Scanner) detect(ctx context.Context, text string) []report.Finding {
 
 // windows calls fn with each window of r, the line (1-based) and the
 // byte of r it starts at; windows after the first begin with the last whole lines of
-// the one before, up to scanOverlap bytes.
+// the one before, up to overlapBytes bytes.
 func windows(r io.Reader, fn func(window string, line int, offset int64)) error {
-	chunk := make([]byte, scanChunk)
+	chunk := make([]byte, chunkBytes)
 	var carry []byte
 	line, offset := 1, int64(0)
 	for {
@@ -112,7 +118,7 @@ func windows(r io.Reader, fn func(window string, line int, offset int64)) error 
 		if eof {
 			return nil
 		}
-		keep := max(0, cut-scanOverlap)
+		keep := max(0, cut-overlapBytes)
 		if j := bytes.IndexByte(data[keep:cut], '\n'); keep > 0 && j >= 0 && keep+j+1 < cut {
 			keep += j + 1 // start the overlap at a line
 		}

@@ -28,11 +28,24 @@ func streamChange(t *testing.T, s *Scanner, before *string, after string) []Find
 	return found
 }
 
+// windowSizes makes windows use chunk and overlap bytes until the test
+// ends.
+func windowSizes(t *testing.T, chunk, overlap int) {
+	t.Helper()
+	c, o := chunkBytes, overlapBytes
+	t.Cleanup(func() { chunkBytes, overlapBytes = c, o })
+	chunkBytes, overlapBytes = chunk, overlap
+}
+
 // TestScanChangeStreamFindsASecretAcrossAChunkEdge: a key that starts
-// before the first chunk ends and ends after it is found, on its line,
-// whether the chunk's edge falls inside one line (a long line, or a key
-// alone on its line) or between the lines of a PEM block, which only the
-// overlap keeps whole.
+// before a chunk ends and ends after it is found, on its line, whether
+// the chunk's edge falls inside one line (a long line, or a key alone on
+// its line) or between the lines of a PEM block, which only the overlap
+// keeps whole. The cases run on windows shrunk to 16 KiB with 4 KiB of
+// overlap (more than the PEM key's 1.7 KB), at the first edge and the
+// third, as at scanChunk each case read a megabyte of filler, seconds
+// under -race; the real sizes are crossed once, by the case that needs
+// the overlap and costs least (a long line: one window's regexes).
 func TestScanChangeStreamFindsASecretAcrossAChunkEdge(t *testing.T) {
 	s := scanner(t)
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -40,31 +53,43 @@ func TestScanChangeStreamFindsASecretAcrossAChunkEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-	lines := strings.Repeat("x := 1\n", scanChunk/7) // many short lines
-	for _, tc := range []struct {
-		name, filler, secret, rule string
-	}{
-		{"a key on its own line", lines, "key = \"" + awsKey + "\"\n", "aws-access-token"},
-		{"a key inside one long line", strings.Repeat("x", scanChunk), " " + awsKey + " tail\n", "aws-access-token"},
-		{"a PEM block over many lines", lines, pemKey, "private-key"},
-	} {
-		for _, back := range []int{5, len(tc.secret) / 2, len(tc.secret) - 3} {
-			t.Run(fmt.Sprintf("%s/%d bytes before the edge", tc.name, back), func(t *testing.T) {
-				// The secret starts back bytes before the chunk's edge.
-				filler := tc.filler[:scanChunk-back]
-				after := filler + tc.secret + "end\n"
-				if start := strings.Index(after, strings.TrimSpace(tc.secret)[:8]); start >= scanChunk || start+len(strings.TrimSpace(tc.secret)) <= scanChunk {
-					t.Fatalf("the secret (bytes %d on) does not span the edge at %d", start, scanChunk)
-				}
-				want := s.ScanChange("f", "", after)
-				got := streamChange(t, s, nil, after)
-				if !slices.ContainsFunc(got, func(f Finding) bool { return f.RuleID == tc.rule }) {
-					t.Fatalf("no %s finding across the edge: %v", tc.rule, got)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("streamed %v, whole %v", got, want)
-				}
-			})
+	type secret struct{ name, text, rule string }
+	onItsLine := secret{"a key on its own line", "key = \"" + awsKey + "\"\n", "aws-access-token"}
+	inALongLine := secret{"a key inside one long line", " " + awsKey + " tail\n", "aws-access-token"}
+	pemBlock := secret{"a PEM block over many lines", pemKey, "private-key"}
+	// filler is n bytes of many short lines, or of one long line.
+	filler := func(sc secret, n int) string {
+		if sc == inALongLine {
+			return strings.Repeat("x", n)
+		}
+		return strings.Repeat("x := 1\n", n/7+1)[:n]
+	}
+	check := func(t *testing.T, sc secret, edge, back int) {
+		// The secret starts back bytes before the edge.
+		after := filler(sc, edge-back) + sc.text + "end\n"
+		if start := strings.Index(after, strings.TrimSpace(sc.text)[:8]); start >= edge || start+len(strings.TrimSpace(sc.text)) <= edge {
+			t.Fatalf("the secret (bytes %d on) does not span the edge at %d", start, edge)
+		}
+		want := s.ScanChange("f", "", after)
+		got := streamChange(t, s, nil, after)
+		if !slices.ContainsFunc(got, func(f Finding) bool { return f.RuleID == sc.rule }) {
+			t.Fatalf("no %s finding across the edge: %v", sc.rule, got)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("streamed %v, whole %v", got, want)
+		}
+	}
+	t.Run("real sizes", func(t *testing.T) {
+		check(t, inALongLine, scanChunk, len(inALongLine.text)/2)
+	})
+	windowSizes(t, 16<<10, 4<<10)
+	for _, sc := range []secret{onItsLine, inALongLine, pemBlock} {
+		for _, edge := range []int{1, 3} {
+			for _, back := range []int{5, len(sc.text) / 2, len(sc.text) - 3} {
+				t.Run(fmt.Sprintf("%s/edge %d/%d bytes before it", sc.name, edge, back), func(t *testing.T) {
+					check(t, sc, edge*chunkBytes, back)
+				})
+			}
 		}
 	}
 }
