@@ -83,7 +83,10 @@ type fullStack struct {
 	kill, drain, handBack *hold
 	procs                 map[string]*exec.Cmd
 	logs                  map[string]string
-	mu                    sync.Mutex
+	// cpuOf is the CPU (user and system) of each process the test
+	// started and waited for, by name.
+	cpuOf map[string]time.Duration
+	mu    sync.Mutex
 }
 
 // heldRequest is a held model request: the worker that sent it and the
@@ -195,8 +198,12 @@ func (f *fullStack) start(name, cmd string, extra ...string) {
 			<-done
 		}
 		lf.Close()
+		f.cpu(name, c.ProcessState)
+		b, _ := os.ReadFile(logPath)
+		if i := bytes.Index(b, []byte(raceReport)); i >= 0 {
+			f.t.Errorf("%s reported a data race:\n%s", name, tail(b[i:], 6000))
+		}
 		if f.t.Failed() {
-			b, _ := os.ReadFile(logPath)
 			f.t.Logf("%s log (last 6000 bytes):\n%s", name, tail(b, 6000))
 		}
 	})
@@ -285,6 +292,66 @@ func (f *fullStack) noEndWithoutPull(issues []fsIssue) {
 	}
 }
 
+// build builds cmd/patchwright into f.bin, with -race if this test binary
+// has it. The build is most of the soak's CPU outside Docker: the same
+// mode as the test's own means the packages `go test -race` compiled
+// (CI's whole tree, so cmd/patchwright's too) are reused, where a
+// non-race build compiled them all again (330 s of CPU on a cold cache,
+// 33 s in a fresh checkout on a warm one, 2026-12-03). It is `go run
+// -exec cp`, not `go build -o`: go run keeps the linked executable in
+// the build cache, so a second run with nothing changed does not link
+// again (7-9 s of CPU here); cp takes a copy before go run removes its own.
+// -race also makes serve and the workers race-checked (raceReport), at
+// a few seconds of CPU.
+func (f *fullStack) build() {
+	t := f.t
+	args := []string{"run"}
+	if raceTest {
+		args = append(args, "-race")
+	}
+	// -s -w as deploy/Dockerfile's build: no symbol table or DWARF, a
+	// quarter less of the link.
+	args = append(args, "-ldflags=-s -w", "-exec", "cp", "./cmd/patchwright", f.bin)
+	build := exec.Command("go", args...)
+	build.Dir = githubtest.ModuleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	f.cpu("go run (the build)", build.ProcessState)
+}
+
+// cpu adds a process's CPU to the run's figure, logged at the end.
+func (f *fullStack) cpu(name string, ps *os.ProcessState) {
+	if ps == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cpuOf == nil {
+		f.cpuOf = map[string]time.Duration{}
+	}
+	f.cpuOf[name] += ps.UserTime() + ps.SystemTime()
+}
+
+// logCPU logs the CPU of the build, serve and the workers (the
+// sandboxes' containers are Docker's, not counted).
+func (f *fullStack) logCPU() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var workers time.Duration
+	var names []string
+	for name, d := range f.cpuOf {
+		if strings.HasPrefix(name, "w") {
+			workers += d
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	f.t.Logf("soak full stack: CPU (user and system) of the build %v, serve %v, the %d workers %v (%s)",
+		f.cpuOf["go run (the build)"].Round(10*time.Millisecond), f.cpuOf["serve"].Round(10*time.Millisecond),
+		len(names), workers.Round(10*time.Millisecond), strings.Join(names, " "))
+}
+
 // TestSoakFullStack is the load-and-fault harness over the real binary:
 // `patchwright serve` and three `patchwright worker` processes on one
 // redis-server of its own (append-only file on), the GitHub fake with git
@@ -319,14 +386,11 @@ func TestSoakFullStack(t *testing.T) {
 		}
 	}
 	f := &fullStack{t: t, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, logs: map[string]string{}}
+	t.Cleanup(f.logCPU) // first, so it runs after the processes' cleanups
 
-	// The binary, as shipped.
+	// The binary, as shipped but for -race (build).
 	f.bin = filepath.Join(f.dir, "patchwright")
-	build := exec.Command("go", "build", "-o", f.bin, "./cmd/patchwright")
-	build.Dir = githubtest.ModuleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	f.build()
 
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -628,6 +692,11 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 		t.Errorf("the killed job %s completed on try %d, want a later try than the killed one", killedTask, r)
 	}
 }
+
+// raceReport starts what the race detector writes of a data race: serve
+// and the workers are built with -race when the test is (build), and a
+// report in a process's log fails the test.
+const raceReport = "WARNING: DATA RACE"
 
 // doneRetry is the try on which task's "job done" was logged (-1: none).
 func (f *fullStack) doneRetry(task string) int {
