@@ -277,7 +277,9 @@ func survivorFightingBack(t *testing.T, fight string) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
 	sb := sandboxtest.New(t, d, sandbox.Spec{})
 	_, err := sb.Exec(context.Background(), sandbox.Command{
-		Script:  `env -i setsid sh -c 'while :; do ` + fight + `; done' </dev/null >/dev/null 2>&1 & sleep 1`,
+		// The sleep outlasts the fight's start, however loaded the
+		// machine: the stop is to find the command still running.
+		Script:  `env -i setsid sh -c 'while :; do ` + fight + `; done' </dev/null >/dev/null 2>&1 & sleep 5`,
 		Timeout: time.Minute,
 	})
 	switch {
