@@ -13,7 +13,6 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
-	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -40,11 +39,7 @@ func TestNPMDetectedFirstSetup(t *testing.T) {
 		issue:       agent.Issue{Title: "Say what badge does", Body: "Its comment should say that names are title-cased."},
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns: []pt.Turn{
-			call("read_file", `{"path":"src/badge.js"}`),
-			call("write_file", `{"path":"src/badge.js","content":`+jsonString(comment)+`}`),
-			call("finish", `{"summary":"The comment says names are title-cased."}`),
-		},
+		turns:       rewriteTurns(t, "src/badge.js", comment, "The comment says names are title-cased."),
 	}.run(t)
 	if res.Outcome != verify.Verified {
 		t.Fatalf("outcome %s (%s), want verified; registry asked %q; ledger:\n%s", res.Outcome, res.Reason, reg.paths(), readLedger(t, out))
@@ -104,11 +99,7 @@ func TestNPMWithoutLockFile(t *testing.T) {
 		issue:       agent.Issue{Title: "Describe the package", Body: "package.json should say what the package does."},
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns: []pt.Turn{
-			call("read_file", `{"path":"package.json"}`),
-			call("write_file", `{"path":"package.json","content":`+jsonString(described)+`}`),
-			call("finish", `{"summary":"package.json describes the package."}`),
-		},
+		turns:       rewriteTurns(t, "package.json", described, "package.json describes the package."),
 	}.run(t)
 	if res.Outcome != verify.Verified {
 		t.Fatalf("outcome %s (%s), want verified; registry asked %q; ledger:\n%s", res.Outcome, res.Reason, reg.paths(), readLedger(t, out))
@@ -164,11 +155,7 @@ func pipDetectedFirstSetup(t *testing.T, reqs string) {
 		issue:       agent.Issue{Title: "Say what badge does", Body: "Its docstring should say that names are title-cased."},
 		wire:        provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t),
-		turns: []pt.Turn{
-			call("read_file", `{"path":"badges/__init__.py"}`),
-			call("write_file", `{"path":"badges/__init__.py","content":`+jsonString(doc)+`}`),
-			call("finish", `{"summary":"The docstring says names are title-cased."}`),
-		},
+		turns:       rewriteTurns(t, "badges/__init__.py", doc, "The docstring says names are title-cased."),
 	}.run(t)
 	if res.Outcome != verify.Verified {
 		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))

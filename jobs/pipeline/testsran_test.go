@@ -68,6 +68,16 @@ func writeTurn(t *testing.T, path, content string) pt.Turn {
 	return call("write_file", jsonArgs(t, map[string]any{"path": path, "content": content}))
 }
 
+// rewriteTurns read path, write it whole as content and finish with
+// summary.
+func rewriteTurns(t *testing.T, path, content, summary string) []pt.Turn {
+	return []pt.Turn{
+		call("read_file", jsonArgs(t, map[string]any{"path": path})),
+		writeTurn(t, path, content),
+		call("finish", jsonArgs(t, map[string]any{"summary": summary})),
+	}
+}
+
 // TestTestMainExitsZero: a new, committed test file whose TestMain exits
 // 0 without m.Run. go test prints "ok"; no test ran.
 func TestTestMainExitsZero(t *testing.T) {
