@@ -265,17 +265,19 @@ func TestConcurrentExecsEachCleanedUp(t *testing.T) {
 // sandbox is dead and its container stopped.
 func TestSurvivorFightingBack(t *testing.T) {
 	sandboxtest.EndToEnd(t)
-	for name, fight := range map[string]string{"kill": "kill -9 -1", "stop": "kill -STOP -1"} {
-		t.Run(name, func(t *testing.T) { survivorFightingBack(t, fight) })
+	for _, image := range sandboxtest.Images(t) {
+		for name, fight := range map[string]string{"kill": "kill -9 -1", "stop": "kill -STOP -1"} {
+			t.Run(image+"/"+name, func(t *testing.T) { survivorFightingBack(t, image, fight) })
+		}
 	}
 }
 
 // survivorFightingBack leaves a process that runs fight in a loop, against
 // the helper that ends the command's processes. "stop" freezes the helper
 // mid-run: Exec must still return, not wait on it for ever.
-func survivorFightingBack(t *testing.T, fight string) {
+func survivorFightingBack(t *testing.T, image, fight string) {
 	d := sandboxtest.NewDocker(t, docker.Options{})
-	sb := sandboxtest.New(t, d, sandbox.Spec{})
+	sb := sandboxtest.New(t, d, sandbox.Spec{Image: image, CacheVolume: sandboxtest.CacheVolumeFor(image)})
 	_, err := sb.Exec(context.Background(), sandbox.Command{
 		// The sleep outlasts the fight's start, however loaded the
 		// machine: the stop is to find the command still running.
