@@ -180,3 +180,35 @@ func TestCacheFrom(t *testing.T) {
 		t.Errorf("removing a removed volume: %v", err)
 	}
 }
+
+// TestNewVolumeHandedOverAtOnce: sandboxes of separate runners (as two
+// workers' jobs on one repository) created at once on one new cache
+// volume all start, and the volume holds the image's cache. Docker's
+// copy from the image ran in each hand-over and a later one failed on
+// what an earlier made ("file exists"); whether they overlap is up to
+// timing, so this can pass without the retry, not fail with it.
+func TestNewVolumeHandedOverAtOnce(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	volume := newCacheVolume(t)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			d := sandboxtest.NewDocker(t, docker.Options{})
+			sb, err := d.Create(context.Background(), sandbox.Spec{Image: sandboxtest.Image(t), Workspace: sandboxtest.Workspace(t), JobID: "test-handed-over-at-once", CacheVolume: volume})
+			if err == nil {
+				sb.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	sb := sandboxtest.New(t, sandboxtest.NewDocker(t, docker.Options{}), sandbox.Spec{CacheVolume: volume})
+	if got := ok(t, sb, `ls "$XDG_CACHE_HOME/go-build" | wc -l`); strings.TrimSpace(got) == "0" {
+		t.Fatal("the new volume holds no Go cache from the image")
+	}
+}

@@ -182,7 +182,7 @@ func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHe
 		Resources:      container.Resources{Memory: h.memory, PidsLimit: &pids},
 	}
 	name := h.entrypoint[0]
-	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
+	created, err := d.createContainer(ctx, config, host)
 	if err != nil {
 		return fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
@@ -229,4 +229,19 @@ func (d *Docker) RemoveCache(ctx context.Context, name string) error {
 		return fmt.Errorf("remove cache volume %s: %w", name, err)
 	}
 	return nil
+}
+
+// createContainer is ContainerCreate, tried a second time when Docker's
+// copy of the image into an empty cache volume collided with another's:
+// containers created at once on one new volume (two jobs of a repository,
+// in one worker or two; a sandbox while another Create hands the volume
+// over) each have Docker copy the image in, and a later copy fails on
+// what an earlier one made ("mkdir ...: file exists"). Once the volume is
+// not empty Docker copies nothing, so the second try creates it.
+func (d *Docker) createContainer(ctx context.Context, config *container.Config, host *container.HostConfig) (container.CreateResponse, error) {
+	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
+	if err != nil && strings.Contains(err.Error(), "file exists") {
+		created, err = d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
+	}
+	return created, err
 }

@@ -254,7 +254,7 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if spec.CacheReadOnly && spec.CacheVolume != "" {
 		cacheLayer = readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes, d.uid, d.gid)
 	}
-	created, err := d.cli.ContainerCreate(ctx, config, host, nil, nil, "")
+	created, err := d.createContainer(ctx, config, host)
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
 	}
