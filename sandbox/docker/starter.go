@@ -294,6 +294,12 @@ func (c *dockerSandbox) executeStarter(ctx context.Context, cmd sandbox.Command)
 				return result(-1, false), rec, c.killWedged("the command: " + errFrozen.Error())
 			}
 			return result(-1, false), rec, fmt.Errorf("command in sandbox %.12s: %w", c.id, ctx.Err())
+		case <-s.done:
+			// Close dropped the starter under the command. read may have
+			// returned without passing on the stream's end, so waiting for
+			// frames would hold the caller until the host's limit. finish
+			// reports the close.
+			return result(-1, false), rec, nil
 		case <-hostLimit.C:
 			// The starter's watchdog did not end it: the starter was
 			// stopped. reap ends what is left, the starter included.
