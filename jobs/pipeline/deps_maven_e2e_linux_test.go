@@ -4,7 +4,6 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"net/http"
@@ -99,23 +98,13 @@ func (m *mavenRepository) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // through a link beside it. Offline: nothing is installed.
 func mavenImage(t *testing.T) string {
 	t.Helper()
-	const name = "patchwright-sandbox-maven-test:latest"
-	dockerfile := "FROM " + sandboxtest.Image(t) + `
-USER root
-RUN printf '<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0"/>\n' >/etc/maven/settings.xml \
- && mkdir -p /home/agent/.cache/m2 \
- && cp -a /usr/share/maven-repo /home/agent/.cache/m2/repository \
- && ln -s /usr/share/java /home/agent/.cache/m2/java \
- && chown -hR 1000:1000 /home/agent/.cache/m2
-ENV MAVEN_OPTS="-Dmaven.repo.local=/home/agent/.cache/m2/repository -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-USER 1000:1000
-`
-	cmd := exec.CommandContext(context.Background(), "docker", "build", "-q", "-t", name, "-")
-	cmd.Stdin = strings.NewReader(dockerfile)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker build %s: %v\n%s", name, err, out)
-	}
-	return name
+	return deriveImage(t, "patchwright-sandbox-maven-test:latest", sandboxtest.Image(t),
+		`printf '<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0"/>\n' >/etc/maven/settings.xml
+mkdir -p /home/agent/.cache/m2
+cp -a /usr/share/maven-repo /home/agent/.cache/m2/repository
+ln -s /usr/share/java /home/agent/.cache/m2/java
+chown -hR 1000:1000 /home/agent/.cache/m2`,
+		`ENV MAVEN_OPTS="-Dmaven.repo.local=/home/agent/.cache/m2/repository -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"`)
 }
 
 // javaDepsRepo is testdata/repos/java-deps with its POM naming the

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"context"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -218,15 +216,7 @@ func TestPythonWithoutPython(t *testing.T) {
 // /usr/bin/python, offline (no package is installed), once per engine.
 func noPythonImage(t *testing.T) string {
 	t.Helper()
-	base := sandboxtest.Image(t)
-	const name = "patchwright-sandbox-nopython-test:latest"
-	dockerfile := "FROM " + base + "\nUSER root\nRUN rm -f /usr/bin/python && ! command -v python\nUSER 1000:1000\n"
-	cmd := exec.CommandContext(context.Background(), "docker", "build", "-q", "-t", name, "-")
-	cmd.Stdin = strings.NewReader(dockerfile)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker build %s: %v\n%s", name, err, out)
-	}
-	return name
+	return deriveImage(t, "patchwright-sandbox-nopython-test:latest", sandboxtest.Image(t), "rm -f /usr/bin/python && ! command -v python")
 }
 
 func hasKind(fs []findings.Finding, kind string) bool {
