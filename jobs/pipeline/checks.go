@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/sandbox"
@@ -192,25 +194,31 @@ const sparseBlock = 64 << 10
 // writeSparse copies size bytes of in to the new file out, seeking over
 // each block of zeros rather than writing it: a sparse file (or a blob
 // of zeros) costs its copy no disk for its holes, so a tree of sparse
-// files cannot fill the job's disk when it is copied (issue 23).
+// files cannot fill the job's disk when it is copied (issue 23). A file's
+// holes are found with SEEK_DATA and not read at all: reading 30 holes of
+// 100 MiB took 12 s of a core under the race detector.
 func writeSparse(out *os.File, in io.Reader, size int64) error {
 	buf := make([]byte, sparseBlock)
+	file, _ := in.(*os.File)
 	var n int64
 	for n < size {
-		m, err := io.ReadFull(in, buf[:min(int64(len(buf)), size-n)])
-		if m > 0 {
-			var werr error
-			if bytes.Equal(buf[:m], zeros[:m]) {
-				_, werr = out.Seek(int64(m), io.SeekCurrent)
-			} else {
-				_, werr = out.Write(buf[:m])
+		end := size
+		if file != nil {
+			var start int64
+			start, end = dataExtent(file, n, size)
+			if _, err := file.Seek(start, io.SeekStart); err != nil {
+				return err
 			}
-			if werr != nil {
-				return werr
+			if start != n {
+				if _, err := out.Seek(start, io.SeekStart); err != nil {
+					return err
+				}
+				n = start
 			}
-			n += int64(m)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		m, err := copyZerosAsHoles(out, in, buf, end-n)
+		n += m
+		if err == io.EOF {
 			break // the file shrank: copy what it has
 		}
 		if err != nil {
@@ -219,6 +227,62 @@ func writeSparse(out *os.File, in io.Reader, size int64) error {
 	}
 	// The length a trailing hole leaves unwritten.
 	return out.Truncate(n)
+}
+
+// copyZerosAsHoles copies up to length bytes of in to out, seeking over
+// each block of zeros; io.EOF if in ends first.
+func copyZerosAsHoles(out *os.File, in io.Reader, buf []byte, length int64) (int64, error) {
+	var n int64
+	for n < length {
+		m, err := io.ReadFull(in, buf[:min(int64(len(buf)), length-n)])
+		if m > 0 {
+			var werr error
+			if bytes.Equal(buf[:m], zeros[:m]) {
+				_, werr = out.Seek(int64(m), io.SeekCurrent)
+			} else {
+				_, werr = out.Write(buf[:m])
+			}
+			if werr != nil {
+				return n, werr
+			}
+			n += int64(m)
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// dataExtent is the first stretch of data in f at or after off, up to
+// size: from SEEK_DATA to the next SEEK_HOLE. With only a hole left it
+// starts at size; where the file system cannot tell, everything is data.
+// It moves f's offset.
+func dataExtent(f *os.File, off, size int64) (start, end int64) {
+	start, end = off, size
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return start, end
+	}
+	conn.Control(func(fd uintptr) {
+		s, err := unix.Seek(int(fd), off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			start = size
+			return
+		}
+		if err != nil {
+			return
+		}
+		e, err := unix.Seek(int(fd), s, unix.SEEK_HOLE)
+		if err != nil {
+			e = size
+		}
+		start, end = min(s, size), min(e, size)
+	})
+	return start, end
 }
 
 var zeros = make([]byte, sparseBlock)

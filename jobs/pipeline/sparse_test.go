@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -68,4 +70,55 @@ func diskUsed(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return used
+}
+
+// TestCheckCopiesKeepData: what a sparse file holds between and after its
+// holes is copied as it is, a written block of zeros becomes a hole too,
+// and the copy has the file's length.
+func TestCheckCopiesKeepData(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "work")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(src, "mixed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := []struct {
+		at   int64
+		data []byte
+	}{
+		{0, []byte("head")},
+		{3 << 20, bytes.Repeat([]byte("middle "), 30000)},
+		{5 << 20, make([]byte, 1<<20)}, // written zeros
+		{9<<20 + 7, []byte("tail, not block-aligned")},
+	}
+	for _, w := range writes {
+		if _, err := f.WriteAt(w.data, w.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const size = 10 << 20
+	if err := errors.Join(f.Truncate(size), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "check-baseline")
+	if err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(src, "mixed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dst, "mixed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != size || !bytes.Equal(got, want) {
+		t.Fatalf("the copy has %d bytes and differs: %v, want %d the same as the file", len(got), !bytes.Equal(got, want), size)
+	}
+	if used := diskUsed(t, dst); used > 1<<20 {
+		t.Errorf("the copy takes %d KiB of disk, want under 1 MiB (its data is about 210 KiB)", used>>10)
+	}
 }
