@@ -215,6 +215,11 @@ func writeSparse(out *os.File, in io.Reader, size int64) error {
 				}
 				n = start
 			}
+			if end <= n {
+				// An empty stretch of data: read to the end rather than
+				// ask again and loop.
+				end = size
+			}
 		}
 		m, err := copyZerosAsHoles(out, in, buf, end-n)
 		n += m
