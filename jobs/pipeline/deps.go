@@ -27,10 +27,13 @@ import (
 // trusted dependency setup again, on a copy of the changed tree, in a
 // fresh setup container: the default branch's `setup:` commands, or each
 // changed project's own download command, never one the model wrote. What
-// it fetches goes into the job's own cache volume, a copy of the
-// repository's shared one (sandbox.Spec.CacheFrom), which the final
-// checks and, after fetch_dependencies, the agent's sandbox read: a
-// model's change never writes the cache a later job's builds read.
+// it fetches goes into a cache volume of the job's own, a copy of the
+// repository's shared one (sandbox.Spec.CacheFrom): fetch_dependencies'
+// into one only the agent's sandbox reads, dependency setup after the
+// change (on the committed tree) into the one the final checks read
+// (trust.go). A model's change never writes the cache a later job's
+// builds read, and since those commands may run the changed tree's code
+// (runsTreeCode), the final checks after one that did are not verified.
 
 // ToolDependencies is the ledger's Tool of the commands dependency setup
 // ran after the change (fetch_dependencies' are recorded as that tool's).

@@ -54,6 +54,24 @@ func namesGo(ret string) string {
 const poisonScript = `d="$(go env GOMODCACHE)/example.com/textcase@v1.0.0"; chmod -R u+w "$d" && ` +
 	`printf 'package textcase\n\nfunc Title(s string) string { return s }\n' > "$d/textcase.go"`
 
+// hostileTurns break Title, make the configured setup (Makefile or
+// deps.sh) rewrite textcase in the cache, and touch go.mod, so that
+// dependency setup runs that setup.
+func hostileTurns(files map[string]string) []pt.Turn {
+	var turns []pt.Turn
+	for _, w := range []struct{ path, content string }{
+		{"names.go", namesGo("name")},
+		{"Makefile", "deps:\n\t" + strings.ReplaceAll(poisonScript, "$", "$$") + "\n"},
+		{"deps.sh", poisonScript + "\n"},
+		{"go.mod", files["go.mod"] + "// touched\n"},
+	} {
+		turns = append(turns,
+			call("read_file", `{"path":"`+w.path+`"}`),
+			call("write_file", `{"path":"`+w.path+`","content":`+jsonString(w.content)+`}`))
+	}
+	return turns
+}
+
 // fillTextcaseCache puts example.com/textcase v1.0.0 into the cache volume
 // vol, as a trusted first setup of an earlier job would have, from a file
 // proxy on a workspace (no network), and returns its go.sum lines.
@@ -194,24 +212,18 @@ func TestFetchDependenciesCannotReachTheChecks(t *testing.T) {
 			cfg := "setup:\n  - " + setup + "\nverify:\n  - name: test\n    run: go test ./...\n"
 			files := trustNames(sum, cfg)
 			rec := &specRecorder{}
-			hostile := "deps:\n\t" + strings.ReplaceAll(poisonScript, "$", "$$") + "\n"
-			script := poisonScript + "\n"
 			res, out, _ := scenario{
 				repo: gitRepo(t, files), image: image, cacheVolume: vol, tune: rec.tune,
 				issue: agent.Issue{Title: "Badge names", Body: "Simplify Title."},
 				wire:  provider.NameOpenAI,
-				turns: []pt.Turn{
-					call("write_file", `{"path":"names.go","content":`+jsonString(namesGo("name"))+`}`),
-					call("write_file", `{"path":"Makefile","content":`+jsonString(hostile)+`}`),
-					call("write_file", `{"path":"deps.sh","content":`+jsonString(script)+`}`),
-					call("write_file", `{"path":"go.mod","content":`+jsonString(files["go.mod"]+"// touched\n")+`}`),
+				turns: append(hostileTurns(files), []pt.Turn{
 					call("fetch_dependencies", `{}`),
-					call("run", `{"command":"go test ./..."}`),
+					call("run", `{"command":"go test ./...","timeout_s":900}`),
 					call("write_file", `{"path":"Makefile","content":`+jsonString(files["Makefile"])+`}`),
 					call("write_file", `{"path":"deps.sh","content":`+jsonString(files["deps.sh"])+`}`),
 					call("write_file", `{"path":"go.mod","content":`+jsonString(files["go.mod"])+`}`),
 					call("finish", `{"summary":"Title is simpler; go test passes."}`),
-				},
+				}...),
 			}.run(t)
 			runs := toolResults(t, out, "run")
 			if len(runs) != 1 || !strings.Contains(runs[0], "exit code 0") {
@@ -249,13 +261,7 @@ func TestConfiguredSetupOnTheChangeTaints(t *testing.T) {
 				repo: gitRepo(t, files), image: image, cacheVolume: vol, tune: rec.tune,
 				issue: agent.Issue{Title: "Badge names", Body: "Simplify Title."},
 				wire:  provider.NameOpenAI,
-				turns: []pt.Turn{
-					call("write_file", `{"path":"names.go","content":`+jsonString(namesGo("name"))+`}`),
-					call("write_file", `{"path":"Makefile","content":`+jsonString("deps:\n\t"+strings.ReplaceAll(poisonScript, "$", "$$")+"\n")+`}`),
-					call("write_file", `{"path":"deps.sh","content":`+jsonString(poisonScript+"\n")+`}`),
-					call("write_file", `{"path":"go.mod","content":`+jsonString(files["go.mod"]+"// touched\n")+`}`),
-					call("finish", `{"summary":"Title is simpler."}`),
-				},
+				turns: append(hostileTurns(files), call("finish", `{"summary":"Title is simpler."}`)),
 			}.run(t)
 			wantUntrustedSetup(t, res, out, "`"+setup+"`", "a configured setup command runs")
 			wantSpecsFollowRows(t, rec, vol, stageSetup, stageBaseline, stageAgent, stageDeps, stageFinal)
@@ -284,6 +290,7 @@ func TestNPMRCOnTheChangeTaints(t *testing.T) {
 		turns: []pt.Turn{
 			call("run", `{"command":"printf 'git=/workspace/git.sh\\n' > .npmrc"}`),
 			call("write_file", `{"path":"git.sh","content":"#!/bin/sh\nexit 0\n"}`),
+			call("read_file", `{"path":"package.json"}`),
 			call("write_file", `{"path":"package.json","content":`+jsonString(strings.Replace(pkg, "\"private\"", "\"description\": \"Name badges\",\n  \"private\"", 1))+`}`),
 			call("finish", `{"summary":"Described the package."}`),
 		},

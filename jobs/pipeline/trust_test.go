@@ -34,6 +34,11 @@ func TestTrustTableRules(t *testing.T) {
 		if row.Tree == treeHost && (row.Cache != volNone || row.Network != netNone || row.Secrets || row.Code != codeNo) {
 			t.Errorf("%s runs on the host, yet has a sandbox's cache, network, secrets or code", row.Stage)
 		}
+		if row.Cache != volNone && !row.CacheWrites && !row.Tree.modelWrote() {
+			// ownVolume's fallback is a job's own copy: fine for the
+			// model's trees, a waste for a trusted one, which writes.
+			t.Errorf("%s runs on a tree no model wrote, yet gets a private copy of its cache", row.Stage)
+		}
 		if row.Checks && row.Network == netAllowlist {
 			t.Errorf("%s runs the checks with the setup network", row.Stage)
 		}
