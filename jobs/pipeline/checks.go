@@ -7,13 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/patchwright/patchwright/agent/verify"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -47,10 +45,9 @@ type checkSandbox struct {
 	venvs map[string]string
 }
 
-// newCheckSandbox starts the container on dir, which it then owns; the
-// cache volume is read-only unless writeCache (the baseline of a trusted
-// tree, which runs only the repository's own code).
-func (r *run) newCheckSandbox(ctx context.Context, dir string, writeCache bool) (*checkSandbox, error) {
+// newCheckSandbox starts the container of the checks stage s (the
+// baseline's or the final's row, trust.go) on dir, which it then owns.
+func (r *run) newCheckSandbox(ctx context.Context, s stage, dir string) (*checkSandbox, error) {
 	c := &checkSandbox{dir: dir}
 	var err error
 	if c.venvs, err = r.virtualenvs(dir); err != nil {
@@ -66,38 +63,11 @@ func (r *run) newCheckSandbox(ctx context.Context, dir string, writeCache bool) 
 		c.close()
 		return nil, err
 	}
-	c.sb, err = r.createIsolated(ctx, sandbox.Spec{
-		Image:         r.image,
-		Workspace:     dir,
-		JobID:         r.job.ID,
-		Limits:        r.e.SandboxLimits,
-		Runtime:       r.e.SandboxRuntime,
-		CacheVolume:   r.cacheVolume(),
-		CacheReadOnly: !writeCache,
-		Env:           checkEnv,
-	})
-	if err != nil {
+	if c.sb, err = r.create(ctx, s, dir); err != nil {
 		c.close()
 		return nil, err
 	}
 	return c, nil
-}
-
-// createIsolated creates a sandbox whose cache is read-only (a copy), or,
-// when the repository's cache is too large to copy into the sandbox's
-// memory, one that uses the shared cache as it is: a cold build of a large
-// repository in every phase would cost more than the isolation gains, and
-// a run that cannot start at all helps nobody. The body then says so.
-func (r *run) createIsolated(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox, error) {
-	r.withServices(&spec)
-	sb, err := r.e.Sandboxes.Create(ctx, spec)
-	if err == nil || !spec.CacheReadOnly || !strings.Contains(err.Error(), "does not fit") {
-		return sb, err
-	}
-	r.e.logger().Warn("the cache is too large to copy; this sandbox writes the shared cache", jobs.LogError, err)
-	r.cacheShared = true
-	spec.CacheReadOnly = false
-	return r.e.Sandboxes.Create(ctx, spec)
 }
 
 // runner is a verification runner over the check sandbox, recording to

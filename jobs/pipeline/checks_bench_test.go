@@ -49,7 +49,7 @@ func BenchmarkCheckSandbox(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c, err := r.newCheckSandbox(ctx, dir, true)
+			c, err := r.newCheckSandbox(ctx, stageBaseline, dir)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func BenchmarkCheckSandbox(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c, err := r.newCheckSandbox(ctx, dir, false)
+			c, err := r.newCheckSandbox(ctx, stageFinal, dir)
 			if err != nil {
 				b.Fatal(err)
 			}

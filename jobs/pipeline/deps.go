@@ -27,10 +27,13 @@ import (
 // trusted dependency setup again, on a copy of the changed tree, in a
 // fresh setup container: the default branch's `setup:` commands, or each
 // changed project's own download command, never one the model wrote. What
-// it fetches goes into the job's own cache volume, a copy of the
-// repository's shared one (sandbox.Spec.CacheFrom), which the final
-// checks and, after fetch_dependencies, the agent's sandbox read: a
-// model's change never writes the cache a later job's builds read.
+// it fetches goes into a cache volume of the job's own, a copy of the
+// repository's shared one (sandbox.Spec.CacheFrom): fetch_dependencies'
+// into one only the agent's sandbox reads, dependency setup after the
+// change (on the committed tree) into the one the final checks read
+// (trust.go). A model's change never writes the cache a later job's
+// builds read, and since those commands may run the changed tree's code
+// (runsTreeCode), the final checks after one that did are not verified.
 
 // ToolDependencies is the ledger's Tool of the commands dependency setup
 // ran after the change (fetch_dependencies' are recorded as that tool's).
@@ -53,7 +56,7 @@ func (*DependencyEvent) EventType() string { return TypeDependencies }
 func downloadCommand(m string, has func(p string) bool) string {
 	switch base := path.Base(m); {
 	case base == "go.mod", base == "go.sum":
-		return "go mod download"
+		return goDownload
 	case base == "package.json":
 		return npmInstall(path.Dir(m), has)
 	case base == "package-lock.json", base == "npm-shrinkwrap.json":
@@ -226,7 +229,7 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 	if len(changed) == 0 {
 		return nil
 	}
-	setup, recs, out, err := r.fetchDependencies(ctx, dir, changed)
+	setup, recs, out, err := r.fetchDependencies(ctx, stageDeps, dir, changed)
 	if out != "" {
 		defer os.RemoveAll(out)
 	}
@@ -244,6 +247,11 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 		return err
 	}
 	if err := r.recordDependencies(setup); err != nil {
+		return err
+	}
+	// Whether it passed or not, what it fetched is in the job's cache,
+	// which the final checks read.
+	if err := r.judgeTreeCode(dir, setup); err != nil {
 		return err
 	}
 	if out == "" {
@@ -265,12 +273,13 @@ func (r *run) recordDependencies(setup report.DependencySetup) error {
 }
 
 // fetchDependencies runs the trusted dependency setup for changed on a
-// copy of tree in a fresh setup container writing the job's own cache,
-// and returns what it did and the commands' records (secrets withheld).
-// Later sandboxes of the job read that cache (cacheVolume). When every
-// command passed, out is the copy as setup left it, its container gone:
-// the caller's to use and remove (depstree.go); "" otherwise.
-func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitrepo.Change) (setup report.DependencySetup, recs []tools.CommandRecord, out string, err error) {
+// copy of tree in a fresh setup container of stage s (stageFetch or
+// stageDeps), writing that stage's own cache volume (trust.go), and
+// returns what it did and the commands' records (secrets withheld).
+// When every command passed, out is the copy as setup left it, its
+// container gone: the caller's to use and remove (depstree.go); ""
+// otherwise.
+func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, changed []gitrepo.Change) (setup report.DependencySetup, recs []tools.CommandRecord, out string, err error) {
 	for _, c := range changed {
 		setup.Manifests = append(setup.Manifests, r.shownPath(c.Path))
 	}
@@ -279,7 +288,7 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	if err := r.fetchedDependencies(&setup, changed); err != nil {
 		return setup, nil, "", err
 	}
-	if len(cmds) == 0 || r.cacheVolume() == "" {
+	if len(cmds) == 0 || r.sharedCache() == "" {
 		// Without a cache volume every sandbox's cache is its own: there
 		// is nowhere to put what setup fetched.
 		return setup, nil, "", nil
@@ -289,7 +298,7 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	if err := copyTree(tree, copyDir); err != nil {
 		return setup, nil, "", fmt.Errorf("copy the tree for dependency setup: %w", err)
 	}
-	recs, passed, err := r.runDependencySetup(ctx, &setup, copyDir, cmds)
+	recs, passed, err := r.runDependencySetup(ctx, depsRun{stage: s, setup: &setup, dir: copyDir, cmds: cmds})
 	if err != nil || !passed {
 		os.RemoveAll(copyDir)
 		return setup, recs, "", err
@@ -297,39 +306,32 @@ func (r *run) fetchDependencies(ctx context.Context, tree string, changed []gitr
 	return setup, recs, copyDir, nil
 }
 
-// runDependencySetup runs cmds in a fresh setup container on dir and
-// removes the container before it returns, so nothing writes dir after.
-func (r *run) runDependencySetup(ctx context.Context, setup *report.DependencySetup, dir string, cmds []string) (recs []tools.CommandRecord, passed bool, err error) {
+// depsRun is one dependency setup: its stage's row (trust.go), the
+// record it fills, the copy of the tree it runs on and its commands.
+type depsRun struct {
+	stage stage
+	setup *report.DependencySetup
+	dir   string
+	cmds  []string
+}
+
+// runDependencySetup runs d's commands in a fresh setup container on its
+// tree and removes the container before it returns, so nothing writes the
+// tree after. The row gives it the first setup's network (the allowlist,
+// the job's services), but never the setup-only secrets: the tree holds
+// the model's change, and its build files may run here.
+func (r *run) runDependencySetup(ctx context.Context, d depsRun) (recs []tools.CommandRecord, passed bool, err error) {
+	setup, cmds := d.setup, d.cmds
 	uid, gid := r.e.sandboxOwner()
-	if err := sandbox.HandOver(dir, uid, gid); err != nil {
+	if err := sandbox.HandOver(d.dir, uid, gid); err != nil {
 		return nil, false, err
 	}
-	ws, err := sandbox.OpenWorkspace(dir)
+	ws, err := sandbox.OpenWorkspace(d.dir)
 	if err != nil {
 		return nil, false, err
 	}
 	defer ws.Close()
-	if r.jobCache == "" {
-		r.jobCache = r.sharedCache() + "-job-" + r.job.ID
-	}
-	spec := sandbox.Spec{
-		Image:       r.image,
-		Workspace:   dir,
-		JobID:       r.job.ID,
-		Network:     r.cfg.Network(),
-		Limits:      r.e.SandboxLimits,
-		Runtime:     r.e.SandboxRuntime,
-		CacheVolume: r.jobCache,
-		CacheFrom:   r.sharedCache(),
-	}
-	// The same network as the first setup (the allowlist, the job's
-	// services), but never the setup-only secrets: this tree holds the
-	// model's change, and its build files may run here.
-	if spec.Network {
-		spec.Egress = r.egressSpec()
-	}
-	r.withServices(&spec)
-	sb, err := r.e.Sandboxes.Create(ctx, spec)
+	sb, err := r.e.Sandboxes.Create(ctx, r.specFor(d.stage, d.dir))
 	if err != nil {
 		return nil, false, fmt.Errorf("create the dependency setup sandbox: %w", err)
 	}
@@ -424,15 +426,21 @@ func (r *run) sharedCache() string {
 	return r.e.CacheVolume(r.job.RepoURL)
 }
 
-// removeJobCache removes the job's own cache once no sandbox uses it.
+// removeJobCache removes the job's own cache volumes once no sandbox
+// uses them: nothing of them is ever copied into the shared one.
 func (r *run) removeJobCache() {
-	if r.jobCache == "" || r.e.RemoveCache == nil {
+	if r.e.RemoveCache == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	if err := r.e.RemoveCache(ctx, r.jobCache); err != nil {
-		r.e.logger().Warn("remove the job's cache volume", jobs.LogError, err)
+	for _, v := range []string{r.jobCache, r.fetchCache} {
+		if v == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		if err := r.e.RemoveCache(ctx, v); err != nil {
+			r.e.logger().Warn("remove the job's cache volume", "volume", v, jobs.LogError, err)
+		}
+		cancel()
 	}
 }
 
@@ -452,7 +460,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 	if len(changed) == 0 {
 		return tools.Fetch{}, nil
 	}
-	setup, recs, copyDir, err := r.fetchDependencies(ctx, r.ws.Dir(), changed)
+	setup, recs, copyDir, err := r.fetchDependencies(ctx, stageFetch, r.ws.Dir(), changed)
 	if copyDir != "" {
 		defer os.RemoveAll(copyDir)
 	}
@@ -467,7 +475,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		return tools.Fetch{}, err
 	}
 	var installed []string
-	if r.jobCache != "" {
+	if r.fetchCache != "" {
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}
@@ -556,7 +564,7 @@ func (r *run) refreshAgentSandbox(ctx context.Context, out string) ([]string, er
 			return nil, err
 		}
 	}
-	next, err := r.createIsolated(ctx, r.agentSpec())
+	next, err := r.create(ctx, stageAgent, r.ws.Dir())
 	if err != nil {
 		return nil, fmt.Errorf("restart the agent's sandbox with the fetched dependencies: %w", err)
 	}

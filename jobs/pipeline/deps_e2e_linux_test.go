@@ -23,7 +23,6 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -93,9 +92,10 @@ func (p *goProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // fetch it (the agent phase has no network), asks for dependency setup
 // with fetch_dependencies, builds against the module, and finishes; the
 // application runs the trusted setup again on the committed tree, and the
-// final checks, offline, verify the change with the module from the job's
-// own cache, which goes with the job: the repository's shared cache never
-// sees it.
+// final checks, offline, pass with the module from the job's own cache,
+// which goes with the job: the repository's shared cache never sees it.
+// The setup is the repository's configured one, which may run the
+// change's code, so the run is unverified (issue 40).
 func TestDependencySetupAfterTheChange(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	data := filepath.Join("testdata", "go-deps")
@@ -148,9 +148,10 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 			call("finish", `{"summary":"Title uses example.com/textcase."}`),
 		},
 	}.run(t)
-	if res.Outcome != verify.Verified {
-		t.Fatalf("outcome %s (%s), want verified; proxy asked %q; ledger:\n%s", res.Outcome, res.Reason, proxy.paths(), readLedger(t, out))
-	}
+	// The checks passed with the module, but the configured setup that
+	// fetched it ran on the changed tree, where it could run the change's
+	// code (issue 40).
+	wantUntrustedSetup(t, res, out, "a configured setup command runs")
 
 	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
 	if err != nil {

@@ -148,7 +148,9 @@ var javaDepsIssue = agent.Issue{Title: "Badges show names in lower case", Body: 
 // copy of the committed tree; Maven, which reads no HTTP_PROXY, reaches
 // the repository through the egress proxy (the only way out of the setup
 // network), the artifact lands in the local repository in the cache
-// volume, and the offline `mvn -o test` of the final checks passes.
+// volume, and the offline `mvn -o test` of the final checks passes; the
+// run is unverified, since the configured setup may run the change's code
+// (issue 40).
 func TestMavenDependencyAfterTheChange(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	image := mavenImage(t)
@@ -163,9 +165,10 @@ func TestMavenDependencyAfterTheChange(t *testing.T) {
 		cacheVolume: testCacheVolume(t),
 		turns:       javaDepsTurns(pom),
 	}.run(t)
-	if res.Outcome != verify.Verified {
-		t.Fatalf("outcome %s (%s), want verified; repository asked %q; ledger:\n%s", res.Outcome, res.Reason, mrepo.paths(), readLedger(t, out))
-	}
+	// A configured setup (a compile: annotation processors are the
+	// tree's code) on the changed tree: the checks passed, unverified
+	// (issue 40).
+	wantUntrustedSetup(t, res, out, "`mvn -B -q test-compile`")
 	if !slices.Contains(mrepo.paths(), mavenPath("jar")) {
 		t.Errorf("the repository never served the jar: %q", mrepo.paths())
 	}

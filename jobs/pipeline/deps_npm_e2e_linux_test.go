@@ -266,7 +266,7 @@ func testCacheVolume(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, v := range []string{name, name + "-job-test-" + t.Name()} {
+		for _, v := range []string{name, name + "-job-test-" + t.Name(), name + "-fetch-test-" + t.Name()} {
 			cli.VolumeRemove(context.Background(), v, true)
 		}
 		cli.Close()

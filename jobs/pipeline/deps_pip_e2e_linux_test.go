@@ -289,7 +289,8 @@ func TestPipFetchDependenciesInstallsIntoTheWorkTree(t *testing.T) {
 // environment, not in requirements.txt. The first setup's .venv reaches
 // the baseline; dependency setup after the change runs that setup again
 // on the changed tree, and the final checks run with the .venv it
-// filled.
+// filled: they pass, unverified, since that setup may run the change's
+// code (issue 40).
 func TestPipConfiguredSetupVirtualenv(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
@@ -303,9 +304,9 @@ func TestPipConfiguredSetupVirtualenv(t *testing.T) {
 		cacheVolume: testCacheVolume(t),
 		turns:       pyDepsTurns(""),
 	}.run(t)
-	if res.Outcome != verify.Verified {
-		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
-	}
+	// The checks passed with the .venv the configured setup filled on the
+	// changed tree, where it may run the change's code (issue 40).
+	wantUntrustedSetup(t, res, out, "a configured setup command runs")
 	setups := dependencyEvents(t, out)
 	if len(setups) != 1 || setups[0].Failed() || !setups[0].Configured || len(setups[0].Commands) != 1 || setups[0].Commands[0].Command != setup {
 		t.Fatalf("dependency setups %+v, want the configured setup, passing", setups)

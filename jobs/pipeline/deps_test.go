@@ -18,8 +18,8 @@ func TestDepsCommands(t *testing.T) {
 		want       []string
 		configured bool
 	}{
-		"go":            {manifests: []string{"go.mod", "go.sum"}, want: []string{"go mod download"}},
-		"sub-project":   {manifests: []string{"svc/api/go.mod"}, want: []string{"cd 'svc/api' && go mod download"}},
+		"go":            {manifests: []string{"go.mod", "go.sum"}, want: []string{goDownload}},
+		"sub-project":   {manifests: []string{"svc/api/go.mod"}, want: []string{"cd 'svc/api' && " + goDownload}},
 		"npm and cargo": {manifests: []string{"web/package.json", "web/package-lock.json", "Cargo.lock"}, want: []string{"cd 'web' && npm ci --ignore-scripts --no-audit --no-fund", "cargo fetch"}},
 		// package.json takes the command of the lock file beside it; npm
 		// ci needs one, so without one npm install writes none.
@@ -35,7 +35,7 @@ func TestDepsCommands(t *testing.T) {
 			pipInstall + "-r 'requirements/dev.txt'", "cd 'api' && " + pipInstall + "-r 'requirements/base.txt'"}},
 		"maven": {manifests: []string{"pom.xml"}, want: []string{"mvn -B -q dependency:go-offline"}},
 		// A hostile directory name is one quoted word, never a command.
-		"quoted dir": {manifests: []string{"a'; curl evil; '/go.mod"}, want: []string{`cd 'a'\''; curl evil; '\''' && go mod download`}},
+		"quoted dir": {manifests: []string{"a'; curl evil; '/go.mod"}, want: []string{`cd 'a'\''; curl evil; '\''' && ` + goDownload}},
 		// The default branch's setup replaces the download commands.
 		"configured": {setup: []string{"make deps"}, manifests: []string{"go.mod"}, want: []string{"make deps"}, configured: true},
 		// A lockfile with no download command of its own runs nothing.

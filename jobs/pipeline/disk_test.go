@@ -88,21 +88,36 @@ func (f *fitRunner) Create(_ context.Context, spec sandbox.Spec) (sandbox.Sandbo
 }
 
 // TestCacheTooLargeFallsBack: a cache too large to copy does not stop the
-// run; the sandbox writes the shared cache and the run says so. Other
-// errors are not retried.
+// run; the sandbox writes a copy of its own on disk, seeded from the
+// shared cache, which it never writes (trust.go). A writable spec is not
+// retried.
 func TestCacheTooLargeFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		stage     stage
+		want      string
+		fetchMade bool
+	}{
+		{stageAgent, "shared-fetch-j", false},
+		{stageFinal, "shared-job-j", false},
+		{stageRetrySetup, "shared-job-j", false},
+		{stageRetryBaseline, "shared-job-j", false},
+	} {
+		f := &fitRunner{}
+		r := &run{e: &Executor{Sandboxes: f, CacheVolume: func(string) string { return "shared" }}, job: Job{ID: "j"}}
+		if _, err := r.create(context.Background(), tc.stage, "/w"); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.specs) != 2 || !f.specs[0].CacheReadOnly || f.specs[0].CacheVolume != "shared" {
+			t.Fatalf("%s: specs %+v: want a first, read-only try of the shared cache", tc.stage, f.specs)
+		}
+		if s := f.specs[1]; s.CacheReadOnly || s.CacheVolume != tc.want || s.CacheFrom != "shared" {
+			t.Errorf("%s: second try %+v: want writable %s, a copy of the shared cache", tc.stage, s, tc.want)
+		}
+	}
 	f := &fitRunner{}
-	r := &run{e: &Executor{Sandboxes: f}}
-	if _, err := r.createIsolated(context.Background(), sandbox.Spec{CacheReadOnly: true, CacheVolume: "v"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.specs) != 2 || f.specs[1].CacheReadOnly || !r.cacheShared {
-		t.Fatalf("specs %+v, shared %v: want a second, writable try, reported", f.specs, r.cacheShared)
-	}
-	f = &fitRunner{}
-	r = &run{e: &Executor{Sandboxes: f}}
-	if _, err := r.createIsolated(context.Background(), sandbox.Spec{CacheVolume: "v"}); err != nil || len(f.specs) != 1 || r.cacheShared {
-		t.Fatalf("a writable spec: %v, %d tries, shared %v", err, len(f.specs), r.cacheShared)
+	r := &run{e: &Executor{Sandboxes: f, CacheVolume: func(string) string { return "shared" }}, job: Job{ID: "j"}}
+	if _, err := r.create(context.Background(), stageBaseline, "/w"); err != nil || len(f.specs) != 1 {
+		t.Fatalf("a writable spec: %v, %d tries", err, len(f.specs))
 	}
 }
 

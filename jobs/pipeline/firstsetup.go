@@ -88,7 +88,7 @@ func (r *run) projectManifests(dir, lang string) []string {
 	case "python":
 		names = append(r.requirementFiles(dir), "pyproject.toml")
 	}
-	if (lang == "go" || lang == "rust") && r.cacheVolume() == "" {
+	if (lang == "go" || lang == "rust") && r.sharedCache() == "" {
 		return nil
 	}
 	var out []string

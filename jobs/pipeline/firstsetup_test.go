@@ -74,7 +74,7 @@ func TestDetectSetup(t *testing.T) {
 		want []report.DetectedCommand
 	}{
 		"detected": {e: cache, want: []report.DetectedCommand{
-			{Command: "go mod download", Manifest: "go.mod"},
+			{Command: goDownload, Manifest: "go.mod"},
 			{Command: "cd 'web' && yarn install --frozen-lockfile --ignore-scripts", Manifest: "web/package.json"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},

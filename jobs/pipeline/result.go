@@ -186,9 +186,7 @@ func (r *run) decide() (verify.Outcome, string) {
 	if len(r.findings) > 0 {
 		in.Secret = describeFindings(r.findings)
 	}
-	for _, f := range findings.Blocking(r.evidence) {
-		in.Blocking = append(in.Blocking, f.Detail)
-	}
+	in.Blocking = blockingDetails(r.evidence)
 	o, reason := verify.Decide(in)
 	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
 		// The checks cover the tree, not whose work it is: Patchwright
@@ -401,7 +399,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 		in.Findings = append(in.Findings, r.findingLine(f))
 	}
 	in.Coverage = r.coverage()
-	in.Unbounded, in.SharedCache = r.unboundWhy, r.cacheShared
+	in.Unbounded = r.unboundWhy
 	in.Dependencies = r.deps
 	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template

@@ -54,9 +54,6 @@ type run struct {
 	// evidence are the findings on the change (tests weakened, protected
 	// paths, dependencies, scope) for result.json and the report.
 	evidence []findings.Finding
-	// cacheShared is set when a sandbox had to write the shared cache (it
-	// was too large to copy), which the body says.
-	cacheShared bool
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
 	// dropped are the changes left out of the commit (protected, too
@@ -79,10 +76,13 @@ type run struct {
 	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
-	// jobCache is the job's own cache volume once dependency setup made
-	// it (deps.go): every later sandbox reads it instead of the
-	// repository's shared one. "" before.
+	// jobCache is the job's own cache volume once dependency setup after
+	// the change made it (deps.go): the final checks read it instead of
+	// the repository's shared one. "" before.
 	jobCache string
+	// fetchCache is fetch_dependencies' own cache volume once it made one:
+	// only the agent's sandbox reads it (trust.go). "" before.
+	fetchCache string
 	// deps are the dependency setups on changed trees, in order.
 	deps []report.DependencySetup
 	// depsRuns counts the dependency setups, naming their trees.
@@ -275,28 +275,10 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if len(r.setupScripts()) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
-	spec := sandbox.Spec{
-		Image:         r.image,
-		Workspace:     r.ws.Dir(),
-		JobID:         r.job.ID,
-		Network:       r.cfg.Network(),
-		Limits:        r.e.SandboxLimits,
-		Runtime:       r.e.SandboxRuntime,
-		CacheVolume:   r.cacheVolume(),
-		CacheReadOnly: !r.trustedTree(),
-	}
-	if spec.Network {
-		spec.Egress = r.egressSpec()
-	}
-	if r.setupGetsSecrets() {
-		spec.Env = secretEnv(r.setupSecrets)
-	}
-	r.withServices(&spec)
-	create := r.e.Sandboxes.Create
-	if spec.CacheReadOnly {
-		create = r.createIsolated
-	}
-	sb, err := create(ctx, spec)
+	// The row says what it gets (trust.go): on the default branch's tree
+	// the setup network, the writable shared cache and the setup-only
+	// secrets; on a retry's agent branch a private copy and no secrets.
+	sb, err := r.create(ctx, r.setupStage(), r.ws.Dir())
 	if err != nil {
 		return err
 	}
@@ -311,7 +293,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	if err := r.keepPristine(); err != nil {
 		return err
 	}
-	sb, err := r.createIsolated(ctx, r.agentSpec())
+	sb, err := r.create(ctx, stageAgent, r.ws.Dir())
 	if err != nil {
 		return err
 	}
@@ -323,19 +305,6 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// checks do; fetch_dependencies adds the ones it installs.
 	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
 	return err
-}
-
-// agentSpec is the agent's container: no network, the cache read-only.
-func (r *run) agentSpec() sandbox.Spec {
-	return sandbox.Spec{
-		Image:         r.image,
-		Workspace:     r.ws.Dir(),
-		JobID:         r.job.ID,
-		Limits:        r.e.SandboxLimits,
-		Runtime:       r.e.SandboxRuntime,
-		CacheVolume:   r.cacheVolume(),
-		CacheReadOnly: true,
-	}
 }
 
 // closeSandbox removes the current container: its processes, detached
@@ -411,7 +380,7 @@ func (r *run) runBaseline(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := r.newCheckSandbox(ctx, dir, r.trustedTree())
+	c, err := r.newCheckSandbox(ctx, r.baselineStage(), dir)
 	if err != nil {
 		return err
 	}
@@ -505,7 +474,7 @@ func (r *run) runFinal(ctx context.Context) error {
 	if err := r.depsAfterChange(ctx, dir); err != nil {
 		return err
 	}
-	c, err := r.newCheckSandbox(ctx, dir, false)
+	c, err := r.newCheckSandbox(ctx, stageFinal, dir)
 	if err != nil {
 		return err
 	}
@@ -618,10 +587,6 @@ func (r *run) cleanup() {
 		}
 	}
 }
-
-// cacheVolume is the cache of the job's sandboxes: its own once
-// dependency setup made one, else the repository's shared one.
-func (r *run) cacheVolume() string { return cmp.Or(r.jobCache, r.sharedCache()) }
 
 // window is the model's window: the executor's, else the built-in
 // table's entry for the model, field by field.
