@@ -11,7 +11,9 @@ import (
 // and the operator is told where credentials belong; nothing is said
 // when there were none.
 func TestSecretFilesInNotVerified(t *testing.T) {
-	says := func(s string) bool { return strings.HasPrefix(s, "Setup wrote") || strings.HasPrefix(s, "Setup-only secrets must") }
+	says := func(s string) bool {
+		return strings.HasPrefix(s, "Setup wrote") || strings.HasPrefix(s, "Setup-only secrets must")
+	}
 	if got := NotVerified(Input{}); slices.ContainsFunc(got, says) {
 		t.Errorf("no file was removed, yet: %q", got)
 	}
