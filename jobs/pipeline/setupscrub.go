@@ -83,8 +83,13 @@ func (r *run) removeSetupSecretFiles(ctx context.Context) error {
 		return fmt.Errorf("remove the files setup wrote a setup-only secret into: %w", err)
 	}
 	if res.ExitCode != 0 || res.TimedOut {
+		// grep names the files it could not read: names setup chose.
+		why, err := withholdText(r.scanner, strings.TrimSpace(string(res.Stderr.Tail)))
+		if err != nil {
+			return err
+		}
 		return configError{fmt.Errorf("setup left a setup-only secret in a file that could not be removed (%s, exit %d); %s",
-			strings.TrimSpace(string(res.Stderr.Tail)), res.ExitCode, credentialsAdvice)}
+			why, res.ExitCode, credentialsAdvice)}
 	}
 	if err := r.checkRemoved(tree); err != nil {
 		return err
