@@ -108,6 +108,7 @@ func notVerified(in Input) []fact {
 	out = append(out, detectedNotVerified(in)...)
 	out = append(out, dependencyNotVerified(in)...)
 	out = append(out, secretsWithheldFacts(in.SetupSecretsWithheld)...)
+	out = append(out, secretFileFacts(in.SetupSecretFiles)...)
 	if in.Unbounded != "" {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}

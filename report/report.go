@@ -135,6 +135,10 @@ type Input struct {
 	// ran without: the tree was a retry's agent branch, code a model
 	// wrote. Nil when setup got them or the repository has none.
 	SetupSecretsWithheld []string
+	// SetupSecretFiles are the files the first setup left holding a
+	// setup-only secret's value, which were removed before the agent's
+	// phase. Nil when there were none.
+	SetupSecretFiles []SecretFile
 	// Refused are the connections the egress proxy refused to setup;
 	// "Not verified" lists them when a check failed, as a likely cause.
 	Refused []egress.Refusal

@@ -274,12 +274,7 @@ func (s *Scanner) decoded(ctx context.Context, file, content string) []match {
 		b.WriteString(strings.ReplaceAll(bl.text, "\n", " "))
 		b.WriteByte('\n')
 	}
-	var out []match
-	for _, bl := range blocks {
-		for _, m := range s.valueMatches(file, bl.text) {
-			out = append(out, match{Finding{File: file, Line: bl.line, RuleID: m.RuleID, Description: m.Description}, bl.start, bl.end})
-		}
-	}
+	out := s.valuesInBlocks(file, blocks)
 	//lint:ignore SA1019 DetectContext, the only entry point of gitleaks v8 that takes a context, takes this type.
 	for _, f := range s.det.DetectContext(ctx, detect.Fragment{Raw: b.String()}) {
 		bl := blocks[min(max(f.StartLine, 0), len(blocks)-1)]

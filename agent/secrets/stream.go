@@ -32,7 +32,8 @@ const (
 // that the rules' regexes read, seconds a case under -race (issue 22).
 var chunkBytes, overlapBytes = scanChunk, scanOverlap
 
-// ScanChangeStream is ScanChange on readers: the secrets after has that
+// ScanChangeStream is ScanChange on readers, with ScanChange's rules
+// (gitleaks' and the values of WithValues): the secrets after has that
 // before (nil for a new file) did not, after's added lines decoded too,
 // read in windows of bounded size rather than whole.
 func (s *Scanner) ScanChangeStream(ctx context.Context, file string, before, after io.Reader) ([]Finding, error) {
@@ -48,6 +49,9 @@ func (s *Scanner) ScanChangeStream(ctx context.Context, file string, before, aft
 		err := windows(io.TeeReader(before, pw), func(w string, _ int, _ int64) {
 			for _, f := range s.detect(ctx, w) {
 				old[f.RuleID+"\x00"+f.Secret] = true
+			}
+			for _, m := range s.valueMatches("", w) {
+				old[m.RuleID+"\x00"+m.Description] = true
 			}
 		})
 		pw.CloseWithError(err)
@@ -66,6 +70,14 @@ func (s *Scanner) ScanChangeStream(ctx context.Context, file string, before, aft
 			}
 			seen[key] = true
 			out = append(out, Finding{File: file, Line: at, RuleID: f.RuleID, Description: f.Description})
+		}
+		// The operator's values, as ScanChange finds them: one the file
+		// had before is not the change's doing.
+		for _, m := range s.valueMatches(file, w) {
+			m.Line += line - 1
+			if !old[m.RuleID+"\x00"+m.Description] && !slices.Contains(out, m.Finding) {
+				out = append(out, m.Finding)
+			}
 		}
 		if offset < maxDecodedChange {
 			for _, m := range s.decoded(ctx, file, blankKnown(w, seed, had)) {

@@ -1,11 +1,16 @@
 package secrets
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -114,6 +119,78 @@ func (s SetupSecrets) For(repoURL string) map[string]string {
 			if k == url {
 				break
 			}
+		}
+	}
+	return out
+}
+
+// valuesInBlocks finds the known values in decoded blocks, each match
+// covering the encoded run it was decoded from.
+func (s *Scanner) valuesInBlocks(file string, blocks []block) []match {
+	var out []match
+	for _, bl := range blocks {
+		for _, m := range s.valueMatches(file, bl.text) {
+			out = append(out, match{Finding{File: file, Line: bl.line, RuleID: m.RuleID, Description: m.Description}, bl.start, bl.end})
+		}
+	}
+	return out
+}
+
+// ValuesIn finds the known values (WithValues) in r, verbatim or in an
+// encoded run, and nothing else: gitleaks' rules are not applied, so a
+// test fixture's key in a dependency is not reported. r is read in
+// windows, never whole, so a file of any size costs one window of
+// memory. Nil, without reading r, when the scanner knows no value.
+func (s *Scanner) ValuesIn(ctx context.Context, file string, r io.Reader) ([]Finding, error) {
+	if len(s.values) == 0 {
+		return nil, nil
+	}
+	var out []Finding
+	err := windows(r, func(w string, line int, _ int64) {
+		found := append(s.valueMatches(file, w), s.valuesInBlocks(file, decodedSegments(w))...)
+		for _, m := range found {
+			m.Line += line - 1
+			if !slices.Contains(out, m.Finding) {
+				out = append(out, m.Finding)
+			}
+		}
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out, nil
+}
+
+// ValueNeedles are fixed strings whose presence in a text means it holds
+// a known value (WithValues) in a form ValuesIn finds on one line: the
+// value itself, its hex (both cases), and its base64 (standard and
+// URL-safe) at each of the three alignments it can have inside a longer
+// encoded run, each cut to the characters the value alone decides. They
+// are for a search that cannot run this package, such as grep -F inside
+// a container over a volume the worker cannot read; a hit there is then
+// treated as a finding. Nil when the scanner knows no value.
+func (s *Scanner) ValueNeedles() []string {
+	var out []string
+	add := func(n string) {
+		if len(n) >= MinSetupSecret/2 && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, v := range s.values {
+		add(v.text)
+		add(hex.EncodeToString([]byte(v.text)))
+		add(strings.ToUpper(hex.EncodeToString([]byte(v.text))))
+		for skip := range 3 {
+			// The value starts `skip` bytes into a group of three once
+			// its first bytes are dropped: what follows is whole groups.
+			core := v.text[min(skip, len(v.text)):]
+			core = core[:len(core)-len(core)%3]
+			add(base64.StdEncoding.EncodeToString([]byte(core)))
+			add(base64.URLEncoding.EncodeToString([]byte(core)))
 		}
 	}
 	return out

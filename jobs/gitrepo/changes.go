@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -92,7 +93,26 @@ func (r *Repo) Changes() ([]Change, error) { return r.ChangesWithin(Limits{}) }
 // ChangesWithin is Changes with the work tree held to lim: a tree or a
 // change past one of its bounds is a *LimitError, the change's failure
 // rather than the worker's.
-func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
+func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) { return r.changes(nil, lim) }
+
+// ChangesSince is ChangesWithin read against the directory pristine too
+// (the work tree as setup left it, before the model could write it): a
+// path the work tree holds as pristine does (the same bytes and mode, the
+// same link target, or absent from both) is not a change, so what setup
+// wrote or deleted is never the model's change. A file setup wrote that
+// the model then edited is one, as a change against the last commit.
+func (r *Repo) ChangesSince(pristine string, lim Limits) ([]Change, error) {
+	p, err := os.OpenRoot(pristine)
+	if err != nil {
+		return nil, fmt.Errorf("open the pristine tree: %w", err)
+	}
+	defer p.Close()
+	return r.changes(p, lim)
+}
+
+// changes is ChangesWithin, less the paths pristine (nil: none) holds as
+// the work tree does.
+func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 	lim = lim.withDefaults()
 	var changed int64
 	entries := 0
@@ -144,6 +164,9 @@ func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
 			if ignore.Match(strings.Split(p, "/"), false) {
 				return nil
 			}
+			if same, err := sameIn(pristine, root, p); err != nil || same {
+				return err
+			}
 			c, err := r.describe(root, p, d, &changed, lim)
 			if err != nil {
 				return err
@@ -153,12 +176,15 @@ func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
 		}
 		seen[p] = true
 		c, isChanged, err := r.compare(root, p, entry, d, &changed, lim)
-		if err != nil {
+		if err != nil || !isChanged {
 			return err
 		}
-		if isChanged {
-			changes = append(changes, c)
+		// Only a file that differs from its commit is read against
+		// pristine: the tree is not hashed twice.
+		if same, err := sameIn(pristine, root, p); err != nil || same {
+			return err
 		}
+		changes = append(changes, c)
 		return nil
 	})
 	if err != nil {
@@ -168,6 +194,12 @@ func (r *Repo) ChangesWithin(lim Limits) ([]Change, error) {
 	for name, e := range tracked {
 		if seen[name] {
 			continue
+		}
+		if gone, err := absentFrom(pristine, name); err != nil || gone {
+			if err != nil {
+				return nil, err
+			}
+			continue // setup deleted it
 		}
 		old, err := r.blob(e.Hash)
 		if err != nil {
@@ -407,4 +439,107 @@ func (r *Repo) Ignores(dir string) (bool, error) {
 		return false, err
 	}
 	return m.Match(strings.Split(dir, "/"), true), nil
+}
+
+// sameIn reports whether pristine (nil: no pristine tree) holds p as
+// root does: a regular file of the same bytes and executable bit, or a
+// link to the same target. Neither tree's links are followed.
+func sameIn(pristine, root *os.Root, p string) (bool, error) {
+	if pristine == nil {
+		return false, nil
+	}
+	was, err := pristine.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	is, err := root.Lstat(p)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case modeOf(was) != modeOf(is):
+		return false, nil
+	case modeOf(is) == filemode.Symlink:
+		a, errA := root.Readlink(p)
+		b, errB := pristine.Readlink(p)
+		return a == b, errors.Join(errA, errB)
+	case !was.Mode().IsRegular() || was.Size() != is.Size():
+		return false, nil
+	}
+	a, err := hashFile(root, p)
+	if err != nil {
+		return false, err
+	}
+	b, err := hashFile(pristine, p)
+	return a == b, err
+}
+
+// absentFrom reports whether pristine (nil: none) lacks p: a tracked
+// file missing from both trees was deleted before the model could act.
+func absentFrom(pristine *os.Root, p string) (bool, error) {
+	if pristine == nil {
+		return false, nil
+	}
+	_, err := pristine.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Written lists the regular files of the work tree that are not the last
+// commit's: untracked ones, ignored or not, and tracked ones whose bytes
+// or executable bit differ. It is what a command run on the clone (the
+// first setup) wrote, for a search of those files; links, special files
+// and anything inside a .git directory are left out.
+func (r *Repo) Written() ([]string, error) {
+	idx, err := r.repo.Storer.Index()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	tracked := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		tracked[e.Name] = e
+	}
+	root, err := os.OpenRoot(r.worktree)
+	if err != nil {
+		return nil, fmt.Errorf("open work tree: %w", err)
+	}
+	defer root.Close()
+	var out []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.Name() == ".git" && p != "." && d.IsDir():
+			return fs.SkipDir
+		case !d.Type().IsRegular():
+			return nil
+		}
+		e := tracked[p]
+		if e == nil {
+			out = append(out, p)
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if modeOf(info) != e.Mode {
+			out = append(out, p)
+			return nil
+		}
+		h, err := hashFile(root, p)
+		if err == nil && h != e.Hash {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list what was written to the work tree: %w", err)
+	}
+	return out, nil
 }

@@ -404,7 +404,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template
 	in.Refused = r.refused.list()
-	in.SetupSecretsWithheld = r.secretsWithheld
+	in.SetupSecretsWithheld, in.SetupSecretFiles = r.secretsWithheld, r.secretFiles
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)

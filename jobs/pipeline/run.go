@@ -106,6 +106,9 @@ type run struct {
 	// secretsWithheld names the setup-only secrets setup ran without: the
 	// tree was not the default branch's (setupsecrets.go).
 	secretsWithheld []string
+	// secretFiles are the files setup left a setup-only secret in, which
+	// were removed before the agent's phase (setupscrub.go).
+	secretFiles []report.SecretFile
 	// detected is the detected first setup, when the configuration has
 	// no `setup:` (firstsetup.go); detectedRan its commands that ran,
 	// with their exit codes, for the report.
@@ -343,6 +346,9 @@ func (r *run) setup(ctx context.Context) error {
 	if len(r.setupScripts()) == 0 {
 		return nil
 	}
+	if err := r.removeSetupSecretFiles(ctx); err != nil {
+		return err
+	}
 	// The setup container goes with its network and its writable cache.
 	r.closeSandbox()
 	return r.createAgentSandbox(ctx)
@@ -493,7 +499,7 @@ func (r *run) readChanges() error {
 	if r.changesRead || r.repo == nil {
 		return nil
 	}
-	changes, err := r.repo.ChangesWithin(gitrepo.Limits{MaxBytes: r.e.MaxChangeBytes})
+	changes, err := r.listChanges()
 	var limit *gitrepo.LimitError
 	if errors.As(err, &limit) {
 		// The model made this tree: its run ends, nothing is committed,
@@ -507,6 +513,17 @@ func (r *run) readChanges() error {
 	r.changes, r.changesRead = changes, true
 	r.dropUncommittable()
 	return nil
+}
+
+// listChanges reads the change against the pristine tree when there is
+// one, so that what setup wrote is never the model's change (tree.go),
+// and against the base commit alone before one was kept.
+func (r *run) listChanges() ([]gitrepo.Change, error) {
+	lim := gitrepo.Limits{MaxBytes: r.e.MaxChangeBytes}
+	if r.pristine == "" {
+		return r.repo.ChangesWithin(lim)
+	}
+	return r.repo.ChangesSince(r.pristine, lim)
 }
 
 // loadConfig reads .github/agent.yml as a git object of the configuration

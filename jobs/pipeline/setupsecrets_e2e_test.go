@@ -15,9 +15,10 @@ import (
 
 // TestPipelineSetupSecret: a setup-only secret reaches setup, which uses
 // it (and even writes it into the tree and prints it), and nothing else:
-// the agent's commands and the checks run without it, what the model
-// reads of it is withheld, and the ledger, result and body hold its name
-// at most, never its value.
+// the agent's commands and the checks run without it, the file setup
+// wrote it into is gone before the model can read it (setupscrub.go),
+// what setup printed is withheld, and the ledger, result and body hold
+// its name at most, never its value.
 func TestPipelineSetupSecret(t *testing.T) {
 	value := strings.Repeat("Zq7", 4) + "-registry-token"
 	files := calcFiles(true)

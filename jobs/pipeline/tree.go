@@ -16,8 +16,11 @@ import (
 //
 //   - the pristine tree, a copy of the work tree taken after setup and
 //     before the agent's container starts: the base commit plus what the
-//     trusted setup made (dependencies, generated files), which nothing of
-//     the model's ever touched. The baseline checks run on a copy of it.
+//     trusted setup made (dependencies, generated files), less any file
+//     that held a setup-only secret (setupscrub.go), which nothing of the
+//     model's ever touched. The baseline checks run on a copy of it, and
+//     the change is read against it (readChanges), so what setup made is
+//     never the model's change.
 //   - the final tree, the pristine tree with exactly the committed change
 //     written into it from the blobs that were read and scanned: a file the
 //     commit leaves out (ignored, untracked, protected, too large) is not
