@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -187,7 +188,12 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.Secret = describeFindings(r.findings)
 	}
 	for _, f := range findings.Blocking(r.evidence) {
-		in.Blocking = append(in.Blocking, f.Detail)
+		switch {
+		case f.Kind != findings.HarnessChanged:
+			in.Blocking = append(in.Blocking, f.Detail)
+		case !slices.Contains(in.Harness, f.Path):
+			in.Harness = append(in.Harness, f.Path)
+		}
 	}
 	o, reason := verify.Decide(in)
 	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
