@@ -43,8 +43,12 @@ type HarnessFile struct {
 //     imports and pytest_plugins can change every result;
 //   - test-runner configuration (pytest.ini, tox.ini, noxfile.py,
 //     Jest/Vitest/Mocha/Karma/AVA/Babel configuration, phpunit.xml,
-//     .rspec, Makefiles; the pytest and tox sections of pyproject.toml
-//     and setup.cfg; package.json's runner keys and test scripts);
+//     .rspec; the pytest and tox sections of pyproject.toml and
+//     setup.cfg; package.json's runner keys and test scripts). Build
+//     files that build the code as well as list its tests (Makefile,
+//     CMakeLists.txt, meson.build, Rakefile, pom.xml, build.gradle,
+//     Cargo.toml) are not: a fix adds its test there, and the findings on
+//     test configuration read the parts of them that choose tests;
 //   - files that shadow the runner or the interpreter (pytest.py,
 //     unittest.py, sitecustomize.py, usercustomize.py, *.pth, a pytest
 //     or _pytest package) and programs named like a tool the checks run
@@ -153,8 +157,7 @@ var (
 	runnerConfigNames = map[string]bool{
 		"pytest.ini": true, ".pytest.ini": true, "tox.ini": true, "noxfile.py": true,
 		"phpunit.xml": true, "phpunit.xml.dist": true, "phpunit.dist.xml": true, ".rspec": true, ".rspec-local": true,
-		".babelrc": true, ".babelrc.json": true, "Makefile": true, "makefile": true, "GNUmakefile": true,
-		"Rakefile": true, "justfile": true, ".nycrc": true, ".c8rc": true,
+		".babelrc": true, ".babelrc.json": true, ".nycrc": true, ".c8rc": true,
 	}
 	runnerConfigPrefixes = []string{"jest.config.", "jest.setup.", "vitest.config.", "vitest.workspace.", "vitest.setup.",
 		".mocharc", "karma.conf.", "ava.config.", "babel.config.", ".babelrc.", "playwright.config.", "cypress.config."}

@@ -35,7 +35,8 @@ func TestHarness(t *testing.T) {
 		{"babel.config.js", "module.exports = {}\n", true},
 		{"phpunit.xml", "<phpunit/>\n", true},
 		{".rspec", "--require spec_helper\n", true},
-		{"Makefile", "test:\n\tgo test ./...\n", true},
+		{"Makefile", "test:\n\tgo test ./...\n", false}, // it builds the code too
+		{"tests/CMakeLists.txt", "add_test(NAME a COMMAND a)\n", false},
 		// runner sections of shared files
 		{"pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-p helpers\"\n", true},
 		{"pyproject.toml", "[project]\nname = \"calc\"\n", false},
