@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/verify"
 )
 
@@ -94,15 +95,24 @@ var languages = []struct {
 
 // notVerified lists everything the run did not establish, in the order a
 // reviewer needs it. It is never empty unless truly nothing is missing.
+// The test-harness files the change wrote come first: every ✅ in the
+// table was earned with them, so a reviewer reads them before trusting one.
 func notVerified(in Input) []fact {
 	var out []fact
+	for _, f := range in.Findings {
+		if f.Kind == findings.HarnessChanged {
+			out = append(out, findingFact(f))
+		}
+	}
 	for _, m := range in.Missing {
 		out = append(out, say(spanned(m)))
 	}
 	out = append(out, notCommitted(in)...)
 	out = append(out, foreignFact(in.Foreign)...)
 	for _, f := range in.Findings {
-		out = append(out, findingFact(f))
+		if f.Kind != findings.HarnessChanged {
+			out = append(out, findingFact(f))
+		}
 	}
 	out = append(out, coverage(in.Coverage)...)
 	out = append(out, detectedNotVerified(in)...)

@@ -42,12 +42,16 @@ const (
 	// Scope: the change is over a size limit, or touches a file unrelated
 	// to anything the model read or the issue names.
 	Scope = "scope"
-	// TestHook: the change adds or edits code that decides whether the
-	// tests run at all: a Go TestMain, an init in a Go test file, a pytest
-	// hook or pytest_plugins in a conftest.py (testsrc.Hooks). It does not
-	// block: the final checks and no_tests_ran judge what it did, and a
-	// reviewer reads it.
-	TestHook = "test_hook"
+	// HarnessChanged: the change adds or edits the test harness, the code
+	// and configuration that decide how the tests run and what their
+	// results say: a hook (a Go TestMain or test init, a pytest hook, a
+	// Jest setup option; testsrc.Hooks) or a file testsrc.Harness calls
+	// part of the harness (a conftest.py, runner configuration, a file
+	// that shadows the runner, a test helper, vendored code, configuration
+	// that names programs or registries). It blocks: a check that passed
+	// with a harness the change wrote proves only what that harness says,
+	// and the report lists these files first.
+	HarnessChanged = "harness_changed"
 )
 
 // Finding is one fact a reviewer must look at. Its JSON form is an entry
@@ -66,11 +70,11 @@ type Finding struct {
 }
 
 // Blocks reports whether a finding of this kind means the outcome cannot
-// be verified (DESIGN §4.5). new_dependency, scope and test_hook, and
-// kinds produced elsewhere, do not block: they are listed for review.
+// be verified (DESIGN §4.5). new_dependency and scope, and kinds
+// produced elsewhere, do not block: they are listed for review.
 func Blocks(kind string) bool {
 	switch kind {
-	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan:
+	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan, HarnessChanged:
 		return true
 	}
 	return false
@@ -151,7 +155,7 @@ func Analyze(in Input) []Finding {
 	var out []Finding
 	out = append(out, testFindings(known, behaviourChanged(in.Files))...)
 	out = append(out, configFindings(known.Files)...)
-	out = append(out, hookFindings(known.Files)...)
+	out = append(out, harnessFindings(in.Files)...)
 	out = append(out, checkFindings(in.Checks)...)
 	out = append(out, dependencyFindings(known.Files, in.IssueTitle+"\n"+in.IssueBody)...)
 	out = append(out, scopeFindings(in)...)
@@ -244,6 +248,9 @@ func advice(fs []Finding) string {
 	}
 	if has[NoTestsRan] {
 		out = append(out, "make the test check run the tests")
+	}
+	if has[HarnessChanged] {
+		out = append(out, "leave the test harness (hooks, runner configuration, helpers, vendored code) as it was")
 	}
 	return strings.Join(out, ", ")
 }

@@ -145,13 +145,13 @@ func TestEmpty(t *testing.T) {
 		},
 		"go/TestMain added": {
 			files: []File{add("main_test.go", "package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")},
-			want:  []string{"test_hook main_test.go:8"},
+			want:  []string{"harness_changed main_test.go:8"},
 		},
 		"go/TestMain changed, init added": {
 			files: []File{mod("main_test.go",
 				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n// TestMain runs the tests.\nfunc TestMain(m *testing.M) { os.Exit(m.Run()) }\n",
 				"package greet\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc init() { os.Exit(0) }\n\n// TestMain runs the tests, it says.\nfunc TestMain(m *testing.M) { os.Exit(0) }\n")},
-			want: []string{"test_hook main_test.go:8", "test_hook main_test.go:11"},
+			want: []string{"harness_changed main_test.go:8", "harness_changed main_test.go:11"},
 		},
 		"go/TestMain reworded only": {
 			files: []File{mod("main_test.go",

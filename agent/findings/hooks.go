@@ -8,6 +8,40 @@ import (
 	"github.com/patchwright/patchwright/agent/verify/testsrc"
 )
 
+// harnessFindings reports each changed file of the test harness: first
+// every hook a file gained or whose code changed (hookFindings, which says
+// what the hook can do), then, for a file without such a hook, the file
+// itself when testsrc.Harness, the one owner of the rule, calls it part of
+// the harness and its harness part was added or changed. A deleted file
+// is not reported: without it the runner falls back to its defaults, and
+// a test that needed it fails. An unread file is judged by its path.
+func harnessFindings(files []File) []Finding {
+	out := hookFindings(files)
+	hooked := map[string]bool{}
+	for _, f := range out {
+		hooked[f.Path] = true
+	}
+	for _, f := range files {
+		if (f.New == nil && !f.Unread) || hooked[f.Path] {
+			continue
+		}
+		role, changed := testsrc.HarnessChange(f.Path, f.Base, f.New)
+		if f.Unread {
+			role, changed = testsrc.Harness(f.Path, nil).Role, true
+		}
+		if role == "" || !changed {
+			continue
+		}
+		verb := "edits"
+		if f.Base == nil {
+			verb = "adds"
+		}
+		out = append(out, Finding{Kind: HarnessChanged, Path: f.Path, Line: firstChange(f), Detail: fmt.Sprintf(
+			"The change %s %s, which %s: the checks ran with it, so their pass is only as good as this file, which a reviewer must read.", verb, f.Path, role)})
+	}
+	return out
+}
+
 // hookFindings reports every hook (testsrc.Hooks: a Go TestMain or test
 // init, a pytest hook, a Jest or Vitest setup option) that a changed file
 // gained or whose code changed: a test run's pass is only as good as the
@@ -28,7 +62,7 @@ func hookFindings(files []File) []Finding {
 			if len(before[h.Name]) > 0 {
 				verb = "edits"
 			}
-			out = append(out, Finding{Kind: TestHook, Path: f.Path, Line: h.Line, Detail: hookDetail(h.Name, verb, f.Path)})
+			out = append(out, Finding{Kind: HarnessChanged, Path: f.Path, Line: h.Line, Detail: hookDetail(h.Name, verb, f.Path)})
 		}
 	}
 	return out

@@ -98,6 +98,8 @@ func jsCases() map[string]analysisCase {
 		},
 		"js/a function named test is not a test": {
 			files: []File{mod("test/util.js", "export const ok = test('a') && test(name);\n", "export const ok = test('b');\n")},
+			// It is a test helper, though: a file of the tests that declares none.
+			want: []string{"harness_changed test/util.js:1"},
 		},
 		"js/expected value edited, code unchanged": {
 			files: []File{mod("test/greet.test.js", jsTest1, replace(jsTest1, `toBe("hello b")`, `toBe("hello B")`))},
@@ -130,25 +132,27 @@ func jsCases() map[string]analysisCase {
 		},
 		"js/package.json test script narrowed": {
 			files: []File{mod("package.json", "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest\"\n  }\n}\n", "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest test/other\"\n  }\n}\n")},
-			want:  []string{"test_skipped package.json:4"},
+			want:  []string{"harness_changed package.json:4", "test_skipped package.json:4"},
 		},
 		"js/package.json other script changed": {
 			files: []File{mod("package.json", "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest\",\n    \"build\": \"tsc\"\n  }\n}\n", "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest\",\n    \"build\": \"tsc -p .\"\n  }\n}\n")},
 		},
 		"js/jest config ignores a folder": {
 			files: []File{mod("jest.config.js", "module.exports = {\n  testEnvironment: 'node',\n};\n", "module.exports = {\n  testEnvironment: 'node',\n  testPathIgnorePatterns: ['/test/greet'],\n};\n")},
-			want:  []string{"test_skipped jest.config.js:3"},
+			want:  []string{"harness_changed jest.config.js:3", "test_skipped jest.config.js:3"},
 		},
 		"js/vitest config unrelated option": {
 			files: []File{mod("vitest.config.ts", "export default { test: { environment: 'node' } };\n", "export default { test: { environment: 'jsdom' } };\n")},
+			// No test is skipped, but the runner's configuration changed.
+			want: []string{"harness_changed vitest.config.ts:1"},
 		},
 		"js/jest setup file added": {
 			files: []File{mod("jest.config.js", "module.exports = {\n  testEnvironment: 'node',\n};\n", "module.exports = {\n  testEnvironment: 'node',\n  setupFilesAfterEnv: ['./test/setup.js'],\n};\n")},
-			want:  []string{"test_hook jest.config.js:3"},
+			want:  []string{"harness_changed jest.config.js:3"},
 		},
 		"js/mocharc spec changed": {
 			files: []File{mod(".mocharc.json", "{\"spec\": \"test/**/*.js\"}\n", "{\"spec\": \"test/unit/*.js\"}\n")},
-			want:  []string{"test_skipped .mocharc.json:1"},
+			want:  []string{"harness_changed .mocharc.json:1", "test_skipped .mocharc.json:1"},
 		},
 	}
 }

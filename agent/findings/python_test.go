@@ -120,37 +120,39 @@ func pythonCases() map[string]analysisCase {
 		},
 		"python/addopts deselects tests": {
 			files: []File{mod("pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -q -k 'not greet'\n")},
-			want:  []string{"test_skipped pytest.ini:2"},
+			want:  []string{"harness_changed pytest.ini:2", "test_skipped pytest.ini:2"},
 		},
 		"python/setup.cfg testpaths added": {
 			files: []File{mod("setup.cfg", "[metadata]\nname = app\n", "[metadata]\nname = app\n\n[tool:pytest]\ntestpaths =\n    tests/unit\n")},
-			want:  []string{"test_skipped setup.cfg:5"},
+			want:  []string{"harness_changed setup.cfg:3", "test_skipped setup.cfg:5"},
 		},
 		"python/pyproject pytest options changed": {
 			files: []File{mod("pyproject.toml", "[project]\nname = \"app\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n", "[project]\nname = \"app\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests/unit\"]\n")},
-			want:  []string{"test_skipped pyproject.toml:5"},
+			want:  []string{"harness_changed pyproject.toml:5", "test_skipped pyproject.toml:5"},
 		},
 		"python/pyproject unrelated change": {
 			files: []File{mod("pyproject.toml", "[project]\nname = \"app\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n", "[project]\nname = \"app\"\ndescription = \"x\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")},
 		},
 		"python/conftest ignores a file": {
 			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\ncollect_ignore = [\"test_greet.py\"]\n")},
-			want:  []string{"test_skipped tests/conftest.py:3"},
+			want:  []string{"harness_changed tests/conftest.py:2", "test_skipped tests/conftest.py:3"},
 		},
 		"python/conftest hook added": {
 			files: []File{add("conftest.py", "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n    items.sort(key=str)\n")},
 			// test_skipped is testconfig.go's reading of the same line.
-			want: []string{"test_hook conftest.py:4", "test_skipped conftest.py:4"},
+			want: []string{"harness_changed conftest.py:4", "test_skipped conftest.py:4"},
 		},
 		"python/conftest hook unchanged but for a comment": {
 			files: []File{mod("conftest.py", "def pytest_sessionstart(session):\n    pass\n", "def pytest_sessionstart(session):\n    pass  # nothing to do\n")},
 		},
 		"python/conftest plugins added": {
 			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\npytest_plugins = [\"tests.plugin\"]\n")},
-			want:  []string{"test_hook tests/conftest.py:3"},
+			want:  []string{"harness_changed tests/conftest.py:3"},
 		},
 		"python/conftest fixture added": {
 			files: []File{mod("tests/conftest.py", "import pytest\n", "import pytest\n\n\n@pytest.fixture\ndef name():\n    return \"a\"\n")},
+			// Any change to a conftest.py changes how the tests run.
+			want: []string{"harness_changed tests/conftest.py:2"},
 		},
 	}
 }

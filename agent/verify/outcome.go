@@ -39,6 +39,12 @@ type OutcomeInput struct {
 	// change from being verified (tests removed, skipped, loosened, or none
 	// run): a run that would be verified is unverified, naming the first.
 	Blocking []string
+	// Harness are the files of the test harness the change added or
+	// edited (the paths of findings' harness_changed findings, whose
+	// details are not in Blocking): a run whose checks all passed is
+	// unverified, and its reason names them before any other finding,
+	// because the checks ran with them.
+	Harness []string
 }
 
 // Decide returns the outcome and a one-line reason. It is a pure function
@@ -55,6 +61,9 @@ func Decide(in OutcomeInput) (Outcome, string) {
 			return Failed, oneLine(secret)
 		}
 	}
+	if o == Verified && len(in.Harness) > 0 {
+		return Unverified, oneLine(harnessReason(in))
+	}
 	if o == Verified && len(in.Blocking) > 0 {
 		why := strings.TrimSuffix(in.Blocking[0], ".")
 		if why != "" {
@@ -66,6 +75,21 @@ func Decide(in OutcomeInput) (Outcome, string) {
 		return Unverified, oneLine("every check passed, but " + why)
 	}
 	return o, reason
+}
+
+// harnessReason says that the checks passed with a harness the change
+// wrote, naming up to three of its files.
+func harnessReason(in OutcomeInput) string {
+	const shown = 3
+	files := strings.Join(in.Harness[:min(shown, len(in.Harness))], ", ")
+	if n := len(in.Harness) - shown; n > 0 {
+		files += fmt.Sprintf(" and %d more", n)
+	}
+	reason := "every check passed, but the change edits how tests run (" + files + "), so the checks prove only what that harness reports"
+	if n := len(in.Blocking); n > 0 {
+		reason += fmt.Sprintf(" (and %d more findings)", n)
+	}
+	return reason
 }
 
 // decideChecks is DESIGN §4.5 on the run and its checks alone.

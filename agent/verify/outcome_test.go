@@ -64,6 +64,12 @@ func TestDecide(t *testing.T) {
 			Error, "docker died"},
 		"a blocking finding unverifies": {OutcomeInput{FilesChanged: 1, Baseline: base, Blocking: []string{"The test TestAdd was deleted.", "x"},
 			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Unverified, "every check passed, but the test TestAdd was deleted (and 1 more findings)"},
+		"a changed harness unverifies, named first": {OutcomeInput{FilesChanged: 1, Baseline: base, Harness: []string{"main_test.go"}, Blocking: []string{"The test TestAdd was deleted."},
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Unverified, "every check passed, but the change edits how tests run (main_test.go), so the checks prove only what that harness reports (and 1 more findings)"},
+		"a changed harness of many files is named in part": {OutcomeInput{FilesChanged: 1, Baseline: base, Harness: []string{"a", "b", "c", "d", "e"},
+			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Unverified, "how tests run (a, b, c and 2 more)"},
+		"a changed harness leaves a regression failed": {OutcomeInput{FilesChanged: 1, Baseline: base, Harness: []string{"conftest.py"},
+			Final: []CheckResult{pass("build", Final), fail("test", Final)}}, Failed, "passed before the change"},
 		"a blocking finding leaves a regression failed": {OutcomeInput{FilesChanged: 1, Baseline: base, Blocking: []string{"A skip was added."},
 			Final: []CheckResult{pass("build", Final), fail("test", Final)}}, Failed, "passed before the change"},
 	}

@@ -52,14 +52,19 @@ type Runner struct {
 	// root) to the environment's directory, both relative to the
 	// repository root in slash form. A check of that project (a
 	// configured check counts as the root's), and its new tests on the
-	// original code, run with the environment activated: its bin first on
-	// PATH and VIRTUAL_ENV set, so the detected `python -m pytest` imports
-	// what setup installed. The command itself is unchanged.
+	// original code, run with the environment activated (see activate),
+	// so the detected `python -m pytest` imports what setup installed. The
+	// command itself is unchanged.
 	Virtualenvs map[string]string
 }
 
 // activate is the shell prelude that activates the virtualenv of the
-// project in dir, or "" when it has none.
+// project in dir, or "" when it has none. The environment lies in the
+// work tree, where the model's commands could write, so only its own
+// Python runs from it, by absolute path (`python` and `python3` are
+// shell functions of the check's script); its bin comes last on PATH,
+// after the image's directories, so a program left there (a
+// `.venv/bin/go`) never replaces the image's (issue 40).
 func (r *Runner) activate(dir string) string {
 	if dir == "" {
 		dir = "."
@@ -68,7 +73,8 @@ func (r *Runner) activate(dir string) string {
 	if !ok {
 		return ""
 	}
-	return "VIRTUAL_ENV=" + shellQuote(sandbox.WorkspaceDir+"/"+env) + "; PATH=\"$VIRTUAL_ENV/bin:$PATH\"; export VIRTUAL_ENV PATH\n"
+	return "VIRTUAL_ENV=" + shellQuote(sandbox.WorkspaceDir+"/"+env) + "; PATH=\"$PATH:$VIRTUAL_ENV/bin\"; export VIRTUAL_ENV PATH\n" +
+		"python() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }; python3() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }\n"
 }
 
 // virtualenvNote says which virtualenv a check ran with.
@@ -180,7 +186,7 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	}
 	for range r.reruns() {
 		// A re-run is judged by its exit code alone: no prelude.
-		again, err := r.exec(ctx, activate+rerun)
+		again, err := r.exec(ctx, activate+safePath(kind)+rerun)
 		if err != nil {
 			return CheckResult{}, fmt.Errorf("re-run check %s (%s): %w", c.Name, phase, err)
 		}
@@ -199,7 +205,8 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 const junitPath = "/tmp/.patchwright-junit.xml"
 
 // prelude is put before a check's script so that its runner also writes
-// machine output naming every test: go test's -json events (see
+// machine output naming every test (and, for pytest, cannot be shadowed
+// by the tree): go test's -json events (see
 // goJSONPrelude), pytest's JUnit XML report (through PYTEST_ADDOPTS, after
 // the image's own options, so the repository's configuration still
 // applies; xunit1 names each test's file, so the names are pytest's node
@@ -214,7 +221,7 @@ func prelude(kind TestKind) string {
 		// would name tests this run did not run.
 		return "find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null\n"
 	case KindPytest:
-		return "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} -o junit_family=xunit1 --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
+		return safePath(kind) + "rm -f " + junitPath + "; PYTEST_ADDOPTS=\"${PYTEST_ADDOPTS:-} -o junit_family=xunit1 --junit-xml=" + junitPath + "\"; export PYTEST_ADDOPTS\n"
 	case KindRSpec:
 		// SPEC_OPTS adds to .rspec; naming a formatter drops the default
 		// one, so progress is named too.
@@ -227,6 +234,21 @@ func prelude(kind TestKind) string {
 		return "find . -path '*/build/test-results' -type d -prune -exec rm -rf {} + 2>/dev/null\n"
 	case KindMeson:
 		return "find . -path '*/meson-logs/testlog.junit.xml' -type f -exec rm -f {} + 2>/dev/null\n"
+	}
+	return ""
+}
+
+// safePath is put before a pytest check's script, its re-runs too:
+// PYTHONSAFEPATH (python -P; Python 3.11 and later, older ones ignore it)
+// keeps the current directory off the front of sys.path, so a pytest.py,
+// sitecustomize.py or unittest.py in the tree cannot replace the runner
+// (issue 40). The tests still import the project as the `pytest` script
+// lets them: through pytest's rootdir and conftest rules and its
+// pythonpath option. Other kinds are left alone: `python -m unittest
+// tests.test_x` needs the current directory to find its module.
+func safePath(kind TestKind) string {
+	if kind == KindPytest {
+		return "PYTHONSAFEPATH=1; export PYTHONSAFEPATH\n"
 	}
 	return ""
 }

@@ -152,8 +152,10 @@ func (s *recordingSandbox) ID() string                           { return "recor
 func (s *recordingSandbox) Close() error                         { return nil }
 
 // TestRunnerActivatesVirtualenvs (issue 24): a check of a project whose
-// directory has a virtualenv runs with it first on PATH; the same
-// command, and the note says so. Other projects' checks do not.
+// directory has a virtualenv runs with its python by absolute path and
+// its bin last on PATH (issue 40: a program left in the tree's .venv/bin
+// must not replace the image's); the same command, and the note says so.
+// Other projects' checks do not.
 func TestRunnerActivatesVirtualenvs(t *testing.T) {
 	sb := &recordingSandbox{}
 	checks := []Check{
@@ -164,7 +166,8 @@ func TestRunnerActivatesVirtualenvs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "VIRTUAL_ENV='/workspace/api/.venv'; PATH=\"$VIRTUAL_ENV/bin:$PATH\"; export VIRTUAL_ENV PATH\n"
+	want := "VIRTUAL_ENV='/workspace/api/.venv'; PATH=\"$PATH:$VIRTUAL_ENV/bin\"; export VIRTUAL_ENV PATH\n" +
+		"python() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }; python3() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }\n"
 	var py, npm []string
 	for _, s := range sb.scripts {
 		switch {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -186,7 +187,19 @@ func (r *run) decide() (verify.Outcome, string) {
 	if len(r.findings) > 0 {
 		in.Secret = describeFindings(r.findings)
 	}
-	in.Blocking = blockingDetails(r.evidence)
+	for _, f := range r.evidence {
+		if f.Kind == KindUntrustedSetup {
+			in.Blocking = append(in.Blocking, f.Detail)
+		}
+	}
+	for _, f := range findings.Blocking(r.evidence) {
+		switch {
+		case f.Kind != findings.HarnessChanged:
+			in.Blocking = append(in.Blocking, f.Detail)
+		case !slices.Contains(in.Harness, f.Path):
+			in.Harness = append(in.Harness, f.Path)
+		}
+	}
 	o, reason := verify.Decide(in)
 	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
 		// The checks cover the tree, not whose work it is: Patchwright

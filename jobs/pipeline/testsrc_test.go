@@ -51,7 +51,7 @@ func TestTestsThatNoLongerBuild(t *testing.T) {
 }
 
 // TestNewTestMainIsAFinding: a TestMain that exits before any test runs
-// is listed as a test_hook for the reviewer, and the outcome is not
+// is listed as a harness_changed for the reviewer, and the outcome is not
 // verified (the broken Add is never tested).
 func TestNewTestMainIsAFinding(t *testing.T) {
 	res, out, _ := scenario{
@@ -69,14 +69,14 @@ func TestNewTestMainIsAFinding(t *testing.T) {
 	}
 	hooks := 0
 	for _, f := range res.Findings {
-		if f.Kind == findings.TestHook && f.Path == "main_test.go" && strings.Contains(f.Detail, "TestMain") {
+		if f.Kind == findings.HarnessChanged && f.Path == "main_test.go" && strings.Contains(f.Detail, "TestMain") {
 			hooks++
 		}
 	}
 	if hooks != 1 {
-		t.Errorf("findings = %+v, want one test_hook for main_test.go\n%s", res.Findings, readLedger(t, out))
+		t.Errorf("findings = %+v, want one harness_changed for main_test.go\n%s", res.Findings, readLedger(t, out))
 	}
 	if !strings.Contains(strings.Join(res.NotVerified, "\n"), "TestMain") {
-		t.Errorf("not verified = %q, want the test_hook listed", res.NotVerified)
+		t.Errorf("not verified = %q, want the harness_changed listed", res.NotVerified)
 	}
 }
