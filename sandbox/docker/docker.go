@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,6 +100,11 @@ type Options struct {
 	// EngineExec runs every command as its own engine exec, as before the
 	// starter, whatever Starter says.
 	EngineExec bool
+	// EgressOpen are the address ranges the operator opened to the
+	// egress proxy (PATCHWRIGHT_EGRESS_ALLOW_CIDRS, egress.ParseRanges):
+	// a repository's allowlisted host there is reached though the range
+	// is private or one of this engine's networks. Default none.
+	EgressOpen []netip.Prefix
 }
 
 // Docker is the Runner on a Docker engine. It is safe for concurrent use.
@@ -116,6 +122,8 @@ type Docker struct {
 	starterBin []byte
 	// unfencedSetup is Options.UnfencedSetup.
 	unfencedSetup bool
+	// egressOpen is Options.EgressOpen.
+	egressOpen []netip.Prefix
 
 	egressMu sync.Mutex
 	egress   *egressState // nil until a sandbox needs the proxy
@@ -133,6 +141,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 		unfencedSetup: opts.UnfencedSetup,
 		grace:         opts.KillGrace,
 		cacheAge:      opts.CacheMaxAge,
+		egressOpen:    slices.Clone(opts.EgressOpen),
 	}
 	if d.cacheAge <= 0 {
 		d.cacheAge = DefaultCacheMaxAge
