@@ -124,6 +124,10 @@ type Docker struct {
 	unfencedSetup bool
 	// egressOpen is Options.EgressOpen.
 	egressOpen []netip.Prefix
+	// egressLookup resolves the proxy's host names; nil is the system's
+	// resolver. Tests set it (export_test.go) to stand for a worker on a
+	// compose network, whose resolver answers container names.
+	egressLookup func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	egressMu sync.Mutex
 	egress   *egressState // nil until a sandbox needs the proxy

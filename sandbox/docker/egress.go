@@ -85,7 +85,7 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 		if err := d.reapEgressRules(ctx); err != nil {
 			return "", err
 		}
-		if d.egress, err = startEgress(gw, d.egressOpen); err != nil {
+		if d.egress, err = startEgress(gw, d.egressOpen, d.egressLookup); err != nil {
 			return "", err
 		}
 	}
@@ -107,11 +107,12 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 }
 
 // startEgress starts the proxy on the gateway and the firewall log; open
-// are the ranges the operator opened.
-func startEgress(gw string, open []netip.Prefix) (*egressState, error) {
+// are the ranges the operator opened, lookup the proxy's resolver (nil:
+// the system's).
+func startEgress(gw string, open []netip.Prefix, lookup func(context.Context, string) ([]netip.Addr, error)) (*egressState, error) {
 	e := &egressState{gw: gw, clients: map[string]*egress.Client{}}
 	rules := egress.Rules{Open: open, Closed: e.engineNetwork}
-	p, err := egress.Listen(net.JoinHostPort(gw, "0"), egress.Options{Refuses: rules.Refuses})
+	p, err := egress.Listen(net.JoinHostPort(gw, "0"), egress.Options{Refuses: rules.Refuses, Lookup: lookup})
 	if err != nil {
 		return nil, err
 	}
