@@ -369,5 +369,8 @@ func refusedFacts(in Input) []fact {
 			f = append(f, " (", r.Phase, " command ", value(r.Command), ")")
 		}
 	}
+	if in.RefusedDropped != "" {
+		f = append(f, "; ", in.RefusedDropped)
+	}
 	return []fact{append(f, ".")}
 }

@@ -405,7 +405,10 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Dependencies = r.deps
 	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template
-	in.Refused = r.refused.list()
+	var dropped *EgressRefusalsDropped
+	if in.Refused, dropped = r.refused.list(); dropped != nil {
+		in.RefusedDropped = dropped.Summary()
+	}
 	in.SetupSecretsWithheld = r.secretsWithheld
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom
