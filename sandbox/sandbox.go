@@ -107,6 +107,14 @@ type Spec struct {
 	// job's. Empty: a new volume starts from the image, as documented on
 	// CacheVolume. Ignored when CacheVolume exists already.
 	CacheFrom string
+	// CacheDir, when set, is a host directory (absolute; made if missing)
+	// that holds a CacheVolume this Create makes: the volume is a bind of
+	// it. The pipeline puts a job's own cache on the job's bounded file
+	// system this way, so that what a job's commands write into the cache
+	// counts against the job's disk bound, as the work tree does. Empty:
+	// the engine's volume directory, bounded only by the host's disk.
+	// Ignored when CacheVolume exists already.
+	CacheDir string
 	// CacheReadOnly keeps this sandbox from writing CacheVolume, so that
 	// nothing it does reaches a later sandbox's builds: the volume is
 	// mounted read-only, and the cache directory is a copy of it made at

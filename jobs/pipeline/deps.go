@@ -321,6 +321,7 @@ func (r *run) runDependencySetup(ctx context.Context, setup *report.DependencySe
 		Runtime:     r.e.SandboxRuntime,
 		CacheVolume: r.jobCache,
 		CacheFrom:   r.sharedCache(),
+		CacheDir:    r.jobCacheDir(),
 	}
 	// The same network as the first setup (the allowlist, the job's
 	// services), but never the setup-only secrets: this tree holds the
@@ -422,6 +423,17 @@ func (r *run) sharedCache() string {
 		return ""
 	}
 	return r.e.CacheVolume(r.job.RepoURL)
+}
+
+// jobCacheDir is where the job's own cache volume keeps its files: on the
+// job's bounded file system when it has one, so that what the model's
+// build code writes into the cache counts against the job's disk bound
+// with the work tree; "" (the engine's volumes) otherwise.
+func (r *run) jobCacheDir() string {
+	if r.unbound == nil {
+		return ""
+	}
+	return filepath.Join(r.trees, "cache")
 }
 
 // removeJobCache removes the job's own cache once no sandbox uses it.

@@ -324,6 +324,9 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 	} else if !info.IsDir() {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
 	}
+	if spec.CacheDir != "" && !filepath.IsAbs(spec.CacheDir) {
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: CacheDir %q is not an absolute path", spec.CacheDir)
+	}
 	if spec.CacheVolume != "" && !volumeNameRE.MatchString(spec.CacheVolume) {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: CacheVolume %q is not a volume name", spec.CacheVolume)
 	}
