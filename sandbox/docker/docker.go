@@ -131,6 +131,11 @@ type Docker struct {
 
 	egressMu sync.Mutex
 	egress   *egressState // nil until a sandbox needs the proxy
+
+	// stopped holds, by job ID, why a job's commands may no longer run
+	// (servicedisk.go).
+	stoppedMu sync.Mutex
+	stopped   map[string]error
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST
@@ -271,7 +276,7 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
 	}
-	c := &dockerSandbox{d: d, id: created.ID}
+	c := &dockerSandbox{d: d, id: created.ID, jobID: spec.JobID}
 	if spec.ServiceNetwork != "" && spec.Network {
 		// A second network is joined before the start, so the first
 		// command sees both.
