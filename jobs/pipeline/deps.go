@@ -429,12 +429,7 @@ func (r *run) sharedCache() string {
 // job's bounded file system when it has one, so that what the model's
 // build code writes into the cache counts against the job's disk bound
 // with the work tree; "" (the engine's volumes) otherwise.
-func (r *run) jobCacheDir() string {
-	if r.unbound == nil {
-		return ""
-	}
-	return filepath.Join(r.trees, "cache")
-}
+func (r *run) jobCacheDir() string { return r.boundDir("cache") }
 
 // removeJobCache removes the job's own cache once no sandbox uses it.
 func (r *run) removeJobCache() {

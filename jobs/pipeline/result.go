@@ -176,6 +176,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.wedged != "":
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
+	case r.diskBound != "":
+		in.StopReason = ReasonDiskBound + ": " + r.diskBound
 	case r.interrupted():
 		in.StopReason = string(agent.Interrupted) + ": " + InterruptedDetail
 	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:

@@ -113,16 +113,17 @@ func (s *dockerServices) overBound(ctx context.Context) error {
 	return nil
 }
 
-// stopForDisk kills the services, waiting until they stopped, then makes
-// every later command of the job fail with err.
+// stopForDisk makes every later command of the job fail with err, then
+// kills the services and waits until they stopped: a command that sees
+// a service gone finds its job stopped.
 func (s *dockerServices) stopForDisk(err error) {
+	s.d.stopJob(s.jobID, err)
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	now := 0
 	for _, id := range s.ids {
 		s.d.cli.ContainerStop(ctx, id, container.StopOptions{Signal: "KILL", Timeout: &now})
 	}
-	s.d.stopJob(s.jobID, err)
 }
 
 // removeVolumes removes the services' volumes; their directories go with

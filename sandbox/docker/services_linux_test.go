@@ -202,8 +202,15 @@ func TestServicesDiskBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range ids {
-		if c.ID != sb.ID() {
-			t.Errorf("service container %.12s still running after the bound", c.ID)
+		if c.ID == sb.ID() {
+			continue
+		}
+		// Being killed: wait for it, or for the test's deadline.
+		waited, errs := dockerClient(t).ContainerWait(context.Background(), c.ID, container.WaitConditionNotRunning)
+		select {
+		case <-waited:
+		case err := <-errs:
+			t.Errorf("service container %.12s after the bound: %v", c.ID, err)
 		}
 	}
 }
