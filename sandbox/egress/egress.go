@@ -364,7 +364,7 @@ type errDenied struct {
 }
 
 func (e errDenied) Error() string {
-	return "resolves to " + e.ip.String() + ", " + e.why + ", which no sandbox may reach"
+	return "resolves to " + e.ip.String() + ", " + e.why
 }
 
 // dial connects to host:port. It resolves host and refuses it if any of

@@ -136,11 +136,12 @@ type Rules struct {
 	Closed func(netip.Addr) string
 }
 
-// Refuses says why no sandbox may reach ip; "" if one may.
+// Refuses says why no sandbox may reach ip ("a private address, which
+// only the operator can open (…)"); "" if one may.
 func (r Rules) Refuses(ip netip.Addr) string {
 	ip = ip.Unmap()
 	if why := never(ip); why != "" {
-		return why
+		return why + ", which no sandbox may reach"
 	}
 	for _, p := range r.Open {
 		if p.Contains(ip) {
@@ -160,3 +161,8 @@ func (r Rules) Refuses(ip netip.Addr) string {
 
 // openHint says who may open a closed range: not the repository.
 const openHint = ", which only the operator can open (PATCHWRIGHT_EGRESS_ALLOW_CIDRS)"
+
+// InClosedRange reports whether r was refused for an address in a closed
+// range, one the operator could open: said to the repository whatever
+// its checks did, since no network.allow can reach it.
+func InClosedRange(r Refusal) bool { return strings.HasSuffix(r.Reason, openHint) }

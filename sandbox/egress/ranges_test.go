@@ -137,7 +137,7 @@ func TestProxyRefusesPrivateNetworks(t *testing.T) {
 	p.Register("127.0.0.1", allow, "setup", rec.add)
 	c := proxyClient(p)
 	for _, h := range hosts {
-		if code, body := get(t, c, "http://"+net.JoinHostPort(h, "80")+"/"); code != http.StatusBadGateway || !strings.Contains(body, "which no sandbox may reach") {
+		if code, body := get(t, c, "http://"+net.JoinHostPort(h, "80")+"/"); code != http.StatusBadGateway || !strings.Contains(body, "which only the operator can open") {
 			t.Errorf("GET %s: %d %q, want 502 and why", h, code, body)
 		}
 		if _, err := c.Get("https://" + net.JoinHostPort(h, "6379") + "/"); err == nil {
@@ -149,7 +149,7 @@ func TestProxyRefusesPrivateNetworks(t *testing.T) {
 		t.Fatalf("%d refusals, want %d: %+v", len(got), 2*len(hosts), got)
 	}
 	for _, r := range got {
-		if !strings.Contains(r.Reason, "only the operator can open") || r.Phase != "setup" {
+		if !egress.InClosedRange(r) || r.Phase != "setup" {
 			t.Errorf("refusal %+v: the reason does not say the range is closed", r)
 		}
 		if r.Host == "rebind.example" && !strings.Contains(r.Reason, "192.168.1.1") {
