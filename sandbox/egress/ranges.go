@@ -139,7 +139,8 @@ type Rules struct {
 // Refuses says why no sandbox may reach ip ("a private address, which
 // only the operator can open (…)"); "" if one may.
 func (r Rules) Refuses(ip netip.Addr) string {
-	ip = ip.Unmap()
+	// A prefix never contains an address with a zone ("fe80::1%eth0").
+	ip = ip.Unmap().WithZone("")
 	if why := never(ip); why != "" {
 		return why + ", which no sandbox may reach"
 	}

@@ -30,6 +30,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"fd12::1", nil, "private"},
 		{"169.254.169.254", nil, "link-local"},
 		{"fe80::1", nil, "link-local"},
+		{"fe80::1%eth0", nil, "link-local"},
+		{"::ffff:127.0.0.1", nil, "loopback"},
 		{"100.64.0.1", nil, "shared"},
 		{"240.0.0.1", nil, "reserved"},
 		{"64:ff9b::a00:1", nil, "NAT64"},
