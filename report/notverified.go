@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
 // claimKind is what a phrase in the model's summary asserts.
@@ -352,15 +353,17 @@ func NotVerified(in Input) []string {
 // maxRefusedShown bounds the refused connections "Not verified" names.
 const maxRefusedShown = 5
 
-// refusedFacts names the connections setup was refused, when a check
-// then failed: a missing download is the likely cause, and network.allow
-// in .github/agent.yml the fix.
+// refusedFacts names the connections setup was refused: those to
+// addresses no repository may reach always (network.allow cannot fix
+// them), the others when a check then failed: a missing download is the
+// likely cause, and network.allow in .github/agent.yml the fix.
 func refusedFacts(in Input) []fact {
+	out := closedRangeFacts(in)
 	failed := slices.ContainsFunc(append(slices.Clone(in.Baseline), in.Final...), func(c verify.CheckResult) bool {
 		return c.Failed() || c.CouldNotRun
 	})
 	if len(in.Refused) == 0 || !failed {
-		return nil
+		return out
 	}
 	f := say("The setup network refused connections, and a check failed; if the check needed what they would have fetched, add the hosts to ", value("network.allow"), " in .github/agent.yml: ")
 	for i, r := range in.Refused {
@@ -380,5 +383,36 @@ func refusedFacts(in Input) []fact {
 			f = append(f, " (", r.Phase, " command ", value(r.Command), ")")
 		}
 	}
-	return []fact{append(f, ".")}
+	if in.RefusedDropped != "" {
+		f = append(f, "; ", in.RefusedDropped)
+	}
+	return append(out, append(f, "."))
+}
+
+// closedRangeFacts names the hosts setup was refused because they are, or
+// resolve to, private, link-local or the worker's Docker networks'
+// addresses: only the operator opens those.
+func closedRangeFacts(in Input) []fact {
+	var f fact
+	n := 0
+	for _, r := range in.Refused {
+		if !egress.InClosedRange(r) {
+			continue
+		}
+		if n++; n > maxRefusedShown {
+			continue
+		}
+		if n > 1 {
+			f = append(f, ", ")
+		}
+		f = append(f, value(fmt.Sprintf("%s:%d", r.Host, r.Port)))
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > maxRefusedShown {
+		f = append(f, fmt.Sprintf(", and %d more", n-maxRefusedShown))
+	}
+	head := say("The setup network refused hosts that are, or resolve to, private, link-local or container-network addresses, which no repository's ", value("network.allow"), " reaches (the operator may open a range with ", value("PATCHWRIGHT_EGRESS_ALLOW_CIDRS"), "): ")
+	return []fact{append(append(head, f...), ".")}
 }

@@ -142,6 +142,10 @@ type Input struct {
 	// Refused are the connections the egress proxy refused to setup;
 	// "Not verified" lists them when a check failed, as a likely cause.
 	Refused []egress.Refusal
+	// RefusedDropped says how many refusals past the run's bounds were
+	// only counted ("and 203950 more refusals to 3 hosts, not recorded
+	// one by one"); "" when none were.
+	RefusedDropped string
 	// SharedCache: the build cache was too large to copy, so the agent
 	// and the final checks used the repository's shared one.
 	SharedCache bool

@@ -107,6 +107,14 @@ type Spec struct {
 	// job's. Empty: a new volume starts from the image, as documented on
 	// CacheVolume. Ignored when CacheVolume exists already.
 	CacheFrom string
+	// CacheDir, when set, is a host directory (absolute; made if missing)
+	// that holds a CacheVolume this Create makes: the volume is a bind of
+	// it. The pipeline puts a job's own cache on the job's bounded file
+	// system this way, so that what a job's commands write into the cache
+	// counts against the job's disk bound, as the work tree does. Empty:
+	// the engine's volume directory, bounded only by the host's disk.
+	// Ignored when CacheVolume exists already.
+	CacheDir string
 	// CacheReadOnly keeps this sandbox from writing CacheVolume, so that
 	// nothing it does reaches a later sandbox's builds: the volume is
 	// mounted read-only, and the cache directory is a copy of it made at
@@ -151,6 +159,14 @@ type ServicesSpec struct {
 	// Ready bounds the wait for every service's health command to pass.
 	// Default DefaultServiceReady.
 	Ready time.Duration
+	// DiskDir, when set, is a directory on the job's bounded file system
+	// (made if missing). The volumes each service's image declares (a
+	// database's data directory) are kept under it, so they count against
+	// that file system's size; and the services' writable layers are
+	// measured while they run: once they hold more than the file system
+	// has free, the services are stopped and the job's commands fail with
+	// ErrDiskBound. Empty: services are bounded only by the host's disk.
+	DiskDir string
 }
 
 // DefaultServiceReady is ServicesSpec.Ready's default.
@@ -268,6 +284,13 @@ func (o Output) Truncated() bool { return int64(len(o.Head)+len(o.Tail)) < o.Tot
 // it can reach), so the run it belongs to ends, and is not run again as
 // if the engine had failed.
 var ErrWedged = errors.New("sandbox_wedged")
+
+// ErrDiskBound is wrapped by Exec's error once the job's services wrote
+// more than the job's disk bound leaves them (ServicesSpec.DiskDir): the
+// services were stopped, and every later command of the job fails with
+// it, so the run ends saying why instead of its checks failing against
+// dead services.
+var ErrDiskBound = errors.New("disk_bound_exceeded")
 
 // ErrClosed is returned by Exec on a sandbox that was closed.
 var ErrClosed = errors.New("sandbox: closed")

@@ -47,7 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "patchwright eval: %v\n", oneLine(err))
 		return 1
 	}
-	engine, err := docker.New(ctx, docker.Options{UnfencedSetup: true})
+	engine, err := docker.New(ctx, plan.sandbox.engineOptions(true))
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright eval: %v\n", err)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
@@ -38,6 +40,9 @@ type sandboxSettings struct {
 	prices provider.Prices
 	// egressAllow are host names every setup network reaches.
 	egressAllow []string
+	// egressOpen are the address ranges the egress proxy may reach though
+	// private (PATCHWRIGHT_EGRESS_ALLOW_CIDRS); nil = none.
+	egressOpen []netip.Prefix
 	// allowOpenNetwork honours a repository's `network: open`.
 	allowOpenNetwork bool
 	// setupSecrets are the setup-only secrets by repository; nil = none.
@@ -47,7 +52,7 @@ type sandboxSettings struct {
 // rawSandbox is the sandbox settings as given.
 type rawSandbox struct {
 	image, memory, cpus, pids, runtime, maxChange, maxRunCost string
-	egressAllow, openNetwork, setupSecrets                    string
+	egressAllow, egressCIDRs, openNetwork, setupSecrets       string
 }
 
 // table is the sandbox settings' part of the configuration (DESIGN §4.2).
@@ -64,6 +69,7 @@ func (r *rawSandbox) table() []setting {
 		{"PATCHWRIGHT_MAX_CHANGE_BYTES", "max-change-bytes", "", "largest change a run may make, all changed files together, e.g. 256m (default 256m; past it the run stops as change_too_large)", &r.maxChange},
 		{"PATCHWRIGHT_MAX_RUN_COST_USD", "max-run-cost-usd", "", "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it (default: no cap; past it the run stops as budget_exceeded and its work is pushed as a draft)", &r.maxRunCost},
 		{"PATCHWRIGHT_EGRESS_ALLOW", "egress-allow", "", "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", &r.egressAllow},
+		{"PATCHWRIGHT_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "address ranges the setup network's proxy may reach though private, link-local, shared or a Docker network's (refused by default whatever a repository's network.allow says), comma-separated CIDRs or addresses, e.g. 10.20.0.0/16 for a registry on the LAN; a host there is still reached only when an allowlist names it; loopback and the worker's own addresses are never opened", &r.egressCIDRs},
 		{"PATCHWRIGHT_ALLOW_OPEN_NETWORK", "allow-open-network", "", "true lets a repository's network: open give setup the whole internet instead of the allowlist (default false)", &r.openNetwork},
 		{"PATCHWRIGHT_SETUP_SECRETS_FILE", "setup-secrets-file", "", "YAML file mapping repositories (owner/name) to setup-only secrets (NAME: value), given to setup containers only", &r.setupSecrets},
 	}
@@ -99,6 +105,9 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 		}
 		out.egressAllow = append(out.egressAllow, e)
 	}
+	if out.egressOpen, err = egress.ParseRanges(r.egressCIDRs); err != nil {
+		return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_EGRESS_ALLOW_CIDRS: %w", err)
+	}
 	if r.openNetwork != "" {
 		b, err := strconv.ParseBool(r.openNetwork)
 		if err != nil {
@@ -114,6 +123,13 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 		out.setupSecrets = s
 	}
 	return out, nil
+}
+
+// engineOptions are the container engine's options that come from the
+// sandbox settings; unfenced is docker.Options.UnfencedSetup (run's and
+// eval's).
+func (s sandboxSettings) engineOptions(unfenced bool) docker.Options {
+	return docker.Options{UnfencedSetup: unfenced, EgressOpen: s.egressOpen}
 }
 
 // sandboxFromEnv reads the sandbox settings from the environment, as run

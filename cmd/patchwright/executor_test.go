@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -145,6 +146,10 @@ func TestNetworkSettings(t *testing.T) {
 	t.Setenv("PATCHWRIGHT_EGRESS_ALLOW", "registry.corp.example:8443, *.corp.example")
 	t.Setenv("PATCHWRIGHT_ALLOW_OPEN_NETWORK", "true")
 	t.Setenv("PATCHWRIGHT_SETUP_SECRETS_FILE", file)
+	t.Setenv("PATCHWRIGHT_EGRESS_ALLOW_CIDRS", "10.20.0.0/16 192.168.7.9")
+	if s, err := sandboxFromEnv(); err != nil || fmt.Sprint(s.engineOptions(false).EgressOpen) != "[10.20.0.0/16 192.168.7.9/32]" {
+		t.Errorf("PATCHWRIGHT_EGRESS_ALLOW_CIDRS reached the engine as %v (%v)", s.engineOptions(false).EgressOpen, err)
+	}
 	execs, _ := commandExecutors(t)
 	for command, e := range execs {
 		if strings.Join(e.EgressAllow, " ") != "registry.corp.example:8443 *.corp.example" || !e.AllowOpenNetwork ||
@@ -153,6 +158,7 @@ func TestNetworkSettings(t *testing.T) {
 		}
 	}
 	for env, bad := range map[string]string{
+		"PATCHWRIGHT_EGRESS_ALLOW_CIDRS": "10.0.0.0/8,127.0.0.0/8",
 		"PATCHWRIGHT_EGRESS_ALLOW":       "http://proxy/",
 		"PATCHWRIGHT_ALLOW_OPEN_NETWORK": "perhaps",
 		"PATCHWRIGHT_SETUP_SECRETS_FILE": filepath.Join(t.TempDir(), "missing.yml"),
@@ -161,6 +167,8 @@ func TestNetworkSettings(t *testing.T) {
 		switch env {
 		case "PATCHWRIGHT_EGRESS_ALLOW":
 			raw.egressAllow = bad
+		case "PATCHWRIGHT_EGRESS_ALLOW_CIDRS":
+			raw.egressCIDRs = bad
 		case "PATCHWRIGHT_ALLOW_OPEN_NETWORK":
 			raw.openNetwork = bad
 		default:

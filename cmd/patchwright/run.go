@@ -54,7 +54,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 1
 	}
-	engine, err := docker.New(ctx, docker.Options{UnfencedSetup: true})
+	engine, err := docker.New(ctx, plan.sandbox.engineOptions(true))
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright run: %v\n", err)
 		return 2

@@ -75,7 +75,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if err != nil {
 		return nil, nil, err
 	}
-	engine, err := docker.New(ctx, docker.Options{})
+	engine, err := docker.New(ctx, cfg.sandbox.engineOptions(false))
 	if err != nil {
 		return nil, nil, errInfra{fmt.Errorf("docker: %w", err)}
 	}

@@ -426,6 +426,23 @@ func (r *run) sharedCache() string {
 	return r.e.CacheVolume(r.job.RepoURL)
 }
 
+// cacheDir is where the job's own cache volume name keeps its files: on
+// the job's bounded file system when it has one, so that what the
+// model's build code writes into the cache counts against the job's disk
+// bound with the work tree; "" (the engine's volumes) otherwise, and for
+// the repository's shared volume.
+func (r *run) cacheDir(name string) string {
+	switch name {
+	case "":
+		return ""
+	case r.jobCache:
+		return r.boundDir("cache")
+	case r.fetchCache:
+		return r.boundDir("cache-fetch")
+	}
+	return ""
+}
+
 // removeJobCache removes the job's own cache volumes once no sandbox
 // uses them: nothing of them is ever copied into the shared one.
 func (r *run) removeJobCache() {

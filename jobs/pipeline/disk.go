@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/sandbox"
 )
 
 // DefaultMinFreeBytes is the free disk a job needs before it starts: a
@@ -30,6 +34,67 @@ func (e *Executor) checkDisk() error {
 		return fmt.Errorf("%w: %d MiB free, %d MiB needed", ErrDiskFull, free>>20, want>>20)
 	}
 	return nil
+}
+
+// ReasonDiskBound starts the reason of a run stopped because the job
+// passed its disk bound: its bounded file system (the work tree, the
+// checks' copies, the job's own cache, its services' volumes) is full,
+// or its services' writable layers outgrew what it left
+// (sandbox.ErrDiskBound). Like ReasonChangeTooLarge it is the job's own
+// doing, never retried as the worker's.
+const ReasonDiskBound = "disk_bound_exceeded"
+
+// minJobFree is the free space under which the job's bounded file system
+// counts as full: a command that filled it leaves a few blocks at most.
+const minJobFree = 1 << 20
+
+// boundDir is name's directory on the job's bounded file system; "" when
+// the job has none (its trees are then plain directories).
+func (r *run) boundDir(name string) string {
+	if r.unbound == nil {
+		return ""
+	}
+	return filepath.Join(r.trees, name)
+}
+
+// diskFull says that the job's bounded file system is full, "" if it is
+// not or the job has none.
+func (r *run) diskFull() string {
+	if r.unbound == nil {
+		return ""
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(r.trees, &st); err != nil {
+		return "the job's disk could not be measured: " + scrubPaths(err, r.tmp).Error()
+	}
+	if int64(st.Bavail)*st.Bsize >= minJobFree {
+		return ""
+	}
+	return fmt.Sprintf("the job's disk bound of %d MiB is full (the work tree, its copies, the job's own cache and its services' volumes share it)", int64(st.Blocks)*st.Bsize>>20)
+}
+
+// overDisk reports whether the job passed its disk bound in phase, which
+// ended with err, and says how in r.diskBound. A full file system stops
+// the run, even after a phase that succeeded, once the job has a cache
+// of its own on it: a dependency setup cut short there left partial
+// downloads that the final checks would read. A work tree filled by the
+// model's own writes, with no job cache, does not: those writes failed
+// in the model's commands, and the run goes on without them.
+func (r *run) overDisk(phase Phase, err error) bool {
+	if errors.Is(err, sandbox.ErrDiskBound) {
+		// Fixed words: the error names the command that was running.
+		r.e.logger().Warn("the job passed its disk bound", jobs.LogError, err)
+		r.diskBound = fmt.Sprintf("the job's services wrote past the job's disk bound during the %s phase, so they were stopped", phase)
+		return true
+	}
+	if r.jobCache == "" {
+		return false
+	}
+	if why := r.diskFull(); why != "" {
+		r.diskBound = why + " after the " + string(phase) + " phase"
+		return true
+	}
+	return false
 }
 
 // scrubbed is an error whose message has the job's host paths replaced,

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -46,33 +47,106 @@ var Registries = map[string][]string{
 	"":       {"deb.debian.org"},
 }
 
+// The refusals a run keeps one by one are bounded by count and bytes: a
+// command flooding the firewall with packets to ever new ports made
+// 204,000 of them in 45 s. Past the bounds a refusal is only counted,
+// with its host among at most maxDroppedHosts, and the ledger gets a
+// summary (EgressRefusalsDropped) instead.
+const (
+	maxRefusals      = 200
+	maxRefusalBytes  = 64 << 10
+	maxDroppedHosts  = 1000
+	refusalOverheadB = 64 // a record's fields beside its strings, roughly
+)
+
+// TypeEgressRefusalsDropped is the ledger event that counts the refusals
+// past the bounds, written after the recorded ones.
+const TypeEgressRefusalsDropped = "egress_refusals_dropped"
+
+func init() {
+	ledger.Register(TypeEgressRefusalsDropped, func() ledger.Payload { return new(EgressRefusalsDropped) })
+}
+
+// EgressRefusalsDropped counts the refusals of a run not recorded one by
+// one, so far: Count of them, to Hosts hosts (at least, when HostsAtLeast).
+type EgressRefusalsDropped struct {
+	Count        int  `json:"count"`
+	Hosts        int  `json:"hosts"`
+	HostsAtLeast bool `json:"hosts_at_least,omitempty"`
+}
+
+// EventType implements ledger.Payload.
+func (*EgressRefusalsDropped) EventType() string { return TypeEgressRefusalsDropped }
+
+// Summary says it in a sentence.
+func (d EgressRefusalsDropped) Summary() string {
+	hosts := fmt.Sprintf("%d hosts", d.Hosts)
+	if d.Hosts == 1 {
+		hosts = "1 host"
+	}
+	if d.HostsAtLeast {
+		hosts = "at least " + hosts
+	}
+	return fmt.Sprintf("and %d more refusals to %s, past the run's bound and not recorded one by one", d.Count, hosts)
+}
+
 // refusals collects the refusals of one run, from the proxy's and the
-// firewall log's goroutines, until the pipeline records them.
+// firewall log's goroutines, until the pipeline records them; within the
+// bounds above.
 type refusals struct {
-	mu       sync.Mutex
-	all      []egress.Refusal
-	recorded int
+	mu         sync.Mutex
+	all        []egress.Refusal
+	bytes      int
+	recorded   int
+	dropped    int
+	hosts      map[string]bool // of the dropped ones, at most maxDroppedHosts
+	summarised int             // dropped as of the last summary recorded
 }
 
 func (f *refusals) add(r egress.Refusal) {
+	size := refusalOverheadB + len(r.Host) + len(r.Phase) + len(r.Command) + len(r.Reason)
 	f.mu.Lock()
-	f.all = append(f.all, r)
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	if len(f.all) < maxRefusals && f.bytes+size <= maxRefusalBytes {
+		f.all = append(f.all, r)
+		f.bytes += size
+		return
+	}
+	f.dropped++
+	if f.hosts == nil {
+		f.hosts = map[string]bool{}
+	}
+	if len(f.hosts) < maxDroppedHosts {
+		f.hosts[r.Host] = true
+	}
 }
 
-// unrecorded returns the refusals not returned before.
-func (f *refusals) unrecorded() []egress.Refusal {
+// unrecorded returns the refusals not returned before, and a summary of
+// those dropped if more were since the last call.
+func (f *refusals) unrecorded() ([]egress.Refusal, *EgressRefusalsDropped) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := slices.Clone(f.all[f.recorded:])
 	f.recorded = len(f.all)
-	return out
+	if f.dropped == f.summarised {
+		return out, nil
+	}
+	f.summarised = f.dropped
+	return out, f.summary()
 }
 
-func (f *refusals) list() []egress.Refusal {
+// summary is what was dropped so far; nil if nothing. f.mu is held.
+func (f *refusals) summary() *EgressRefusalsDropped {
+	if f.dropped == 0 {
+		return nil
+	}
+	return &EgressRefusalsDropped{Count: f.dropped, Hosts: len(f.hosts), HostsAtLeast: len(f.hosts) >= maxDroppedHosts}
+}
+
+func (f *refusals) list() ([]egress.Refusal, *EgressRefusalsDropped) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.all)
+	return slices.Clone(f.all), f.summary()
 }
 
 // allowlist is what the setup network of this run reaches: the detected
@@ -101,7 +175,8 @@ func (r *run) egressSpec() *sandbox.Egress {
 // recordRefusals writes the refusals since the last call to the ledger,
 // their commands, hosts and reasons with any secret withheld.
 func (r *run) recordRefusals() error {
-	for _, ref := range r.refused.unrecorded() {
+	refs, dropped := r.refused.unrecorded()
+	for _, ref := range refs {
 		var err error
 		if ref.Command, err = withholdText(r.scanner, ref.Command); err != nil {
 			return err
@@ -115,6 +190,11 @@ func (r *run) recordRefusals() error {
 			return err
 		}
 		if _, err := r.ledger.Append(&EgressRefused{ref}); err != nil {
+			return err
+		}
+	}
+	if dropped != nil {
+		if _, err := r.ledger.Append(dropped); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,4 +98,65 @@ func atoiT(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestPipelineEgressFloodBounded: a repository whose network.allow names
+// a private address gets it refused, recorded and said in the body; a
+// setup command that then floods UDP around the proxy to thousands of
+// ports (each a refusal of its own) leaves at most maxRefusals refusals
+// in the ledger, then a summary that counts the rest, and the body says
+// how many were not recorded. The flood goes to a network namespace of
+// this machine.
+func TestPipelineEgressFloodBounded(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	target := sandboxtest.FakeHost(t, http.NotFoundHandler())
+	ip, _, _ := net.SplitHostPort(target)
+	private := "10.255.255.1:8000"
+	privateCmd := fetchCmd("http://"+private+"/") + " || true"
+	const packets = 3000
+	flood := fmt.Sprintf(`python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); [s.sendto(b'x', ('%s', 20000+i)) for i in range(%d)]"`, ip, packets)
+	files := calcFiles(true)
+	files[".github/agent.yml"] = fmt.Sprintf(`network:
+  allow: ['%s']
+setup:
+  - %q
+  - %q
+verify:
+  - name: data
+    run: test -s data.txt
+`, private, privateCmd, flood)
+	res, out, _ := scenario{
+		repo:  gitRepo(t, files),
+		issue: agent.Issue{Title: "Nothing", Body: "Nothing to do."},
+		wire:  provider.NameOpenAI,
+		turns: []pt.Turn{call("finish", `{"summary":"Nothing to change."}`)},
+	}.run(t)
+	path := filepath.Join(out, FileLedger)
+	log, err := ledger.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []egress.Refusal
+	var dropped *EgressRefusalsDropped
+	for _, rec := range log.Records {
+		switch p, _ := rec.Payload(); p := p.(type) {
+		case *EgressRefused:
+			refused = append(refused, p.Refusal)
+		case *EgressRefusalsDropped:
+			dropped = p
+		}
+	}
+	if len(refused) == 0 || refused[0].Host != "10.255.255.1" || !strings.Contains(refused[0].Reason, "a private address") {
+		t.Fatalf("the private address was not refused first: %+v (outcome %s %s)", refused[:min(len(refused), 3)], res.Outcome, res.Reason)
+	}
+	if len(refused) != maxRefusals || dropped == nil || dropped.Count < 1 || dropped.Count > packets || dropped.Hosts != 1 {
+		t.Fatalf("%d refusals recorded, summary %+v; want %d and the rest counted", len(refused), dropped, maxRefusals)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() > 512<<10 {
+		t.Fatalf("ledger of %v bytes (%v), want it bounded", st.Size(), err)
+	}
+	body := readBody(t, out)
+	if !strings.Contains(body, private) || !strings.Contains(body, fmt.Sprintf("and %d more refusals to 1 host", dropped.Count)) {
+		t.Fatalf("the body does not say the private refusal and the dropped count:\n%s", body)
+	}
 }

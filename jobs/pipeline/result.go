@@ -177,6 +177,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
 	case r.wedged != "":
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
+	case r.diskBound != "":
+		in.StopReason = ReasonDiskBound + ": " + r.diskBound
 	case r.interrupted():
 		in.StopReason = string(agent.Interrupted) + ": " + InterruptedDetail
 	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:
@@ -416,7 +418,10 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Dependencies = r.deps
 	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template
-	in.Refused = r.refused.list()
+	var dropped *EgressRefusalsDropped
+	if in.Refused, dropped = r.refused.list(); dropped != nil {
+		in.RefusedDropped = dropped.Summary()
+	}
 	in.SetupSecretsWithheld, in.SetupSecretFiles = r.secretsWithheld, r.secretFiles
 	in.GoModule = r.goModule
 	in.ReplayedFrom = res.ReplayedFrom

@@ -62,6 +62,8 @@ type run struct {
 	// wedged says which phase's sandbox was killed because a command's
 	// processes would not stop (sandbox.ErrWedged).
 	wedged string
+	// diskBound says how the job passed its disk bound (ReasonDiskBound).
+	diskBound string
 	// tooLarge says which bound of gitrepo.Limits the work tree passed;
 	// there is then no change to check or commit.
 	tooLarge string
@@ -254,6 +256,9 @@ func (r *run) work(ctx context.Context) {
 			// A command fought its cleanup and cost the sandbox: the
 			// run's own failure, not the worker's.
 			r.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
+			return
+		}
+		if r.overDisk(p.name, err) {
 			return
 		}
 		if err != nil {

@@ -45,7 +45,7 @@ func (r *run) startServices(ctx context.Context) error {
 	if !ok {
 		return configError{fmt.Errorf("%s: services: this sandbox runner cannot start service containers", config.Path)}
 	}
-	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime}
+	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime, DiskDir: r.boundDir("services")}
 	for _, s := range r.cfg.Services {
 		if r.e.Images != nil {
 			ok, err := r.e.Images.ImageExists(ctx, s.Image)

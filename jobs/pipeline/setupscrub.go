@@ -74,7 +74,7 @@ func (r *run) removeSetupSecretFiles(ctx context.Context) error {
 		return err
 	}
 	needles := r.scanner.ValueNeedles()
-	cache := r.cacheVolume() != "" && len(needles) > 0
+	cache := r.sharedCache() != "" && len(needles) > 0
 	if len(tree) == 0 && !cache {
 		return nil
 	}

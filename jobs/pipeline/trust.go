@@ -205,6 +205,7 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 		Runtime:   r.e.SandboxRuntime,
 	}
 	spec.CacheVolume, spec.CacheFrom = r.volume(row)
+	spec.CacheDir = r.cacheDir(spec.CacheVolume)
 	spec.CacheReadOnly = !row.CacheWrites
 	if row.Network == netAllowlist && r.cfg.Network() {
 		spec.Network = true

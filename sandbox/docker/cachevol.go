@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -55,10 +56,7 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 		// Created here, not on mount, to carry the labels. A volume
 		// another Create made meanwhile is returned as it is; handing it
 		// over twice is harmless.
-		_, err = d.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: map[string]string{
-			LabelCache:      "1",
-			LabelCacheOwner: d.user,
-		}})
+		err = d.createCacheVolume(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("create cache volume %s: %w", name, err)
 		}
@@ -79,10 +77,33 @@ func (d *Docker) prepareCache(ctx context.Context, spec sandbox.Spec) error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 			defer cancel()
 			_ = d.cli.VolumeRemove(rctx, name, false)
+			if spec.CacheDir != "" {
+				// A copy cut short by the bound must not keep its room.
+				os.RemoveAll(spec.CacheDir)
+			}
 		}
 		return err
 	}
 	return nil
+}
+
+// createCacheVolume makes spec.CacheVolume, labelled as a cache handed
+// over to d.user; with spec.CacheDir, as a bind of that directory, which
+// the local driver mounts at each use.
+func (d *Docker) createCacheVolume(ctx context.Context, spec sandbox.Spec) error {
+	opts := volume.CreateOptions{Name: spec.CacheVolume, Labels: map[string]string{
+		LabelCache:      "1",
+		LabelCacheOwner: d.user,
+	}}
+	if spec.CacheDir != "" {
+		if err := os.MkdirAll(spec.CacheDir, 0o755); err != nil {
+			return err
+		}
+		opts.Driver = "local"
+		opts.DriverOpts = map[string]string{"type": "none", "o": "bind", "device": spec.CacheDir}
+	}
+	_, err := d.cli.VolumeCreate(ctx, opts)
+	return err
 }
 
 // chownVolume runs `chown USER HOME/.cache` as root in a container of

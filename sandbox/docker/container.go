@@ -127,8 +127,9 @@ var errFrozen = errors.New("its processes were stopped (kill -STOP) by a process
 const oomScript = `cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | grep '^oom_kill '`
 
 type dockerSandbox struct {
-	d  *Docker
-	id string
+	d     *Docker
+	id    string
+	jobID string
 
 	// turn is held by Exec from the start of a command until its
 	// processes are gone: commands run one at a time (see Exec).
@@ -246,7 +247,7 @@ func (c *dockerSandbox) usable() error {
 	case c.dead:
 		return fmt.Errorf("sandbox %.12s: %w", c.id, ErrDead)
 	}
-	return nil
+	return c.d.jobStopped(c.jobID)
 }
 
 // DisableNetwork disconnects the container from every network. Its tmpfs

@@ -2,12 +2,14 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -150,5 +152,40 @@ func TestBoundedDirRejects(t *testing.T) {
 	}
 	if got, err := os.ReadFile(existing); err != nil || string(got) != "keep" {
 		t.Fatalf("an existing image was changed: %q, %v", got, err)
+	}
+}
+
+// TestCacheOnBoundedDir: a cache volume made with CacheDir keeps its files
+// in that directory, so a sandbox filling the cache past the bounded
+// file system's size fails with no space left, and the host gives the
+// cache no more disk than the bound; removing the volume leaves the
+// directory to its owner.
+func TestCacheOnBoundedDir(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	const size = 64 << 20
+	b := newBoundedDir(t, size)
+	vol := fmt.Sprintf("pwtest-boundcache-%d", time.Now().UnixNano())
+	t.Cleanup(func() { d.RemoveCache(context.Background(), vol) })
+	cacheDir := filepath.Join(b.Path, "cache")
+	// The public image's shape: no warm cache for Docker to copy in,
+	// ours is larger than the bound.
+	sb := sandboxtest.New(t, d, sandbox.Spec{Image: sandboxtest.PublicImage(t), CacheVolume: vol, CacheDir: cacheDir})
+	ok(t, sb, `echo warm > "$HOME/.cache/marker"`)
+	if got, err := os.ReadFile(filepath.Join(cacheDir, "marker")); err != nil || string(got) != "warm\n" {
+		t.Fatalf("the cache's file is not in CacheDir: %q, %v", got, err)
+	}
+	res := run(t, sb, `head -c 100000000 /dev/zero > "$HOME/.cache/filler"`)
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr.Head), "No space left") {
+		t.Fatalf("writing 100 MB into a cache on a 64 MiB file system: exit %d, stderr %q", res.ExitCode, res.Stderr.Head)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(b.Path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if used := int64(st.Blocks-st.Bfree) * st.Bsize; used > size {
+		t.Fatalf("the bounded file system holds %d bytes, more than its %d", used, size)
+	}
+	if info, err := os.Stat(filepath.Join(cacheDir, "filler")); err != nil || info.Size() >= 100000000 || info.Size() < size/2 {
+		t.Fatalf("the filler in CacheDir: %v, %v; want it cut at the bound", info, err)
 	}
 }

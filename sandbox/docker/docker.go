@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,6 +100,11 @@ type Options struct {
 	// EngineExec runs every command as its own engine exec, as before the
 	// starter, whatever Starter says.
 	EngineExec bool
+	// EgressOpen are the address ranges the operator opened to the
+	// egress proxy (PATCHWRIGHT_EGRESS_ALLOW_CIDRS, egress.ParseRanges):
+	// a repository's allowlisted host there is reached though the range
+	// is private or one of this engine's networks. Default none.
+	EgressOpen []netip.Prefix
 }
 
 // Docker is the Runner on a Docker engine. It is safe for concurrent use.
@@ -116,9 +122,20 @@ type Docker struct {
 	starterBin []byte
 	// unfencedSetup is Options.UnfencedSetup.
 	unfencedSetup bool
+	// egressOpen is Options.EgressOpen.
+	egressOpen []netip.Prefix
+	// egressLookup resolves the proxy's host names; nil is the system's
+	// resolver. Tests set it (export_test.go) to stand for a worker on a
+	// compose network, whose resolver answers container names.
+	egressLookup func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	egressMu sync.Mutex
 	egress   *egressState // nil until a sandbox needs the proxy
+
+	// stopped holds, by job ID, why a job's commands may no longer run
+	// (servicedisk.go).
+	stoppedMu sync.Mutex
+	stopped   map[string]error
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST
@@ -133,6 +150,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 		unfencedSetup: opts.UnfencedSetup,
 		grace:         opts.KillGrace,
 		cacheAge:      opts.CacheMaxAge,
+		egressOpen:    slices.Clone(opts.EgressOpen),
 	}
 	if d.cacheAge <= 0 {
 		d.cacheAge = DefaultCacheMaxAge
@@ -258,7 +276,7 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox for job %s from %s: %w", spec.JobID, spec.Image, err)
 	}
-	c := &dockerSandbox{d: d, id: created.ID}
+	c := &dockerSandbox{d: d, id: created.ID, jobID: spec.JobID}
 	if spec.ServiceNetwork != "" && spec.Network {
 		// A second network is joined before the start, so the first
 		// command sees both.
@@ -310,6 +328,9 @@ func (d *Docker) check(ctx context.Context, spec *sandbox.Spec) (sandbox.Limits,
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: workspace: %w", err)
 	} else if !info.IsDir() {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: workspace %s is not a directory", spec.Workspace)
+	}
+	if spec.CacheDir != "" && !filepath.IsAbs(spec.CacheDir) {
+		return sandbox.Limits{}, fmt.Errorf("sandbox spec: CacheDir %q is not an absolute path", spec.CacheDir)
 	}
 	if spec.CacheVolume != "" && !volumeNameRE.MatchString(spec.CacheVolume) {
 		return sandbox.Limits{}, fmt.Errorf("sandbox spec: CacheVolume %q is not a volume name", spec.CacheVolume)

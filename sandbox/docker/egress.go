@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"strings"
 	"sync"
@@ -57,8 +58,9 @@ type egressState struct {
 	port   string // the proxy's
 
 	log       *nflog                    // the firewall's log of bypassing packets
-	clientsMu sync.Mutex                // guards clients
+	clientsMu sync.Mutex                // guards clients and nets
 	clients   map[string]*egress.Client // by log prefix (sandbox ID)
+	nets      []netip.Prefix            // the engine's networks' ranges, as of the last Create
 }
 
 // ensureEgress installs the egress network's firewall rules, creates the
@@ -83,9 +85,14 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 		if err := d.reapEgressRules(ctx); err != nil {
 			return "", err
 		}
-		if d.egress, err = startEgress(gw); err != nil {
+		if d.egress, err = startEgress(gw, d.egressOpen, d.egressLookup); err != nil {
 			return "", err
 		}
+	}
+	// Networks made since the last sandbox (a compose project started
+	// meanwhile) are closed from this one on.
+	if err := d.egress.refreshNetworks(ctx, d); err != nil {
+		return "", err
 	}
 	// The ACCEPT must come before the REJECTs, which ensureRule may just
 	// have put at the head of INPUT: then take it out and put it first
@@ -99,21 +106,20 @@ func (d *Docker) ensureEgress(ctx context.Context) (string, error) {
 	return d.egress.url, nil
 }
 
-// startEgress starts the proxy on the gateway and the firewall log.
-func startEgress(gw string) (*egressState, error) {
-	p, err := egress.Listen(net.JoinHostPort(gw, "0"), nil)
+// startEgress starts the proxy on the gateway and the firewall log; open
+// are the ranges the operator opened, lookup the proxy's resolver (nil:
+// the system's).
+func startEgress(gw string, open []netip.Prefix, lookup func(context.Context, string) ([]netip.Addr, error)) (*egressState, error) {
+	e := &egressState{gw: gw, clients: map[string]*egress.Client{}}
+	rules := egress.Rules{Open: open, Closed: e.engineNetwork}
+	p, err := egress.Listen(net.JoinHostPort(gw, "0"), egress.Options{Refuses: rules.Refuses, Lookup: lookup})
 	if err != nil {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(p.Addr().String())
-	e := &egressState{
-		proxy:   p,
-		url:     "http://" + net.JoinHostPort(gw, port),
-		accept:  []string{"INPUT", "-i", EgressBridge, "-d", gw, "-p", "tcp", "--dport", port, "-j", "ACCEPT"},
-		gw:      gw,
-		port:    port,
-		clients: map[string]*egress.Client{},
-	}
+	e.proxy, e.port = p, port
+	e.url = "http://" + net.JoinHostPort(gw, port)
+	e.accept = []string{"INPUT", "-i", EgressBridge, "-d", gw, "-p", "tcp", "--dport", port, "-j", "ACCEPT"}
 	// The log's handler runs on its reader goroutine, which must not wait
 	// for egressMu: clients has a lock of its own.
 	e.log, err = openNFLOG(func(b bypass) {
@@ -129,6 +135,43 @@ func startEgress(gw string) (*egressState, error) {
 		return nil, fmt.Errorf("egress network: %w (the worker must run as root in the Docker host's network namespace)", err)
 	}
 	return e, nil
+}
+
+// refreshNetworks reads the address ranges of the engine's networks: the
+// default bridge, every compose project's, overlays, macvlans, whatever
+// ranges their address pools gave them. Failing to read them fails the
+// Create: the proxy must not guess.
+func (e *egressState) refreshNetworks(ctx context.Context, d *Docker) error {
+	list, err := d.cli.NetworkList(ctx, network.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("egress network: list the engine's networks, which no sandbox may reach: %w", err)
+	}
+	var nets []netip.Prefix
+	for _, n := range list {
+		for _, c := range n.IPAM.Config {
+			if p, err := netip.ParsePrefix(c.Subnet); err == nil {
+				nets = append(nets, p.Masked())
+			}
+		}
+	}
+	e.clientsMu.Lock()
+	e.nets = nets
+	e.clientsMu.Unlock()
+	return nil
+}
+
+// engineNetwork says which of the engine's networks holds ip, for the
+// proxy's rules; "" for none.
+func (e *egressState) engineNetwork(ip netip.Addr) string {
+	e.clientsMu.Lock()
+	defer e.clientsMu.Unlock()
+	for _, n := range e.nets {
+		if n.Contains(ip) {
+			// Not named: the refusal reaches the repository's report.
+			return "an address of one of the worker's Docker networks"
+		}
+	}
+	return ""
 }
 
 // acceptFirst reports whether INPUT holds the ACCEPT rule accept (its

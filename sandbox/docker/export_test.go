@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -67,3 +68,9 @@ func StarterPID(sb sandbox.Sandbox) int {
 
 // StarterErr is why sb's starter did not start.
 func StarterErr(sb sandbox.Sandbox) error { return sb.(*dockerSandbox).starterErr }
+
+// SetEgressLookup makes f the egress proxy's resolver, before d's first
+// allowlisted sandbox starts the proxy.
+func SetEgressLookup(d *Docker, f func(ctx context.Context, host string) ([]netip.Addr, error)) {
+	d.egressLookup = f
+}

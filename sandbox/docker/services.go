@@ -13,6 +13,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -49,10 +50,15 @@ func serviceBridge(jobID string) string {
 
 type dockerServices struct {
 	d       *Docker
+	jobID   string
 	network string
 	ids     map[string]string // service name -> container ID
 	once    sync.Once
 	err     error
+	// diskDir is ServicesSpec.DiskDir; vols the volumes made on it.
+	diskDir string
+	vols    []string
+	done    chan struct{} // closed by Close, to end watchDisk
 }
 
 // StartServices creates the job's network and starts each service on it,
@@ -82,7 +88,8 @@ func (d *Docker) StartServices(ctx context.Context, spec sandbox.ServicesSpec) (
 		LabelJob:     spec.JobID,
 		LabelExpires: time.Now().Add(ttl).UTC().Format(time.RFC3339),
 	}
-	s := &dockerServices{d: d, network: serviceNetPrefix + spec.JobID, ids: map[string]string{}}
+	s := &dockerServices{d: d, jobID: spec.JobID, network: serviceNetPrefix + spec.JobID, ids: map[string]string{},
+		diskDir: spec.DiskDir, done: make(chan struct{})}
 	create := func() error {
 		_, err := d.cli.NetworkCreate(ctx, s.network, network.CreateOptions{
 			Driver:   "bridge",
@@ -116,15 +123,26 @@ func (d *Docker) StartServices(ctx context.Context, spec sandbox.ServicesSpec) (
 			return nil, errors.Join(err, s.Close())
 		}
 	}
+	if s.diskDir != "" {
+		go s.watchDisk()
+	}
 	return s, nil
 }
 
 func (s *dockerServices) start(ctx context.Context, svc sandbox.Service, labels map[string]string, lim sandbox.Limits, runtime string) error {
 	init := true
+	var mounts []mount.Mount
+	if s.diskDir != "" {
+		var err error
+		if mounts, err = s.serviceVolumes(ctx, svc, labels); err != nil {
+			return err
+		}
+	}
 	created, err := s.d.cli.ContainerCreate(ctx,
 		&container.Config{Image: svc.Image, Env: svc.Env, Labels: labels, Hostname: svc.Name},
 		&container.HostConfig{
 			NetworkMode: container.NetworkMode(s.network),
+			Mounts:      mounts,
 			SecurityOpt: []string{"no-new-privileges"},
 			CapDrop:     []string{"NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT"},
 			Init:        &init,
@@ -229,6 +247,8 @@ func (s *dockerServices) logTail(ctx context.Context, id string) string {
 // Close removes the containers, then their network, on a fresh context.
 func (s *dockerServices) Close() error {
 	s.once.Do(func() {
+		close(s.done)
+		defer s.d.forgetJob(s.jobID)
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		var errs []error
@@ -241,6 +261,7 @@ func (s *dockerServices) Close() error {
 		if err := s.d.cli.NetworkRemove(ctx, s.network); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove service network %s: %w", s.network, err))
 		}
+		errs = append(errs, s.removeVolumes(ctx))
 		s.err = errors.Join(errs...)
 	})
 	return s.err

@@ -2,11 +2,15 @@ package docker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -135,5 +139,78 @@ func TestServiceUnhealthy(t *testing.T) {
 	list, _ := dockerClient(t).ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelJob+"=svc-"+t.Name()))})
 	if len(list) != 0 {
 		t.Errorf("%d service containers left", len(list))
+	}
+}
+
+// fillScript asks the kv service to write n bytes to path in its
+// container, and prints its answer.
+func fillScript(path string, n int) string {
+	return fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/kv/%d && echo "FILL %s %d" >&3 && read -r a <&3 && echo "$a"'`, sandboxtest.ServicePort, path, n)
+}
+
+// TestServicesDiskBound: with DiskDir on a bounded file system, a
+// service's image-declared volume is on it, so filling the volume past
+// the bound fails in the service; filling the service's writable layer
+// past what the bound leaves gets the services stopped, and the job's
+// next command fails with sandbox.ErrDiskBound saying why.
+func TestServicesDiskBound(t *testing.T) {
+	d := sandboxtest.NewDocker(t, docker.Options{})
+	const size = 64 << 20
+	b := newBoundedDir(t, size)
+	job := "svcdisk-" + t.Name()
+	svcs, err := d.StartServices(context.Background(), sandbox.ServicesSpec{
+		JobID:    job,
+		Services: []sandbox.Service{{Name: "kv", Image: sandboxtest.ServiceImage(t), Health: []string{"/kvserver", "-check"}}},
+		Limits:   sandbox.Limits{MemoryBytes: 256 << 20},
+		DiskDir:  filepath.Join(b.Path, "services"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svcs.Close() })
+	sb := sandboxtest.New(t, d, sandbox.Spec{JobID: job, ServiceNetwork: svcs.Network(), ServiceHosts: []string{"kv"}})
+
+	if got := ok(t, sb, fillScript("/data/big", 100<<20)); !strings.Contains(got, "no space left") {
+		t.Fatalf("100 MiB into the service's volume on a 64 MiB bound: %q", got)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(b.Path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if used := int64(st.Blocks-st.Bfree) * st.Bsize; used < size/2 {
+		t.Fatalf("the volume's writes are not on the bounded file system: %d bytes used there", used)
+	}
+	// The volume's file stays: the bound is nearly full, so a small
+	// write into the writable layer is already past what it leaves.
+	if got := ok(t, sb, fillScript("/layer/big", 8<<20)); strings.TrimSpace(got) != "OK" {
+		t.Fatalf("8 MiB into the writable layer: %q", got)
+	}
+	// The watch measures every few seconds: wait for it.
+	for {
+		_, err := sb.Exec(context.Background(), sandbox.Command{Script: "true"})
+		if err == nil {
+			time.Sleep(250 * time.Millisecond)
+			continue
+		}
+		if !errors.Is(err, sandbox.ErrDiskBound) || !strings.Contains(err.Error(), "services wrote") {
+			t.Fatalf("the job's command after the services passed the bound: %v, want ErrDiskBound", err)
+		}
+		break
+	}
+	ids, err := dockerClient(t).ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", docker.LabelJob+"="+job), filters.Arg("status", "running"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ids {
+		if c.ID == sb.ID() {
+			continue
+		}
+		// Being killed: wait for it, or for the test's deadline.
+		waited, errs := dockerClient(t).ContainerWait(context.Background(), c.ID, container.WaitConditionNotRunning)
+		select {
+		case <-waited:
+		case err := <-errs:
+			t.Errorf("service container %.12s after the bound: %v", c.ID, err)
+		}
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/patchwright/patchwright/sandbox"
@@ -92,14 +92,21 @@ func (a Allowlist) Allows(host string, port int) bool {
 
 // Client is one registered sandbox.
 type Client struct {
+	p       *Proxy
 	allow   Allowlist
 	phase   string
 	refused func(Refusal)
+	tr      *http.Transport // plain HTTP requests', dialling through dial
 
 	mu      sync.Mutex
 	command string
-	seen    map[Refusal]bool // what Refuse recorded
+	seen    map[Refusal]bool // what Refuse recorded, at most maxSeen
 }
+
+// maxSeen bounds the refusals Refuse remembers to record each once: past
+// it, a refusal is passed on every time, and the caller bounds what it
+// keeps (a flood of distinct ones must not grow this map).
+const maxSeen = 1024
 
 // SetCommand names the command the sandbox runs now, for the refusals it
 // causes; "" when none runs.
@@ -129,43 +136,67 @@ func (c *Client) Refuse(host string, port int, reason string) {
 	if c.seen == nil {
 		c.seen = map[Refusal]bool{}
 	}
-	c.seen[r] = true
+	if len(c.seen) < maxSeen {
+		c.seen[r] = true
+	}
 	c.mu.Unlock()
 	if !again && c.refused != nil {
 		c.refused(r)
 	}
 }
 
+// Options configure a Proxy; zero fields take the defaults named.
+type Options struct {
+	// Refuses says why no sandbox may reach an address, "" if one may;
+	// nil is Rules{}.Refuses, the built-in ranges.
+	Refuses func(netip.Addr) string
+	// Lookup resolves a host name to its addresses; nil is the system's
+	// resolver.
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// MaxConns bounds one sandbox's connections to the proxy at once;
+	// default DefaultMaxConns.
+	MaxConns int
+}
+
+// DefaultMaxConns is Options.MaxConns' default: more than any package
+// manager opens at once (npm's default is 16 sockets, Maven's 20).
+const DefaultMaxConns = 128
+
 // Proxy serves the egress network. It is safe for concurrent use.
 type Proxy struct {
 	ln   net.Listener
 	srv  *http.Server
-	tr   *http.Transport
-	deny func(net.IP) bool
+	opts Options
 
 	mu      sync.Mutex
 	clients map[string]*Client
+	conns   map[string]int // open connections by source address
 }
 
 // dialTimeout bounds the proxy's connection to an allowed host.
 const dialTimeout = 30 * time.Second
 
-// Listen starts a proxy on addr ("10.0.0.1:0"). deny reports the addresses
-// no sandbox may reach whatever its allowlist says (the host's own,
-// loopback, link-local: an allowed name can resolve to them); nil denies
-// those of DefaultDeny.
-func Listen(addr string, deny func(net.IP) bool) (*Proxy, error) {
+// Listen starts a proxy on addr ("10.0.0.1:0").
+func Listen(addr string, opts Options) (*Proxy, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	if deny == nil {
-		deny = DefaultDeny
+	if opts.Refuses == nil {
+		opts.Refuses = Rules{}.Refuses
 	}
-	p := &Proxy{ln: ln, deny: deny, clients: map[string]*Client{}}
-	p.tr = &http.Transport{DialContext: p.dial, ResponseHeaderTimeout: 5 * time.Minute}
+	if opts.Lookup == nil {
+		opts.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	p := &Proxy{opts: opts, clients: map[string]*Client{}, conns: map[string]int{}}
+	p.ln = &limitListener{Listener: ln, p: p}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	go p.srv.Serve(ln)
+	go p.srv.Serve(p.ln)
 	return p, nil
 }
 
@@ -174,7 +205,11 @@ func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
 
 // Close stops the proxy and every connection through it.
 func (p *Proxy) Close() error {
-	p.tr.CloseIdleConnections()
+	p.mu.Lock()
+	for _, c := range p.clients {
+		c.tr.CloseIdleConnections()
+	}
+	p.mu.Unlock()
 	return p.srv.Close()
 }
 
@@ -182,7 +217,10 @@ func (p *Proxy) Close() error {
 // is called (from the proxy's goroutines) for each refusal. A second
 // registration of ip replaces the first.
 func (p *Proxy) Register(ip string, allow Allowlist, phase string, refused func(Refusal)) *Client {
-	c := &Client{allow: slices.Clone(allow), phase: phase, refused: refused}
+	c := &Client{p: p, allow: slices.Clone(allow), phase: phase, refused: refused}
+	// A transport per client: a kept-alive connection is never another
+	// sandbox's.
+	c.tr = &http.Transport{DialContext: c.dialAddr, ResponseHeaderTimeout: 5 * time.Minute}
 	p.mu.Lock()
 	p.clients[ip] = c
 	p.mu.Unlock()
@@ -197,6 +235,7 @@ func (p *Proxy) Unregister(ip string, c *Client) {
 		delete(p.clients, ip)
 	}
 	p.mu.Unlock()
+	c.tr.CloseIdleConnections()
 }
 
 func (p *Proxy) client(remote string) *Client {
@@ -204,6 +243,70 @@ func (p *Proxy) client(remote string) *Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.clients[ip]
+}
+
+// limitListener closes a connection whose source already has
+// Options.MaxConns open: a sandbox opening sockets in a loop costs the
+// worker a bounded number of goroutines and buffers.
+type limitListener struct {
+	net.Listener
+	p *Proxy
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip, _, _ := net.SplitHostPort(conn.RemoteAddr().String())
+		if l.p.take(ip) {
+			return &countedConn{Conn: conn, release: func() { l.p.release(ip) }}, nil
+		}
+		// Recorded before the close, so that the sandbox that sees the
+		// connection end finds the refusal recorded.
+		if c := l.p.client(conn.RemoteAddr().String()); c != nil {
+			host, port, _ := net.SplitHostPort(l.Addr().String())
+			c.Refuse(host, atoi(port), fmt.Sprintf("more than %d connections to the egress proxy at once", l.p.opts.MaxConns))
+		}
+		conn.Close()
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func (p *Proxy) take(ip string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns[ip] >= p.opts.MaxConns {
+		return false
+	}
+	p.conns[ip]++
+	return true
+}
+
+func (p *Proxy) release(ip string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns[ip]--; p.conns[ip] <= 0 {
+		delete(p.conns, ip)
+	}
+}
+
+// countedConn gives its place back once, at its first Close (the server
+// and a tunnel may both close it).
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
 }
 
 // ServeHTTP handles one proxy request: CONNECT host:port, or a plain HTTP
@@ -225,10 +328,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodConnect {
-		p.tunnel(r.Context(), w, c, host, port)
+		c.tunnel(r.Context(), w, host, port)
 		return
 	}
-	p.forward(w, r, c, host, port)
+	c.forward(w, r, host, port)
 }
 
 // target is the host and port a proxy request asks for.
@@ -254,38 +357,66 @@ func target(r *http.Request) (string, int, bool) {
 	return strings.Trim(h, "[]"), n, true
 }
 
-// errDenied is a dial to an address no sandbox may reach.
-type errDenied struct{ ip net.IP }
-
-func (e errDenied) Error() string {
-	return "resolves to " + e.ip.String() + ", which no sandbox may reach"
+// errDenied is a host that resolves to an address no sandbox may reach.
+type errDenied struct {
+	ip  netip.Addr
+	why string
 }
 
-// dial connects to addr after checking every address it resolves to,
-// so an allowed name cannot lead to the host or cloud metadata.
-func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: dialTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		h, _, _ := net.SplitHostPort(address)
-		if ip := net.ParseIP(h); ip == nil || p.deny(ip) {
-			return errDenied{ip}
+func (e errDenied) Error() string {
+	return "resolves to " + e.ip.String() + ", " + e.why
+}
+
+// dial connects to host:port. It resolves host and refuses it if any of
+// its addresses is refused (an answer mixing a public address with a
+// private one is how a rebinding attack starts), then connects to the
+// checked addresses themselves: a second lookup could answer otherwise.
+func (c *Client) dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	ips, err := c.p.opts.Lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("%s has no address", host)
+	}
+	for _, ip := range ips {
+		if why := c.p.opts.Refuses(ip); why != "" {
+			return nil, errDenied{ip.Unmap(), why}
 		}
-		return nil
-	}}
-	return d.DialContext(ctx, network, addr)
+	}
+	d := net.Dialer{Timeout: dialTimeout}
+	var errs []error
+	for _, ip := range ips {
+		conn, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// dialAddr is dial for the client's transport.
+func (c *Client) dialAddr(ctx context.Context, _, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.dial(ctx, host, atoi(port))
 }
 
 // refuseDial records a dial that the address check refused.
-func refuseDial(c *Client, host string, port int, err error) {
+func (c *Client) refuseDial(host string, port int, err error) {
 	var denied errDenied
 	if errors.As(err, &denied) {
 		c.refuse(host, port, denied.Error())
 	}
 }
 
-func (p *Proxy) tunnel(ctx context.Context, w http.ResponseWriter, c *Client, host string, port int) {
-	up, err := p.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+func (c *Client) tunnel(ctx context.Context, w http.ResponseWriter, host string, port int) {
+	up, err := c.dial(ctx, host, port)
 	if err != nil {
-		refuseDial(c, host, port, err)
+		c.refuseDial(host, port, err)
 		http.Error(w, "patchwright egress proxy: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -313,6 +444,9 @@ func (p *Proxy) tunnel(ctx context.Context, w http.ResponseWriter, c *Client, ho
 }
 
 func closeWrite(c net.Conn) {
+	if cc, ok := c.(*countedConn); ok {
+		c = cc.Conn
+	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.CloseWrite()
 	}
@@ -321,15 +455,15 @@ func closeWrite(c net.Conn) {
 // hopHeaders are per-connection headers a proxy must not pass on.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization", "Proxy-Authenticate", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *Client, host string, port int) {
+func (c *Client) forward(w http.ResponseWriter, r *http.Request, host string, port int) {
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
-	resp, err := p.tr.RoundTrip(out)
+	resp, err := c.tr.RoundTrip(out)
 	if err != nil {
-		refuseDial(c, host, port, err)
+		c.refuseDial(host, port, err)
 		http.Error(w, "patchwright egress proxy: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -342,22 +476,4 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *Client, host 
 	}
 	w.WriteHeader(resp.StatusCode)
 	io.Copy(w, resp.Body)
-}
-
-// DefaultDeny reports loopback, link-local, unspecified and multicast
-// addresses, and every address of this machine's interfaces.
-func DefaultDeny(ip net.IP) bool {
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
-		return true
-	}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return true
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
-			return true
-		}
-	}
-	return false
 }

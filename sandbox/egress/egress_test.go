@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -80,8 +81,8 @@ func proxyClient(p *egress.Proxy) *http.Client {
 	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}
 }
 
-func listen(t *testing.T, deny func(net.IP) bool) *egress.Proxy {
-	p, err := egress.Listen("127.0.0.1:0", deny)
+func listen(t *testing.T, opts egress.Options) *egress.Proxy {
+	p, err := egress.Listen("127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,8 @@ func listen(t *testing.T, deny func(net.IP) bool) *egress.Proxy {
 	return p
 }
 
-func denyNothing(net.IP) bool { return false }
+// denyNothing lets the proxy reach the tests' upstream on loopback.
+var denyNothing = egress.Options{Refuses: func(netip.Addr) string { return "" }}
 
 func get(t *testing.T, c *http.Client, u string) (int, string) {
 	t.Helper()
@@ -156,12 +158,12 @@ func TestProxyAllowsAndRefuses(t *testing.T) {
 }
 
 // TestProxyDeniesAddresses: an allowed name that resolves to an address
-// no sandbox may reach (here loopback, by DefaultDeny) is refused at the
-// dial, for plain HTTP and CONNECT alike, and recorded.
+// no sandbox may reach (here loopback, by the built-in rules) is refused
+// at the dial, for plain HTTP and CONNECT alike, and recorded.
 func TestProxyDeniesAddresses(t *testing.T) {
 	t.Parallel()
 	port := upstream(t)
-	p := listen(t, nil)
+	p := listen(t, egress.Options{})
 	var rec recorder
 	p.Register("127.0.0.1", egress.Allowlist{"localhost:" + port}, "setup", rec.add)
 	c := proxyClient(p)

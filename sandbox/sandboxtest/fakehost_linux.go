@@ -18,8 +18,10 @@ var fakeHosts atomic.Int32
 
 // FakeHost serves h on a machine that stands for one on the internet: a
 // network namespace of this machine, reached from the host through a
-// veth pair whose far end (an address of the shared address space,
-// 100.64.0.0/10, which no LAN here uses) is the server's address. It
+// veth pair whose far end (an address of the benchmarking range,
+// 198.18.0.0/15, which the internet does not route and the egress proxy,
+// unlike private and shared ranges, does not refuse) is the server's
+// address. It
 // returns that "ip:port". Nothing leaves this machine. It needs root and
 // iproute2, and skips the test otherwise.
 func FakeHost(t testing.TB, h http.Handler) string {
@@ -31,8 +33,8 @@ func FakeHost(t testing.TB, h http.Handler) string {
 		t.Skip("needs iproute2 (ip) to build a network namespace")
 	}
 	// A /30 of its own per process and call: test binaries run at once.
-	n := (os.Getpid()*13 + int(fakeHosts.Add(1))) % (1 << 16)
-	base := 100<<24 | 96<<16 | n<<2 // 100.96.0.0/14, one /30 each
+	n := (os.Getpid()*13 + int(fakeHosts.Add(1))) % (1 << 15)
+	base := 198<<24 | 18<<16 | n<<2 // 198.18.0.0/15, one /30 each
 	ipOf := func(i int) string {
 		v := base + i
 		return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&255, v>>8&255, v&255)

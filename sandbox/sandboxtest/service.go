@@ -23,7 +23,8 @@ const ServicePort = 6379
 
 // ServiceImage returns an image holding only testdata/service-image's
 // kvserver, a line-protocol key-value server on ServicePort (PING, SET k
-// v, GET k) whose `/kvserver -check` is its health command. It is built
+// v, GET k, FILL path bytes) whose `/kvserver -check` is its health
+// command; /data is a volume of the image, as a database's. It is built
 // here, offline: the binary with this machine's Go toolchain, the image
 // FROM scratch. Built once per source: the tag carries its hash.
 func ServiceImage(t testing.TB) string {
@@ -37,7 +38,9 @@ func ServiceImage(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(code)
+	// The data directory is a volume, as a database image's is.
+	dockerfile := "FROM scratch\nCOPY kvserver /kvserver\nEXPOSE 6379\nVOLUME /data\nENTRYPOINT [\"/kvserver\"]\n"
+	sum := sha256.Sum256(append(code, dockerfile...))
 	tag := "patchwright-test-kv:" + hex.EncodeToString(sum[:6])
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
@@ -66,7 +69,7 @@ func ServiceImage(t testing.TB) string {
 		mode int64
 		data []byte
 	}{
-		{"Dockerfile", 0o644, []byte("FROM scratch\nCOPY kvserver /kvserver\nEXPOSE 6379\nENTRYPOINT [\"/kvserver\"]\n")},
+		{"Dockerfile", 0o644, []byte(dockerfile)},
 		{"kvserver", 0o755, binary},
 	} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {

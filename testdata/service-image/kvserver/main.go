@@ -2,6 +2,8 @@
 // line protocol on TCP port 6379 (PING, SET key value, GET key), built
 // static and shipped alone in a FROM scratch image. `kvserver -check`
 // exits 0 when the server answers, for the service's health command.
+// `FILL path bytes` writes that many bytes to path (its directories made),
+// as a database filling its disk would, and answers OK or ERR and why.
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -56,6 +59,8 @@ func main() {
 					fmt.Fprintln(c, "OK")
 				case len(f) == 2 && f[0] == "GET":
 					fmt.Fprintln(c, data[f[1]])
+				case len(f) == 3 && f[0] == "FILL":
+					fmt.Fprintln(c, fill(f[1], f[2]))
 				default:
 					fmt.Fprintln(c, "ERR")
 				}
@@ -63,4 +68,32 @@ func main() {
 			}
 		}()
 	}
+}
+
+// fill writes n zero bytes to path, a MiB at a time.
+func fill(path, n string) string {
+	var size int64
+	if _, err := fmt.Sscan(n, &size); err != nil {
+		return "ERR " + err.Error()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "ERR " + err.Error()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "ERR " + err.Error()
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for size > 0 {
+		chunk := buf[:min(size, int64(len(buf)))]
+		if _, err := f.Write(chunk); err != nil {
+			return "ERR " + err.Error()
+		}
+		size -= int64(len(chunk))
+	}
+	if err := f.Sync(); err != nil {
+		return "ERR " + err.Error()
+	}
+	return "OK"
 }
