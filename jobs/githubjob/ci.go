@@ -48,7 +48,12 @@ func (e *errCILimit) Error() string {
 // request is open and its head is still the commit CI failed on, which
 // is the commit Patchwright pushed (the hidden marker in the body). A
 // head someone else pushed, or a newer one, is not Patchwright's to fix.
+// A task without the pin of the text a writer approved (one from before
+// the webhook set it) would run whatever the issue says now: not run.
 func (p *Pipeline) ciApplies(ctx context.Context, a request) (bool, string, error) {
+	if a.issueHash == "" {
+		return false, "the task carries no pin of the issue text a writer approved", nil
+	}
 	prIssue := a.issue
 	prIssue.Number = a.pr
 	pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
