@@ -520,7 +520,9 @@ func (r *runner) deliverNotes(ctx context.Context) *stop {
 		return nil
 	}
 	for _, n := range notes {
-		text := r.withhold(ctx, "note", Sanitize(n.Text))
+		// Capped as the issue is: 20 notes of a 64 KiB comment each would
+		// crowd out the work.
+		text := r.withhold(ctx, "note", capText(Sanitize(n.Text), r.lim.MaxIssue))
 		if strings.TrimSpace(text) == "" {
 			continue
 		}

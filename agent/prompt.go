@@ -96,7 +96,7 @@ var htmlComment = regexp.MustCompile(`(?s)<!--.*?(-->|\z)`)
 // hostile issue cannot close the <issue> element early and speak outside
 // (nor an observation its <observation>, nor a summary its <summary>:
 // summary.go).
-var frameTag = regexp.MustCompile(`(?i)<(/?\s*(issue|title|body|feedback|repository_instructions|repository_map|previous_plan|approved_plan|observation|tool|arguments|output|summary)\b)`)
+var frameTag = regexp.MustCompile(`(?i)<(/?\s*(issue|title|body|feedback|repository_instructions|repository_map|previous_plan|approved_plan|observation|tool|arguments|output|summary|note)\b)`)
 
 // Sanitize prepares untrusted text for a prompt: terminal escapes,
 // control and invisible characters go (Strip), line endings are
