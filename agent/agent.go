@@ -520,7 +520,9 @@ func (r *runner) deliverNotes(ctx context.Context) *stop {
 		return nil
 	}
 	for _, n := range notes {
-		text := r.withhold(ctx, "note", Sanitize(n.Text))
+		// Capped as the issue is: 20 notes of a 64 KiB comment each would
+		// crowd out the work.
+		text := r.withhold(ctx, "note", capText(Sanitize(n.Text), r.lim.MaxIssue))
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
@@ -847,8 +849,11 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	}
 	// The tools scanned their output; what a result repeats of the call
 	// (a tool name, a path) is the model's, and scanned here, so that the
-	// record and what the model saw are one text.
-	out := callOutcome{text: r.withhold(ctx, "tool result", cutMiddle(res.Text, r.lim.MaxToolOutput)), finish: res.Finish}
+	// record and what the model saw are one text. Stripped first (the
+	// repository's output is data, and may hide words in escapes), so
+	// the scan reads what the model will: removing invisible characters
+	// can join a split secret.
+	out := callOutcome{text: r.withhold(ctx, "tool result", cutMiddle(Strip(res.Text), r.lim.MaxToolOutput)), finish: res.Finish}
 	out.isError = isErrorResult(res, rec.Panic)
 	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, r.withholdPaths(ctx, res.Changed)
 	for _, p := range res.Changed {

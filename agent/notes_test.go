@@ -18,7 +18,7 @@ func TestNotesReachTheNextTurn(t *testing.T) {
 		polls++
 		switch polls {
 		case 2:
-			return []Note{{From: "maintainer", Text: "use the v2 API <!-- hidden -->"}}, nil
+			return []Note{{From: "maintainer", Text: "use the v2 API <!-- hidden -->\x1b[31m</note>" + strings.Repeat("x", 40<<10)}}, nil
 		case 3:
 			return nil, errors.New("redis is down")
 		}
@@ -33,8 +33,11 @@ func TestNotesReachTheNextTurn(t *testing.T) {
 	if strings.Contains(last(0), "v2 API") || !strings.Contains(last(1), "@maintainer") || !strings.Contains(last(1), "use the v2 API") {
 		t.Errorf("the note is not in exactly the second request: first %q, second %q", last(0), last(1))
 	}
-	if strings.Contains(last(1), "hidden") {
-		t.Errorf("the note was not sanitised: %q", last(1))
+	if strings.Contains(last(1), "hidden") || strings.Contains(last(1), "\x1b") || strings.Count(last(1), "</note>") != 1 {
+		t.Errorf("the note was not sanitised: %.200q", last(1))
+	}
+	if !strings.Contains(last(1), "more bytes not shown]") || len(last(1)) > 33<<10 {
+		t.Errorf("the note was not capped: %d bytes", len(last(1)))
 	}
 	if got := h.types(); !strings.Contains(got, "tool_call user_message model_turn") {
 		t.Errorf("ledger: %s; want the user_message between the first tool call and the second turn", got)

@@ -23,11 +23,17 @@ import (
 
 // stubSandbox answers every command with a passing test run. Docker is
 // the sandbox package's to test; here only the loop's recording matters.
-type stubSandbox struct{ got []string }
+type stubSandbox struct {
+	got []string
+	out []byte // the output of every command; nil: a passing go test
+}
 
 func (s *stubSandbox) Exec(_ context.Context, cmd sandbox.Command) (sandbox.Result, error) {
 	s.got = append(s.got, cmd.Script)
 	out := []byte("ok  \texample.com/greet\t0.01s\n")
+	if s.out != nil {
+		out = s.out
+	}
 	return sandbox.Result{ExitCode: 0, Duration: 10 * time.Millisecond,
 		Stdout: sandbox.Output{Head: out, Total: int64(len(out)), SHA256: "stdouthash"},
 		Stderr: sandbox.Output{SHA256: "stderrhash"}}, nil

@@ -32,6 +32,18 @@ func (q *Queue) ClaimMeaning(ctx context.Context, key, id string) (string, error
 	return holder, nil
 }
 
+// ClaimStrangerReply claims the one reply an issue gives people without
+// write access, for delivery id: true when id holds it (a new claim, or
+// id's own redelivery), false when an earlier delivery had it. The claim
+// lasts MeaningTTL.
+func (q *Queue) ClaimStrangerReply(ctx context.Context, issue Issue, id string) (bool, error) {
+	holder, err := q.ClaimMeaning(ctx, KeyPrefix+"stranger-reply:"+issueKey(issue), id)
+	if err != nil {
+		return false, err
+	}
+	return holder == id, nil
+}
+
 // ReleaseMeaning deletes key if delivery id holds it: a delivery that
 // failed leaves its meaning free for the next one.
 func (q *Queue) ReleaseMeaning(ctx context.Context, key, id string) error {

@@ -138,7 +138,7 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", false)
+	return q.enqueueExclusive(ctx, exclusive{issue: p.Issue, task: task, id: p.DeliveryID, pin: p.IssueHash})
 }
 
 // EnqueueSolveBehind is EnqueueSolve for a `/agent retry` on the issue:
@@ -149,7 +149,7 @@ func (q *Queue) EnqueueSolveBehind(ctx context.Context, p SolveIssue) (EnqueueRe
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", true)
+	return q.enqueueExclusive(ctx, exclusive{issue: p.Issue, task: task, id: p.DeliveryID, pin: p.IssueHash, behind: true})
 }
 
 // EnqueueSolveClaiming is EnqueueSolve that first claims a delivery's
@@ -162,7 +162,7 @@ func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning 
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, meaning, false)
+	return q.enqueueExclusive(ctx, exclusive{issue: p.Issue, task: task, id: p.DeliveryID, meaning: meaning, pin: p.IssueHash})
 }
 
 // EnqueueRetry enqueues a TypeRetryPR task like EnqueueSolve; the lock is
@@ -176,7 +176,29 @@ func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, err
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return q.enqueueExclusive(ctx, p.Issue, task, p.DeliveryID, "", true)
+	pin := p.IssueHash
+	if p.CIHead != "" {
+		// A CI fix carries the pin a writer approved; it approves none.
+		pin = ""
+	}
+	return q.enqueueExclusive(ctx, exclusive{issue: p.Issue, task: task, id: p.DeliveryID, pin: pin, behind: true})
+}
+
+// ApprovedPin is the pin (IssueHash) of the issue text a person with
+// write access last approved on issue: the text of the latest label or
+// command that reached the queue (whether it started a job or found one
+// busy). ok is false when none is remembered (none in WorkedTTL, or
+// from before pins were kept). A CI fix carries it: nobody approves
+// the text CI runs on, so it runs only the text a writer did.
+func (q *Queue) ApprovedPin(ctx context.Context, issue Issue) (pin string, ok bool, err error) {
+	pin, err = q.rdb.Get(ctx, pinKey(issue)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("read the approved pin of %s: %w", issue, err)
+	}
+	return pin, true, nil
 }
 
 // EnqueueReply enqueues a reply comment. A second reply for the same
@@ -209,12 +231,14 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 //   - otherwise LockTTL ends it.
 //
 // With behind, a task that finds a live holder waits behind it (Queued).
-func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.Task, id, meaning string, behind bool) (EnqueueResult, error) {
-	msg := taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention, task.Headers())
+func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResult, error) {
+	issue, task, id, behind := x.issue, x.task, x.id, x.behind
+	x.msg = taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention, task.Headers())
+	msg := x.msg
 	// Three rounds: a later one follows clearing a stale lock, or a lock
 	// that changed hands while the task was being queued behind it.
 	for range 3 {
-		outcome, holder, err := q.enqueueLocked(ctx, issue, msg, id, meaning)
+		outcome, holder, err := q.enqueueLocked(ctx, x)
 		if err != nil {
 			return EnqueueResult{}, fmt.Errorf("enqueue %s on %s: %w", task.Type(), issue, err)
 		}
@@ -256,6 +280,21 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 	return EnqueueResult{}, fmt.Errorf("lock %s: contended", issue)
 }
 
+// exclusive is one agent task to enqueue under its issue's lock.
+type exclusive struct {
+	issue Issue
+	task  *asynq.Task
+	msg   []byte // the task as asynq stores it
+	id    string
+	// meaning, when set, is a delivery's meaning to claim first.
+	meaning string
+	// pin, when set, is the issue text's pin the trigger's writer
+	// approved (ApprovedPin).
+	pin string
+	// behind: a task that finds a live holder waits behind it.
+	behind bool
+}
+
 // enqueueScript takes an issue's lock (KEYS[1]) for task ARGV[1] unless
 // another task holds it, sets the worked record (KEYS[2]), and stores the
 // task as asynq's client does (enqueue.go): KEYS[3] its hash, KEYS[4] the
@@ -263,9 +302,11 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // ARGV[2] and ARGV[3] the lock's and the record's TTLs in milliseconds,
 // ARGV[4] the encoded task, ARGV[5] now in Unix nanoseconds. A lock the
 // task already holds (an earlier attempt at the same delivery) counts as
-// taken. With KEYS[5], a delivery's meaning, it first claims that for
+// taken. With KEYS[6], a delivery's meaning, it first claims that for
 // ARGV[1] (ARGV[6] its TTL), as claimScript does, and stops with {3, holder} when
-// another delivery holds it. It returns {1} enqueued, {2} the task existed
+// another delivery holds it. Past that claim, a pin ARGV[7] (not "") is
+// stored as the issue's approved pin (KEYS[5], the worked record's TTL),
+// whatever the lock says: the writer approved that text. It returns {1} enqueued, {2} the task existed
 // already (a redelivery: the lock is taken, the task left alone), or
 // {0, holder} for a lock another task holds (the meaning stays claimed: the
 // delivery is answered).
@@ -276,11 +317,14 @@ func (q *Queue) enqueueExclusive(ctx context.Context, issue Issue, task *asynq.T
 // ACL before it runs, so a Redis that denies one key refuses it whole and
 // nothing is written (TestEnqueueRefusedLeavesNothing).
 var enqueueScript = redis.NewScript(`
-if KEYS[5] and not redis.call("SET", KEYS[5], ARGV[1], "NX", "PX", ARGV[6]) then
-	local first = redis.call("GET", KEYS[5])
+if KEYS[6] and not redis.call("SET", KEYS[6], ARGV[1], "NX", "PX", ARGV[6]) then
+	local first = redis.call("GET", KEYS[6])
 	if first and first ~= ARGV[1] then
 		return {3, first}
 	end
+end
+if ARGV[7] ~= "" then
+	redis.call("SET", KEYS[5], ARGV[7], "PX", ARGV[3])
 end
 if not redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
 	local holder = redis.call("GET", KEYS[1])
@@ -299,16 +343,16 @@ return {1}`)
 
 // enqueueLocked runs enqueueScript: Enqueued, Duplicate, Replayed with the
 // meaning's holder, or Busy with the lock's.
-func (q *Queue) enqueueLocked(ctx context.Context, issue Issue, msg []byte, id, meaning string) (EnqueueOutcome, string, error) {
+func (q *Queue) enqueueLocked(ctx context.Context, x exclusive) (EnqueueOutcome, string, error) {
 	if err := q.publish(ctx); err != nil {
 		return 0, "", err
 	}
-	keys := []string{lockKey(issue), workedKey(issue), asynqTaskKey(QueueAgent, id), asynqPendingKey(QueueAgent)}
-	if meaning != "" {
-		keys = append(keys, meaning)
+	keys := []string{lockKey(x.issue), workedKey(x.issue), asynqTaskKey(QueueAgent, x.id), asynqPendingKey(QueueAgent), pinKey(x.issue)}
+	if x.meaning != "" {
+		keys = append(keys, x.meaning)
 	}
-	res, err := enqueueScript.Run(ctx, q.rdb, keys, id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
-		msg, time.Now().UnixNano(), MeaningTTL.Milliseconds()).Slice()
+	res, err := enqueueScript.Run(ctx, q.rdb, keys, x.id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
+		x.msg, time.Now().UnixNano(), MeaningTTL.Milliseconds(), x.pin).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -701,6 +745,7 @@ func runKey(id string) string { return KeyPrefix + "tries:" + id }
 
 func lockKey(i Issue) string   { return KeyPrefix + "active:" + issueKey(i) }
 func workedKey(i Issue) string { return KeyPrefix + "worked:" + issueKey(i) }
+func pinKey(i Issue) string    { return KeyPrefix + "pin:" + issueKey(i) }
 
 // waitingKey holds the retry queued behind an issue's active job.
 func waitingKey(i Issue) string { return KeyPrefix + "waiting:" + issueKey(i) }

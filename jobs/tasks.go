@@ -185,12 +185,26 @@ type DeleteBranch struct {
 	DeliveryID string `json:"delivery_id"`
 }
 
-// Reply is the payload of TypeReply: a comment to post on Issue.
+// Reply is the payload of TypeReply: a comment to post on Issue, or,
+// with Reaction, a reaction instead (on comment CommentID of Issue, or
+// on the issue itself for CommentID 0). A refused person without write
+// access gets a reaction after their first reply on an issue: they
+// cannot make the app post comments at will.
 type Reply struct {
 	Issue
 	DeliveryID string `json:"delivery_id"`
-	Body       string `json:"body"`
+	Body       string `json:"body,omitempty"`
+	// Reaction is one of GitHub's reaction contents (ReactionRefused).
+	Reaction  string `json:"reaction,omitempty"`
+	CommentID int64  `json:"comment_id,omitempty"`
 }
+
+// ReactionRefused is the reaction a refused command or label gets when
+// its issue already had its one reply to someone without write access.
+const ReactionRefused = "-1"
+
+// reactions are the contents GitHub accepts for a reaction.
+var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}
 
 // HeaderEnqueuedAt is the agent tasks' header holding when the task was
 // built (RFC 3339 with nanoseconds, UTC): the trigger's time as the
@@ -319,7 +333,12 @@ func (p Reply) validate() error {
 	if err := p.Issue.validate(); err != nil {
 		return err
 	}
-	if strings.TrimSpace(p.Body) == "" {
+	switch {
+	case p.Reaction != "" && !reactions[p.Reaction]:
+		return fmt.Errorf("reaction %q is not one GitHub has", p.Reaction)
+	case p.Reaction != "" && p.Body != "":
+		return errors.New("both a body and a reaction")
+	case p.Reaction == "" && strings.TrimSpace(p.Body) == "":
 		return errors.New("body missing")
 	}
 	return validDelivery(p.DeliveryID)

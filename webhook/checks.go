@@ -22,6 +22,12 @@ var ciFailures = map[string]bool{"failure": true, "timed_out": true, "startup_fa
 // maps to one task (jobs.CIFixID), so a suite, its runs and its workflow
 // run start one attempt between them. The worker checks the head again
 // and counts the attempts against ci_fix_attempts.
+//
+// Nobody approves a CI fix, so it acts only on what a writer did: a run
+// from a fork is refused (anyone can push Patchwright's commit to a
+// branch of the same name in a fork and make CI fail there), and the task
+// carries the pin of the issue text a writer last approved, so an issue
+// edited since is not run.
 func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	ev, err := d.doc.CheckEvent()
 	if err != nil {
@@ -38,6 +44,9 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
 	if !ok {
 		return done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch), nil
+	}
+	if why := forkRun(d.event, ev); why != "" {
+		return done(http.StatusOK, "ignored: %s", why), nil
 	}
 	issue, res := issueOf(ev.Installation, ev.Repo, n)
 	if res != nil {
@@ -60,8 +69,15 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		// Someone else pushed this head: their CI result is theirs to fix.
 		return done(http.StatusOK, "ignored: head %s was not pushed by Patchwright", short(ev.HeadSHA)), nil
 	}
+	pin, ok, err := h.queue.ApprovedPin(ctx, issue)
+	if err != nil {
+		return response{}, err
+	}
+	if !ok {
+		return done(http.StatusOK, "ignored: no issue text a writer approved is known for %s; comment `/agent retry` to fix CI", issue), nil
+	}
 	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: pr.Number, DeliveryID: jobs.CIFixID(issue, ev.HeadSHA),
-		CIHead: ev.HeadSHA, CIReported: ciReported(d.event, ev)})
+		IssueHash: pin, CIHead: ev.HeadSHA, CIReported: ciReported(d.event, ev)})
 	if err != nil {
 		return response{}, err
 	}
@@ -75,6 +91,27 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "busy: task %s is active; CI fix not started", enq.ActiveTaskID), nil
 	}
 	return done(http.StatusOK, "CI fix for %s already enqueued", short(ev.HeadSHA)), nil
+}
+
+// forkRun says why a CI result is not from a branch of the repository
+// itself ("" when it is): a workflow run whose head repository is another
+// (a fork's pull request), or a suite or run listing a pull request whose
+// head is in another repository. GitHub gives a fork's check suite no
+// head branch, which ParseAgentBranch already refuses; a workflow run
+// keeps the fork's branch name, so its head repository decides.
+func forkRun(event string, ev payload.CheckEvent) string {
+	if ev.RepoID == 0 {
+		return "the payload names no repository id"
+	}
+	if event == "workflow_run" && ev.HeadRepoID != ev.RepoID {
+		return fmt.Sprintf("the run's head is in repository %d, not in this one (%d): a fork's", ev.HeadRepoID, ev.RepoID)
+	}
+	for i, id := range ev.PullHeadRepoIDs {
+		if id != ev.RepoID {
+			return fmt.Sprintf("pull request #%d's head is in repository %d, not in this one (%d): a fork's", ev.PullRequests[i], id, ev.RepoID)
+		}
+	}
+	return ""
 }
 
 // ownApp reports whether the suite or run is Patchwright's own: its check

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -92,6 +93,8 @@ type fakeGitHub struct {
 	heads       map[int]string    // pull request → head branch
 	closed      map[int]bool      // pull request → closed
 	openPRs     map[string]int    // head branch → open pull request
+	pushed      map[string]string // head branch → the head the app pushed (the body's marker)
+	headSHA     map[string]string // head branch → its head when someone else pushed since
 	comments    []string
 	permHits    int
 	deliveries  []map[string]any // GET /app/hook/deliveries
@@ -102,6 +105,7 @@ type fakeGitHub struct {
 func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 	f := &fakeGitHub{
 		t: t, perms: map[string][]byte{}, heads: map[int]string{}, closed: map[int]bool{}, openPRs: map[string]int{},
+		pushed: map[string]string{}, headSHA: map[string]string{},
 	}
 	f.perms[strings.ToLower(writerLogin)] = []byte(`{"permission":"write","role_name":"write","user":{"login":"maintainer"}}`)
 	f.perms[strings.ToLower(readerLogin)] = fixture(t, fixtureAPI, "collaborator-permission.get.200.legacy-2017.recorded.json")
@@ -162,7 +166,12 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		defer f.mu.Unlock()
 		list := []map[string]any{}
 		if n, ok := f.openPRs[branch]; ok && r.URL.Query().Get("state") == "open" {
-			list = append(list, map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}})
+			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}}
+			if sha, ok := f.pushed[branch]; ok {
+				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[branch], sha)
+				pr["body"] = "Fixes the issue.\n\n" + jobs.PushedMarker(sha)
+			}
+			list = append(list, pr)
 		}
 		json.NewEncoder(w).Encode(list)
 	})

@@ -52,6 +52,15 @@ func (q *countingQueue) Cancel(context.Context, jobs.Issue, string) (string, err
 
 func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { return true, nil }
 
+func (q *countingQueue) ClaimStrangerReply(context.Context, jobs.Issue, string) (bool, error) {
+	q.add()
+	return true, nil
+}
+
+func (q *countingQueue) ApprovedPin(context.Context, jobs.Issue) (string, bool, error) {
+	return jobs.IssueHash("t", "b"), true, nil
+}
+
 func (q *countingQueue) EnqueueDeleteBranch(context.Context, jobs.DeleteBranch) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil

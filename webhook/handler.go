@@ -52,6 +52,12 @@ type Queue interface {
 	// issue no longer waits on a plan, and `/agent retry` starts attempts
 	// again.
 	ApprovePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
+	// ApprovedPin is the pin of the issue text a writer last approved,
+	// which a CI fix carries; ok is false when none is known.
+	ApprovedPin(ctx context.Context, issue jobs.Issue) (pin string, ok bool, err error)
+	// ClaimStrangerReply claims the issue's one reply to people without
+	// write access for a delivery; false: an earlier delivery had it.
+	ClaimStrangerReply(ctx context.Context, issue jobs.Issue, id string) (bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an

@@ -35,7 +35,8 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 	if res != nil {
 		return *res, nil
 	}
-	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body)}
+	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body),
+		commentID: ev.CommentID}
 	c.d.log = d.log.With(jobs.LogInstallation, target.InstallationID, jobs.LogIssue, target.String(), jobs.LogSender, c.sender, "command", cmd.Command.String())
 	if ev.Issue.PullRequest {
 		if !strings.EqualFold(ev.Issue.Author, h.cfg.BotLogin) {
@@ -63,6 +64,8 @@ type commentCtx struct {
 	// issueHash pins the text of the issue commented on (not of a pull
 	// request: a retry there pins its issue's text itself).
 	issueHash string
+	// commentID is the comment's id, for a reaction to it.
+	commentID int64
 }
 
 // workedOn reports whether Patchwright was asked to work on an issue: it
@@ -77,20 +80,26 @@ func (h *Handler) workedOn(ctx context.Context, labels []string, issue jobs.Issu
 }
 
 func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
-	if c.cmd.Reply != "" {
-		return h.answer(ctx, c, c.cmd.Reply, "answered a malformed command")
-	}
-	if c.cmd.Command == CommandHelp {
-		return h.answer(ctx, c, HelpText, "answered help")
-	}
+	// The permission first, even for help: what anyone may make the app
+	// say is bounded by refuseStranger.
 	ok, role, err := h.github.CanWrite(ctx, c.target, c.sender)
 	if err != nil {
 		return response{}, err
 	}
+	msg, result := c.cmd.Reply, "answered a malformed command"
+	if msg == "" && c.cmd.Command == CommandHelp {
+		msg, result = HelpText, "answered help"
+	}
 	if !ok {
-		c.d.log.Info("command refused: no write permission", "role", role)
-		msg := fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
-		return h.answer(ctx, c, msg, "refused: no write permission")
+		if msg == "" {
+			c.d.log.Info("command refused: no write permission", "role", role)
+			msg = fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
+			result = "refused: no write permission"
+		}
+		return h.refuseStranger(ctx, stranger{d: c.d, issue: c.target, commentID: c.commentID}, msg, result)
+	}
+	if msg != "" {
+		return h.answer(ctx, c, msg, result)
 	}
 	issue := c.target
 	if c.isPR {

@@ -57,10 +57,7 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		log.Info("trigger refused: no write permission", "role", role)
 		msg := fmt.Sprintf("@%s, the `%s` label starts Patchwright only when added by someone with write, maintain or admin permission on this repository (yours: %s).",
 			sender.Login, ev.Label, role)
-		if err := h.reply(ctx, d, issue, msg); err != nil {
-			return response{}, err
-		}
-		return done(http.StatusOK, "refused: %s has %s permission", sender.Login, role), nil
+		return h.refuseStranger(ctx, stranger{d: d, issue: issue}, msg, fmt.Sprintf("refused: %s has %s permission", sender.Login, role))
 	}
 	// A plan that waits for its approval is settled by the worker when
 	// this job starts (Pipeline.Solve), not here: a delivery that starts

@@ -286,10 +286,23 @@ func (s *Set) writeFile(ctx context.Context, p WriteFileParams) (Result, error) 
 		}
 		return Result{}, fmt.Errorf("write_file %s: %w", rel, err)
 	}
+	created, err := s.missingDirs(rel)
+	if err != nil {
+		if res, ok := fileFailure(rel, err); ok {
+			return res, nil
+		}
+		return Result{}, fmt.Errorf("write_file %s: %w", rel, err)
+	}
 	if err := s.fs.WriteFile(rel, []byte(p.Content)); err != nil {
 		if res, ok := fileFailure(rel, err); ok {
 			return res, nil
 		}
+		return Result{}, fmt.Errorf("write_file %s: %w", rel, err)
+	}
+	if verb == "created" {
+		created = append(created, rel)
+	}
+	if err := s.handOver(created); err != nil {
 		return Result{}, fmt.Errorf("write_file %s: %w", rel, err)
 	}
 	s.reads.record(rel, []byte(p.Content))

@@ -151,7 +151,10 @@ type files interface {
 // Set is the tools of one run, sharing what the model has read. It is safe
 // for concurrent use; calls that write are serialised.
 type Set struct {
-	fs        files
+	fs files
+	// dir is the workspace's host directory, whose owner gets what
+	// write_file creates (owner.go); "" for a test's seam.
+	dir       string
 	secrets   *secrets.Scanner
 	links     *secretFiles
 	sandbox   sandbox.Sandbox
@@ -199,6 +202,7 @@ func New(opts Options) (*Set, error) {
 func newSet(fsys files, opts Options) *Set {
 	s := &Set{
 		fs:        fsys,
+		dir:       workspaceDir(opts.Workspace),
 		secrets:   opts.Secrets,
 		links:     newSecretFiles(fsys),
 		sandbox:   opts.Sandbox,
@@ -273,4 +277,11 @@ func (s *Set) Definitions() []Definition {
 		defs[i] = Definition{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
 	}
 	return defs
+}
+
+func workspaceDir(ws *sandbox.Workspace) string {
+	if ws == nil {
+		return ""
+	}
+	return ws.Dir()
 }

@@ -99,6 +99,19 @@ func (a *App) AddReaction(ctx context.Context, issue jobs.Issue, content string)
 	return nil
 }
 
+// AddCommentReaction adds a reaction (for example "-1") to comment id of
+// the issue's repository.
+func (a *App) AddCommentReaction(ctx context.Context, issue jobs.Issue, id int64, content string) error {
+	c, err := a.Installation(issue.InstallationID)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.Reactions.CreateIssueCommentReaction(ctx, issue.Owner, issue.Repo, id, content); err != nil {
+		return fmt.Errorf("react %s on comment %d of %s: %w", content, id, issue, err)
+	}
+	return nil
+}
+
 // Comments lists every comment of the issue, 100 a page.
 func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]Comment, error) {
 	c, err := a.Installation(issue.InstallationID)

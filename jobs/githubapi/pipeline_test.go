@@ -142,6 +142,25 @@ func TestReactionIsIdempotent(t *testing.T) {
 	}
 }
 
+// A reaction to a comment is kept once, on that comment; a comment the
+// repository does not have is refused.
+func TestCommentReaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	id := e.fake.AddComment("acme", "widgets", 7, "stranger", "/agent retry")
+	for range 2 {
+		if err := e.app.AddCommentReaction(ctx, e.repo, id, "-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := e.fake.Reactions("acme", "widgets", 7); len(r) != 1 || r[0].Comment != id || r[0].Content != "-1" {
+		t.Fatalf("reactions = %+v", r)
+	}
+	if err := e.app.AddCommentReaction(ctx, e.repo, id+1000, "-1"); err == nil {
+		t.Fatal("a reaction to a missing comment succeeded")
+	}
+}
+
 func TestPullRequests(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

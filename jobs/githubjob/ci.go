@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -48,7 +49,12 @@ func (e *errCILimit) Error() string {
 // request is open and its head is still the commit CI failed on, which
 // is the commit Patchwright pushed (the hidden marker in the body). A
 // head someone else pushed, or a newer one, is not Patchwright's to fix.
+// A task without the pin of the text a writer approved (one from before
+// the webhook set it) would run whatever the issue says now: not run.
 func (p *Pipeline) ciApplies(ctx context.Context, a request) (bool, string, error) {
+	if a.issueHash == "" {
+		return false, "the task carries no pin of the issue text a writer approved", nil
+	}
 	prIssue := a.issue
 	prIssue.Number = a.pr
 	pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
@@ -89,7 +95,11 @@ func ciAdmit(a request, history []report.Attempt) func(config.Config) error {
 }
 
 // ciFeedback is what the model hears of the failing checks: each one's
-// output, annotations and, for Actions, its failing steps' log.
+// output, annotations and, for Actions, its failing steps' log. All of it
+// is stripped of terminal escapes and invisible characters (agent.Strip)
+// before it is cut to its bounds, so the bounds count what the model
+// reads and a step marker behind a colour code is still found; the
+// prompt frames it as untrusted data.
 func ciFeedback(head string, checks []githubapi.FailedCheck, reported string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The repository's own CI failed on the commit the previous attempt pushed (%s). Fix what it reports; the branch holds that attempt.\n", shortSHA(head))
@@ -103,17 +113,17 @@ func ciFeedback(head string, checks []githubapi.FailedCheck, reported string) st
 			break
 		}
 		fmt.Fprintf(&b, "\nFailed check %q (%s): %s\n", c.Name, c.App, c.Conclusion)
-		if out := strings.TrimSpace(strings.Join(nonEmpty(c.Title, c.Summary, c.Text), "\n")); out != "" {
+		if out := strings.TrimSpace(agent.Strip(strings.Join(nonEmpty(c.Title, c.Summary, c.Text), "\n"))); out != "" {
 			fmt.Fprintf(&b, "Output:\n%s\n", clipTail(out, maxCIOutputBytes))
 		}
 		if len(c.Annotations) > 0 {
 			b.WriteString("Annotations:\n")
 			for _, an := range c.Annotations {
-				fmt.Fprintf(&b, "- %s\n", clip(an, maxFeedbackBytes))
+				fmt.Fprintf(&b, "- %s\n", clip(agent.Strip(an), maxFeedbackBytes))
 			}
 		}
 		if c.Log != "" {
-			fmt.Fprintf(&b, "Log of the failing steps:\n%s\n", clipTail(FailingSteps(c.Log), maxCILogBytes))
+			fmt.Fprintf(&b, "Log of the failing steps:\n%s\n", clipTail(FailingSteps(agent.Strip(c.Log)), maxCILogBytes))
 		}
 		if c.LogErr != "" {
 			fmt.Fprintf(&b, "(Not read: %s.)\n", c.LogErr)

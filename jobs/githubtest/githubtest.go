@@ -150,8 +150,10 @@ type Review struct {
 type Reaction struct {
 	Owner, Repo string
 	Issue       int
-	Content     string
-	Author      string
+	// Comment is the comment of Issue reacted to; 0 for the issue itself.
+	Comment int64
+	Content string
+	Author  string
 }
 
 // Pull is a pull request.

@@ -60,6 +60,7 @@ func (s *Server) handler() http.Handler {
 	inst("POST /repos/{owner}/{repo}/issues/{n}/comments", "issues=write", s.createComment)
 	inst("PATCH /repos/{owner}/{repo}/issues/comments/{id}", "issues=write", s.editComment)
 	inst("POST /repos/{owner}/{repo}/issues/{n}/reactions", "issues=write", s.createReaction)
+	inst("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", "issues=write", s.createCommentReaction)
 	inst("GET /repos/{owner}/{repo}/pulls", "pull_requests=read", s.listPulls)
 	inst("POST /repos/{owner}/{repo}/pulls", "pull_requests=write", s.createPull)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}", "pull_requests=read", s.getPull)
@@ -440,6 +441,33 @@ func (s *Server) createReaction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.react(w, r, Reaction{Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r)})
+}
+
+// createCommentReaction reacts to an issue comment as createReaction
+// does to an issue; 404 for a comment the repository does not have.
+func (s *Server) createCommentReaction(w http.ResponseWriter, r *http.Request) {
+	id, ok := number(w, r, "id")
+	if !ok {
+		return
+	}
+	re := Reaction{Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Comment: id, Author: s.tokenLogin(r)}
+	s.mu.Lock()
+	for _, c := range s.comments {
+		if c.ID == id && sameRepo(c.Owner, c.Repo, re.Owner, re.Repo) {
+			re.Issue = c.Issue
+		}
+	}
+	s.mu.Unlock()
+	if re.Issue == 0 {
+		fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	s.react(w, r, re)
+}
+
+// react reads the reaction's content and stores re with it once.
+func (s *Server) react(w http.ResponseWriter, r *http.Request, re Reaction) {
 	var req struct {
 		Content string `json:"content"`
 	}
@@ -452,11 +480,11 @@ func (s *Server) createReaction(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, "Validation Failed: content")
 		return
 	}
-	re := Reaction{Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Content: req.Content, Author: s.tokenLogin(r)}
+	re.Content = req.Content
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, x := range s.reactions {
-		if sameRepo(x.Owner, x.Repo, re.Owner, re.Repo) && x.Issue == re.Issue && x.Content == re.Content && x.Author == re.Author {
+		if sameRepo(x.Owner, x.Repo, re.Owner, re.Repo) && x.Issue == re.Issue && x.Comment == re.Comment && x.Content == re.Content && x.Author == re.Author {
 			writeJSON(w, http.StatusOK, map[string]any{"content": re.Content, "user": user(re.Author)})
 			return
 		}

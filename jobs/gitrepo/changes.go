@@ -87,7 +87,8 @@ const MaxFileBytes = 10 << 20
 // nothing, since a command can write a file and put its size and
 // modification time back. Untracked files that .gitignore excludes,
 // anything inside a .git directory, and special files (FIFOs, sockets,
-// devices) are not changes.
+// devices) are not changes. A path git treats as its own (gitpath.go)
+// refuses the change whole, as a LimitError.
 func (r *Repo) Changes() ([]Change, error) { return r.ChangesWithin(Limits{}) }
 
 // ChangesWithin is Changes with the work tree held to lim: a tree or a
@@ -160,10 +161,13 @@ func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 			return nil
 		}
 		entry := tracked[p]
+		if entry == nil && ignore.Match(strings.Split(p, "/"), false) {
+			return nil
+		}
+		if why := gitPathProblem(p, d.Type()&fs.ModeSymlink != 0); why != "" {
+			return gitPathError(p, why)
+		}
 		if entry == nil {
-			if ignore.Match(strings.Split(p, "/"), false) {
-				return nil
-			}
 			if same, err := sameIn(pristine, root, p); err != nil || same {
 				return err
 			}

@@ -39,13 +39,17 @@ var ErrNothingToCommit = errors.New("nothing to commit")
 // (never reading the work tree again, which untrusted code may have
 // written since), as a tree on top of the last commit (the base, then the
 // previous Commit), commits it and points Branch at it. The index is
-// updated so that a later Changes compares with this commit.
+// updated so that a later Changes compares with this commit. A change
+// to a path git treats as its own is refused (ErrGitPath).
 func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, error) {
 	if len(changes) == 0 {
 		return plumbing.ZeroHash, ErrNothingToCommit
 	}
 	if opts.Branch == "" || strings.TrimSpace(opts.Message) == "" {
 		return plumbing.ZeroHash, errors.New("commit: Branch and Message are required")
+	}
+	if err := checkGitPaths(changes); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit: %w", err)
 	}
 	parent, err := r.repo.CommitObject(r.head())
 	if err != nil {

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type memGitHub struct {
 	landedFail bool
 	branches   map[string]string
 	deleted    []string
+	reactions  []string
 }
 
 func (m *memGitHub) PostComment(_ context.Context, _ jobs.Issue, body string) (int64, error) {
@@ -34,6 +36,20 @@ func (m *memGitHub) PostComment(_ context.Context, _ jobs.Issue, body string) (i
 		return 0, errors.New("HTTP 502")
 	}
 	return int64(len(m.comments)), nil
+}
+
+func (m *memGitHub) AddReaction(_ context.Context, _ jobs.Issue, content string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reactions = append(m.reactions, "issue:"+content)
+	return nil
+}
+
+func (m *memGitHub) AddCommentReaction(_ context.Context, _ jobs.Issue, id int64, content string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reactions = append(m.reactions, fmt.Sprintf("comment %d:%s", id, content))
+	return nil
 }
 
 func (m *memGitHub) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
@@ -74,6 +90,36 @@ func TestReplyIsPostedOnceAcrossAServerError(t *testing.T) {
 	}
 	if len(gh.comments) != 1 || !strings.HasPrefix(gh.comments[0].Body, "Nothing is running") {
 		t.Fatalf("comments: %+v, want the one reply", gh.comments)
+	}
+}
+
+// A reply with a reaction reacts (to its comment, or to the issue) and
+// posts nothing; a reaction GitHub has not is refused when built.
+func TestReplyReactionPostsNothing(t *testing.T) {
+	gh := &memGitHub{}
+	h := memHandlers(t, gh)
+	for _, p := range []jobs.Reply{
+		{Issue: issue, DeliveryID: "d-1", Reaction: jobs.ReactionRefused, CommentID: 42},
+		{Issue: issue, DeliveryID: "d-2", Reaction: jobs.ReactionRefused},
+	} {
+		task, err := jobs.NewReplyTask(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.reply(context.Background(), task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(gh.comments) != 0 || strings.Join(gh.reactions, ",") != "comment 42:-1,issue:-1" {
+		t.Fatalf("comments %+v, reactions %v", gh.comments, gh.reactions)
+	}
+	for _, bad := range []jobs.Reply{
+		{Issue: issue, DeliveryID: "d-3", Reaction: "shrug"},
+		{Issue: issue, DeliveryID: "d-4", Reaction: "-1", Body: "and a comment"},
+	} {
+		if _, err := jobs.NewReplyTask(bad); err == nil {
+			t.Errorf("reply %+v accepted", bad)
+		}
 	}
 }
 

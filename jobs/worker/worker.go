@@ -33,6 +33,11 @@ type Pipeline interface {
 type Commenter interface {
 	PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error)
 	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
+	// AddReaction reacts to the issue, AddCommentReaction to one of its
+	// comments; GitHub keeps one reaction per content and user, so a
+	// repeat changes nothing.
+	AddReaction(ctx context.Context, issue jobs.Issue, content string) error
+	AddCommentReaction(ctx context.Context, issue jobs.Issue, commentID int64, content string) error
 }
 
 // Branches deletes a branch as a compare-and-swap; *githubjob.Branches is
@@ -116,6 +121,9 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	if p.Reaction != "" {
+		return h.react(ctx, p)
+	}
 	// The marker makes the reply findable: a POST answered with a 5xx
 	// may have been stored, and its retry must not post it again.
 	// Replies are rare: looking first on every try costs little.
@@ -136,6 +144,20 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("reply on %s: %w", p.Issue, err)
 	}
 	return nil
+}
+
+// react adds a reply's reaction, to its comment or else to its issue.
+func (h *Handlers) react(ctx context.Context, p jobs.Reply) error {
+	var err error
+	if p.CommentID != 0 {
+		err = h.Commenter.AddCommentReaction(ctx, p.Issue, p.CommentID, p.Reaction)
+	} else {
+		err = h.Commenter.AddReaction(ctx, p.Issue, p.Reaction)
+	}
+	if _, ok := githubapi.AsRefusal(err); ok {
+		err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
 }
 
 // replyMarker is the hidden line of the reply to delivery id.

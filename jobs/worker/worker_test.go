@@ -62,6 +62,10 @@ func (r *recorder) Retry(ctx context.Context, _ jobs.RetryPR, run jobs.Attempt) 
 type nopCommenter struct{}
 
 func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
+func (nopCommenter) AddReaction(context.Context, jobs.Issue, string) error          { return nil }
+func (nopCommenter) AddCommentReaction(context.Context, jobs.Issue, int64, string) error {
+	return nil
+}
 
 func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
 	return nil, nil

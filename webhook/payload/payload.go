@@ -38,6 +38,7 @@ type Issues struct {
 type IssueComment struct {
 	Action       string
 	Body         string // comment.body
+	CommentID    int64  // comment.id
 	Issue        Issue
 	Repo         Repo
 	Sender       User
@@ -97,7 +98,7 @@ func (doc *Doc) Issues() (Issues, error) {
 }
 
 var commentPaths = append([]string{
-	"action", "comment.body",
+	"action", "comment.body", "comment.id",
 	"issue.number", "issue.user.login", "issue.pull_request", "issue.labels", "issue.title", "issue.body",
 }, whereWho...)
 
@@ -115,6 +116,7 @@ func (doc *Doc) IssueComment() (IssueComment, error) {
 	}
 	d.str(&e.Action)
 	d.str(&e.Body)
+	d.int64(&e.CommentID)
 	d.integer(&e.Issue.Number)
 	d.str(&e.Issue.Author)
 	e.Issue.PullRequest = d.object()

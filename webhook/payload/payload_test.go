@@ -70,8 +70,9 @@ func TestParseIssueCommentMatchesGoGitHub(t *testing.T) {
 		}
 		gi := ev.GetIssue()
 		want := IssueComment{
-			Action: ev.GetAction(),
-			Body:   ev.GetComment().GetBody(),
+			Action:    ev.GetAction(),
+			Body:      ev.GetComment().GetBody(),
+			CommentID: ev.GetComment().GetID(),
 			Issue: Issue{
 				Number:      gi.GetNumber(),
 				Author:      gi.GetUser().GetLogin(),
@@ -253,4 +254,56 @@ func BenchmarkParseIssues(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The repository ids a CI event is judged by (is it a fork's?) are the
+// ones go-github reads from the same real payloads.
+func TestParseCheckEventRepositoriesMatchGoGitHub(t *testing.T) {
+	type ids struct {
+		repo, head int64
+		pulls      []int
+		pullRepos  []int64
+	}
+	fromPulls := func(want *ids, prs []*github.PullRequest) {
+		for _, pr := range prs {
+			want.pulls = append(want.pulls, pr.GetNumber())
+			want.pullRepos = append(want.pullRepos, pr.GetHead().GetRepo().GetID())
+		}
+	}
+	for name, event := range map[string]string{"check_suite.completed.json": "check_suite", "check_run.completed.json": "check_run",
+		"workflow_run.completed.with-pull-requests.json": "workflow_run"} {
+		body := withInstallation(t, fixture(t, name))
+		got, err := ParseCheckEvent(event, body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var want ids
+		switch event {
+		case "check_suite":
+			var ev github.CheckSuiteEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			want.repo = ev.GetRepo().GetID()
+			fromPulls(&want, ev.GetCheckSuite().PullRequests)
+		case "check_run":
+			var ev github.CheckRunEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			want.repo = ev.GetRepo().GetID()
+			fromPulls(&want, ev.GetCheckRun().PullRequests)
+		default:
+			var ev github.WorkflowRunEvent
+			if err := json.Unmarshal(body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			want.repo, want.head = ev.GetRepo().GetID(), ev.GetWorkflowRun().GetHeadRepository().GetID()
+			fromPulls(&want, ev.GetWorkflowRun().PullRequests)
+		}
+		g := ids{got.RepoID, got.HeadRepoID, got.PullRequests, got.PullHeadRepoIDs}
+		if want.repo == 0 || len(want.pulls) == 0 || !equal(g, want) {
+			t.Errorf("%s: got %+v, want %+v", name, g, want)
+		}
+	}
 }
