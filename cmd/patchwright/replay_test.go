@@ -14,6 +14,7 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/webhook/runpage"
 )
 
 var recordExample = flag.Bool("record-example", false, "record docs/examples/"+exampleTranscript+" again from the scripted run in TestRecordExampleTranscript")
@@ -161,6 +162,31 @@ func TestRunReplaysExample(t *testing.T) {
 	}
 	if got := gitCmd(t, repo, "show", o.res.Branch+":wordcount.go"); !strings.Contains(got, "return len(strings.Fields(s))") {
 		t.Errorf("wordcount.go on %s:\n%s", o.res.Branch, got)
+	}
+	if o.raw["patchwright_version"] != currentBuild().String() {
+		t.Errorf("result.json: patchwright_version %v, want %q", o.raw["patchwright_version"], currentBuild().String())
+	}
+	checkRunPage(t, o)
+}
+
+// checkRunPage: the run's folder holds its run page, the events of the
+// run shown as serve shows them: the checks as tables, the edit as a
+// diff, the commands with their exit codes, and the body.
+func checkRunPage(t *testing.T, o runOutput) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(o.out, runpage.FileName))
+	if err != nil {
+		t.Fatalf("no run page: %v", err)
+	}
+	page := string(b)
+	for _, want := range []string{"<strong>verified</strong>", "<th>check</th>", "<td>test</td><td>baseline</td>",
+		`<div class="add">&#43;	return len(strings.Fields(s))</div>`, "$ go test ./...", "Model turn 1", "<summary>pr.md</summary>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run.html lacks %q", want)
+		}
+	}
+	if !strings.Contains(o.stdout, runpage.FileName) {
+		t.Errorf("the summary does not name run.html:\n%s", o.stdout)
 	}
 }
 
