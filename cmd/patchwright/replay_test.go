@@ -260,3 +260,48 @@ func TestPrintResultReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestTryScript runs docs/examples/try.sh as a new user would, without a
+// model key, on the public-shaped test image: the local equivalent of
+// docs/examples/Dockerfile (Debian with bash, git and Go only; no image
+// can be pulled here). The run is verified and leaves its run page.
+func TestTryScript(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	image := sandboxtest.PublicImage(t)
+	t.Setenv("PATCHWRIGHT_MODEL", "")
+	os.Unsetenv("PATCHWRIGHT_MODEL")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command("bash", filepath.Join(examplesDir, "try.sh"), "--image", image, "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // the script's copy of the example
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	t.Cleanup(func() {
+		_, rest, _ := strings.Cut(stderr.String(), "example repository: ")
+		if repo, _, ok := strings.Cut(rest, "\n"); ok {
+			exec.Command("docker", "volume", "rm", "-f", pipeline.RepoCacheVolume(repo)).Run()
+		}
+	})
+	if err != nil {
+		t.Fatalf("try.sh: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	data, err := os.ReadFile(filepath.Join(out, pipeline.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res pipeline.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != "verified" || res.ReplayedFrom == "" {
+		t.Errorf("outcome %s (%s), replayed from %q", res.Outcome, res.Reason, res.ReplayedFrom)
+	}
+	if _, err := os.Stat(filepath.Join(out, runpage.FileName)); err != nil {
+		t.Errorf("no run page: %v", err)
+	}
+	for _, want := range []string{"no PATCHWRIGHT_MODEL: replaying", "run.html in a browser"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("try.sh's messages lack %q:\n%s", want, stderr.String())
+		}
+	}
+}
