@@ -16,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -81,6 +83,14 @@ func Register(name string, mk func() Payload) {
 		panic("ledger: event type registered twice: " + name)
 	}
 	registry[name] = mk
+}
+
+// Types returns the registered event types, sorted, so that readers of
+// the ledger (the run page) can check that they show every one.
+func Types() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Writer appends events to a ledger. It is safe for concurrent use.

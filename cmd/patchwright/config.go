@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,58 +130,189 @@ func parseWorkerBounds(inst, repo, grace string, cfg *config) error {
 // so a short password is exit status 1, not a dashboard silently missing.
 const minQueuePassword = 16
 
-// setting is one configuration name.
+// rawConfig is serve's and worker's settings as given, before parseConfig
+// checks them.
+type rawConfig struct {
+	secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
+	summaryModel                                                                         string
+	concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
+	instConcurrency, repoConcurrency, grace                                              string
+	monthlyInstallation, monthlyRepository                                               string
+	sandbox                                                                              rawSandbox
+}
+
+// table is every setting of serve and worker, in the order help and
+// docs/configuration.md list them within their groups.
+func (raw *rawConfig) table() []setting {
+	out := []setting{
+		{env: "PATCHWRIGHT_APP_ID", flag: "app-id", group: groupApp, kind: "int", usage: "GitHub App ID (required)", dst: &raw.appID},
+		{env: "PATCHWRIGHT_PRIVATE_KEY", flag: "private-key", group: groupApp, kind: "pem", usage: "GitHub App private key, PEM (this or --private-key-file)", dst: &raw.key},
+		{env: "PATCHWRIGHT_PRIVATE_KEY_FILE", flag: "private-key-file", group: groupApp, kind: "path", usage: "file with the GitHub App private key", dst: &raw.keyFile},
+		{env: "PATCHWRIGHT_GITHUB_API_URL", flag: "github-api-url", group: groupApp, kind: "url", def: githubapi.DefaultBaseURL, usage: "GitHub REST API root", dst: &raw.api},
+		{env: "PATCHWRIGHT_WEBHOOK_SECRET", flag: "webhook-secret", group: groupWebhook, usage: "webhook secret (required)", dst: &raw.secret},
+		{env: "PATCHWRIGHT_TRIGGER_LABEL", flag: "trigger-label", group: groupWebhook, def: webhook.DefaultTriggerLabel, usage: "label that starts a job", dst: &raw.label},
+		{env: "PATCHWRIGHT_WEBHOOK_MAX_BODIES", flag: "webhook-max-bodies", group: groupWebhook, kind: "int", shown: strconv.Itoa(webhook.DefaultMaxBodies), usage: "webhook bodies read at once before their signatures are checked; past it, 503", dst: &raw.maxBodies},
+		{env: "PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES", flag: "webhook-max-body-bytes", group: groupWebhook, kind: "int", shown: strconv.Itoa(webhook.DefaultMaxBodyBytes), usage: "bytes those bodies may hold together; past it, 503", dst: &raw.maxBodyBytes},
+		{env: "PATCHWRIGHT_QUEUE_PASSWORD", flag: "queue-password", group: groupWebhook, shown: "none: no dashboard", usage: "password of the /queue dashboard, user operator, at least 16 characters", dst: &raw.queuePassword},
+		{env: "PATCHWRIGHT_LISTEN", flag: "listen", group: groupStorage, kind: "address", def: defaultListen, usage: "address serve listens on; a worker serves /metrics and /healthz there only when it is set", dst: &raw.listen},
+		{env: "PATCHWRIGHT_REDIS_URL", flag: "redis-url", group: groupStorage, kind: "url", shown: "serve: an embedded queue; worker: required", usage: "Redis address: redis://[user:password@]host:6379/0, rediss:// for TLS, or redis-sentinel://[user:password@]host:26379[,host:port...]/MASTER[/db] (rediss-sentinel:// for TLS), or redis-cluster://[user:password@]host:6379[,host:port...] (rediss-cluster:// for TLS)", dst: &raw.redis},
+		{env: "PATCHWRIGHT_REDIS_CA_FILE", flag: "redis-ca-file", group: groupStorage, kind: "path", usage: "PEM file of CA certificates a rediss address is checked against, besides the system's", dst: &raw.redisCA},
+		{env: "PATCHWRIGHT_DATA_DIR", flag: "data-dir", group: groupStorage, kind: "path", shown: "the system temporary directory", usage: "directory for run logs, and for the app's credentials when registered at /setup", dst: &raw.data},
+		{env: "PATCHWRIGHT_RUN_URL", flag: "run-url", group: groupStorage, kind: "url", usage: "base URL of run pages, linked as URL/<run id> (optional)", dst: &raw.runURL},
+		{env: "PATCHWRIGHT_RUN_RETENTION", flag: "run-retention", group: groupStorage, kind: "duration", shown: "720h (30 days)", usage: "how long run records stay in Redis and run links work, e.g. 720h", dst: &raw.retention},
+		{env: "PATCHWRIGHT_MODEL", flag: "model", group: groupModel, kind: "provider:name", shown: "serve: none, agent jobs fail; worker: required", usage: "model as PROVIDER:NAME, e.g. openai:gpt-4.1", dst: &raw.model},
+		{env: "PATCHWRIGHT_SUMMARY_MODEL", flag: "summary-model", group: groupModel, kind: "provider:name", shown: "none: placeholders only", usage: "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's", dst: &raw.summaryModel},
+		{env: "PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", flag: "monthly-cost-usd-installation", group: groupModel, kind: "dollars", shown: "no cap", usage: "monthly cap in US dollars on the estimated model cost of one installation's runs, counted in Redis; once reached, new jobs are refused with a comment until the month (UTC) resets", dst: &raw.monthlyInstallation},
+		{env: "PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", flag: "monthly-cost-usd-repository", group: groupModel, kind: "dollars", shown: "no cap", usage: "the same cap for each repository", dst: &raw.monthlyRepository},
+		{env: "PATCHWRIGHT_WORKER_CONCURRENCY", flag: "worker-concurrency", group: groupWorker, kind: "int", shown: strconv.Itoa(worker.DefaultConcurrency), usage: "jobs one worker process runs at once", dst: &raw.concurrency},
+		{env: "PATCHWRIGHT_INSTALLATION_CONCURRENCY", flag: "installation-concurrency", group: groupWorker, kind: "int", shown: "half the pool, at least 1", usage: "agent jobs of one installation running at once across all workers (the pool: the concurrency of every worker together); 0 is none", dst: &raw.instConcurrency},
+		{env: "PATCHWRIGHT_REPO_CONCURRENCY", flag: "repo-concurrency", group: groupWorker, kind: "int", shown: "a quarter of the pool, at least 1", usage: "agent jobs of one repository running at once across all workers; 0 is none", dst: &raw.repoConcurrency},
+		{env: "PATCHWRIGHT_SHUTDOWN_GRACE", flag: "shutdown-grace", group: groupWorker, kind: "duration", shown: "30s", usage: "how long a stopping worker lets running jobs finish, e.g. 5m; in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", dst: &raw.grace},
+	}
+	return append(out, raw.sandbox.table()...)
+}
+
+// Setting groups, in the order help and docs/configuration.md show them.
+const (
+	groupApp     = "GitHub App"
+	groupWebhook = "Webhook receiver (serve only)"
+	groupStorage = "HTTP, queue and storage"
+	groupModel   = "Model and costs"
+	groupWorker  = "Worker"
+	groupSandbox = "Sandbox (also read by run and eval, from the variables)"
+	groupNetwork = "Setup network and secrets (also read by run and eval)"
+)
+
+var settingGroups = []string{groupApp, groupWebhook, groupStorage, groupModel, groupWorker, groupSandbox, groupNetwork}
+
+// setting is one configuration name: an environment variable, and the
+// flag of serve and worker that overrides it.
 type setting struct {
-	env, flag, def, usage string
-	dst                   *string
+	env, flag string
+	// def is the value when neither is given; "" for most, whose
+	// default is decided where the value is used.
+	def string
+	// group is the heading it is listed under (settingGroups).
+	group string
+	// kind names the value's type in help and the docs; "" is string.
+	// "bool" makes the flag a switch (--allow-open-network alone is true).
+	kind string
+	// shown is the default as help and the docs state it, when def is
+	// empty; "" with def empty: none.
+	shown string
+	usage string
+	dst   *string
+}
+
+// commands are the commands that read s's flag: every group but the
+// webhook receiver's is the worker's too (serve runs one without Redis).
+func (s setting) commands() []string {
+	if s.group == groupWebhook {
+		return []string{"serve"}
+	}
+	return []string{"serve", "worker"}
+}
+
+// defaultText is s's default as help and the docs state it; "" for none.
+func (s setting) defaultText() string {
+	if s.def != "" {
+		return s.def
+	}
+	return s.shown
+}
+
+// rawValue is a setting's flag. It keeps the text as given, so that a
+// flag and its variable go through parseConfig's one check.
+type rawValue struct {
+	dst    *string
+	isBool bool
+}
+
+func (v rawValue) String() string {
+	if v.dst == nil {
+		return ""
+	}
+	return *v.dst
+}
+
+func (v rawValue) Set(s string) error { *v.dst = s; return nil }
+
+// IsBoolFlag lets a bool setting's flag stand alone (flag.boolFlag).
+func (v rawValue) IsBoolFlag() bool { return v.isBool }
+
+// newFlagSet is command's flags over settings; a setting's variable, when
+// set, is the starting value its flag overrides. Help lists only the
+// settings command reads, by group, and never a variable's value (it may
+// be a secret).
+func newFlagSet(command string, settings []setting, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var own []setting
+	for _, s := range settings {
+		*s.dst = s.def
+		if v, ok := os.LookupEnv(s.env); ok {
+			*s.dst = v
+		}
+		if !slices.Contains(s.commands(), command) {
+			continue
+		}
+		own = append(own, s)
+		fs.Var(rawValue{dst: s.dst, isBool: s.kind == "bool"}, s.flag, s.usage)
+	}
+	fs.Usage = func() { printSettings(fs.Output(), command, own) }
+	return fs
+}
+
+// serviceHelp is the text above serve's and worker's flags.
+var serviceHelp = map[string]string{
+	"serve": `usage: patchwright serve [flags]
+
+The webhook receiver at POST /webhook, with /healthz, /readyz, /metrics,
+/runs/{id} and, when set up, /queue. Without PATCHWRIGHT_REDIS_URL it
+runs the worker too, on an in-process queue, and reads the worker's
+settings; without the app's credentials and with PATCHWRIGHT_DATA_DIR it
+offers /setup only.
+`,
+	"worker": `usage: patchwright worker [flags]
+
+The queue worker: runs the jobs serve enqueues in Redis.
+`,
+}
+
+// printSettings is command's help: its settings by group, each with its
+// flag, type, meaning, variable and default.
+func printSettings(w io.Writer, command string, settings []setting) {
+	fmt.Fprint(w, serviceHelp[command])
+	fmt.Fprintln(w, "\nEach flag overrides the environment variable in brackets.")
+	for _, g := range settingGroups {
+		first := true
+		for _, s := range settings {
+			if s.group != g {
+				continue
+			}
+			if first {
+				fmt.Fprintf(w, "\n%s:\n", g)
+				first = false
+			}
+			// A switch shows no type, as the flag package shows a bool.
+			name := "--" + s.flag
+			if s.kind != "bool" {
+				name += " " + cmp.Or(s.kind, "string")
+			}
+			fmt.Fprintf(w, "  %s\n    \t%s [%s]", name, s.usage, s.env)
+			if d := s.defaultText(); d != "" {
+				fmt.Fprintf(w, " (default %s)", d)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 // parseConfig reads env, then flags, and checks what command needs. Every
 // error is one line naming exactly what is missing or wrong.
 func parseConfig(command string, args []string, stderr io.Writer) (config, error) {
-	var raw struct {
-		secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
-		summaryModel                                                                         string
-		concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
-		instConcurrency, repoConcurrency, grace                                              string
-		monthlyInstallation, monthlyRepository                                               string
-		sandbox                                                                              rawSandbox
-	}
-	settings := []setting{
-		{"PATCHWRIGHT_WEBHOOK_SECRET", "webhook-secret", "", "webhook secret (serve: required)", &raw.secret},
-		{"PATCHWRIGHT_APP_ID", "app-id", "", "GitHub App ID (required)", &raw.appID},
-		{"PATCHWRIGHT_PRIVATE_KEY", "private-key", "", "GitHub App private key, PEM (this or --private-key-file)", &raw.key},
-		{"PATCHWRIGHT_PRIVATE_KEY_FILE", "private-key-file", "", "file with the GitHub App private key", &raw.keyFile},
-		{"PATCHWRIGHT_REDIS_URL", "redis-url", "", "Redis address: redis://[user:password@]host:6379/0, rediss:// for TLS, or redis-sentinel://[user:password@]host:26379[,host:port...]/MASTER[/db] (rediss-sentinel:// for TLS), or redis-cluster://[user:password@]host:6379[,host:port...] (rediss-cluster:// for TLS) (serve: unset runs an embedded queue; worker: required)", &raw.redis},
-		{"PATCHWRIGHT_REDIS_CA_FILE", "redis-ca-file", "", "PEM file of CA certificates a rediss address is checked against, besides the system's", &raw.redisCA},
-		{"PATCHWRIGHT_LISTEN", "listen", defaultListen, "address serve listens on", &raw.listen},
-		{"PATCHWRIGHT_GITHUB_API_URL", "github-api-url", githubapi.DefaultBaseURL, "GitHub REST API root", &raw.api},
-		{"PATCHWRIGHT_TRIGGER_LABEL", "trigger-label", webhook.DefaultTriggerLabel, "label that starts a job", &raw.label},
-		{"PATCHWRIGHT_DATA_DIR", "data-dir", "", "directory for run logs (default: the system temporary directory)", &raw.data},
-		{"PATCHWRIGHT_MODEL", "model", "", "model as PROVIDER:NAME, e.g. openai:gpt-4.1 (worker: required)", &raw.model},
-		{"PATCHWRIGHT_SUMMARY_MODEL", "summary-model", "", "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's (default: none, placeholders only)", &raw.summaryModel},
-		{"PATCHWRIGHT_RUN_URL", "run-url", "", "base URL of run pages, linked as URL/<run id> (optional)", &raw.runURL},
-		{"PATCHWRIGHT_WORKER_CONCURRENCY", "worker-concurrency", "", "jobs one worker process runs at once (default " + strconv.Itoa(worker.DefaultConcurrency) + ")", &raw.concurrency},
-		{"PATCHWRIGHT_INSTALLATION_CONCURRENCY", "installation-concurrency", "", "agent jobs of one installation running at once across all workers; 0 is none (default: half the pool, the concurrency of every worker together, at least 1)", &raw.instConcurrency},
-		{"PATCHWRIGHT_REPO_CONCURRENCY", "repo-concurrency", "", "agent jobs of one repository running at once across all workers; 0 is none (default: a quarter of the pool, at least 1)", &raw.repoConcurrency},
-		{"PATCHWRIGHT_SHUTDOWN_GRACE", "shutdown-grace", "", "how long a stopping worker lets running jobs finish, e.g. 5m (default 30s); in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", &raw.grace},
-		{"PATCHWRIGHT_RUN_RETENTION", "run-retention", "", "how long run records stay in Redis and run links work, e.g. 720h (default 720h, 30 days)", &raw.retention},
-		{"PATCHWRIGHT_WEBHOOK_MAX_BODIES", "webhook-max-bodies", "", "webhook bodies read at once before their signatures are checked; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodies) + ")", &raw.maxBodies},
-		{"PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES", "webhook-max-body-bytes", "", "bytes those bodies may hold together; past it, 503 (default " + strconv.Itoa(webhook.DefaultMaxBodyBytes) + ")", &raw.maxBodyBytes},
-		{"PATCHWRIGHT_QUEUE_PASSWORD", "queue-password", "", "password of the /queue dashboard, user operator, at least 16 characters (unset: no dashboard)", &raw.queuePassword},
-		{"PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", "monthly-cost-usd-installation", "", "monthly cap in US dollars on the estimated model cost of one installation's runs, counted in Redis; once reached, new jobs are refused with a comment until the month (UTC) resets (default: no cap)", &raw.monthlyInstallation},
-		{"PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", "monthly-cost-usd-repository", "", "the same cap for each repository (default: no cap)", &raw.monthlyRepository},
-	}
-	settings = append(settings, raw.sandbox.table()...)
-	fs := flag.NewFlagSet(command, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	for _, s := range settings {
-		def := s.def
-		if v, ok := os.LookupEnv(s.env); ok {
-			def = v
-		}
-		fs.StringVar(s.dst, s.flag, def, s.usage+" ["+s.env+"]")
-	}
+	var raw rawConfig
+	fs := newFlagSet(command, raw.table(), stderr)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

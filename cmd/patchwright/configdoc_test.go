@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
+	"cmp"
 	"flag"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -17,41 +16,36 @@ const (
 	generatedEnd   = "<!-- end of generated table -->\n"
 )
 
-// flagEntry is one line pair of flag.PrintDefaults: name, usage, the
-// [ENV] suffix parseConfig adds, and the default.
-var flagEntry = regexp.MustCompile(`(?m)^  -(\S+)(?: \S+)?\n\s*\t(.*?) \[([A-Z0-9_]+)\](?: \(default (.*)\))?$`)
-
-// configTable renders the settings serve and worker read, from their own
-// flag definitions, with no PATCHWRIGHT_ variable set (a set one would
-// show as the default).
+// configTable renders the settings serve and worker read, from the
+// table their flags and help come from, one table per group as help
+// groups them.
 func configTable(t *testing.T) string {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "PATCHWRIGHT_") {
-			t.Setenv(k, "")
-			os.Unsetenv(k)
-		}
-	}
+	var raw rawConfig
+	settings := raw.table()
 	var b strings.Builder
-	b.WriteString("| variable | flag | default | meaning |\n|---|---|---|---|\n")
-	var usage strings.Builder
-	if _, err := parseConfig("serve", []string{"-h"}, &usage); !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("serve -h: %v", err)
-	}
-	entries := flagEntry.FindAllStringSubmatch(usage.String(), -1)
-	if len(entries) < 10 {
-		t.Fatalf("read %d settings from serve's usage:\n%s", len(entries), usage.String())
-	}
-	for _, e := range entries {
-		def := e[4]
-		if def == "" {
-			def = "—"
-		} else {
-			def = "`" + strings.Trim(def, `"`) + "`"
+	for _, g := range settingGroups {
+		b.WriteString("\n### " + g + "\n\n| variable | flag | type | default | meaning |\n|---|---|---|---|---|\n")
+		n := 0
+		for _, s := range settings {
+			if s.group != g {
+				continue
+			}
+			n++
+			def := "—"
+			if d := s.defaultText(); d != "" {
+				def = d
+			}
+			b.WriteString("| `" + s.env + "` | `--" + s.flag + "` | " + cmp.Or(s.kind, "string") + " | " + def + " | " + strings.ReplaceAll(s.usage, "|", `\|`) + " |\n")
 		}
-		b.WriteString("| `" + e[3] + "` | `--" + e[1] + "` | " + def + " | " + strings.ReplaceAll(e[2], "|", `\|`) + " |\n")
+		if n == 0 {
+			t.Errorf("group %q has no settings", g)
+		}
 	}
-	return b.String()
+	if len(settings) < 30 {
+		t.Fatalf("the table has %d settings", len(settings))
+	}
+	return b.String() + "\n"
 }
 
 // TestConfigurationDoc fails when docs/configuration.md's table is not

@@ -61,17 +61,17 @@ type rawSandbox struct {
 // every run.
 func (r *rawSandbox) table() []setting {
 	return []setting{
-		{"PATCHWRIGHT_SANDBOX_IMAGE", "sandbox-image", "", "default sandbox image when .github/agent.yml names none (default " + pipeline.DefaultImage + ")", &r.image},
-		{"PATCHWRIGHT_SANDBOX_MEMORY", "sandbox-memory", "", "memory limit of each sandbox, no swap, e.g. 4g (default 2g)", &r.memory},
-		{"PATCHWRIGHT_SANDBOX_CPUS", "sandbox-cpus", "", "CPUs of each sandbox, e.g. 1.5 (default 1)", &r.cpus},
-		{"PATCHWRIGHT_SANDBOX_PIDS", "sandbox-pids", "", "process limit of each sandbox (default 512)", &r.pids},
-		{"PATCHWRIGHT_SANDBOX_RUNTIME", "sandbox-runtime", "", "OCI runtime of the sandboxes, e.g. runsc for gVisor (default: the engine's)", &r.runtime},
-		{"PATCHWRIGHT_MAX_CHANGE_BYTES", "max-change-bytes", "", "largest change a run may make, all changed files together, e.g. 256m (default 256m; past it the run stops as change_too_large)", &r.maxChange},
-		{"PATCHWRIGHT_MAX_RUN_COST_USD", "max-run-cost-usd", "", "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it (default: no cap; past it the run stops as budget_exceeded and its work is pushed as a draft)", &r.maxRunCost},
-		{"PATCHWRIGHT_EGRESS_ALLOW", "egress-allow", "", "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", &r.egressAllow},
-		{"PATCHWRIGHT_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "address ranges the setup network's proxy may reach though private, link-local, shared or a Docker network's (refused by default whatever a repository's network.allow says), comma-separated CIDRs or addresses, e.g. 10.20.0.0/16 for a registry on the LAN; a host there is still reached only when an allowlist names it; loopback and the worker's own addresses are never opened", &r.egressCIDRs},
-		{"PATCHWRIGHT_ALLOW_OPEN_NETWORK", "allow-open-network", "", "true lets a repository's network: open give setup the whole internet instead of the allowlist (default false)", &r.openNetwork},
-		{"PATCHWRIGHT_SETUP_SECRETS_FILE", "setup-secrets-file", "", "YAML file mapping repositories (owner/name) to setup-only secrets (NAME: value), given to setup containers only", &r.setupSecrets},
+		{env: "PATCHWRIGHT_SANDBOX_IMAGE", flag: "sandbox-image", group: groupSandbox, kind: "image", shown: pipeline.DefaultImage, usage: "default sandbox image when .github/agent.yml names none", dst: &r.image},
+		{env: "PATCHWRIGHT_SANDBOX_MEMORY", flag: "sandbox-memory", group: groupSandbox, kind: "size", shown: "2g", usage: "memory limit of each sandbox, no swap, e.g. 4g", dst: &r.memory},
+		{env: "PATCHWRIGHT_SANDBOX_CPUS", flag: "sandbox-cpus", group: groupSandbox, kind: "float", shown: "1", usage: "CPUs of each sandbox, e.g. 1.5", dst: &r.cpus},
+		{env: "PATCHWRIGHT_SANDBOX_PIDS", flag: "sandbox-pids", group: groupSandbox, kind: "int", shown: "512", usage: "process limit of each sandbox", dst: &r.pids},
+		{env: "PATCHWRIGHT_SANDBOX_RUNTIME", flag: "sandbox-runtime", group: groupSandbox, shown: "the engine's", usage: "OCI runtime of the sandboxes, e.g. runsc for gVisor", dst: &r.runtime},
+		{env: "PATCHWRIGHT_MAX_CHANGE_BYTES", flag: "max-change-bytes", group: groupSandbox, kind: "size", shown: "256m", usage: "largest change a run may make, all changed files together, e.g. 256m; past it the run stops as change_too_large", dst: &r.maxChange},
+		{env: "PATCHWRIGHT_MAX_RUN_COST_USD", flag: "max-run-cost-usd", group: groupSandbox, kind: "dollars", shown: "no cap", usage: "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it; past it the run stops as budget_exceeded and its work is pushed as a draft", dst: &r.maxRunCost},
+		{env: "PATCHWRIGHT_EGRESS_ALLOW", flag: "egress-allow", group: groupNetwork, kind: "list", usage: "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", dst: &r.egressAllow},
+		{env: "PATCHWRIGHT_EGRESS_ALLOW_CIDRS", flag: "egress-allow-cidrs", group: groupNetwork, kind: "list", usage: "address ranges the setup network's proxy may reach though private, link-local, shared or a Docker network's (refused by default whatever a repository's network.allow says), comma-separated CIDRs or addresses, e.g. 10.20.0.0/16 for a registry on the LAN; a host there is still reached only when an allowlist names it; loopback and the worker's own addresses are never opened", dst: &r.egressCIDRs},
+		{env: "PATCHWRIGHT_ALLOW_OPEN_NETWORK", flag: "allow-open-network", group: groupNetwork, kind: "bool", shown: "false", usage: "lets a repository's network: open give setup the whole internet instead of the allowlist", dst: &r.openNetwork},
+		{env: "PATCHWRIGHT_SETUP_SECRETS_FILE", flag: "setup-secrets-file", group: groupNetwork, kind: "path", usage: "YAML file mapping repositories (owner/name) to setup-only secrets (NAME: value), given to setup containers only", dst: &r.setupSecrets},
 	}
 }
 
@@ -175,6 +175,7 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		EgressAllow:      s.egressAllow,
 		AllowOpenNetwork: s.allowOpenNetwork,
 		SetupSecrets:     s.setupSecrets,
+		Version:          currentBuild().String(),
 	}
 	if rc, ok := e.(interface {
 		RemoveCache(ctx context.Context, volume string) error

@@ -15,9 +15,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -36,7 +33,7 @@ commands:
   eval      a task suite, scored with confidence intervals:
             patchwright eval --tasks testdata/eval/tasks --model openai:gpt-4.1 --out OUT
             patchwright eval compare A/eval.json B/eval.json
-  version   print the version
+  version   print the version, the commit and the build date (also --version)
 
 Run "patchwright COMMAND -h" for a command's flags.
 `
@@ -49,8 +46,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	switch args[0] {
-	case "version":
-		fmt.Fprintln(stdout, "patchwright", version)
+	case "version", "--version", "-version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "patchwright version: takes no arguments, got %q\n", args[1:])
+			return 1
+		}
+		currentBuild().print(stdout)
 		return 0
 	case "serve", "worker":
 		return runService(ctx, args[0], args[1:], stderr)

@@ -80,9 +80,12 @@ func awaitSetup(ctx context.Context, cfg config, log *slog.Logger, h *swapHandle
 	}
 }
 
-// newMetrics is one process's metrics and the registry /metrics serves.
+// newMetrics is one process's metrics and the registry /metrics serves,
+// with the binary's build information.
 func newMetrics() (*metrics.Metrics, *prometheus.Registry) {
 	reg := metrics.NewRegistry()
+	b := currentBuild()
+	metrics.RegisterBuildInfo(reg, metrics.Build{Version: b.Version, Commit: b.Commit, GoVersion: b.GoVersion})
 	return metrics.New(reg), reg
 }
 

@@ -14,6 +14,7 @@ import (
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/webhook/runpage"
 )
 
 var recordExample = flag.Bool("record-example", false, "record docs/examples/"+exampleTranscript+" again from the scripted run in TestRecordExampleTranscript")
@@ -162,6 +163,31 @@ func TestRunReplaysExample(t *testing.T) {
 	if got := gitCmd(t, repo, "show", o.res.Branch+":wordcount.go"); !strings.Contains(got, "return len(strings.Fields(s))") {
 		t.Errorf("wordcount.go on %s:\n%s", o.res.Branch, got)
 	}
+	if o.raw["patchwright_version"] != currentBuild().String() {
+		t.Errorf("result.json: patchwright_version %v, want %q", o.raw["patchwright_version"], currentBuild().String())
+	}
+	checkRunPage(t, o)
+}
+
+// checkRunPage: the run's folder holds its run page, the events of the
+// run shown as serve shows them: the checks as tables, the edit as a
+// diff, the commands with their exit codes, and the body.
+func checkRunPage(t *testing.T, o runOutput) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(o.out, runpage.FileName))
+	if err != nil {
+		t.Fatalf("no run page: %v", err)
+	}
+	page := string(b)
+	for _, want := range []string{"<strong>verified</strong>", "<th>check</th>", "<td>test</td><td>baseline</td>",
+		`<div class="add">&#43;	return len(strings.Fields(s))</div>`, "$ go test ./...", "Model turn 1", "<summary>pr.md</summary>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run.html lacks %q", want)
+		}
+	}
+	if !strings.Contains(o.stdout, runpage.FileName) {
+		t.Errorf("the summary does not name run.html:\n%s", o.stdout)
+	}
 }
 
 // TestRunReplayNoLongerApplies: on a repository where the recorded edit
@@ -231,6 +257,51 @@ func TestPrintResultReplay(t *testing.T) {
 		}
 		if got, ok := m["replayed_from"]; got != tc.want || ok != (tc.want != nil) {
 			t.Errorf("replayed_from %q: result.json has %v", tc.file, got)
+		}
+	}
+}
+
+// TestTryScript runs docs/examples/try.sh as a new user would, without a
+// model key, on the public-shaped test image: the local equivalent of
+// docs/examples/Dockerfile (Debian with bash, git and Go only; no image
+// can be pulled here). The run is verified and leaves its run page.
+func TestTryScript(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	image := sandboxtest.PublicImage(t)
+	t.Setenv("PATCHWRIGHT_MODEL", "")
+	os.Unsetenv("PATCHWRIGHT_MODEL")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command("bash", filepath.Join(examplesDir, "try.sh"), "--image", image, "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // the script's copy of the example
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	t.Cleanup(func() {
+		_, rest, _ := strings.Cut(stderr.String(), "example repository: ")
+		if repo, _, ok := strings.Cut(rest, "\n"); ok {
+			exec.Command("docker", "volume", "rm", "-f", pipeline.RepoCacheVolume(repo)).Run()
+		}
+	})
+	if err != nil {
+		t.Fatalf("try.sh: %v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	data, err := os.ReadFile(filepath.Join(out, pipeline.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res pipeline.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != "verified" || res.ReplayedFrom == "" {
+		t.Errorf("outcome %s (%s), replayed from %q", res.Outcome, res.Reason, res.ReplayedFrom)
+	}
+	if _, err := os.Stat(filepath.Join(out, runpage.FileName)); err != nil {
+		t.Errorf("no run page: %v", err)
+	}
+	for _, want := range []string{"no PATCHWRIGHT_MODEL: replaying", "run.html in a browser"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("try.sh's messages lack %q:\n%s", want, stderr.String())
 		}
 	}
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/sandbox/docker"
+	"github.com/patchwright/patchwright/webhook/runpage"
 )
 
 // defaultOut is where `patchwright run` writes its files without --out.
@@ -76,6 +78,9 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
 		return 2
 	}
+	if perr := writeRunPage(job.OutDir, job.ID); perr != nil && err == nil {
+		err = perr
+	}
 	printResult(stdout, opts, res)
 	if err != nil {
 		fmt.Fprintf(stderr, "patchwright run: %v\n", oneLine(err))
@@ -94,7 +99,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
 	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5; replay:FILE calls no model and replays the model turns of a recorded ledger.jsonl [PATCHWRIGHT_MODEL]")
 	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else PATCHWRIGHT_SANDBOX_IMAGE, else "+pipeline.DefaultImage+")")
-	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json and ledger.jsonl")
+	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json, ledger.jsonl and run.html")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
 	fs.BoolVar(&o.json, "json", false, "no progress; print result.json on stdout")
 	fs.BoolVar(&o.commitStopped, "commit-stopped", false, "also commit the change of a run a budget stopped (never a cancelled one)")
@@ -237,7 +242,26 @@ func printResult(w io.Writer, o runOptions, res *pipeline.Result) {
 	} else {
 		fmt.Fprintln(w, "branch:  none (nothing was committed)")
 	}
-	fmt.Fprintf(w, "files:   %s\n", filepath.Join(o.out, pipeline.FileBody)+", "+pipeline.FileResult+", "+pipeline.FileLedger)
+	fmt.Fprintf(w, "files:   %s\n", filepath.Join(o.out, pipeline.FileBody)+", "+pipeline.FileResult+", "+pipeline.FileLedger+", "+runpage.FileName)
+}
+
+// writeRunPage renders the run's files in out into run.html beside them,
+// with the renderer of serve's run pages, so a local run can be read as
+// one served would be.
+func writeRunPage(out, id string) error {
+	rec, err := runstore.FromDir(out, id)
+	if err != nil {
+		return fmt.Errorf("run page: %w", err)
+	}
+	rec.UpdatedAt = time.Now()
+	page, err := runpage.Page(rec)
+	if err != nil {
+		return fmt.Errorf("run page: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, runpage.FileName), page, 0o644); err != nil {
+		return fmt.Errorf("run page: %w", err)
+	}
+	return nil
 }
 
 // progressPrinter writes one line per change of phase, step or tool.

@@ -7,9 +7,13 @@
 # change on a new branch agent/<slug> in that temporary repository; the
 # pull-request body, result.json and the ledger go to ./patchwright-out.
 #
-# Needs: Docker, git and Go. The sandbox image is built from
-# deploy/sandbox/Dockerfile the first time (that needs a registry), unless
-# --image names another one. With a model:
+# Needs: Docker, git and Go. The first time, the example's small sandbox
+# image patchwright-example:go is built from docs/examples/Dockerfile (Go's
+# toolchain only: about 370 MB, a minute or two, pulling two public images),
+# unless --image names another one, e.g. the full sandbox image serve and
+# worker use (deploy/sandbox/Dockerfile, every toolchain, about 1.9 GB):
+#   bash docs/examples/try.sh --image patchwright-sandbox:bookworm
+# With a model:
 #   export PATCHWRIGHT_MODEL=openai:gpt-4.1 OPENAI_API_KEY=...
 #   (or anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, or a local
 #    OpenAI-compatible server: OPENAI_BASE_URL=http://localhost:11434/v1
@@ -46,20 +50,24 @@ git -C "$repo" -c user.name=example -c user.email=example@example.com commit -qm
 echo "example repository: $repo" >&2
 
 cd "$root"
-# Build the default sandbox image once, unless another image was asked for.
+# Build the example's small image once, unless another image was asked for.
+image=()
 case " $* " in
 *" --image"*) ;;
 *)
-	if ! docker image inspect patchwright-sandbox:bookworm >/dev/null 2>&1; then
-		echo "building the sandbox image patchwright-sandbox:bookworm (once)" >&2
-		docker build -q -t patchwright-sandbox:bookworm deploy/sandbox >&2
+	if ! docker image inspect patchwright-example:go >/dev/null 2>&1; then
+		echo "building the example's sandbox image patchwright-example:go from docs/examples/Dockerfile (once):" >&2
+		echo "  Go's toolchain only, about 370 MB on disk, a minute or two (it pulls debian:bookworm-slim and golang:1.26-bookworm);" >&2
+		echo "  to use an image you have instead: bash docs/examples/try.sh --image IMAGE" >&2
+		docker build -q -t patchwright-example:go "$here" >&2
 	fi
+	image=(--image patchwright-example:go)
 	;;
 esac
 status=0
-go run ./cmd/patchwright run --repo "$repo" --issue-file "$here/issue.md" --out ./patchwright-out "$@" || status=$?
+go run ./cmd/patchwright run --repo "$repo" --issue-file "$here/issue.md" --out ./patchwright-out ${image[@]+"${image[@]}"} "$@" || status=$?
 if [ "$status" = 0 ]; then
 	echo >&2
-	echo "see ./patchwright-out/pr.md; the change, if committed: git -C $repo log -p agent/count-is-wrong-for-text-with-extra-spaces" >&2
+	echo "see ./patchwright-out/pr.md, and ./patchwright-out/run.html in a browser; the change, if committed: git -C $repo log -p agent/count-is-wrong-for-text-with-extra-spaces" >&2
 fi
 exit "$status"

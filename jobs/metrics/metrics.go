@@ -350,3 +350,23 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Build names the binary a process runs, for RegisterBuildInfo.
+type Build struct {
+	Version, Commit, GoVersion string
+}
+
+// RegisterBuildInfo registers patchwright_build_info{version, commit,
+// goversion}, always 1, with reg, so a dashboard can tell which release
+// each serve and worker runs, and join it to the other series. It panics
+// on a second registration with the same registry, as New does.
+func RegisterBuildInfo(reg prometheus.Registerer, b Build) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace:   Namespace,
+		Name:        "build_info",
+		Help:        "Always 1; the labels name the running binary's version, commit and Go toolchain.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	reg.MustRegister(g)
+}

@@ -302,3 +302,9 @@ func TestPhaseHistograms(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildInfo(t *testing.T) {
+	reg := NewRegistry()
+	RegisterBuildInfo(reg, Build{Version: "v1.2.0", Commit: "abc123-modified", GoVersion: "go1.26.8"})
+	wantLines(t, scrape(t, reg), `patchwright_build_info{commit="abc123-modified",goversion="go1.26.8",version="v1.2.0"} 1`)
+}

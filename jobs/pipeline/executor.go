@@ -295,6 +295,9 @@ type Executor struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Version names the Patchwright build, written to result.json as
+	// patchwright_version; empty leaves the key out.
+	Version string
 	// Timings, when set, receives each run's phase timings at its end
 	// (the worker's /metrics histograms); it must return quickly. Nil:
 	// they are only written to FilePhases.

@@ -43,6 +43,10 @@ type Result struct {
 	// replayed from this transcript (--model replay:FILE). It is left
 	// out of result.json for a model's run.
 	ReplayedFrom string `json:"replayed_from,omitempty"`
+	// PatchwrightVersion names the build that ran the job
+	// (Executor.Version), so a result can be traced to its release; left
+	// out when unset.
+	PatchwrightVersion string `json:"patchwright_version,omitempty"`
 	// CostUSD is the run's estimated model cost from the operator's price
 	// table (Executor.Prices); nil when the model has no price. It is not
 	// in result.json, whose keys are DESIGN §4.5's exactly.
@@ -149,6 +153,8 @@ func (r *run) result() *Result {
 		Draft:        r.cfg.Draft,
 		Summary:      r.agentRes.Summary,
 		Interrupted:  r.interrupted(),
+
+		PatchwrightVersion: r.e.Version,
 	}
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file

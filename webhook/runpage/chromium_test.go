@@ -2,7 +2,9 @@ package runpage
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,5 +80,37 @@ func TestChromiumShowsARecordedRunInert(t *testing.T) {
 
 	if dom := dumpDOM(t, browser, f.srv.URL+"/runs/evil"); strings.Contains(dom, "Model turn") || !strings.Contains(dom, "not found") {
 		t.Errorf("an unsigned link showed:\n%s", dom)
+	}
+}
+
+// TestChromiumShowsEveryEvent opens the page of a run with every event
+// type, hostile text in each, as a local file (patchwright run's
+// run.html) in a real browser: the tables and the diff are built, the
+// hostile text stays text, and no script ran.
+func TestChromiumShowsEveryEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	browser := chromium(t)
+	attack := "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">[click](javascript:void(0))\x1b[31mred\u202e"
+	page, err := Page(runstore.Record{ID: "local-all", Done: true, Ledger: writeLedger(t, everyEvent(attack)...),
+		Result: []byte(`{"outcome":"verified","reason":"the checks passed"}`), Body: []byte(attack)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := dumpDOM(t, browser, "file://"+file)
+	for _, want := range []string{"<title>Run local-all</title>", "<td>vet</td><td>baseline</td><td>go vet ./...</td><td>passed</td>",
+		`<td>test_skipped</td>`, `<div class="del">-n := 0</div>`, "Connection refused: evil.example:443",
+		"&lt;script&gt;document.title='pwned'&lt;/script&gt;"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page a person sees lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, "<title>pwned") || scriptElement.MatchString(dom) || strings.Contains(dom, "<img") || strings.Contains(dom, "<a ") {
+		t.Errorf("the DOM holds an element from the ledger, or a script ran:\n%s", dom)
 	}
 }

@@ -38,9 +38,13 @@ func newBlock(s string) block {
 	return block{Text: s, Folded: len(s) > foldAt, Lines: strings.Count(s, "\n") + 1}
 }
 
-// event is one ledger line as the page shows it.
+// event is one ledger line, or a run of checks or findings, as the page
+// shows it.
 type event struct {
-	Kind     string // "prompt", "turn", "tool", "command", "check", "stop", "other"
+	// Kind names the event for the page's styles: "prompt", "turn",
+	// "tool", "command", "check", "stop", … (events.go); "other" for a
+	// type the page does not know.
+	Kind     string
 	Step     int
 	Title    string
 	Meta     string
@@ -48,6 +52,10 @@ type event struct {
 	Args     block
 	ExitCode int
 	Failed   bool
+	// Table, Diff and Details are shown when set, between Args and Body.
+	Table   *table
+	Diff    []diffLine
+	Details []detail
 }
 
 // check is one row of the verification table.
@@ -133,6 +141,15 @@ type result struct {
 	Usage ledger.Usage `json:"usage"`
 }
 
+// FileName is the page's name beside a local run's other files.
+const FileName = "run.html"
+
+// Page renders a run's page from its record as GET /runs/{id} shows it,
+// for a file beside the run's other files (patchwright run's run.html).
+// The page is self-contained: its styles are inline and its policy
+// forbids fetching anything.
+func Page(rec runstore.Record) ([]byte, error) { return render(rec, 10*time.Second) }
+
 func render(rec runstore.Record, refresh time.Duration) ([]byte, error) {
 	v := view{
 		ID: clean(rec.ID), Running: !rec.Done, RefreshSeconds: int(refresh.Seconds()),
@@ -159,9 +176,7 @@ func render(rec runstore.Record, refresh time.Duration) ([]byte, error) {
 	if err != nil {
 		v.LedgerError = clean(err.Error())
 	}
-	for _, r := range log.Records {
-		v.Events = append(v.Events, toEvent(r))
-	}
+	v.Events = toEvents(log.Records)
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, v); err != nil {
 		return nil, err
@@ -197,64 +212,22 @@ func checks(res result) []check {
 	return rows
 }
 
-func toEvent(r ledger.Record) event {
-	e := event{Kind: "other", Title: clean(r.Type)}
-	switch r.Type {
-	case ledger.TypeRunStart:
-		var p ledger.RunStart
-		if r.Decode(&p) == nil {
-			e = event{Kind: "prompt", Title: "Prompt (the issue and the instructions)", Meta: clean(p.Model), Body: newBlock(p.Prompt)}
-		}
-	case ledger.TypeModelTurn:
-		var p ledger.ModelTurn
-		if r.Decode(&p) == nil {
-			var calls []string
-			for _, c := range p.ToolCalls {
-				calls = append(calls, c.Name+" "+c.Arguments)
-			}
-			e = event{Kind: "turn", Step: p.Step, Title: fmt.Sprintf("Model turn %d", p.Step),
-				Meta: fmt.Sprintf("%s, %d in / %d out tokens, %s", p.Model, p.InputTokens, p.OutputTokens, p.Duration.Round(time.Millisecond)),
-				Body: newBlock(p.Text + p.Error), Args: newBlock(strings.Join(calls, "\n"))}
-		}
-	case ledger.TypeToolCall:
-		var p ledger.ToolCall
-		if r.Decode(&p) == nil {
-			e = event{Kind: "tool", Step: p.Step, Title: "Tool " + clean(p.Tool),
-				Meta: fmt.Sprintf("%s, %d bytes", p.Duration.Round(time.Millisecond), p.ResultBytes),
-				Args: newBlock(p.Arguments), Body: newBlock(p.Result), Failed: p.ErrorCode != ""}
-		}
-	case ledger.TypeCommand:
-		var p ledger.Command
-		if r.Decode(&p) == nil {
-			e = event{Kind: "command", Step: p.Step, Title: "$ " + clean(p.CommandRecord.Command), ExitCode: p.ExitCode,
-				Meta: fmt.Sprintf("exit %d, %s", p.ExitCode, p.Duration.Round(time.Millisecond)),
-				Body: newBlock(p.Output), Failed: p.ExitCode != 0 || p.TimedOut}
-			if p.TimedOut {
-				e.Meta += ", timed out"
-			}
-		}
-	case ledger.TypeRunStop:
-		var p ledger.RunStop
-		if r.Decode(&p) == nil {
-			e = event{Kind: "stop", Title: "Stopped: " + clean(p.Reason), Meta: clean(p.Detail), Body: newBlock(p.Summary)}
-		}
-	default:
-		e.Body = newBlock(string(r.Raw))
-	}
-	return e
-}
-
 var page = template.Must(template.New("run").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 {{if .Running}}<meta http-equiv="refresh" content="{{.RefreshSeconds}}">{{end}}
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
 body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#1f2328}
 pre{background:#f6f8fa;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-word}
 .ev{border-left:3px solid #d0d7de;padding:.2em .8em;margin:.8em 0}
-.failed{border-color:#cf222e}.meta{color:#59636e;font-size:.9em}
-table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3em .6em;text-align:left}
+.meta{color:#59636e;font-size:.9em}
+table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top}
+.diff{background:#f6f8fa;padding:.6em;font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
+.add{background:#dafbe1}.del{background:#ffebe9}.file{font-weight:bold;margin-top:.4em}
+.ev.turn{border-color:#8250df}.ev.command{border-color:#0969da}.ev.check,.ev.newtest{border-color:#1a7f37}
+.ev.finding,.ev.refusal,.ev.secrets{border-color:#bf8700}.failed{border-color:#cf222e}
 </style></head><body>
 <h1>{{.Title}}</h1>
 <p><strong>{{.Outcome}}</strong>{{with .Reason}}: {{.}}{{end}}{{if .Running}} (this page reloads every {{.RefreshSeconds}} s){{end}}</p>
@@ -272,9 +245,14 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3em .6em;
 {{end}}</table>{{end}}
 <h2>Run</h2>
 {{with .LedgerError}}<p>Part of the ledger could not be read: {{.}}</p>{{end}}
-{{range .Events}}<div class="ev{{if .Failed}} failed{{end}}">
+{{range .Events}}<div class="ev {{.Kind}}{{if .Failed}} failed{{end}}">
 <div><strong>{{.Title}}</strong> <span class="meta">{{.Meta}}</span></div>
 {{if .Args.Text}}<pre>{{.Args.Text}}</pre>{{end}}
+{{with .Diff}}<div class="diff">{{range .}}<div class="{{.Class}}">{{.Text}}</div>{{end}}</div>{{end}}
+{{with .Table}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{range .Details}}<details><summary>{{.Name}} ({{.Body.Lines}} lines)</summary><pre>{{.Body.Text}}</pre></details>{{end}}
 {{if .Body.Text}}{{if .Body.Folded}}<details><summary>{{.Body.Lines}} lines</summary><pre>{{.Body.Text}}</pre></details>{{else}}<pre>{{.Body.Text}}</pre>{{end}}{{end}}
 </div>
 {{else}}<p>Nothing recorded yet.</p>

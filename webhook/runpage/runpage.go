@@ -1,9 +1,13 @@
 // Package runpage shows a run to people at GET /runs/{id}: the prompt
 // (the issue), each model turn with its tool calls and results, every
-// command with its exit code and duration, the verification table
-// (baseline against final), the pull-request body with the tokens and the
-// cost estimate, from the record jobs/runstore keeps in Redis. While the
-// run goes on the page reloads itself.
+// command with its exit code and duration, edits as diffs, checks, new
+// tests and findings as tables, setup, refusals, secrets' names,
+// services and compactions (every ledger event type, events.go), the
+// verification table (baseline against final), the pull-request body
+// with the tokens and the cost estimate, from the record jobs/runstore
+// keeps in Redis. While the run goes on the page reloads itself. Page
+// renders the same page for a file: patchwright run writes it as
+// run.html beside the run's other files.
 //
 // Who may look: links are signed. Each link carries an expiry and an
 // HMAC-SHA256 over the run ID and that expiry, under a key derived from
