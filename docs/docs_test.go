@@ -386,3 +386,38 @@ func ecosystems(list string) []string {
 	}
 	return out
 }
+
+// TestWebhookAnswersDocumented: every answer the receiver gives through
+// done(status, format, …) is in docs/webhook.md, format verbs and all.
+func TestWebhookAnswersDocumented(t *testing.T) {
+	page := read(t, "docs/webhook.md")
+	var formats []string
+	for p, f := range goFiles(t, false) {
+		if filepath.Dir(p) != filepath.Join(root, "webhook") {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) < 2 {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "done" {
+				return true
+			}
+			if lit, ok := call.Args[1].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					formats = append(formats, s)
+				}
+			}
+			return true
+		})
+	}
+	if len(formats) < 20 {
+		t.Fatalf("found only %d answers in webhook/", len(formats))
+	}
+	for _, s := range formats {
+		if s != "%v" && !strings.Contains(page, "`"+s+"`") {
+			t.Errorf("the webhook answers %q, which docs/webhook.md does not list", s)
+		}
+	}
+}

@@ -313,3 +313,16 @@ func TestResultSchemaEnums(t *testing.T) {
 	diff(t, "outcome", "agent/verify", "result.json", outcomes, enum("outcome"))
 	diff(t, "finding kind", "the code", "result.json", findingKinds, enum("findings", "kind"))
 }
+
+// TestResultExampleValid: the example on docs/result-json.md is a valid
+// result.json.
+func TestResultExampleValid(t *testing.T) {
+	sch, _ := compile(t, "result.json")
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(read(t, "docs/result-json.md"))
+	if m == nil {
+		t.Fatal("docs/result-json.md has no ```json example")
+	}
+	if err := validate(sch, []byte(m[1])); err != nil {
+		t.Error(err)
+	}
+}
