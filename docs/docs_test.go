@@ -421,3 +421,51 @@ func TestWebhookAnswersDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeLinksResolve: every relative link in the README, the
+// top-level guides and docs/*.md names a file or directory that exists,
+// and every #anchor one of its headings. docs/images/ is made by a test
+// with a browser and may not exist in a checkout yet.
+func TestRelativeLinksResolve(t *testing.T) {
+	pages := []string{"README.md", "CONTRIBUTING.md", "SECURITY.md", "CHANGELOG.md"}
+	names, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, n := range names {
+		pages = append(pages, filepath.Join("docs", filepath.Base(n)))
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		text := read(t, page)
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if strings.HasPrefix(filepath.ToSlash(path), "docs/images/") {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+					t.Errorf("%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !slices.Contains(anchors(read(t, path)), anchor) {
+				t.Errorf("%s links to %s, which has no heading #%s", page, target, anchor)
+			}
+		}
+	}
+}
+
+// anchors are the GitHub anchors of a page's headings.
+func anchors(text string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("(?m)^#+ (.+)$").FindAllStringSubmatch(text, -1) {
+		a := strings.ToLower(strings.TrimSpace(m[1]))
+		a = regexp.MustCompile(`[^\p{L}\p{N} _-]`).ReplaceAllString(a, "")
+		out = append(out, strings.ReplaceAll(a, " ", "-"))
+	}
+	return out
+}
