@@ -469,3 +469,15 @@ func anchors(text string) []string {
 	}
 	return out
 }
+
+// TestReadmeLinksEveryDoc: the README's documentation table reaches
+// every page in docs/.
+func TestReadmeLinksEveryDoc(t *testing.T) {
+	readme := read(t, "README.md")
+	names, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, n := range names {
+		if link := "](docs/" + filepath.Base(n) + ")"; !strings.Contains(readme, link) {
+			t.Errorf("README.md does not link docs/%s", filepath.Base(n))
+		}
+	}
+}
