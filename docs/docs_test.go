@@ -138,7 +138,7 @@ func stringLiterals(files map[string]*ast.File, re *regexp.Regexp) []string {
 }
 
 // TestSettingsDocumented: every PATCHWRIGHT_ variable the product reads
-// is in docs/configuration.md, and every one the docs name is read by
+// is in docs/configuration.md and design.md §4.2, and every one the docs name is read by
 // some code (tests included: the docs name the tests' own variables).
 func TestSettingsDocumented(t *testing.T) {
 	product := map[string]*ast.File{}
@@ -154,10 +154,12 @@ func TestSettingsDocumented(t *testing.T) {
 	if len(settings) < 30 {
 		t.Fatalf("found only %d settings in the code: %v", len(settings), settings)
 	}
-	config := read(t, "docs/configuration.md")
-	for _, s := range settings {
-		if !strings.Contains(config, "`"+s+"`") {
-			t.Errorf("setting %s is read by the code but not in docs/configuration.md", s)
+	for _, page := range []string{"docs/configuration.md", "docs/design.md"} {
+		text := read(t, page)
+		for _, s := range settings {
+			if !strings.Contains(text, "`"+s+"`") {
+				t.Errorf("setting %s is read by the code but not in %s", s, page)
+			}
 		}
 	}
 	known := stringLiterals(goFiles(t, true), exact)
