@@ -249,6 +249,12 @@ func TestLedgerEventsDocumented(t *testing.T) {
 		doc = append(doc, m[1])
 	}
 	diff(t, "ledger event", "the code", "docs/ledger.md", code, doc)
+	design := read(t, "docs/design.md")
+	for _, e := range code {
+		if !strings.Contains(design, "`"+e+"`") {
+			t.Errorf("ledger event %s is not named in docs/design.md §4.1", e)
+		}
+	}
 }
 
 // commandNames are the code's comment commands, from webhook.Command.
