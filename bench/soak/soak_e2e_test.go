@@ -122,6 +122,8 @@ func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, err
 func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
 	return nil, nil
 }
+func (nopCommenter) AddReaction(context.Context, jobs.Issue, string) error               { return nil }
+func (nopCommenter) AddCommentReaction(context.Context, jobs.Issue, int64, string) error { return nil }
 
 // TestSoakWorker is a worker process of TestSoak; run any other way it is
 // skipped. SIGTERM drains it (grace 100 ms).
