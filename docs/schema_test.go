@@ -238,7 +238,7 @@ func TestResultSchemaKeys(t *testing.T) {
 var findingKinds = []string{
 	findings.TestsRemoved, findings.TestSkipped, findings.AssertionChanged,
 	findings.OnlyTestsChanged, findings.NoTestsRan, findings.NewDependency,
-	findings.Scope, findings.TestHook,
+	findings.Scope, findings.HarnessChanged,
 	pipeline.KindProtectedPath, pipeline.KindLargeFile, "secret",
 }
 
