@@ -52,6 +52,11 @@ const (
 	// with a harness the change wrote proves only what that harness says,
 	// and the report lists these files first.
 	HarnessChanged = "harness_changed"
+	// UntrustedSetup: the final checks read what dependency setup after
+	// the change installed while one of its commands ran code of the
+	// changed tree (jobs/pipeline decides which commands do). It blocks:
+	// the checks may have passed on dependencies the change chose.
+	UntrustedSetup = "untrusted_setup"
 )
 
 // Finding is one fact a reviewer must look at. Its JSON form is an entry
@@ -74,13 +79,15 @@ type Finding struct {
 // produced elsewhere, do not block: they are listed for review.
 func Blocks(kind string) bool {
 	switch kind {
-	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan, HarnessChanged:
+	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan, UntrustedSetup, HarnessChanged:
 		return true
 	}
 	return false
 }
 
-// Blocking returns the findings whose kind blocks verified, in order.
+// Blocking returns the findings whose kind blocks verified, in order,
+// but UntrustedSetup first: it says the checks themselves cannot be
+// trusted, which a reader needs before the rest.
 func Blocking(fs []Finding) []Finding {
 	var out []Finding
 	for _, f := range fs {
@@ -88,7 +95,17 @@ func Blocking(fs []Finding) []Finding {
 			out = append(out, f)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Compare(rank(a.Kind), rank(b.Kind))
+	})
 	return out
+}
+
+func rank(kind string) int {
+	if kind == UntrustedSetup {
+		return 0
+	}
+	return 1
 }
 
 // File is one changed file. Base is nil when the change added the file,

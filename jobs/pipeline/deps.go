@@ -469,7 +469,7 @@ type depsFetcher struct{ r *run }
 // FetchDependencies implements tools.DependencyFetcher.
 func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error) {
 	r := f.r
-	changes, err := r.repo.Changes()
+	changes, err := r.listChanges()
 	if err != nil {
 		return tools.Fetch{}, fmt.Errorf("list changes: %w", err)
 	}

@@ -130,7 +130,7 @@ func (r *run) analyze() error {
 // findings' one-line summary ("" for none) and whether one blocks
 // verified.
 func (r *run) findingsSoFar() (string, bool) {
-	changes, err := r.repo.Changes()
+	changes, err := r.listChanges()
 	if err != nil {
 		return "", false
 	}

@@ -195,11 +195,6 @@ func (r *run) decide() (verify.Outcome, string) {
 	if len(r.findings) > 0 {
 		in.Secret = describeFindings(r.findings)
 	}
-	for _, f := range r.evidence {
-		if f.Kind == KindUntrustedSetup {
-			in.Blocking = append(in.Blocking, f.Detail)
-		}
-	}
 	for _, f := range findings.Blocking(r.evidence) {
 		switch {
 		case f.Kind != findings.HarnessChanged:

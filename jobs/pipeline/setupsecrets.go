@@ -68,11 +68,11 @@ func (r *run) recordSetupSecrets() error {
 }
 
 // setupGetsSecrets reports whether the first setup container gets the
-// setup-only secrets: only on the default branch's tree. On a retry's
-// agent-branch tree every setup command, configured or detected, runs
-// that tree's code (an npm postinstall script, a Makefile, a setup.py)
-// that a model wrote, and the allowlisted registry it reaches could take
-// a token out (an npm publish).
+// setup-only secrets, as its row of the trust table says: only on the
+// default branch's tree. On a retry's agent-branch tree every setup
+// command, configured or detected, runs that tree's code (an npm
+// postinstall script, a Makefile, a setup.py) that a model wrote, and the
+// allowlisted registry it reaches could take a token out (an npm publish).
 func (r *run) setupGetsSecrets() bool {
-	return r.trustedTree()
+	return rowOf(r.setupStage()).Secrets
 }

@@ -194,9 +194,9 @@ func writtenPaths(changes []gitrepo.Change) []string {
 
 // KindUntrustedSetup is the finding of a run whose final checks read
 // what dependency setup after the change installed while one of its
-// commands ran code of the changed tree (runsTreeCode). It blocks
-// verified: the checks may have passed on dependencies the change chose.
-const KindUntrustedSetup = "untrusted_setup"
+// commands ran code of the changed tree (runsTreeCode); agent/findings
+// owns the kind and that it blocks verified.
+const KindUntrustedSetup = findings.UntrustedSetup
 
 // judgeTreeCode adds a KindUntrustedSetup finding when a command of the
 // dependency setup on the final tree dir ran the tree's code.
@@ -250,20 +250,4 @@ func treeReader(dir string) (read func(p string) []byte, done func()) {
 		}
 		return b
 	}, func() { root.Close() }
-}
-
-// blockingDetails are the details of the findings that block verified:
-// agent/findings' kinds (findings.Blocks) and KindUntrustedSetup, first,
-// since it says the checks themselves cannot be trusted.
-func blockingDetails(evidence []findings.Finding) []string {
-	var out []string
-	for _, f := range evidence {
-		if f.Kind == KindUntrustedSetup {
-			out = append(out, f.Detail)
-		}
-	}
-	for _, f := range findings.Blocking(evidence) {
-		out = append(out, f.Detail)
-	}
-	return out
 }

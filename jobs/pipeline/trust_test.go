@@ -226,11 +226,11 @@ func TestUntrustedSetupBlocks(t *testing.T) {
 		{Kind: findings.NewDependency, Detail: "new"},
 		{Kind: KindUntrustedSetup, Detail: "The dependencies the final checks used were installed by code the change controls."},
 	}
-	got := blockingDetails(ev)
-	if len(got) != 2 || got[0] != ev[2].Detail || got[1] != ev[0].Detail {
-		t.Fatalf("blocking %q", got)
+	got := findings.Blocking(ev)
+	if len(got) != 2 || got[0].Detail != ev[2].Detail || got[1].Detail != ev[0].Detail {
+		t.Fatalf("blocking %v", got)
 	}
-	if blockingDetails(ev[1:2]) != nil {
+	if findings.Blocking(ev[1:2]) != nil {
 		t.Errorf("a new_dependency finding blocks")
 	}
 }
