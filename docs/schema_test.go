@@ -238,7 +238,7 @@ func TestResultSchemaKeys(t *testing.T) {
 var findingKinds = []string{
 	findings.TestsRemoved, findings.TestSkipped, findings.AssertionChanged,
 	findings.OnlyTestsChanged, findings.NoTestsRan, findings.NewDependency,
-	findings.Scope, findings.HarnessChanged,
+	findings.Scope, findings.HarnessChanged, findings.UntrustedSetup,
 	pipeline.KindProtectedPath, pipeline.KindLargeFile, "secret",
 }
 

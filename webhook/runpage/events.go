@@ -26,6 +26,8 @@ const (
 	typeServiceLog      = "service_log"
 	typeSetupSecrets    = "setup_secrets"
 	typeSecretsWithheld = "setup_secrets_withheld"
+	typeRefusalsDropped = "egress_refusals_dropped"
+	typeSecretFiles     = "setup_secret_files_removed"
 )
 
 // table is a small table an event shows: checks, findings, commands.
@@ -65,6 +67,8 @@ var showers = map[string]shower{
 	typeServiceLog:         showServiceLog,
 	typeSetupSecrets:       showSetupSecrets,
 	typeSecretsWithheld:    showSecretsWithheld,
+	typeRefusalsDropped:    showRefusalsDropped,
+	typeSecretFiles:        showSecretFiles,
 }
 
 // joined are the kinds whose consecutive events share one table.
@@ -336,6 +340,36 @@ func showSecretsWithheld(r ledger.Record) (event, error) {
 	}](r)
 	return event{Kind: "secrets", Failed: true, Title: "Setup-only secrets withheld from setup", Meta: clean(p.Reason),
 		Body: newBlock(strings.Join(p.Names, "\n"))}, err
+}
+
+func showRefusalsDropped(r ledger.Record) (event, error) {
+	p, err := decode[struct {
+		Count        int  `json:"count"`
+		Hosts        int  `json:"hosts"`
+		HostsAtLeast bool `json:"hosts_at_least"`
+	}](r)
+	hosts := fmt.Sprint(p.Hosts)
+	if p.HostsAtLeast {
+		hosts = "at least " + hosts
+	}
+	return event{Kind: "refusal", Failed: true, Title: fmt.Sprintf("%d more connections refused", p.Count),
+		Meta: "to " + hosts + " hosts, past the run's bound on refusals recorded one by one"}, err
+}
+
+func showSecretFiles(r ledger.Record) (event, error) {
+	p, err := decode[struct {
+		Files []report.SecretFile `json:"files"`
+	}](r)
+	e := event{Kind: "secrets", Failed: true, Title: "Files setup wrote a setup-only secret into, removed",
+		Meta: "paths and secret names, never values", Table: &table{Head: []string{"file", "where", "secrets"}}}
+	for _, f := range p.Files {
+		where := "work tree"
+		if f.Cache {
+			where = "build cache"
+		}
+		e.Table.Rows = append(e.Table.Rows, cleanAll(f.Path, where, strings.Join(f.Names, ", ")))
+	}
+	return e, err
 }
 
 func exitText(code int, timedOut bool) string {

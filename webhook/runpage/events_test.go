@@ -52,6 +52,8 @@ func everyEvent(s string) []ledger.Payload {
 		&pipeline.FindingEvent{Finding: findings.Finding{Kind: findings.TestSkipped, Path: "wc_test.go", Line: 3, Detail: "a test was skipped " + s}},
 		&pipeline.FindingEvent{Finding: findings.Finding{Kind: "scope", Path: "README.md", Detail: "outside the issue"}},
 		&pipeline.ServiceLog{Name: "db", Image: "postgres:16", Log: "ready to accept connections " + s},
+		&pipeline.EgressRefusalsDropped{Count: 2040, Hosts: 3},
+		&pipeline.SetupSecretFiles{Files: []report.SecretFile{{Path: ".npmrc " + s, Names: []string{"NPM_TOKEN"}}, {Path: "npm/_cacache/x", Cache: true}}},
 	}
 }
 
