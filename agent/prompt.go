@@ -85,7 +85,7 @@ type Issue struct {
 }
 
 // InstructionFiles are read, in this order, as the repository's guidance
-// to the model (DESIGN §4.3).
+// to the model (docs/design.md §4.3).
 var InstructionFiles = []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"}
 
 // htmlComment matches an HTML comment, or an unterminated one up to the
@@ -129,7 +129,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // skipped; a file the model may not see (a symbolic link, a FIFO, a hard
 // link to a secret-bearing file) is skipped with a note, never followed or
 // opened blockingly. So is one whose text holds what looks like a secret:
-// the model never sees a credential (DESIGN §5).
+// the model never sees a credential (docs/design.md §5).
 func readInstructions(ctx context.Context, ws *sandbox.Workspace, max int) (string, error) {
 	scanner, err := secrets.Default()
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 )
 
-// settings are the environment names the binary reads: DESIGN §4.2's, the
+// settings are the environment names the binary reads: docs/design.md §4.2's, the
 // SDKs' own, and the queue UI's password. A manifest that sets another
 // name sets nothing.
 var settings = []string{
@@ -256,7 +256,7 @@ func mountPath(c map[string]any, volume string) string {
 	return str(mountOf(c, volume), "mountPath")
 }
 
-// TestWorkersSeeTheirEngine checks DESIGN §5's rule in each worker
+// TestWorkersSeeTheirEngine checks docs/design.md §5's rule in each worker
 // variant: the engine resolves a workspace's bind mount by its path, so
 // the data directory must be the same path in the worker and wherever the
 // engine runs.

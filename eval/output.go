@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Output files in the --out directory (DESIGN §4.9).
+// Output files in the --out directory (docs/design.md §4.9).
 const (
 	FileJSON   = "eval.json"
 	FileReport = "report.md"

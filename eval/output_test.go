@@ -15,7 +15,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sampleReport is DESIGN §4.9's example: 12 tasks, 9 resolved.
+// sampleReport is docs/design.md §4.9's example: 12 tasks, 9 resolved.
 func sampleReport() *Report {
 	meta := map[string]TaskMeta{}
 	var results []Result
@@ -55,7 +55,7 @@ func TestEvalJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got)+"\n" != string(want) {
-		t.Errorf("eval.json changed; DESIGN §4.9 is a contract (go test -update after a deliberate change):\n%s", got)
+		t.Errorf("eval.json changed; docs/design.md §4.9 is a contract (go test -update after a deliberate change):\n%s", got)
 	}
 }
 
@@ -105,13 +105,13 @@ func TestEvalJSONHasExactlyTheDesignKeys(t *testing.T) {
 	}
 	s := sampleReport().Summary
 	if s.Attempts != 12 || s.Resolved != 9 || !near(s.Wilson95[0], 0.468, 0.0006) || !near(s.Wilson95[1], 0.911, 0.0006) {
-		t.Errorf("summary %+v, want DESIGN's 9 of 12, [0.468, 0.911]", s.Group)
+		t.Errorf("summary %+v, want docs/design.md's 9 of 12, [0.468, 0.911]", s.Group)
 	}
 	if g := s.ByCategory["bug"]; g.Attempts != 8 || g.Resolved != 7 || !near(g.Wilson95[0], 0.529, 0.0006) || !near(g.Wilson95[1], 0.978, 0.0006) {
-		t.Errorf("bug %+v, want DESIGN's 7 of 8, [0.529, 0.978]", g)
+		t.Errorf("bug %+v, want docs/design.md's 7 of 8, [0.529, 0.978]", g)
 	}
 	if a := s.VerifiedAgreement; a != (Agreement{TruePos: 8, FalsePos: 1, FalseNeg: 1, TrueNeg: 2}) {
-		t.Errorf("agreement %+v, want DESIGN's 8/1/1/2", a)
+		t.Errorf("agreement %+v, want docs/design.md's 8/1/1/2", a)
 	}
 }
 

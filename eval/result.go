@@ -11,7 +11,7 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// Report is eval.json (DESIGN §4.9) exactly; the fields without a JSON
+// Report is eval.json (docs/design.md §4.9) exactly; the fields without a JSON
 // name feed report.md.
 type Report struct {
 	Model       string    `json:"model"`

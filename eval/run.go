@@ -135,7 +135,7 @@ func (r *Result) fill(rr RunResult, cost func(ledger.Usage) (float64, bool)) {
 }
 
 // judge lays the hidden tests over the run's committed result and runs
-// them with the existing tests in a fresh sandbox (DESIGN §4.9).
+// them with the existing tests in a fresh sandbox (docs/design.md §4.9).
 func (e *evaluator) judge(ctx context.Context, s runSlot, rr RunResult, repo, work, out string, res Result) (Result, string, string) {
 	t := s.p.task
 	if rr.HeadCommit == "" {

@@ -21,7 +21,7 @@ func TestWilsonMatchesPublishedExamples(t *testing.T) {
 		{15, 148, 0.0624, 0.1605}, // Newcombe's 15/148
 		{0, 20, 0, 0.1611},        // Newcombe's 0/20
 		{1, 29, 0.0061, 0.1718},   // Newcombe's 1/29
-		{9, 12, 0.468, 0.911},     // DESIGN §4.9's example
+		{9, 12, 0.468, 0.911},     // docs/design.md §4.9's example
 	}
 	for _, c := range cases {
 		lo, hi := Wilson(c.k, c.n)

@@ -1,4 +1,4 @@
-// Package eval measures Patchwright on a held-out task suite (DESIGN §4.9):
+// Package eval measures Patchwright on a held-out task suite (docs/design.md §4.9):
 // it validates each task, runs it N times through the pipeline of
 // `patchwright run` behind the Runner seam, lays the hidden tests over each
 // result in a fresh sandbox, and scores the runs with Wilson intervals and
@@ -42,7 +42,7 @@ type Task struct {
 	// HiddenRun is the FAIL_TO_PASS command.
 	HiddenRun string
 	// ExistingTests is the PASS_TO_PASS command; empty means the
-	// repository's own checks (DESIGN §4.3).
+	// repository's own checks (docs/design.md §4.3).
 	ExistingTests string
 	Category      string
 	Language      string
@@ -125,7 +125,7 @@ func Load(path, reposDir string) ([]*Task, error) {
 	return tasks, nil
 }
 
-// LoadTaskDir reads one task directory (DESIGN §4.9). Unknown keys in
+// LoadTaskDir reads one task directory (docs/design.md §4.9). Unknown keys in
 // task.yml are errors, not ignored: a misspelt key would silently change
 // what is measured.
 func LoadTaskDir(dir string) (*Task, error) {

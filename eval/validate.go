@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// validate checks one task before anything runs (DESIGN §4.9). It returns
+// validate checks one task before anything runs (docs/design.md §4.9). It returns
 // the prepared task, or the reason the task is invalid, or an error when
 // the check itself could not be done.
 func (e *evaluator) validate(ctx context.Context, t *Task) (*prepared, string, error) {

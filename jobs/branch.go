@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// branchPrefix starts every agent branch (DESIGN §4.8).
+// branchPrefix starts every agent branch (docs/design.md §4.8).
 const branchPrefix = "agent/issue-"
 
 // AgentBranch is the branch of issue n: agent/issue-N.

@@ -1,7 +1,7 @@
 // Package jobs is Patchwright's task catalogue and queue: the task types and
 // their payloads, enqueuing with one active job per issue, cancellation, and
 // the agent branch name: everything the webhook needs and nothing more
-// (DESIGN §2, §6). The worker is jobs/worker; the pipeline is jobs/pipeline.
+// (docs/design.md §2, §6). The worker is jobs/worker; the pipeline is jobs/pipeline.
 package jobs
 
 import (
@@ -46,10 +46,10 @@ const (
 	QueueReplies = "replies"
 
 	// AgentMaxRetry is how often a failed agent job is tried again. Jobs are
-	// idempotent (DESIGN §6), so a retry after a transient failure is safe.
+	// idempotent (docs/design.md §6), so a retry after a transient failure is safe.
 	AgentMaxRetry = 3
 	// AgentTimeout bounds one attempt: the default run budget of 30 minutes
-	// (DESIGN §4.3 limits) plus clone, setup, verification and publishing.
+	// (docs/design.md §4.3 limits) plus clone, setup, verification and publishing.
 	AgentTimeout = 45 * time.Minute
 	// ReplyMaxRetry and ReplyTimeout bound one reply comment.
 	ReplyMaxRetry = 5

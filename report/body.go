@@ -54,7 +54,7 @@ var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // the last, finds this one.
 func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha + " -->" }
 
-// PRBody renders the pull-request body of DESIGN §4.6. It is always under
+// PRBody renders the pull-request body of docs/design.md §4.6. It is always under
 // MaxBody characters: long check output is shortened, then left out, with
 // a pointer to the run log.
 func PRBody(in Input) (string, error) {

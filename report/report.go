@@ -1,5 +1,5 @@
 // Package report writes what people read about a run: the pull-request
-// body (DESIGN §4.6), check-run outputs, the status comment and
+// body (docs/design.md §4.6), check-run outputs, the status comment and
 // the failure comment. Everything is rendered from embedded templates and
 // from an Input holding recorded facts only: the ledger's events, the
 // verification results, git's diff statistics and the outcome. The model's
@@ -70,7 +70,7 @@ type SecretPlace struct {
 	Line int
 }
 
-// Finding is a finding on the change (agent/findings, DESIGN §4.5) as
+// Finding is a finding on the change (agent/findings, docs/design.md §4.5) as
 // the report states it. Detail is another package's sentence and is
 // untrusted as a whole: it quotes the change (paths, versions, test
 // names), so it is escaped here, its backtick spans shown as code.

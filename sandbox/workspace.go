@@ -30,7 +30,7 @@ var ErrNotRegular = errors.New("not a regular file")
 const DefaultMaxRead = 8 << 20
 
 // secretNames are matched against every path component. A match makes the
-// path unreadable and unwritable for the model (DESIGN §4.4).
+// path unreadable and unwritable for the model (docs/design.md §4.4).
 var secretNames = []string{
 	".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*",
 	"id_ecdsa*", "id_ed25519*", "credentials", "credentials.*", ".netrc",

@@ -1,7 +1,7 @@
 // Package webhook receives GitHub's webhook deliveries at POST /webhook: it
 // caps the body, verifies the HMAC-SHA256 signature, dispatches on the event,
 // checks the trigger and the sender's permission, and enqueues a job. It
-// never does the work itself (DESIGN §4.7).
+// never does the work itself (docs/design.md §4.7).
 package webhook
 
 import (
@@ -182,7 +182,7 @@ func done(status int, format string, args ...any) response {
 // becomes a task ID and part of Redis keys, so it is kept plain.
 var deliveryIDPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,100}$`)
 
-// ServeHTTP answers with the statuses of DESIGN §4.7:
+// ServeHTTP answers with the statuses of docs/design.md §4.7:
 //
 //	202 a job was enqueued
 //	200 nothing to do: ping, an ignored event or action, a duplicate

@@ -11,7 +11,7 @@ import (
 )
 
 // agentBranch is the branch of Patchwright's pull request for an issue
-// (DESIGN §4.8).
+// (docs/design.md §4.8).
 
 // onIssueComment handles issue_comment.created with a comment command, on a
 // pull request opened by the app or on an issue Patchwright worked on.

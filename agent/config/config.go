@@ -1,4 +1,4 @@
-// Package config reads a repository's .github/agent.yml (DESIGN §4.3).
+// Package config reads a repository's .github/agent.yml (docs/design.md §4.3).
 // It is strict: an unknown key, a value of the wrong type or an invalid
 // value is an error that names the key and its line, so the maintainer
 // learns about a typo instead of having it ignored.
@@ -23,7 +23,7 @@ import (
 // Path is where the configuration lives in a repository.
 const Path = ".github/agent.yml"
 
-// Defaults of the keys of DESIGN §4.3.
+// Defaults of the keys of docs/design.md §4.3.
 const (
 	DefaultSetupNetwork   = true
 	DefaultMaxSteps       = 40

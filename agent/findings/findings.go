@@ -1,7 +1,7 @@
 // Package findings reads a finished change for hollow evidence: tests
 // deleted, skipped or loosened, a test run that ran nothing, dependencies
-// nobody reviewed, and a change larger or wider than its issue (DESIGN
-// §4.5, `findings`). The model cannot argue with it: Analyze is a pure
+// nobody reviewed, and a change larger or wider than its issue
+// (docs/design.md §4.5, `findings`). The model cannot argue with it: Analyze is a pure
 // function of the diff, the issue, the checks and what the model read, and
 // it reads tests through agent/verify/testsrc, the one reader of test
 // sources, which new-test discovery uses too.
@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-// Kinds of finding produced here (DESIGN §4.5). protected_path, secret and
+// Kinds of finding produced here (docs/design.md §4.5). protected_path, secret and
 // large_file are produced by other steps.
 const (
 	// TestsRemoved: a test function or test file was deleted, emptied or
@@ -75,7 +75,7 @@ type Finding struct {
 }
 
 // Blocks reports whether a finding of this kind means the outcome cannot
-// be verified (DESIGN §4.5). new_dependency and scope, and kinds
+// be verified (docs/design.md §4.5). new_dependency and scope, and kinds
 // produced elsewhere, do not block: they are listed for review.
 func Blocks(kind string) bool {
 	switch kind {

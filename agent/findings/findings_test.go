@@ -178,7 +178,7 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-// TestJSON pins the result.json shape of DESIGN §4.5.
+// TestJSON pins the result.json shape of docs/design.md §4.5.
 func TestJSON(t *testing.T) {
 	b, err := json.Marshal(Finding{Kind: TestsRemoved, Path: "a_test.go", Line: 3, Detail: "x."})
 	if err != nil {

@@ -196,8 +196,8 @@ type RunStop struct {
 // EventType implements Payload.
 func (*RunStop) EventType() string { return TypeRunStop }
 
-// ErrorCode is the machine-readable reason a tool call failed (DESIGN
-// §4.4); tools.Code is an alias of it and defines the values.
+// ErrorCode is the machine-readable reason a tool call failed
+// (docs/design.md §4.4); tools.Code is an alias of it and defines the values.
 type ErrorCode string
 
 // CommandRecord is one command that ran in the sandbox.

@@ -17,7 +17,7 @@ const (
 )
 
 // Environment variables read by New when Options leave a field empty.
-// They are the SDKs' own names (DESIGN §4.2).
+// They are the SDKs' own names (docs/design.md §4.2).
 const (
 	EnvOpenAIKey        = "OPENAI_API_KEY"
 	EnvOpenAIBaseURL    = "OPENAI_BASE_URL"

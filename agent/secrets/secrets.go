@@ -1,6 +1,6 @@
 // Package secrets finds credentials in text with gitleaks' default rules,
 // so that a diff carrying one is never committed or pushed and tool output
-// carrying one never reaches the model (DESIGN §5): agent/tools withholds
+// carrying one never reaches the model (docs/design.md §5): agent/tools withholds
 // such output with secret_detected.
 //
 // A Finding names the file, line and rule, never the secret itself: findings

@@ -184,7 +184,7 @@ func shapeOf(t reflect.Type) string {
 }
 
 // fail builds a failed result: "error: CODE: what happened" and, on the
-// next line, one hint how to recover (DESIGN §4.4).
+// next line, one hint how to recover (docs/design.md §4.4).
 func fail(code Code, what, hint string) Result {
 	return Result{Code: code, Text: fmt.Sprintf("error: %s: %s\nhint: %s", code, oneLine(what), oneLine(hint))}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/patchwright/patchwright/sandbox"
 )
 
-// The schemas are the contract of DESIGN §4.4: names, parameters and which
+// The schemas are the contract of docs/design.md §4.4: names, parameters and which
 // are required.
 func TestSchemasMatchTheContract(t *testing.T) {
 	contract := map[string]struct{ required, optional []string }{

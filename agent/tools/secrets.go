@@ -18,7 +18,7 @@ import (
 type locator func(text string, line int) string
 
 // guarded wraps a tool's function so that what it returns is scanned for
-// secrets before the model or the ledger sees it (DESIGN §5). It is the
+// secrets before the model or the ledger sees it (docs/design.md §5). It is the
 // one place every result passes; a tool that scanned its own result (to
 // attribute findings better, or to act on them) marks it scanned.
 func guarded[P any](s *Set, tool string, locate locator, f func(context.Context, P) (Result, error)) func(context.Context, P) (Result, error) {
@@ -32,7 +32,7 @@ func guarded[P any](s *Set, tool string, locate locator, f func(context.Context,
 }
 
 // guard withholds res when its text or a command's recorded output holds
-// what the secret rules match. DESIGN's rule is to block, not to redact
+// what the secret rules match. docs/design.md's rule is to block, not to redact
 // and carry on: the result becomes secret_detected, naming each rule and
 // where it matched, and each offending command output in the record is
 // replaced by a note. Files the call changed stay reported as changed.

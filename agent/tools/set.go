@@ -170,7 +170,7 @@ type Set struct {
 	byName  map[string]Tool
 }
 
-// New builds the tools of DESIGN §4.4 (fetch_dependencies only with
+// New builds the tools of docs/design.md §4.4 (fetch_dependencies only with
 // Options.Dependencies) over the given dependencies. It
 // fails when a dependency is missing or a protected glob is malformed, so
 // that a typo in protected_paths never silently protects nothing.
@@ -235,7 +235,7 @@ func newSet(fsys files, opts Options) *Set {
 		newTool("verify", descVerify, guarded(s, "verify", locateIn("verify"), afterCommands(s, s.verify))),
 	}
 	if s.deps != nil {
-		// Before finish: the order of DESIGN §4.4, fetch_dependencies
+		// Before finish: the order of docs/design.md §4.4, fetch_dependencies
 		// beside verify.
 		s.tools = append(s.tools, newTool("fetch_dependencies", descFetchDependencies,
 			guarded(s, "fetch_dependencies", locateIn("fetch_dependencies"), afterCommands(s, s.fetchDependencies))))
@@ -258,7 +258,7 @@ func (s *Set) Lookup(name string) (Tool, bool) {
 	return t, ok
 }
 
-// Tools returns the tools in the order of DESIGN §4.4. The order is fixed
+// Tools returns the tools in the order of docs/design.md §4.4. The order is fixed
 // so the prompt prefix stays cacheable.
 func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
 

@@ -1,4 +1,4 @@
-// Package tools is the set of tools the model sees (DESIGN §4.4): their
+// Package tools is the set of tools the model sees (docs/design.md §4.4): their
 // parameter structs, descriptions and implementations over the sandbox.
 package tools
 
@@ -24,7 +24,7 @@ type Tool interface {
 	Call(ctx context.Context, args json.RawMessage) (Result, error)
 }
 
-// Code is the machine-readable reason a tool call failed (DESIGN §4.4).
+// Code is the machine-readable reason a tool call failed (docs/design.md §4.4).
 type Code = ledger.ErrorCode
 
 // Error codes of the contract. The text of a failed Result starts with

@@ -1,7 +1,7 @@
 // Package verify runs a repository's own build, lint and test commands in
 // the sandbox, before the model edits anything (baseline) and after the loop
 // ends (final), and decides the run's outcome from what those commands did
-// (DESIGN §4.5). Nothing here trusts the model: a check passed only when a
+// (docs/design.md §4.5). Nothing here trusts the model: a check passed only when a
 // command ran and exited zero.
 package verify
 
@@ -15,7 +15,7 @@ import (
 // Phase says when a check ran.
 type Phase string
 
-// The two phases of DESIGN §4.5.
+// The two phases of docs/design.md §4.5.
 const (
 	// Baseline runs on the untouched code, before any edit.
 	Baseline Phase = "baseline"
@@ -53,7 +53,7 @@ type Check struct {
 }
 
 // CheckResult is what one check did in one phase. Its JSON form carries
-// the fields of DESIGN §4.5's "checks" entries plus the extra facts the
+// the fields of docs/design.md §4.5's "checks" entries plus the extra facts the
 // report needs.
 type CheckResult struct {
 	Name    string `json:"name"`
@@ -108,7 +108,7 @@ type CheckResult struct {
 	ZeroTestsDetail string `json:"zero_tests_detail,omitempty"`
 }
 
-// MarshalJSON adds duration_ms, the unit of DESIGN §4.5.
+// MarshalJSON adds duration_ms, the unit of docs/design.md §4.5.
 func (c CheckResult) MarshalJSON() ([]byte, error) {
 	type plain CheckResult
 	return json.Marshal(struct {

@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// Outcome is the run's result in DESIGN §4.5.
+// Outcome is the run's result in docs/design.md §4.5.
 type Outcome string
 
-// The outcomes of DESIGN §4.5.
+// The outcomes of docs/design.md §4.5.
 const (
 	Verified   Outcome = "verified"
 	Unverified Outcome = "unverified"
@@ -48,7 +48,7 @@ type OutcomeInput struct {
 }
 
 // Decide returns the outcome and a one-line reason. It is a pure function
-// of its input so every rule of DESIGN §4.5 has a table test.
+// of its input so every rule of docs/design.md §4.5 has a table test.
 func Decide(in OutcomeInput) (Outcome, string) {
 	o, reason := decideChecks(in)
 	if in.Secret != "" {
@@ -92,7 +92,7 @@ func harnessReason(in OutcomeInput) string {
 	return reason
 }
 
-// decideChecks is DESIGN §4.5 on the run and its checks alone.
+// decideChecks is docs/design.md §4.5 on the run and its checks alone.
 func decideChecks(in OutcomeInput) (Outcome, string) {
 	switch {
 	case in.InfraError != "":

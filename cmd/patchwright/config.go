@@ -20,7 +20,7 @@ import (
 	"github.com/patchwright/patchwright/webhook/setup"
 )
 
-// Configuration defaults (DESIGN §4.2).
+// Configuration defaults (docs/design.md §4.2).
 const (
 	defaultListen = ":8080"
 )

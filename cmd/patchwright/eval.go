@@ -20,7 +20,7 @@ import (
 // defaultEvalOut is where `patchwright eval` writes without --out.
 const defaultEvalOut = "./patchwright-eval"
 
-// evalOptions are the flags of `patchwright eval` (DESIGN §4.9).
+// evalOptions are the flags of `patchwright eval` (docs/design.md §4.9).
 type evalOptions struct {
 	tasks, repos, model, out, image string
 	runs, concurrency               int
@@ -77,7 +77,7 @@ func parseEvalFlags(args []string, stderr io.Writer) (evalOptions, error) {
 		fmt.Fprint(stderr, "usage: patchwright eval --tasks DIR|FILE.jsonl --model PROVIDER:MODEL [flags]\n       patchwright eval compare A/eval.json B/eval.json\n\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.tasks, "tasks", "", "a directory of task directories (DESIGN §4.9), one task directory, or a SWE-bench JSONL file (required)")
+	fs.StringVar(&o.tasks, "tasks", "", "a directory of task directories (docs/design.md §4.9), one task directory, or a SWE-bench JSONL file (required)")
 	fs.StringVar(&o.repos, "repos", "", "with a JSONL file: the directory of local clones, named owner__repo")
 	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME [PATCHWRIGHT_MODEL]")
 	fs.IntVar(&o.runs, "runs", 1, "runs per task")

@@ -55,7 +55,7 @@ type rawSandbox struct {
 	egressAllow, egressCIDRs, openNetwork, setupSecrets       string
 }
 
-// table is the sandbox settings' part of the configuration (DESIGN §4.2).
+// table is the sandbox settings' part of the configuration (docs/design.md §4.2).
 // serve and worker offer each as a flag too; run and eval read the
 // variables only, beside their own --image, which overrides the image of
 // every run.

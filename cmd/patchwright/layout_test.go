@@ -19,7 +19,7 @@ func deps(t *testing.T, pkg string) []string {
 	return strings.Fields(string(out))
 }
 
-// TestLayout pins DESIGN §2's dependency rules, so the layout cannot rot:
+// TestLayout pins docs/design.md §2's dependency rules, so the layout cannot rot:
 // a light package that starts compiling a heavy one fails here.
 func TestLayout(t *testing.T) {
 	if testing.Short() {

@@ -1,5 +1,5 @@
 // Command patchwright is the one binary of Patchwright: the webhook
-// receiver, the queue worker and the local runner (DESIGN §4.1).
+// receiver, the queue worker and the local runner (docs/design.md §4.1).
 package main
 
 import (

@@ -41,7 +41,7 @@ func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // awaitSetup serves the manifest flow (webhook/setup) until the app is
 // registered, and returns cfg with the new credentials. /webhook answers
-// 503 meanwhile (DESIGN §4.2). It returns cfg unchanged when ctx ends.
+// 503 meanwhile (docs/design.md §4.2). It returns cfg unchanged when ctx ends.
 func awaitSetup(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, srv receiving) (config, error) {
 	web, err := setup.WebURLFor(cfg.githubAPIURL)
 	if err != nil {

@@ -29,7 +29,7 @@ import (
 // defaultOut is where `patchwright run` writes its files without --out.
 const defaultOut = "./patchwright-out"
 
-// runOptions are the flags of `patchwright run` (DESIGN §4.1).
+// runOptions are the flags of `patchwright run` (docs/design.md §4.1).
 type runOptions struct {
 	repo, issueFile, title, body string
 	model, image, out            string

@@ -40,7 +40,7 @@ type CancelRecord interface {
 	Cancelled(ctx context.Context, taskID string) (by string, cancelled bool, err error)
 }
 
-// Pipeline is the worker's pipeline on GitHub (DESIGN §1, §4.8): it
+// Pipeline is the worker's pipeline on GitHub (docs/design.md §1, §4.8): it
 // acknowledges the issue, runs the shared Executor with a publisher that
 // pushes agent/issue-N and opens or updates the pull request, and keeps
 // one status comment up to date. Re-running a job (asynq retries, a worker

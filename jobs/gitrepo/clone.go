@@ -60,7 +60,7 @@ type CloneOptions struct {
 }
 
 // Clone clones one branch without tags (a depth-1 clone with tags fails on
-// some real repositories: DESIGN §6) and checks it out.
+// some real repositories: docs/design.md §6) and checks it out.
 func Clone(ctx context.Context, opts CloneOptions) (*Repo, error) {
 	if opts.URL == "" || opts.Worktree == "" || opts.GitDir == "" {
 		return nil, errors.New("clone: URL, Worktree and GitDir are required")

@@ -11,7 +11,7 @@ import (
 )
 
 // TypeEgressRefused is the ledger event of a connection refused to a
-// setup command (DESIGN §4.1): by the egress proxy (a host not on the
+// setup command (docs/design.md §4.1): by the egress proxy (a host not on the
 // allowlist), or by the firewall, for one that went around the proxy
 // (its Reason starts "bypassed the proxy", its Host is an address).
 const TypeEgressRefused = "egress_refused"

@@ -16,11 +16,11 @@ import (
 )
 
 // AlwaysProtected are protected on every repository, in addition to its
-// protected_paths (DESIGN §4.3): the configuration the next run trusts and
+// protected_paths (docs/design.md §4.3): the configuration the next run trusts and
 // the workflows GitHub runs with the repository's secrets.
 var AlwaysProtected = []string{".github/agent.yml", ".github/workflows/**"}
 
-// Kinds of the findings this package makes itself (DESIGN §4.5): a change
+// Kinds of the findings this package makes itself (docs/design.md §4.5): a change
 // to a protected path, and a file too large to commit, left out of the
 // commit.
 const (

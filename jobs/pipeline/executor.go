@@ -1,4 +1,4 @@
-// Package pipeline is DESIGN §1 steps 2-9 for one job, shared by
+// Package pipeline is docs/design.md §1 steps 2-9 for one job, shared by
 // `patchwright run` and the GitHub worker: clone, repository
 // configuration, sandbox and setup, baseline, model loop, final
 // verification, secret scan, commit, report and publish. Only where the
@@ -50,7 +50,7 @@ const (
 // DefaultAuthor signs the commits when Executor.Author is empty.
 var DefaultAuthor = gitrepo.Signature{Name: "Patchwright", Email: "patchwright@users.noreply.github.com"}
 
-// Output files a run writes into Job.OutDir (DESIGN §4.1); runstore owns
+// Output files a run writes into Job.OutDir (docs/design.md §4.1); runstore owns
 // their names, since it copies them for the run pages.
 const (
 	FileLedger = runstore.FileLedger
@@ -197,7 +197,7 @@ const ReasonChangeTooLarge = "change_too_large"
 // (sandbox.ErrWedged); like ReasonChangeTooLarge it is never retried.
 const ReasonSandboxWedged = "sandbox_wedged"
 
-// Executor runs the pipeline of DESIGN §1 steps 2-9 for one job: clone,
+// Executor runs the pipeline of docs/design.md §1 steps 2-9 for one job: clone,
 // repository config, sandbox and setup, baseline, model loop, final
 // verification, secret scan, commit, report, publish. `patchwright run`
 // and the GitHub worker share it; only the Job's Publisher differs. It is

@@ -10,7 +10,7 @@ import (
 )
 
 // FilePhases is the run's phase timings (Timings as JSON), written into
-// Job.OutDir beside the files of DESIGN §4.1 at the end of every run
+// Job.OutDir beside the files of docs/design.md §4.1 at the end of every run
 // that got as far as its ledger; runstore owns the name.
 const FilePhases = runstore.FilePhases
 

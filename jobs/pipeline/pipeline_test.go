@@ -155,7 +155,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 func call(name, args string) pt.Turn { return pt.Calls(pt.Call(name, args)) }
 
 // readResult reads result.json back and checks it has exactly the keys
-// of DESIGN §4.5.
+// of docs/design.md §4.5.
 func readResult(t *testing.T, out string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, FileResult))

@@ -25,7 +25,7 @@ import (
 	"github.com/patchwright/patchwright/sandbox"
 )
 
-// Result is a run's result. Its JSON form is result.json, DESIGN §4.5
+// Result is a run's result. Its JSON form is result.json, docs/design.md §4.5
 // exactly; the fields without a JSON name are for the publisher.
 type Result struct {
 	Outcome      verify.Outcome     `json:"outcome"`
@@ -49,7 +49,7 @@ type Result struct {
 	PatchwrightVersion string `json:"patchwright_version,omitempty"`
 	// CostUSD is the run's estimated model cost from the operator's price
 	// table (Executor.Prices); nil when the model has no price. It is not
-	// in result.json, whose keys are DESIGN §4.5's exactly.
+	// in result.json, whose keys are docs/design.md §4.5's exactly.
 	CostUSD *float64 `json:"-"`
 	// Interrupted: a worker's shutdown stopped the model loop
 	// (agent.Interrupted); the final checks did not run. Outcome is
@@ -171,7 +171,7 @@ func (r *run) result() *Result {
 	return res
 }
 
-// decide applies DESIGN §4.5, secrets and blocking findings included.
+// decide applies docs/design.md §4.5, secrets and blocking findings included.
 func (r *run) decide() (verify.Outcome, string) {
 	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
 	switch {

@@ -137,7 +137,7 @@ func (r *run) prepare(ctx context.Context) error {
 	worktree := filepath.Join(r.trees, "work")
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
 		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
-		// Depth 1 (DESIGN §1): the history is most of a large clone's
+		// Depth 1 (docs/design.md §1): the history is most of a large clone's
 		// time and memory, and nothing here reads it.
 		Depth:    1,
 		Worktree: worktree, GitDir: filepath.Join(tmp, "git"),

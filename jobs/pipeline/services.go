@@ -17,7 +17,7 @@ import (
 
 // TypeServiceLog is the ledger event holding the tail of a service
 // container's output, written when the job's phases end, for the run page
-// (DESIGN §4.1).
+// (docs/design.md §4.1).
 const TypeServiceLog = "service_log"
 
 func init() {

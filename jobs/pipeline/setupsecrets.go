@@ -8,8 +8,8 @@ import (
 )
 
 // TypeSetupSecrets is the ledger event that names the setup-only secrets
-// the setup container was given: names, never values (DESIGN has no
-// setup-only secrets yet).
+// the setup container was given: names, never values
+// (docs/design.md §4.1).
 const TypeSetupSecrets = "setup_secrets"
 
 // TypeSetupSecretsWithheld is the ledger event that names the setup-only

@@ -8,7 +8,7 @@ import (
 )
 
 // loopPhase is the phase of checks the model asks for with the verify
-// tool. It is not part of DESIGN §4.5: those runs are recorded as the
+// tool. It is not part of docs/design.md §4.5: those runs are recorded as the
 // tool's commands, and only the baseline and final phases decide the
 // outcome.
 const loopPhase verify.Phase = "loop"

@@ -12,7 +12,7 @@ import (
 // withheld is what stands in for a command's or a check's output that
 // holds what looks like a secret: secrets.Note, naming the rules and
 // lines; "" when text holds none. A whole output goes, as a tool's does
-// (DESIGN §5): what printed one secret likely printed others no rule
+// (docs/design.md §5): what printed one secret likely printed others no rule
 // knows.
 func withheld(sc *secrets.Scanner, name, text string) string {
 	f := sc.Scan("", text)

@@ -37,7 +37,7 @@ const (
 	MaxRecordBytes = 64 << 20
 )
 
-// The run directory's files (DESIGN §4.1): this package owns their names;
+// The run directory's files (docs/design.md §4.1): this package owns their names;
 // jobs/pipeline writes them under these names and Mirror copies them.
 const (
 	FileLedger = "ledger.jsonl"

@@ -19,7 +19,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 )
 
-// Pipeline does the work of an agent job (DESIGN §1 steps 1-9). It must be
+// Pipeline does the work of an agent job (docs/design.md §1 steps 1-9). It must be
 // idempotent: asynq runs a job again after a crash, a timeout or a failure.
 // An error wrapping asynq.SkipRetry is permanent; any other is retried.
 type Pipeline interface {

@@ -93,7 +93,7 @@ type Options struct {
 	// Starter is the path of the resident starter binary (a static build
 	// of sandbox/docker/starter) copied into each sandbox, which then
 	// starts every command without an engine exec of its own (see
-	// README, Security model). Default: $PATCHWRIGHT_SANDBOX_STARTER
+	// docs/security-details.md#the-resident-starter). Default: $PATCHWRIGHT_SANDBOX_STARTER
 	// ("off" for none), else patchwright-starter beside the executable;
 	// with none found every command is an engine exec.
 	Starter string

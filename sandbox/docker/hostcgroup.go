@@ -15,7 +15,7 @@ import (
 
 // hostCgroup is a sandbox's cgroup as the worker sees it on the host, where
 // the worker shares the engine's PID namespace and cgroup file system (it
-// runs beside its engine, as DESIGN §5 has it). What it reads comes from
+// runs beside its engine, as docs/design.md §5 has it). What it reads comes from
 // the host's kernel: no process in the container can forge or stop it,
 // unlike a helper exec'd into the container, and reading it costs
 // microseconds where ContainerTop has the engine run ps.

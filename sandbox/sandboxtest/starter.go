@@ -11,7 +11,7 @@ import (
 	"github.com/patchwright/patchwright/sandbox/docker"
 )
 
-// starterPkg is the resident starter's package (README, Security model).
+// starterPkg is the resident starter's package (docs/security-details.md#the-resident-starter).
 const starterPkg = "github.com/patchwright/patchwright/sandbox/docker/starter"
 
 // Main runs a test binary's tests with the resident starter on, as a

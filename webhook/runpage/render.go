@@ -124,7 +124,7 @@ func (v *view) phases(raw []byte) {
 	}
 }
 
-// result is the part of result.json (DESIGN §4.5) the page shows.
+// result is the part of result.json (docs/design.md §4.5) the page shows.
 type result struct {
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason"`

@@ -10,7 +10,7 @@
 // ends with an exit record. Every frame it writes is authenticated with
 // the per-container key the host sent on its stdin (package frame).
 //
-// Trust: see README "Security model" (the resident starter). In short it
+// Trust: see docs/security-details.md#the-resident-starter. In short it
 // makes itself non-dumpable first, so that the command's processes (same
 // uid, no capabilities) cannot ptrace it or open its memory or file
 // descriptors through /proc; it ignores the catchable signals; and it
