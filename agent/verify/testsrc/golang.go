@@ -264,9 +264,13 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // goCode returns a Go file's tokens without comments, so a reworded
 // comment or a reformat is not a change of behaviour.
-func goCode(p string, src []byte) (string, bool) {
-	fset := token.NewFileSet()
-	file := fset.AddFile(p, -1, len(src))
+func goCode(_ string, src []byte) (string, bool) { return goScan(src, true) }
+
+// goScan is src's tokens, one per line, without comments; the semicolons
+// Go inserts at line ends only when lineSemis is set. ok is false when
+// src does not scan.
+func goScan(src []byte, lineSemis bool) (code string, ok bool) {
+	file := token.NewFileSet().AddFile("", -1, len(src))
 	var s scanner.Scanner
 	bad := false
 	s.Init(file, src, func(token.Position, string) { bad = true }, 0)
@@ -276,10 +280,10 @@ func goCode(p string, src []byte) (string, bool) {
 		if tok == token.EOF {
 			break
 		}
-		b.WriteString(tok.String())
-		b.WriteByte(' ')
-		b.WriteString(lit)
-		b.WriteByte('\n')
+		if !lineSemis && tok == token.SEMICOLON && lit == "\n" {
+			continue
+		}
+		b.WriteString(tok.String() + " " + lit + "\n")
 	}
 	return b.String(), !bad
 }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"go/parser"
-	"go/scanner"
 	"go/token"
 	"path"
 	"slices"
@@ -392,21 +391,4 @@ func importsTesting(p string, src []byte) bool {
 // goTokens is a Go file's tokens without comments and without the
 // semicolons Go inserts at line ends, so that neither a reworded comment
 // nor a reflowed function is a change (goCode keeps those semicolons).
-func goTokens(src []byte) (string, bool) {
-	file := token.NewFileSet().AddFile("", -1, len(src))
-	var s scanner.Scanner
-	bad := false
-	s.Init(file, src, func(token.Position, string) { bad = true }, 0)
-	var b strings.Builder
-	for {
-		_, tok, lit := s.Scan()
-		if tok == token.EOF {
-			break
-		}
-		if tok == token.SEMICOLON && lit == "\n" {
-			continue
-		}
-		b.WriteString(tok.String() + " " + lit + "\n")
-	}
-	return b.String(), !bad
-}
+func goTokens(src []byte) (string, bool) { return goScan(src, false) }
