@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -73,19 +72,11 @@ func (s *Scanner) ScanChangeStream(ctx context.Context, file string, before, aft
 		}
 		// The operator's values, as ScanChange finds them: one the file
 		// had before is not the change's doing.
-		for _, m := range s.valueMatches(file, w) {
-			m.Line += line - 1
-			if !old[m.RuleID+"\x00"+m.Description] && !slices.Contains(out, m.Finding) {
-				out = append(out, m.Finding)
-			}
-		}
+		out = addWindowMatches(out, s.valueMatches(file, w), line, func(m match) bool {
+			return old[m.RuleID+"\x00"+m.Description]
+		})
 		if offset < maxDecodedChange {
-			for _, m := range s.decoded(ctx, file, blankKnown(w, seed, had)) {
-				m.Line += line - 1
-				if !slices.Contains(out, m.Finding) {
-					out = append(out, m.Finding)
-				}
-			}
+			out = addWindowMatches(out, s.decoded(ctx, file, blankKnown(w, seed, had)), line, nil)
 		}
 	})
 	if err == nil {

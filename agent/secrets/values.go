@@ -148,12 +148,7 @@ func (s *Scanner) ValuesIn(ctx context.Context, file string, r io.Reader) ([]Fin
 	var out []Finding
 	err := windows(r, func(w string, line int, _ int64) {
 		found := append(s.valueMatches(file, w), s.valuesInBlocks(file, decodedSegments(w))...)
-		for _, m := range found {
-			m.Line += line - 1
-			if !slices.Contains(out, m.Finding) {
-				out = append(out, m.Finding)
-			}
-		}
+		out = addWindowMatches(out, found, line, nil)
 	})
 	if err == nil {
 		err = ctx.Err()
@@ -191,6 +186,19 @@ func (s *Scanner) ValueNeedles() []string {
 			core = core[:len(core)-len(core)%3]
 			add(base64.StdEncoding.EncodeToString([]byte(core)))
 			add(base64.URLEncoding.EncodeToString([]byte(core)))
+		}
+	}
+	return out
+}
+
+// addWindowMatches adds the matches found in a window whose first line is
+// line to out, each moved to the file's line and added once; skip, when
+// set, leaves some out.
+func addWindowMatches(out []Finding, found []match, line int, skip func(match) bool) []Finding {
+	for _, m := range found {
+		m.Line += line - 1
+		if (skip == nil || !skip(m)) && !slices.Contains(out, m.Finding) {
+			out = append(out, m.Finding)
 		}
 	}
 	return out
