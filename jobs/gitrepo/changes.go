@@ -117,17 +117,9 @@ func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 	lim = lim.withDefaults()
 	var changed int64
 	entries := 0
-	idx, err := r.repo.Storer.Index()
+	idx, tracked, root, err := r.openTracked()
 	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	tracked := make(map[string]*index.Entry, len(idx.Entries))
-	for _, e := range idx.Entries {
-		tracked[e.Name] = e
-	}
-	root, err := os.OpenRoot(r.worktree)
-	if err != nil {
-		return nil, fmt.Errorf("open work tree: %w", err)
+		return nil, err
 	}
 	defer root.Close()
 	ignore, err := r.ignoreMatcher(root)
@@ -494,15 +486,12 @@ func absentFrom(pristine *os.Root, p string) (bool, error) {
 	return false, err
 }
 
-// Written lists the regular files of the work tree that are not the last
-// commit's: untracked ones, ignored or not, and tracked ones whose bytes
-// or executable bit differ. It is what a command run on the clone (the
-// first setup) wrote, for a search of those files; links, special files
-// and anything inside a .git directory are left out.
-func (r *Repo) Written() ([]string, error) {
+// openTracked reads the index, its entries by path, and opens the work
+// tree; the caller closes the root.
+func (r *Repo) openTracked() (*index.Index, map[string]*index.Entry, *os.Root, error) {
 	idx, err := r.repo.Storer.Index()
 	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
+		return nil, nil, nil, fmt.Errorf("read index: %w", err)
 	}
 	tracked := make(map[string]*index.Entry, len(idx.Entries))
 	for _, e := range idx.Entries {
@@ -510,7 +499,20 @@ func (r *Repo) Written() ([]string, error) {
 	}
 	root, err := os.OpenRoot(r.worktree)
 	if err != nil {
-		return nil, fmt.Errorf("open work tree: %w", err)
+		return nil, nil, nil, fmt.Errorf("open work tree: %w", err)
+	}
+	return idx, tracked, root, nil
+}
+
+// Written lists the regular files of the work tree that are not the last
+// commit's: untracked ones, ignored or not, and tracked ones whose bytes
+// or executable bit differ. It is what a command run on the clone (the
+// first setup) wrote, for a search of those files; links, special files
+// and anything inside a .git directory are left out.
+func (r *Repo) Written() ([]string, error) {
+	_, tracked, root, err := r.openTracked()
+	if err != nil {
+		return nil, err
 	}
 	defer root.Close()
 	var out []string
