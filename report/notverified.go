@@ -123,9 +123,6 @@ func notVerified(in Input) []fact {
 	if in.Unbounded != "" {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}
-	if in.SharedCache {
-		out = append(out, say("The repository's build cache was too large to give the agent a copy, so the agent and the final checks used the shared cache, which a later run of this repository reads."))
-	}
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
 		return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
 	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {

@@ -146,9 +146,6 @@ type Input struct {
 	// only counted ("and 203950 more refusals to 3 hosts, not recorded
 	// one by one"); "" when none were.
 	RefusedDropped string
-	// SharedCache: the build cache was too large to copy, so the agent
-	// and the final checks used the repository's shared one.
-	SharedCache bool
 	// Fallbacks say where the run moved down its model list, one line
 	// each ("step 3: openai:gpt-4.1 failed (…), continued on …").
 	Fallbacks []string
