@@ -16,10 +16,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // compile compiles one of docs/schema/'s schemas as draft 2020-12.
@@ -233,7 +233,7 @@ func TestResultSchemaKeys(t *testing.T) {
 	}
 }
 
-// findingKinds are the kinds the code makes: agent/findings' own, and
+// findingKinds are the kinds the code makes: verify/findings' own, and
 // those of the pipeline's other steps.
 var findingKinds = []string{
 	findings.TestsRemoved, findings.TestSkipped, findings.AssertionChanged,
@@ -310,7 +310,7 @@ func TestResultSchemaEnums(t *testing.T) {
 	for _, o := range []verify.Outcome{verify.Verified, verify.Unverified, verify.Failed, verify.NoChange, verify.Stopped, verify.Error} {
 		outcomes = append(outcomes, string(o))
 	}
-	diff(t, "outcome", "agent/verify", "result.json", outcomes, enum("outcome"))
+	diff(t, "outcome", "verify", "result.json", outcomes, enum("outcome"))
 	diff(t, "finding kind", "the code", "result.json", findingKinds, enum("findings", "kind"))
 }
 

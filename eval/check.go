@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Sandbox users: the work tree is handed to them before a sandbox starts

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Size bounds of the parts of a body whose length the run controls. With

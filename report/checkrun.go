@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // AnnotationBatch is how many annotations GitHub accepts in one check-run

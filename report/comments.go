@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Phase is where a run stands, for the status comment.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/findings"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // Values a change or a model can choose, each trying to become live

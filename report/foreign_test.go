@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Commits someone else pushed are listed under Changes with their files,

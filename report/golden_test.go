@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

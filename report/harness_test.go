@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/agent/findings"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // TestHarnessFirstInNotVerified: the files of the test harness the change

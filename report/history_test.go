@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // manyAttempts is a history at its bound, with long reasons.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 func readLog(t *testing.T, jsonl string) ledger.Log {

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/findings"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // claimKind is what a phrase in the model's summary asserts.

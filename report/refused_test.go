@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestRefusedInNotVerified: refused connections are listed when a check

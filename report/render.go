@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 //go:embed templates/*.tmpl

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // MaxBody is GitHub's limit on the characters of an issue or pull-request
@@ -70,7 +70,7 @@ type SecretPlace struct {
 	Line int
 }
 
-// Finding is a finding on the change (agent/findings, docs/design.md §4.5) as
+// Finding is a finding on the change (verify/findings, docs/design.md §4.5) as
 // the report states it. Detail is another package's sentence and is
 // untrusted as a whole: it quotes the change (paths, versions, test
 // names), so it is escaped here, its backtick spans shown as code.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // headings returns the level-2 headings of a Markdown body outside code

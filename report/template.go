@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Template is the repository's pull-request template, read from the

@@ -16,8 +16,8 @@ import (
 	"github.com/yuin/goldmark/renderer/html"
 
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/webhook/runpage"
 )
 

@@ -54,10 +54,10 @@ func TestLayout(t *testing.T) {
 	// the judge nor report reads git (the pipeline hands them the base).
 	loop := []string{module + "agent", module + "agent/tools", module + "agent/provider", module + "agent/repomap"}
 	judges := map[string][]string{
-		"agent/verify":         loop,
-		"agent/verify/testsrc": loop,
-		"agent/findings":       loop,
-		"report":               loop,
+		"verify":          loop,
+		"verify/testsrc":  loop,
+		"verify/findings": loop,
+		"report":          loop,
 	}
 	for pkg, banned := range judges {
 		for _, d := range deps(t, pkg) {
@@ -69,10 +69,20 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+	// Nor does the defendant know the judge: the loop, its tools and its
+	// providers compile nothing of verify, so the model's side cannot reach
+	// what decides its outcome.
+	for _, pkg := range []string{"agent", "agent/tools", "agent/provider", "agent/repomap"} {
+		for _, d := range deps(t, pkg) {
+			if d == module+"verify" || strings.HasPrefix(d, module+"verify/") {
+				t.Errorf("%s depends on the judge's %s", pkg, d)
+			}
+		}
+	}
 	// testsrc is a leaf: it reads source files and nothing of ours.
-	for _, d := range deps(t, "agent/verify/testsrc") {
-		if strings.HasPrefix(d, module) && d != module+"agent/verify/testsrc" {
-			t.Errorf("agent/verify/testsrc depends on %s", d)
+	for _, d := range deps(t, "verify/testsrc") {
+		if strings.HasPrefix(d, module) && d != module+"verify/testsrc" {
+			t.Errorf("verify/testsrc depends on %s", d)
 		}
 	}
 	// sandbox is the interface and the host side: the standard library only.

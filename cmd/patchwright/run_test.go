@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 const calcGo = "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"

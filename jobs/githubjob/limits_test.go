@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // The largest body a retry can render (a long history, long failing

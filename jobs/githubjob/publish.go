@@ -11,12 +11,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // publisher is the pipeline.Publisher of the GitHub worker: the change

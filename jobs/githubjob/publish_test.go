@@ -10,11 +10,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 )
 
 func TestPRTitleFitsGitHubsLimit(t *testing.T) {

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestStatusProgressCarriesBaseline: once the Executor reports the

@@ -12,7 +12,7 @@ import (
 )
 
 // WriteBase writes every regular file of the base commit under root, the
-// original tree on which agent/verify runs the new tests (Repo is its
+// original tree on which verify runs the new tests (Repo is its
 // verify.BaseTree, with BaseContent). Symbolic links and submodules are
 // left out: they could point anywhere. Writes go through root, so no
 // path of the tree can reach outside it.

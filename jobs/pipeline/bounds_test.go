@@ -10,7 +10,7 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestSparseFilesStopTheRun: files that cost the sandbox nothing (sparse,

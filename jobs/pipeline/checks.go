@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // checkEnv turns off the per-user configuration hooks of the toolchains

@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/tools"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // Dependency setup after the change (issue 24). Setup, the only phase

@@ -27,8 +27,8 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // npmRegistry serves one package version over the npm registry protocol:

@@ -22,8 +22,8 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // pypiIndex serves one pure-Python wheel over PyPI's simple repository

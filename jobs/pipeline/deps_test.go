@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/verify"
 )
 
 func TestDepsCommands(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/findings"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // What dependency setup after the change writes into the tree reaches the

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestEgressSpec: the allowlist is the detected ecosystems' registries,

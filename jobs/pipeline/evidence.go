@@ -9,10 +9,10 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // AlwaysProtected are protected on every repository, in addition to its

@@ -12,7 +12,7 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestPipelineProtectedPathsDropped: a command (which no file-tool check

@@ -25,11 +25,11 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // Defaults of Executor.

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"path"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // Detected first setup (issue 24: the product meets repositories as they

@@ -13,8 +13,8 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestNPMDetectedFirstSetup (issue 24): the base already depends on a

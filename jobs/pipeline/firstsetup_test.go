@@ -8,10 +8,10 @@ import (
 
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/secrets"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // TestDetectSetup: the detected first setup runs a download command for

@@ -12,8 +12,8 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
 )
 
 var patchFileRE = regexp.MustCompile(`(?m)^diff --git a/(\S+) b/(\S+)$`)

@@ -12,16 +12,16 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // run is the state of one Execute call: what each phase established, in

@@ -22,13 +22,13 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify/findings"
 	"github.com/patchwright/patchwright/webhook/runpage"
 )
 

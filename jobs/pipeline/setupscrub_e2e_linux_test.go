@@ -16,14 +16,14 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/secrets"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // images are the two image shapes the setup-secret scenarios run on.

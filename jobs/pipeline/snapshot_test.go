@@ -13,10 +13,10 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // The attacks of this file each make the checks and the commit disagree

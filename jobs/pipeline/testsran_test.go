@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // These scenarios are issue 21's "count what really ran": a hostile

@@ -7,9 +7,9 @@ import (
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // TestTestsThatNoLongerBuild: the model breaks Add and hides the test

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // Whether a dependency setup command runs its tree's code (issue 40). On
@@ -194,7 +194,7 @@ func writtenPaths(changes []gitrepo.Change) []string {
 
 // KindUntrustedSetup is the finding of a run whose final checks read
 // what dependency setup after the change installed while one of its
-// commands ran code of the changed tree (runsTreeCode); agent/findings
+// commands ran code of the changed tree (runsTreeCode); verify/findings
 // owns the kind and that it blocks verified.
 const KindUntrustedSetup = findings.UntrustedSetup
 

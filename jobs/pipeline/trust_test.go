@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent/config"
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // TestTrustTableRules reads trustTable and holds every row to the rules
@@ -219,7 +219,7 @@ func TestRunsTreeCode(t *testing.T) {
 }
 
 // TestUntrustedSetupBlocks: the finding blocks verified, and its detail
-// is the reason, ahead of agent/findings' blocking kinds.
+// is the reason, ahead of verify/findings' blocking kinds.
 func TestUntrustedSetupBlocks(t *testing.T) {
 	ev := []findings.Finding{
 		{Kind: findings.TestSkipped, Detail: "A skip was added."},

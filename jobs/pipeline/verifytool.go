@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/patchwright/patchwright/agent/tools"
-	"github.com/patchwright/patchwright/agent/verify"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // loopPhase is the phase of checks the model asks for with the verify

@@ -5,8 +5,8 @@ import (
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/secrets"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify"
 )
 
 // withheld is what stands in for a command's or a check's output that

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/agent/findings"
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/agent/verify"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox/egress"
+	"github.com/patchwright/patchwright/verify"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // everyEvent is a run with one event of every type the application

@@ -13,7 +13,7 @@ import (
 // Analyze: deleting each file removes exactly the tests go test lists for
 // it, benchmarks aside, which do not run on a plain go test.
 func TestFindingsAgreeWithGoTest(t *testing.T) {
-	root := filepath.Join("..", "verify", "testsrc", "testdata", "agree")
+	root := filepath.Join("..", "testsrc", "testdata", "agree")
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {

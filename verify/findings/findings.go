@@ -3,7 +3,7 @@
 // nobody reviewed, and a change larger or wider than its issue
 // (docs/design.md §4.5, `findings`). The model cannot argue with it: Analyze is a pure
 // function of the diff, the issue, the checks and what the model read, and
-// it reads tests through agent/verify/testsrc, the one reader of test
+// it reads tests through verify/testsrc, the one reader of test
 // sources, which new-test discovery uses too.
 //
 // The pipeline calls Analyze after the final verification, records the
@@ -127,7 +127,7 @@ type Check struct {
 	// the check did not exist in that phase.
 	Baseline, Final string
 	// ZeroTests is true when the final run exited 0 but executed no test,
-	// as agent/verify reads the runner's output.
+	// as verify reads the runner's output.
 	ZeroTests bool
 	// BaselineRan and FinalRan are the tests each phase's run executed,
 	// by name (see TestNames).

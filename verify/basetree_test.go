@@ -197,7 +197,7 @@ func TestVerifyLinksNoGit(t *testing.T) {
 	}
 	for _, p := range strings.Fields(string(out)) {
 		if strings.HasPrefix(p, "github.com/go-git/") {
-			t.Errorf("agent/verify depends on %s", p)
+			t.Errorf("verify depends on %s", p)
 		}
 	}
 }

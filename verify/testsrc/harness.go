@@ -19,7 +19,7 @@ import (
 // and configuration that decide how the tests run and what their results
 // say, rather than code the tests test. A change to it can make a check
 // pass whatever the code under test does, so a run whose harness changed
-// is not verified (agent/findings, harness_changed).
+// is not verified (verify/findings, harness_changed).
 type HarnessFile struct {
 	// Role says what the file is to the harness, as a phrase that follows
 	// the file's path ("is test-runner configuration"); empty when it is

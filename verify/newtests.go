@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify/testsrc"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // BaseTree is the repository at the commit the change started from.
@@ -38,7 +38,7 @@ func writeUnder(root *os.Root, name string, data []byte, perm fs.FileMode) error
 	return nil
 }
 
-// NewTest is a test the change added or changed, as agent/verify/testsrc
+// NewTest is a test the change added or changed, as verify/testsrc
 // reads the file before and after.
 type NewTest struct {
 	// Dir is the package directory relative to the repository root, in

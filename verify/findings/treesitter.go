@@ -9,7 +9,7 @@ import (
 )
 
 // The grammars the test-runner configuration reader needs (testconfig.go);
-// the readers of tests themselves are agent/verify/testsrc.
+// the readers of tests themselves are verify/testsrc.
 var (
 	jsGrammar = javascript.GetLanguage
 	tsGrammar = typescript.GetLanguage

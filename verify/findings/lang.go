@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify/testsrc"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // testsOf returns the tests of one version of a file that run on a plain

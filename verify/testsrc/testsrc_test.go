@@ -320,7 +320,7 @@ func TestIsTestPath(t *testing.T) {
 		"tests/api.rs": true, "src/tests.rs": true, "src/lib.rs": false,
 		"src/test/java/AppTest.java": true, "src/main/java/App.java": false,
 		"testdata/x.json": true, "a.golden": true,
-		// Moved from agent/findings.
+		// Moved from verify/findings.
 		"pkg/test_a.py": true, "pkg/a_test.py": true, "conftest.py": true, "src/a.spec.js": true, "tests/it.rs": true,
 		"src/main/java/a/ATest.java": true, "src/main/java/a/Testing.java": true, "__snapshots__/a.snap": true, "README.md": false,
 		// Issue 27.
@@ -342,7 +342,7 @@ func TestTestsrcIsALeaf(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, "github.com/patchwright/patchwright/") && p != "github.com/patchwright/patchwright/agent/verify/testsrc" {
+		if strings.HasPrefix(p, "github.com/patchwright/patchwright/") && p != "github.com/patchwright/patchwright/verify/testsrc" {
 			t.Errorf("testsrc depends on %s", p)
 		}
 	}

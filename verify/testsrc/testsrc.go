@@ -3,8 +3,8 @@
 // go test's own rules (cmd/go/internal/load/test.go for the functions,
 // go/build for the files that build on linux/amd64); Python,
 // JavaScript/TypeScript, Rust and Java with tree-sitter. New-test
-// discovery (agent/verify) and the findings on the diff
-// (agent/findings) both read tests here, so they cannot disagree.
+// discovery (verify) and the findings on the diff
+// (verify/findings) both read tests here, so they cannot disagree.
 //
 // It imports none of Patchwright's packages.
 package testsrc

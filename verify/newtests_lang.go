@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify/testsrc"
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // Languages of NewTest.Lang. Go tests keep "" so results recorded before
@@ -32,7 +32,7 @@ const CannotShow NewTestStatus = "cannot_show"
 // FindNewTests finds the tests a change added or changed, in every
 // language whose tests can be run alone: Go (FindNewGoTests), Python
 // (pytest node IDs), JavaScript and TypeScript (test titles) and Rust
-// (#[test] functions), each file read by agent/verify/testsrc as the
+// (#[test] functions), each file read by verify/testsrc as the
 // findings read it. d says which project each file belongs to and which
 // runner a JavaScript project uses.
 func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Detection) ([]NewTest, error) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify/testsrc"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // harnessFindings reports each changed file of the test harness: first

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchwright/patchwright/agent/verify/testsrc"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // located is a test and the file it is in, with its source squashed
