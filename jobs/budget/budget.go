@@ -1,8 +1,8 @@
 // Package budget keeps the month's estimated model spend per installation
 // and per repository in Redis, and says when a monthly cap is reached, so
-// that new jobs are refused until the month (UTC) resets. Runs already
-// going are bounded by the per-run cap (agent.Limits.MaxCostUSD), not by
-// this package.
+// that new jobs are refused until the month (UTC) resets. A run reserves
+// its per-run cap before it starts and settles its cost after (see
+// Reserve), so runs going at once cannot overspend a cap together.
 package budget
 
 import (
@@ -40,13 +40,24 @@ type Refusal struct {
 	Scope    string // "installation" or "repository"
 	CapUSD   float64
 	SpentUSD float64
-	Month    string    // "2026-12"
-	ResetsAt time.Time // the first instant of the next month, UTC
+	// ReservedUSD is what runs still going hold; RunCapUSD is what the
+	// refused run would have held.
+	ReservedUSD float64
+	RunCapUSD   float64
+	Month       string    // "2026-12"
+	ResetsAt    time.Time // the first instant of the next month, UTC
 }
 
 func (r *Refusal) Error() string {
-	return fmt.Sprintf("the %s's monthly model budget of $%.2f is spent ($%.2f estimated for %s), so no new job starts until it resets on %s",
-		r.Scope, r.CapUSD, r.SpentUSD, r.Month, r.ResetsAt.Format("2006-01-02 15:04 UTC"))
+	state := fmt.Sprintf("is spent ($%.2f estimated for %s)", r.SpentUSD, r.Month)
+	if r.ReservedUSD > 0 || r.SpentUSD+r.ReservedUSD < r.CapUSD {
+		// Not spent yet: held by runs going, or too little left for this
+		// run's cap.
+		state = fmt.Sprintf("is spent or held ($%.2f estimated for %s, $%.2f held by runs still going, and this run may cost up to $%.2f)",
+			r.SpentUSD, r.Month, r.ReservedUSD, r.RunCapUSD)
+	}
+	return fmt.Sprintf("the %s's monthly model budget of $%.2f %s, so no new job starts until it resets on %s",
+		r.Scope, r.CapUSD, state, r.ResetsAt.Format("2006-01-02 15:04 UTC"))
 }
 
 // AsRefusal finds a Refusal in err.
@@ -75,29 +86,6 @@ func installationKey(m string, id int64) string {
 
 func repositoryKey(m string, i jobs.Issue) string {
 	return jobs.KeyPrefix + "spend:" + m + ":repository:" + strings.ToLower(i.Owner+"/"+i.Repo)
-}
-
-// Check returns a *Refusal when the issue's installation or repository has
-// spent its cap this month, nil when a job may start.
-func (s *Store) Check(ctx context.Context, issue jobs.Issue) error {
-	if s.Caps.Installation <= 0 && s.Caps.Repository <= 0 {
-		return nil
-	}
-	now := s.now()
-	inst, repo, err := s.Spent(ctx, issue)
-	if err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		scope string
-		cap   float64
-		spent float64
-	}{{"installation", s.Caps.Installation, inst}, {"repository", s.Caps.Repository, repo}} {
-		if c.cap > 0 && c.spent >= c.cap {
-			return &Refusal{Scope: c.scope, CapUSD: c.cap, SpentUSD: c.spent, Month: month(now), ResetsAt: nextMonth(now)}
-		}
-	}
-	return nil
 }
 
 // Add counts usd against the issue's installation and repository for the

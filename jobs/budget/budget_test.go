@@ -25,19 +25,25 @@ func TestMonthlyCaps(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)
 	s := &Store{Redis: redistest.Client(t, testRedisDB), Caps: Caps{Installation: 5, Repository: 2}, Now: func() time.Time { return now }}
-	if err := s.Check(ctx, issueA); err != nil {
+	check := func(s *Store, i jobs.Issue) error {
+		if err := s.Reserve(ctx, i, "check", 0); err != nil {
+			return err
+		}
+		return s.Settle(ctx, i, "check", 0)
+	}
+	if err := check(s, issueA); err != nil {
 		t.Fatalf("nothing spent: %v", err)
 	}
 	if err := s.Add(ctx, issueA, 1.5); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Check(ctx, issueA); err != nil {
+	if err := check(s, issueA); err != nil {
 		t.Fatalf("under the caps: %v", err)
 	}
 	if err := s.Add(ctx, issueA, 0.5); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Check(ctx, jobs.Issue{InstallationID: 7, Owner: "ACME", Repo: "widgets", Number: 9})
+	err := check(s, jobs.Issue{InstallationID: 7, Owner: "ACME", Repo: "widgets", Number: 9})
 	r, ok := AsRefusal(err)
 	if !ok || r.Scope != "repository" || r.SpentUSD != 2 || r.Month != "2026-12" || !r.ResetsAt.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("repository cap reached (any case of its name): %v", err)
@@ -45,20 +51,20 @@ func TestMonthlyCaps(t *testing.T) {
 	if !strings.Contains(r.Error(), "$2.00") || !strings.Contains(r.Error(), "2027-01-01") {
 		t.Errorf("refusal %q does not say the cap and the reset", r.Error())
 	}
-	if err := s.Check(ctx, issueB); err != nil {
+	if err := check(s, issueB); err != nil {
 		t.Fatalf("another repository of the installation: %v", err)
 	}
 	if err := s.Add(ctx, issueB, 3); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := AsRefusal(s.Check(ctx, issueB)); !ok || r.Scope != "installation" || r.SpentUSD != 5 {
+	if r, ok := AsRefusal(check(s, issueB)); !ok || r.Scope != "installation" || r.SpentUSD != 5 {
 		t.Fatalf("installation cap reached: %+v %v", r, ok)
 	}
-	if err := s.Check(ctx, other); err != nil {
+	if err := check(s, other); err != nil {
 		t.Fatalf("another installation: %v", err)
 	}
 	now = now.Add(2 * time.Hour) // January
-	if err := s.Check(ctx, issueA); err != nil {
+	if err := check(s, issueA); err != nil {
 		t.Fatalf("after the month reset: %v", err)
 	}
 	if err := s.Add(ctx, issueA, -1); err != nil {
@@ -69,7 +75,7 @@ func TestMonthlyCaps(t *testing.T) {
 	}
 	// No caps: nothing is ever refused.
 	free := &Store{Redis: s.Redis, Now: s.Now}
-	if err := free.Check(ctx, issueB); err != nil {
+	if err := check(free, issueB); err != nil {
 		t.Errorf("no caps: %v", err)
 	}
 }

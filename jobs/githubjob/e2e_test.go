@@ -34,6 +34,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/githubtest"
@@ -802,9 +803,22 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The dead run held $2 of the monthly budget (reserved here: the
+	// killed worker process ran without caps); the sweep settles it.
+	store := &budget.Store{Redis: e.rdb, Caps: budget.Caps{Repository: 10}}
+	if err := store.Reserve(ctx, issue, "delivery-last-1", 2); err != nil {
+		t.Fatal(err)
+	}
+	e.pipe.Budget = store
+
 	sw := &worker.Sweeper{Inspector: e.insp, Queue: e.queue, Reporter: e.pipe, Logger: e.log}
 	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep: %d reported, %v; want 1", n, err)
+	}
+	_, held, herr := store.Reserved(ctx, issue)
+	_, spent, serr := store.Spent(ctx, issue)
+	if herr != nil || serr != nil || held != 0 || spent != 2 {
+		t.Errorf("after the sweep: $%v held, $%v spent (%v, %v); want the dead run's hold released and counted", held, spent, herr, serr)
 	}
 	st := e.statusComments(1)
 	if len(st) != 1 || !strings.Contains(st[0].Body, "could not finish") || !strings.Contains(st[0].Body, "crashed or was killed") {

@@ -23,7 +23,6 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
-	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -225,7 +224,14 @@ func (p *Pipeline) Abandoned(ctx context.Context, issue jobs.Issue, taskID strin
 	}
 	st.status = report.Status{Issue: issue.Number, Phase: report.PhaseFailed,
 		Reason: "the worker running its last try stopped without finishing (it crashed or was killed), so the job was given up. Comment `/agent retry` to start again"}
-	return st.write(ctx)
+	if err := st.write(ctx); err != nil {
+		return err
+	}
+	if p.Budget == nil {
+		return nil
+	}
+	// Its cost is unknown: the hold (its cap) is counted, and freed.
+	return p.Budget.SettleAbandoned(ctx, issue, taskID)
 }
 
 var unsafeRunID = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -314,12 +320,12 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		}
 		p.settlePlanComment(ctx, a, settled)
 	}
-	if p.Budget != nil {
-		// Before the clone and the model: a spent budget costs nothing more.
-		if err := p.Budget.Check(ctx, a.issue); err != nil {
-			return p.failed(ctx, st, a, err)
-		}
+	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
+	if err != nil {
+		return p.failed(ctx, st, a, err)
 	}
+	var cost *float64
+	defer func() { settle(cost) }()
 	job, pub, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
@@ -337,12 +343,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	res, err := p.Executor.Execute(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
-		st.status.CostUSD = res.CostUSD
-		if p.Budget != nil {
-			if berr := p.Budget.Add(context.WithoutCancel(ctx), a.issue, *res.CostUSD); berr != nil {
-				log.Error("the run's cost is not counted against the monthly budgets", jobs.LogError, berr)
-			}
-		}
+		st.status.CostUSD, cost = res.CostUSD, res.CostUSD
 	}
 	if ctx.Err() != nil {
 		return p.interrupted(ctx, st, a)
@@ -508,18 +509,6 @@ func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githu
 		f.Commits = append(f.Commits, report.ForeignCommit{SHA: c.SHA, Author: c.Author, Subject: c.Subject, Files: c.Files, MoreFiles: c.MoreFiles})
 	}
 	return f, nil
-}
-
-// Budget is what monthly caps need (jobs/budget.Store).
-type Budget interface {
-	// Check returns a *budget.Refusal when a cap is reached.
-	Check(ctx context.Context, issue jobs.Issue) error
-	Add(ctx context.Context, issue jobs.Issue, usd float64) error
-}
-
-func isBudgetRefusal(err error) bool {
-	_, ok := budget.AsRefusal(err)
-	return ok
 }
 
 // coAuthor is the Co-authored-by trailer of the requester, with the

@@ -32,11 +32,12 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	if err := p.GitHub.AddReaction(ctx, a.issue, "eyes"); err != nil {
 		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
 	}
-	if p.Budget != nil {
-		if err := p.Budget.Check(ctx, a.issue); err != nil {
-			return p.planFailed(ctx, a, logURL, "Patchwright did not start: "+err.Error(), permanent(err))
-		}
+	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
+	if err != nil {
+		return p.planFailed(ctx, a, logURL, "Patchwright did not start: "+err.Error(), permanent(err))
 	}
+	var cost *float64
+	defer func() { settle(cost) }()
 	job, _, err := p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.planFailed(ctx, a, logURL, "the plan run could not start: "+err.Error(), err)
@@ -46,10 +47,8 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	job.PreviousPlan = a.previousPlan
 	job.Publisher = nil
 	res, err := p.Executor.Plan(ctx, job)
-	if res != nil && res.CostUSD != nil && p.Budget != nil {
-		if berr := p.Budget.Add(context.WithoutCancel(ctx), a.issue, *res.CostUSD); berr != nil {
-			log.Error("the plan's cost is not counted against the monthly budgets", jobs.LogError, berr)
-		}
+	if res != nil {
+		cost = res.CostUSD
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("plan run interrupted, to be tried again: %w", context.Cause(ctx))
