@@ -161,6 +161,10 @@ type Input struct {
 	// repository has no drafts, so it is open for review and the body
 	// opens with a note that says so.
 	DraftRefused bool
+	// Unsigned: the change was too large for GitHub's API, so the commit
+	// was pushed with git, unsigned; the body opens with a note that says
+	// so.
+	Unsigned bool
 	// GoModule maps go test's packages to directories; "" when not Go.
 	GoModule string
 	// ReplayedFrom is the transcript whose model turns the run replayed

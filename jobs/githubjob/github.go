@@ -43,6 +43,9 @@ type prPublisher interface {
 	// PutCheckRun creates a completed check run (id 0) or updates check run
 	// id, with its annotations in GitHub's batches; it returns the ID.
 	PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run githubapi.CheckRun) (int64, error)
+	// CreateCommit makes a commit GitHub signs and moves a branch to it
+	// as compare-and-swap; it returns the commit's SHA.
+	CreateCommit(ctx context.Context, repo jobs.Issue, c githubapi.NewCommit) (string, error)
 }
 
 // attemptSource is what preparing an attempt needs.

@@ -20,7 +20,8 @@ import (
 )
 
 // publisher is the pipeline.Publisher of the GitHub worker: the change
-// goes to agent/issue-N as a compare-and-swap push, then into the one pull
+// goes to agent/issue-N as a commit GitHub makes and signs (see push),
+// moving the branch as compare-and-swap, then into the one pull
 // request of that branch, with a check run per final check. It is made
 // per attempt.
 type publisher struct {
@@ -39,6 +40,9 @@ type publisher struct {
 	// sent is the body last rendered for GitHub: the pipeline's facts
 	// with the pushed commit and, where drafts are refused, the note.
 	sent string
+	// unsigned: the commit was pushed with git, unsigned, rather than
+	// made (and signed) by GitHub.
+	unsigned bool
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -65,8 +69,8 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	if ctx.Err() != nil || res.HeadCommit == "" {
 		return "", nil
 	}
-	if err := repo.Push(ctx, res.Branch, g.expected); err != nil {
-		return "", pushRefused(err, res.Branch)
+	if err := g.push(ctx, repo, res); err != nil {
+		return "", err
 	}
 	pr, err := g.upsertPR(ctx, repo, res)
 	if err != nil {
@@ -149,7 +153,7 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 // what was sent, and so pr.md and the facts the run keeps.
 func (g *publisher) body(res *pipeline.Result, draftRefused bool) (string, error) {
 	in := res.Report
-	in.HeadCommit, in.DraftRefused = res.HeadCommit, draftRefused
+	in.HeadCommit, in.DraftRefused, in.Unsigned = res.HeadCommit, draftRefused, g.unsigned
 	body, err := report.PRBody(in)
 	if err != nil {
 		return "", err

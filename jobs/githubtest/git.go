@@ -65,21 +65,31 @@ func NewGitRemote(t testing.TB, auth func(token, owner, repo string) bool) *GitR
 	}))
 	t.Cleanup(hs.Close)
 	g.URL = hs.URL
+	remotes.Store(g.URL, g)
+	t.Cleanup(func() { remotes.Delete(g.URL) })
 	return g
 }
 
 // noWorkflowsEnv marks a push whose token lacks the workflows permission.
 const noWorkflowsEnv = "PATCHWRIGHT_FAKE_NO_WORKFLOWS"
 
-// workflowsHook refuses, for a push marked noWorkflowsEnv, new commits
-// that add, change or delete a file under .github/workflows/.
-const workflowsHook = `#!/bin/sh
-[ -n "$` + noWorkflowsEnv + `" ] || exit 0
+// receiveHook refuses, for a repository whose rules require signed
+// commits (RequireSignedCommits), new commits the fake's API did not make
+// and sign, as GitHub refuses them (GH013); and, for a push marked
+// noWorkflowsEnv, new commits that add, change or delete a file under
+// .github/workflows/.
+const receiveHook = `#!/bin/sh
 z=0000000000000000000000000000000000000000
 while read old new ref; do
 	[ "$new" = "$z" ] && continue
 	if [ "$old" = "$z" ]; then commits=$(git rev-list "$new" --not --branches); else commits=$(git rev-list "$old..$new"); fi
 	for c in $commits; do
+		if [ -f ` + signaturesOn + ` ] && ! grep -qx "$c" ` + verifiedFile + ` 2>/dev/null; then
+			echo "error: GH013: Repository rule violations found for $ref." >&2
+			echo "- Commits must have verified signatures. Found 1 violation: $c" >&2
+			exit 1
+		fi
+		[ -n "$` + noWorkflowsEnv + `" ] || continue
 		f=$(git diff-tree --root --no-commit-id --name-only -r "$c" | grep '^\.github/workflows/' | head -n 1)
 		if [ -n "$f" ]; then
 			echo "refusing to allow a GitHub App to create or update workflow \` + "`" + `$f\` + "`" + ` without \` + "`" + `workflows\` + "`" + ` permission" >&2
@@ -120,7 +130,7 @@ func (g *GitRemote) Create(t testing.TB, owner, repo, branch string, files map[s
 	bare := g.Dir(owner, repo)
 	Git(t, "", "init", "-q", "--bare", "-b", branch, bare)
 	Git(t, bare, "config", "http.receivepack", "true")
-	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(workflowsHook), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(receiveHook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	Git(t, work, "push", "-q", bare, branch)

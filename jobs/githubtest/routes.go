@@ -78,6 +78,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /_download/job-logs/{id}", s.downloadJobLog)
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
+	s.gitDataRoutes(inst)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}

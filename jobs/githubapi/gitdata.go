@@ -1,0 +1,186 @@
+package githubapi
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// A commit made through the Git Data API (blobs, a tree on the parent's
+// tree, a commit, then the branch) is signed by GitHub and shows as
+// verified, which branch rules that require signed commits accept. GitHub
+// signs it only when the request names no author, committer or
+// signature: the app's bot is then both.
+
+// Bounds of CreateCommit. GitHub takes blobs up to 100 MB; every file is
+// one request, so a change of many files would spend the installation's
+// hourly quota (5,000 requests) on one commit. Past either bound the
+// caller pushes with git instead, unsigned.
+const (
+	MaxBlobBytes      = 100 << 20
+	MaxCommitAPIFiles = 1000
+)
+
+// ErrTooLargeForAPI is what CreateCommit returns, before any request, for
+// a change past MaxBlobBytes or MaxCommitAPIFiles.
+var ErrTooLargeForAPI = errors.New("the change is too large to commit through GitHub's API")
+
+// ErrRefMoved is what CreateCommit wraps when the branch is not where the
+// caller expected it: someone else pushed to it (or created it).
+var ErrRefMoved = errors.New("the branch moved")
+
+// NewCommit is a commit to make on Branch.
+type NewCommit struct {
+	Branch string
+	// Expected is where Branch is now; "" means it must not exist.
+	Expected string
+	// Parent is the commit's parent and BaseTree its tree.
+	Parent, BaseTree string
+	Message          string
+	Files            []CommitFile
+}
+
+// CommitFile is one path of a NewCommit.
+type CommitFile struct {
+	Path string
+	// Mode is git's: "100644", "100755" (executable), "120000" (a
+	// symlink, whose content is its target). Empty deletes the path.
+	Mode string
+	Size int64
+	// Open reads the content; unused for a deletion.
+	Open func() (io.ReadCloser, error)
+}
+
+// CreateCommit makes c on the remote and moves c.Branch to it as
+// compare-and-swap: a new branch is created (refused if it exists); a
+// branch at c.Parent is updated without force (refused unless a fast
+// forward, so a push made meanwhile is kept); a branch elsewhere is read
+// first and force-updated only if it is at c.Expected. It returns the
+// commit's SHA as GitHub made it (not the clone's: GitHub's signature and
+// time differ).
+func (a *App) CreateCommit(ctx context.Context, repo jobs.Issue, c NewCommit) (string, error) {
+	if len(c.Files) > MaxCommitAPIFiles {
+		return "", fmt.Errorf("%w: %d files, over %d", ErrTooLargeForAPI, len(c.Files), MaxCommitAPIFiles)
+	}
+	for _, f := range c.Files {
+		if f.Size > MaxBlobBytes {
+			return "", fmt.Errorf("%w: %s has %d bytes, over %d", ErrTooLargeForAPI, f.Path, f.Size, MaxBlobBytes)
+		}
+	}
+	gh, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return "", err
+	}
+	entries, err := createBlobs(ctx, gh, repo, c.Files)
+	if err != nil {
+		return "", err
+	}
+	tree, _, err := gh.Git.CreateTree(ctx, repo.Owner, repo.Repo, c.BaseTree, entries)
+	if err != nil {
+		return "", fmt.Errorf("create a tree on %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	made, _, err := gh.Git.CreateCommit(ctx, repo.Owner, repo.Repo, &github.Commit{
+		Message: github.String(c.Message), Tree: &github.Tree{SHA: tree.SHA},
+		Parents: []*github.Commit{{SHA: github.String(c.Parent)}},
+	}, nil)
+	if err != nil {
+		return "", fmt.Errorf("create a commit on %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	if err := moveBranch(ctx, gh, repo, c, made.GetSHA()); err != nil {
+		return "", err
+	}
+	return made.GetSHA(), nil
+}
+
+// createBlobs uploads each file as a base64 blob (binary files survive,
+// and a symlink's blob is its target) and returns the tree's entries; a
+// deletion is an entry without a SHA, which go-github sends as null.
+func createBlobs(ctx context.Context, gh *github.Client, repo jobs.Issue, files []CommitFile) ([]*github.TreeEntry, error) {
+	var entries []*github.TreeEntry
+	for _, f := range files {
+		e := &github.TreeEntry{Path: github.String(f.Path), Mode: github.String(f.Mode), Type: github.String("blob")}
+		if f.Mode == "" {
+			e.Mode = github.String("100644")
+			entries = append(entries, e)
+			continue
+		}
+		content, err := readAll(f)
+		if err != nil {
+			return nil, err
+		}
+		blob, _, err := gh.Git.CreateBlob(ctx, repo.Owner, repo.Repo, &github.Blob{
+			Content: github.String(base64.StdEncoding.EncodeToString(content)), Encoding: github.String("base64")})
+		if err != nil {
+			return nil, fmt.Errorf("create a blob for %s on %s/%s: %w", f.Path, repo.Owner, repo.Repo, err)
+		}
+		e.SHA = blob.SHA
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+func readAll(f CommitFile) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	return b, nil
+}
+
+// moveBranch points c.Branch at sha as CreateCommit says.
+func moveBranch(ctx context.Context, gh *github.Client, repo jobs.Issue, c NewCommit, sha string) error {
+	ref := "refs/heads/" + c.Branch
+	target := &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(sha)}}
+	var err error
+	switch c.Expected {
+	case "":
+		_, _, err = gh.Git.CreateRef(ctx, repo.Owner, repo.Repo, target)
+	case c.Parent:
+		_, _, err = gh.Git.UpdateRef(ctx, repo.Owner, repo.Repo, target, false)
+	default:
+		// No REST call compares and swaps a force update: read, then
+		// force. A push between the two is overwritten, as a narrow race.
+		cur, _, gerr := gh.Git.GetRef(ctx, repo.Owner, repo.Repo, ref)
+		if gerr != nil {
+			return refMoved(c, fmt.Errorf("read %s: %w", ref, gerr))
+		}
+		if cur.GetObject().GetSHA() != c.Expected {
+			return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, c.Branch, cur.GetObject().GetSHA(), c.Expected)
+		}
+		_, _, err = gh.Git.UpdateRef(ctx, repo.Owner, repo.Repo, target, true)
+	}
+	if err != nil {
+		return refMoved(c, fmt.Errorf("move %s of %s/%s to %s: %w", c.Branch, repo.Owner, repo.Repo, sha, err))
+	}
+	return nil
+}
+
+// refMoved wraps ErrRefMoved around GitHub's answers that mean the branch
+// is not where it was expected: it exists already, the update is not a
+// fast forward, it is gone. Other answers (a rule that refuses the
+// commit, a 5xx) are returned as they are.
+func refMoved(c NewCommit, err error) error {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil {
+		return err
+	}
+	switch {
+	case er.Response.StatusCode == http.StatusNotFound && c.Expected != "",
+		er.Response.StatusCode == http.StatusUnprocessableEntity &&
+			(says(er, "reference already exists") || says(er, "not a fast forward") || says(er, "reference does not exist")):
+		return fmt.Errorf("%w: %v", ErrRefMoved, err)
+	}
+	return err
+}
