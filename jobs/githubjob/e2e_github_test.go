@@ -339,7 +339,7 @@ func TestRefusedPushEndsTheJobOnce(t *testing.T) {
 		t.Errorf("%d model requests, want one conversation of %d", n, len(turns))
 	}
 	st := e.statusComments(1)
-	if len(st) != 1 || !strings.Contains(strings.ReplaceAll(st[0].Body, `\`, ""), "Patchwright cannot push agent/issue-1: the remote refused the push") {
+	if len(st) != 1 || !strings.Contains(strings.ReplaceAll(st[0].Body, `\`, ""), "Patchwright cannot push agent/issue-1 here: GitHub refused it (422 \"GH006: Protected branch update failed") {
 		t.Errorf("status comments: %+v", st)
 	}
 	if e.remote.Head(t, owner, repoName, "agent/issue-1") != "" || len(e.fake.Pulls(owner, repoName)) != 0 {

@@ -38,7 +38,7 @@ func (g *publisher) push(ctx context.Context, repo *gitrepo.Repo, res *pipeline.
 	case errors.Is(err, githubapi.ErrRefMoved):
 		return fmt.Errorf("push %s: %w: %v", res.Branch, gitrepo.ErrRemoteMoved, err)
 	}
-	return refused(err, "commit to "+res.Branch+" through GitHub's API", "contents: write", "")
+	return refused(err, "push "+res.Branch, "contents: write", "")
 }
 
 // newCommit describes the clone's commit head for CreateCommit.

@@ -206,9 +206,13 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 
 // RefusePushes makes owner/repo decline every push with message on the
 // client's stderr, as a branch protection rule does ("GH006: Protected
-// branch update failed ..."): the ref update is reported as refused.
+// branch update failed ..."): the ref update is reported as refused. A
+// ref update through the API is refused with 422 and message.
 func (g *GitRemote) RefusePushes(t testing.TB, owner, repo, message string) {
 	t.Helper()
+	if err := os.WriteFile(filepath.Join(g.Dir(owner, repo), refusedFile), []byte(message), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	hook := filepath.Join(g.Dir(owner, repo), "hooks", "pre-receive")
 	script := "#!/bin/sh\necho " + shellQuote("error: "+message) + " >&2\nexit 1\n"
 	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {

@@ -28,6 +28,7 @@ import (
 const (
 	verifiedFile  = "patchwright-verified"
 	signaturesOn  = "patchwright-require-signatures"
+	refusedFile   = "patchwright-refuse-updates"
 	zeroSHA       = "0000000000000000000000000000000000000000"
 	ruleViolation = "Repository rule violations found\n\nCommits must have verified signatures.\n\n"
 )
@@ -390,8 +391,17 @@ func (s *Server) moveRef(w http.ResponseWriter, r *http.Request, dir, ref, sha, 
 		unprocessable(w, "Object does not exist")
 		return
 	}
+	if msg, err := os.ReadFile(filepath.Join(dir, refusedFile)); err == nil {
+		// RefusePushes: a protection rule refuses every update.
+		unprocessable(w, strings.TrimSpace(string(msg)))
+		return
+	}
 	if !signedEnough(dir, sha, old) {
 		fail(w, http.StatusUnprocessableEntity, ruleViolation)
+		return
+	}
+	if f := workflowFile(dir, sha, old); f != "" && !s.requestToken(r).has("workflows=write") {
+		unprocessable(w, "refusing to allow a GitHub App to create or update workflow `"+f+"` without `workflows` permission")
 		return
 	}
 	if _, err := bare(dir, nil, nil, "update-ref", ref, sha, old); err != nil {
@@ -405,23 +415,51 @@ func (s *Server) moveRef(w http.ResponseWriter, r *http.Request, dir, ref, sha, 
 	writeJSON(w, status, s.refJSON(r, ref, sha))
 }
 
+// newCommits are the commits moving a ref from old to sha adds.
+func newCommits(dir, sha, old string) ([]string, error) {
+	args := []string{"rev-list", sha, "--not", "--branches"}
+	if old != zeroSHA {
+		args = []string{"rev-list", old + ".." + sha}
+	}
+	out, err := bare(dir, nil, nil, args...)
+	return strings.Fields(out), err
+}
+
+// workflowFile is a file under .github/workflows/ that moving a ref from
+// old to sha adds, changes or deletes; "" for none.
+func workflowFile(dir, sha, old string) string {
+	commits, _ := newCommits(dir, sha, old)
+	for _, c := range commits {
+		out, _ := bare(dir, nil, nil, "diff-tree", "--root", "--no-commit-id", "--name-only", "-r", c)
+		for _, f := range strings.Fields(out) {
+			if strings.HasPrefix(f, ".github/workflows/") {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) requestToken(r *http.Request) Token {
+	v, _ := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokens[v]
+}
+
 // signedEnough reports whether the commits that moving a ref from old to
 // sha adds are all verified, where the repository's rules require it.
 func signedEnough(dir, sha, old string) bool {
 	if _, err := os.Stat(filepath.Join(dir, signaturesOn)); err != nil {
 		return true
 	}
-	args := []string{"rev-list", sha, "--not", "--branches"}
-	if old != zeroSHA {
-		args = []string{"rev-list", old + ".." + sha}
-	}
-	out, err := bare(dir, nil, nil, args...)
+	commits, err := newCommits(dir, sha, old)
 	if err != nil {
 		return false
 	}
 	verified, _ := os.ReadFile(filepath.Join(dir, verifiedFile))
 	listed := strings.Fields(string(verified))
-	for _, c := range strings.Fields(out) {
+	for _, c := range commits {
 		if !slices.Contains(listed, c) {
 			return false
 		}
