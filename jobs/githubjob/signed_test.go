@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -198,5 +199,49 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A change past the API's bounds (here more files than
+// MaxCommitAPIFiles) is pushed with git as before: the branch holds the
+// clone's own commit, unsigned, and the body opens with a note that says
+// so. Nothing was sent to the Git Data endpoints.
+func TestTooLargeChangeIsPushedUnsigned(t *testing.T) {
+	e := newSignedEnv(t)
+	r := e.clone(t, "main")
+	for i := range githubapi.MaxCommitAPIFiles + 1 {
+		must(t, os.WriteFile(filepath.Join(r.Worktree(), fmt.Sprintf("f%04d.txt", i)), []byte(fmt.Sprintln(i)), 0o644))
+	}
+	local := commit(t, r)
+	res := &pipeline.Result{Branch: "agent/issue-1", HeadCommit: local.String()}
+	if _, err := e.publisher(plumbing.ZeroHash).Publish(context.Background(), r, res); err != nil {
+		t.Fatal(err)
+	}
+	head := e.remote.Head(t, "acme", "widgets", "agent/issue-1")
+	if head != local.String() || res.HeadCommit != head || e.remote.Verified("acme", "widgets", head) {
+		t.Fatalf("branch at %s (verified %v), result %s; want the clone's commit %s, unsigned", head, e.remote.Verified("acme", "widgets", head), res.HeadCommit, local)
+	}
+	pulls := e.fake.Pulls("acme", "widgets")
+	if len(pulls) != 1 || !strings.Contains(pulls[0].Body, "This commit is not signed") {
+		t.Fatalf("pull requests %+v: want one whose body says the commit is not signed", pulls)
+	}
+	for _, req := range e.fake.Requests() {
+		if strings.Contains(req.Path, "/git/") {
+			t.Errorf("a Git Data request was made: %s %s", req.Method, req.Path)
+		}
+	}
+}
+
+// A file over GitHub's blob limit is refused before any request.
+func TestOversizedBlobIsRefusedBeforeAnyRequest(t *testing.T) {
+	e := newSignedEnv(t)
+	before := len(e.fake.Requests())
+	_, err := e.app.CreateCommit(context.Background(), e.repo, githubapi.NewCommit{Branch: "agent/issue-1",
+		Files: []githubapi.CommitFile{{Path: "huge.bin", Mode: "100644", Size: githubapi.MaxBlobBytes + 1}}})
+	if !errors.Is(err, githubapi.ErrTooLargeForAPI) || !strings.Contains(err.Error(), "huge.bin") {
+		t.Fatalf("oversized blob: %v", err)
+	}
+	if n := len(e.fake.Requests()) - before; n != 0 {
+		t.Errorf("%d requests made", n)
 	}
 }
