@@ -438,6 +438,9 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(commit, wantAuthor) || !strings.Contains(commit, wantCo) {
 		t.Errorf("commit:\n%s\nwant author %s and %s", commit, wantAuthor, wantCo)
 	}
+	if !e.remote.Verified(owner, repoName, head) || jobs.ParsePushed(pr.Body) != head {
+		t.Errorf("head %s: want a commit GitHub made and signed, named by the body's pushed marker", head)
+	}
 	runs := e.fake.CheckRuns(owner, repoName, head)
 	if len(runs) != 1 || runs[0].Name != githubjob.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
 		t.Errorf("check runs on %s: %+v", head, runs)
