@@ -152,9 +152,13 @@ func (s *Server) createTree(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	index := filepath.Join(os.TempDir(), fmt.Sprintf("fake-index-%d", time.Now().UnixNano()))
-	defer os.Remove(index)
-	env := []string{"GIT_INDEX_FILE=" + index}
+	tmp, err := os.MkdirTemp("", "fake-index-")
+	if err != nil {
+		fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	if req.BaseTree != "" {
 		if objectType(dir, req.BaseTree) != "tree" {
 			unprocessable(w, "Invalid tree info")
