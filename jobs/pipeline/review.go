@@ -51,10 +51,11 @@ Answer with one JSON object and nothing else:
 Answer {"risks":[]} when you find none. You cannot approve or verify a change; only report risks.`
 
 // reviewable: the gate runs on a change that may be published, when the
-// operator gave it a model.
+// operator gave it a model. An interrupted run skips it: what is left of
+// the worker's grace period is for pushing the draft.
 func (r *run) reviewable(ctx context.Context) bool {
 	return r.e.ReviewProvider != nil && len(r.changes) > 0 && len(r.findings) == 0 &&
-		r.infra == nil && r.cancelled == "" && r.tooLarge == "" && ctx.Err() == nil
+		r.infra == nil && r.cancelled == "" && r.tooLarge == "" && !r.interrupted() && ctx.Err() == nil
 }
 
 // review is the review before publishing: the change's dependencies
