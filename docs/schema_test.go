@@ -240,6 +240,8 @@ var findingKinds = []string{
 	findings.OnlyTestsChanged, findings.NoTestsRan, findings.NewDependency,
 	findings.Scope, findings.HarnessChanged, findings.UntrustedSetup,
 	pipeline.KindProtectedPath, pipeline.KindLargeFile, "secret",
+	findings.Advisory, findings.AdvisoryLow, findings.Security,
+	findings.Injection, findings.Behaviour, findings.ReviewFailed,
 }
 
 // TestResultSchemaAcceptsWhatTheCodeWrites marshals results built with

@@ -33,8 +33,11 @@ type bodyData struct {
 	NotVerified    []string
 	// Dependencies is the dependency paragraph under Changes, one
 	// sentence a line; nil when no dependency setup ran.
-	Dependencies   []string
-	Cost           string
+	Dependencies []string
+	Cost         string
+	// ReviewLine says how the review before publishing went; "" when
+	// none was recorded.
+	ReviewLine     string
 	OutputsOmitted bool
 	// History is the rendered attempt history; "" for none.
 	History string
@@ -58,7 +61,7 @@ func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha +
 // MaxBody characters: long check output is shortened, then left out, with
 // a pointer to the run log.
 func PRBody(in Input) (string, error) {
-	d := bodyData{Input: in, Cost: cost(in.CostUSD)}
+	d := bodyData{Input: in, Cost: cost(in.CostUSD), ReviewLine: reviewLine(in.Review)}
 	if in.ReplayedFrom != "" {
 		d.Cost = "no model called"
 	}

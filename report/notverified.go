@@ -100,6 +100,13 @@ var languages = []struct {
 // table was earned with them, so a reviewer reads them before trusting one.
 func notVerified(in Input) []fact {
 	var out []fact
+	// What the review before publishing found that blocks (a known
+	// advisory, a security or injection risk) comes before all else.
+	for _, f := range in.Findings {
+		if findings.IsGate(f.Kind) {
+			out = append(out, findingFact(f))
+		}
+	}
 	for _, f := range in.Findings {
 		if f.Kind == findings.HarnessChanged {
 			out = append(out, findingFact(f))
@@ -111,7 +118,7 @@ func notVerified(in Input) []fact {
 	out = append(out, notCommitted(in)...)
 	out = append(out, foreignFact(in.Foreign)...)
 	for _, f := range in.Findings {
-		if f.Kind != findings.HarnessChanged {
+		if f.Kind != findings.HarnessChanged && !findings.IsGate(f.Kind) {
 			out = append(out, findingFact(f))
 		}
 	}

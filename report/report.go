@@ -146,6 +146,9 @@ type Input struct {
 	// only counted ("and 203950 more refusals to 3 hosts, not recorded
 	// one by one"); "" when none were.
 	RefusedDropped string
+	// Review is what the review before publishing recorded; its Ran is
+	// false when it recorded nothing.
+	Review Review
 	// Fallbacks say where the run moved down its model list, one line
 	// each ("step 3: openai:gpt-4.1 failed (…), continued on …").
 	Fallbacks []string
@@ -217,6 +220,8 @@ func FromLedger(log ledger.Log) (Input, error) {
 			}
 		case *verify.NewTestEvent:
 			in.NewTests = append(in.NewTests, e.NewTestResult)
+		case *ledger.Review, *ledger.AdvisoryCheck:
+			in.Review.add(e)
 		case *ledger.ModelTurn:
 			for _, f := range e.FellBack {
 				in.Fallbacks = append(in.Fallbacks, fmt.Sprintf("step %d: %s", e.Step, f))

@@ -79,7 +79,22 @@ type Config struct {
 	// a failure of the repository's own CI starts; nil means
 	// DefaultCIFixAttempts, 0 turns them off.
 	CIFixAttempts *int `yaml:"ci_fix_attempts"`
+	// Review turns the review before publishing on (ReviewOn, the
+	// default) or off.
+	Review Review `yaml:"review"`
 }
+
+// Review says whether the review before publishing runs.
+type Review string
+
+// Values of the review key.
+const (
+	ReviewOn  Review = "on"
+	ReviewOff Review = "off"
+)
+
+// Reviewed reports whether the review before publishing runs.
+func (c Config) Reviewed() bool { return c.Review != ReviewOff }
 
 // CIFixLimit is CIFixAttempts with its default.
 func (c Config) CIFixLimit() int {
@@ -218,6 +233,9 @@ func (c *Config) fill() {
 	if c.Draft == "" {
 		c.Draft = DefaultDraft
 	}
+	if c.Review == "" {
+		c.Review = ReviewOn
+	}
 	if c.CIFixAttempts == nil {
 		v := DefaultCIFixAttempts
 		c.CIFixAttempts = &v
@@ -277,7 +295,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -334,6 +352,11 @@ func (c Config) validate() error {
 	}
 	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {
 		errs = append(errs, fmt.Sprintf("ci_fix_attempts: %d is not between 0 and %d", *c.CIFixAttempts, MaxCIFixAttempts))
+	}
+	switch c.Review {
+	case "", ReviewOn, ReviewOff:
+	default:
+		errs = append(errs, fmt.Sprintf("review: %q is not one of on, off", c.Review))
 	}
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:

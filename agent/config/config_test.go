@@ -41,6 +41,7 @@ func TestParseDesignExample(t *testing.T) {
 		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000, MaxChangedFiles: 30, MaxChangedLines: 1500},
 		Draft:          DraftAuto,
 		CIFixAttempts:  &ci,
+		Review:         ReviewOn,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
@@ -68,6 +69,12 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if c, err := Parse([]byte("ci_fix_attempts: 0\n")); err != nil || c.CIFixLimit() != 0 {
 		t.Errorf("ci_fix_attempts: 0 gave %d, %v; want 0 (off)", c.CIFixLimit(), err)
+	}
+	if c := Default(); !c.Reviewed() {
+		t.Error("the review before publishing is off by default; want on")
+	}
+	if c, err := Parse([]byte("review: off\n")); err != nil || c.Reviewed() {
+		t.Errorf("review: off gave %v, %v; want off", c.Reviewed(), err)
 	}
 	off, err := Parse([]byte("setup_network: false\n"))
 	if err != nil || off.Network() {
@@ -101,6 +108,7 @@ func TestParseErrors(t *testing.T) {
 		"negative ci fixes":       {"ci_fix_attempts: -1\n", "ci_fix_attempts: -1 is not between 0 and 10"},
 		"too many ci fixes":       {"ci_fix_attempts: 11\n", "ci_fix_attempts: 11 is not between 0 and 10"},
 		"ci fixes not a number":   {"ci_fix_attempts: two\n", "line 1: cannot unmarshal"},
+		"review not on or off":    {"review: false\n", `review: "false" is not one of on, off`},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
 		"bad service name":        {"services:\n  - {name: My_DB, image: pg}\n", `services[0]: name "My_DB" is not a host name`},
 		"service without image":   {"services:\n  - {name: db}\n", "services[0] (db): image is empty"},

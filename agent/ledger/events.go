@@ -15,6 +15,12 @@ const (
 	TypeRunStop    = "run_stop"
 	// TypeUserMessage is a note a person sent while the run went on.
 	TypeUserMessage = "user_message"
+	// TypeAdvisoryCheck is one dependency of the change looked up in the
+	// GitHub advisory database before publishing.
+	TypeAdvisoryCheck = "advisory_check"
+	// TypeReview is the review model's pass over the change before
+	// publishing, or why there was none.
+	TypeReview = "review"
 )
 
 func init() {
@@ -25,7 +31,59 @@ func init() {
 	Register(TypeCompaction, func() Payload { return new(Compaction) })
 	Register(TypeRunStop, func() Payload { return new(RunStop) })
 	Register(TypeUserMessage, func() Payload { return new(UserMessage) })
+	Register(TypeAdvisoryCheck, func() Payload { return new(AdvisoryCheck) })
+	Register(TypeReview, func() Payload { return new(Review) })
 }
+
+// AdvisoryCheck is one dependency the change adds or re-versions, as the
+// advisory database answered for it.
+type AdvisoryCheck struct {
+	Path      string `json:"path"`
+	Ecosystem string `json:"ecosystem"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	// Cached: an earlier lookup of the same ecosystem, name and version
+	// in this run answered it.
+	Cached     bool             `json:"cached,omitempty"`
+	Advisories []AdvisoryRecord `json:"advisories,omitempty"`
+	// Error says why the database could not answer.
+	Error string `json:"error,omitempty"`
+}
+
+// EventType implements Payload.
+func (*AdvisoryCheck) EventType() string { return TypeAdvisoryCheck }
+
+// AdvisoryRecord is one advisory the database returned.
+type AdvisoryRecord struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	URL      string `json:"url,omitempty"`
+}
+
+// Review is the review model's pass over the change before publishing.
+// Skipped is set, and nothing else, when no pass was made.
+type Review struct {
+	Model    string        `json:"model,omitempty"`
+	Usage    Usage         `json:"usage"`
+	CostUSD  *float64      `json:"cost_usd,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Answer is the model's answer as read (stripped, capped): data,
+	// never instructions.
+	Answer string `json:"answer,omitempty"`
+	// Risks counts the risks kept as findings; Ignored says, one line
+	// each, what of the answer was left out.
+	Risks   int      `json:"risks"`
+	Ignored []string `json:"ignored,omitempty"`
+	// Error says why the pass did not complete: the model failed, the
+	// budget, an answer that could not be read.
+	Error string `json:"error,omitempty"`
+	// Skipped says why no pass was made (`review: off`).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// EventType implements Payload.
+func (*Review) EventType() string { return TypeReview }
 
 // UserMessage is a note from a person (`/agent note`) delivered to the
 // model between steps, before turn Step.

@@ -42,7 +42,11 @@ type config struct {
 	model          string // PROVIDER:NAME; required by a worker
 	// summaryModel summarises what compaction removes; "" = none.
 	summaryModel string
-	runURL       string // base of run links; "" = comments say where the log lies
+	// reviewModel is the review before publishing's model; "" = model.
+	reviewModel string
+	// reviewMaxCostUSD is the review's own budget; 0 = the default.
+	reviewMaxCostUSD float64
+	runURL           string // base of run links; "" = comments say where the log lies
 	// sandbox shapes every sandbox, as of run and eval.
 	sandbox sandboxSettings
 	// webhookMaxBodies and webhookMaxBodyBytes bound the bodies read
@@ -134,7 +138,7 @@ const minQueuePassword = 16
 // checks them.
 type rawConfig struct {
 	secret, appID, key, keyFile, redis, redisCA, listen, api, label, data, model, runURL string
-	summaryModel                                                                         string
+	summaryModel, reviewModel, reviewMaxCost                                             string
 	concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 	instConcurrency, repoConcurrency, grace                                              string
 	monthlyInstallation, monthlyRepository                                               string
@@ -162,6 +166,8 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_RUN_RETENTION", flag: "run-retention", group: groupStorage, kind: "duration", shown: "720h (30 days)", usage: "how long run records stay in Redis and run links work, e.g. 720h", dst: &raw.retention},
 		{env: "PATCHWRIGHT_MODEL", flag: "model", group: groupModel, kind: "provider:name", shown: "serve: none, agent jobs fail; worker: required", usage: "model as PROVIDER:NAME, e.g. openai:gpt-4.1", dst: &raw.model},
 		{env: "PATCHWRIGHT_SUMMARY_MODEL", flag: "summary-model", group: groupModel, kind: "provider:name", shown: "none: placeholders only", usage: "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's", dst: &raw.summaryModel},
+		{env: "PATCHWRIGHT_REVIEW_MODEL", flag: "review-model", group: groupModel, kind: "provider:name", shown: "the model", usage: "the model, as PROVIDER:NAME with the same keys and base URLs, of the review before publishing: it reads only the issue, the diff and the findings and reports risks; a smaller one is fine; it needs a price in the price table, or the review fails (a repository turns it off with review: off)", dst: &raw.reviewModel},
+		{env: "PATCHWRIGHT_REVIEW_MAX_COST_USD", flag: "review-max-cost-usd", group: groupModel, kind: "dollars", shown: "0.50", usage: "the review's own budget in US dollars: a review whose estimate exceeds it is not made, and the pull request says so", dst: &raw.reviewMaxCost},
 		{env: "PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", flag: "monthly-cost-usd-installation", group: groupModel, kind: "dollars", shown: "no cap", usage: "monthly cap in US dollars on the estimated model cost of one installation's runs, counted in Redis; once reached, new jobs are refused with a comment until the month (UTC) resets", dst: &raw.monthlyInstallation},
 		{env: "PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", flag: "monthly-cost-usd-repository", group: groupModel, kind: "dollars", shown: "no cap", usage: "the same cap for each repository", dst: &raw.monthlyRepository},
 		{env: "PATCHWRIGHT_WORKER_CONCURRENCY", flag: "worker-concurrency", group: groupWorker, kind: "int", shown: strconv.Itoa(worker.DefaultConcurrency), usage: "jobs one worker process runs at once", dst: &raw.concurrency},
@@ -324,7 +330,7 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	cfg := config{
 		webhookSecret: raw.secret, redisURL: raw.redis, listen: raw.listen,
 		githubAPIURL: raw.api, triggerLabel: strings.TrimSpace(raw.label), dataDir: raw.data, privateKeyFile: raw.keyFile,
-		model: strings.TrimSpace(raw.model), summaryModel: strings.TrimSpace(raw.summaryModel), runURL: strings.TrimSpace(raw.runURL),
+		model: strings.TrimSpace(raw.model), summaryModel: strings.TrimSpace(raw.summaryModel), reviewModel: strings.TrimSpace(raw.reviewModel), runURL: strings.TrimSpace(raw.runURL),
 		queuePassword: raw.queuePassword, listenSet: listenSet,
 	}
 	if raw.redisCA != "" {
@@ -333,6 +339,13 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 			return config{}, fmt.Errorf("PATCHWRIGHT_REDIS_CA_FILE: %v", err)
 		}
 		cfg.redisCA = b
+	}
+	if raw.reviewMaxCost != "" {
+		f, err := strconv.ParseFloat(raw.reviewMaxCost, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return config{}, fmt.Errorf("PATCHWRIGHT_REVIEW_MAX_COST_USD: %q is not a positive amount of dollars, such as 0.50", raw.reviewMaxCost)
+		}
+		cfg.reviewMaxCostUSD = f
 	}
 	if raw.concurrency != "" {
 		n, err := strconv.Atoi(raw.concurrency)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -73,5 +74,33 @@ func TestSummaryModelSetting(t *testing.T) {
 		if _, err := summaryProvider(spec, nil); err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "PATCHWRIGHT_SUMMARY_MODEL: ") {
 			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
+	}
+}
+
+// PATCHWRIGHT_REVIEW_MODEL defaults to the model, is built like it, and
+// a replay is refused; PATCHWRIGHT_REVIEW_MAX_COST_USD must be dollars.
+func TestReviewSettings(t *testing.T) {
+	base := []string{"--webhook-secret", "s", "--app-id", "7", "--private-key", "k"}
+	os.Unsetenv("PATCHWRIGHT_REVIEW_MODEL")
+	os.Unsetenv("PATCHWRIGHT_REVIEW_MAX_COST_USD")
+	cfg, err := parseConfig("serve", append(base, "--review-model", "openai:gpt-4.1-mini", "--review-max-cost-usd", "0.2"), io.Discard)
+	if err != nil || cfg.reviewModel != "openai:gpt-4.1-mini" || cfg.reviewMaxCostUSD != 0.2 {
+		t.Fatalf("review settings %q %v, %v", cfg.reviewModel, cfg.reviewMaxCostUSD, err)
+	}
+	for _, bad := range []string{"-1", "free", "0", "Inf"} {
+		if _, err := parseConfig("serve", append(base, "--review-max-cost-usd", bad), io.Discard); err == nil || !strings.Contains(err.Error(), "PATCHWRIGHT_REVIEW_MAX_COST_USD") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	t.Setenv("OPENAI_API_KEY", "k")
+	model, err := provider.New("openai:gpt-4.1", provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := reviewProvider("", model, nil); p != model || err != nil {
+		t.Errorf("unset: %v, %v; want the model", p, err)
+	}
+	if _, err := reviewProvider("replay:ledger.jsonl", model, nil); err == nil || !strings.Contains(err.Error(), "a replay cannot review") {
+		t.Errorf("replay: %v", err)
 	}
 }

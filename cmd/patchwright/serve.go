@@ -86,6 +86,15 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	if summary != nil {
 		exec.SummaryProvider = meteredProvider{summary, m, prices}
 	}
+	review, err := reviewProvider(cfg.reviewModel, prov, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if review != nil {
+		exec.ReviewProvider = meteredProvider{review, m, prices}
+	}
+	exec.ReviewMaxCostUSD = cfg.reviewMaxCostUSD
+	exec.AdvisoryCache = &pipeline.AdvisoryCache{}
 	p := &githubjob.Pipeline{
 		GitHub:   app,
 		Executor: exec,
@@ -114,6 +123,26 @@ func summaryProvider(spec string, log *slog.Logger) (provider.Provider, error) {
 	p, err := provider.New(spec, provider.Options{Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("PATCHWRIGHT_SUMMARY_MODEL: %w", err)
+	}
+	return p, nil
+}
+
+// reviewProvider builds the review model PATCHWRIGHT_REVIEW_MODEL names,
+// as the model is built; unset, the review uses the model itself, and a
+// replayed model (which has no answer of its own to give) none.
+func reviewProvider(spec string, model provider.Provider, log *slog.Logger) (provider.Provider, error) {
+	if spec == "" {
+		if _, replayed := provider.ReplayedFrom(model); replayed {
+			return nil, nil
+		}
+		return model, nil
+	}
+	if strings.HasPrefix(strings.ToLower(spec), provider.NameReplay+":") {
+		return nil, fmt.Errorf("PATCHWRIGHT_REVIEW_MODEL: %q: a replay cannot review", spec)
+	}
+	p, err := provider.New(spec, provider.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("PATCHWRIGHT_REVIEW_MODEL: %w", err)
 	}
 	return p, nil
 }

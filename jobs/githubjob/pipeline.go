@@ -387,9 +387,10 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
-		Issue:     agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: requestText(a), ApprovedPlan: a.approvedPlan},
-		Publisher: pub,
-		Attempt:   report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
+		Issue:      agent.Issue{Number: a.issue.Number, Title: text.Title, Body: text.Body, Feedback: requestText(a), ApprovedPlan: a.approvedPlan},
+		Publisher:  pub,
+		Advisories: advisories{gh: p.GitHub, repo: a.issue},
+		Attempt:    report.Attempt{Number: 1, Started: p.now().UTC(), TriggeredBy: a.requester, Trigger: a.trigger},
 		// From the trigger's enqueue: the phase timings then measure the
 		// label (or command) to the pull request.
 		EnqueuedAt: a.at.EnqueuedAt,

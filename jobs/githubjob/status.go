@@ -102,7 +102,7 @@ func (s *statusComment) progress(p pipeline.Progress) {
 	switch p.Phase {
 	case pipeline.PhaseClone, pipeline.PhaseSandbox, pipeline.PhaseSetup, pipeline.PhaseBaseline, pipeline.PhaseAgent:
 		s.status.Phase = report.PhaseWorking
-	case pipeline.PhaseFinal, pipeline.PhaseScan, pipeline.PhaseCommit, pipeline.PhasePublish:
+	case pipeline.PhaseFinal, pipeline.PhaseScan, pipeline.PhaseReview, pipeline.PhaseCommit, pipeline.PhasePublish:
 		s.status.Phase = report.PhaseVerifying
 	default:
 		s.mu.Unlock()

@@ -75,6 +75,8 @@ type Server struct {
 	installPerms map[int64]map[string]string
 	// prReviews are pull-request reviews (not their line comments).
 	prReviews []*Review
+	// advisories are the global advisory database (AddAdvisory).
+	advisories []Advisory
 }
 
 // Repo is a repository the fake knows.

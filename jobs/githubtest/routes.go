@@ -53,6 +53,7 @@ func (s *Server) handler() http.Handler {
 	app("GET /app/hook/deliveries", s.listDeliveries)
 	app("POST /app/hook/deliveries/{id}/attempts", s.redeliverOne)
 	inst("GET /users/{login}", "", s.getUser)
+	inst("GET /advisories", "", s.listAdvisories)
 	inst("GET /repos/{owner}/{repo}", "metadata=read", s.getRepo)
 	inst("GET /repos/{owner}/{repo}/collaborators/{user}/permission", "metadata=read", s.getPermission)
 	inst("GET /repos/{owner}/{repo}/issues/{n}", "issues=read", s.getIssue)

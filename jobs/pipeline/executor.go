@@ -125,6 +125,10 @@ type Job struct {
 	// Notes, when set, is polled between the model's steps for notes
 	// people sent to the running job (agent.Config.Notes).
 	Notes func(ctx context.Context) ([]agent.Note, error)
+	// Advisories, when set, looks the change's new and re-versioned
+	// dependencies up in the GitHub advisory database before publishing
+	// (review.go); nil: they are not looked up.
+	Advisories AdvisoryLookup
 	// PreviousPlan is, for Executor.Plan, the plan the run revises (a
 	// `/agent retry` while it waited for approval); "" for a first plan.
 	// Execute ignores it.
@@ -212,6 +216,16 @@ type Executor struct {
 	// SummaryProvider, when set, summarises the observations compaction
 	// replaces (agent.Config.SummaryProvider); nil: placeholders only.
 	SummaryProvider provider.Provider
+	// ReviewProvider, when set, is the model of the review before
+	// publishing (review.go), which a repository's `review: off` skips;
+	// nil: no review runs (a replayed run has no model to ask).
+	ReviewProvider provider.Provider
+	// ReviewMaxCostUSD is the review's own budget; default
+	// DefaultReviewMaxCostUSD.
+	ReviewMaxCostUSD float64
+	// AdvisoryCache, when set, keeps the advisory database's answers
+	// across the executor's runs; nil asks every time.
+	AdvisoryCache *AdvisoryCache
 	// Images, when set, is asked whether the chosen image exists before
 	// the sandbox is created.
 	Images ImageChecker

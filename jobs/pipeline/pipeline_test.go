@@ -107,6 +107,8 @@ type scenario struct {
 	alone bool
 	// tune, if set, changes the executor before the run.
 	tune func(*Executor)
+	// advisories is the job's advisory lookup; nil for none.
+	advisories AdvisoryLookup
 }
 
 // run is a whole pipeline run, so a long end-to-end test: see
@@ -142,7 +144,7 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 		s.tune(e)
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
-		Branch: s.branch, ConfigBranch: s.configBranch})
+		Branch: s.branch, ConfigBranch: s.configBranch, Advisories: s.advisories})
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}

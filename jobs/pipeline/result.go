@@ -102,6 +102,9 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if err := r.scan(); err != nil && r.infra == nil {
 		r.infra = fmt.Errorf("%s: %w", PhaseScan, err)
 	}
+	if err := r.review(ctx); err != nil && r.infra == nil {
+		r.infra = fmt.Errorf("%s: %w", PhaseReview, err)
+	}
 	res := r.result()
 	if r.mayCommit(res.Outcome) {
 		r.phase(PhaseCommit)
@@ -160,7 +163,13 @@ func (r *run) result() *Result {
 		res.ReplayedFrom = file
 	}
 	if usd, ok := r.agentRes.Cost(r.e.cost); ok {
+		usd += r.reviewUSD()
 		res.CostUSD = &usd
+	}
+	if r.gated() {
+		// A risk the review found is for people to look at first,
+		// whatever `draft:` says.
+		res.Draft = config.DraftAlways
 	}
 	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
 		res.Checks = append(res.Checks, CheckSummary{

@@ -169,6 +169,8 @@ type Dependency struct {
 	Version string
 	// Was is the version before the change; "" for a new dependency.
 	Was string
+	// Line is where Path names it, 1-based; 0 when unknown.
+	Line int
 }
 
 // ChangedDependencies lists the dependencies the manifests and lockfiles
@@ -183,7 +185,7 @@ func ChangedDependencies(files []File) []Dependency {
 				continue
 			}
 			named[c.d.Name] = true
-			out = append(out, Dependency{Path: f.Path, What: df.what, Name: c.d.Name, Version: c.d.Version, Was: c.was.Version})
+			out = append(out, Dependency{Path: f.Path, What: df.what, Name: c.d.Name, Version: c.d.Version, Was: c.was.Version, Line: c.d.Line})
 		}
 	})
 	return out

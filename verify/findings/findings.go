@@ -82,12 +82,13 @@ func Blocks(kind string) bool {
 	case TestsRemoved, TestSkipped, AssertionChanged, OnlyTestsChanged, NoTestsRan, UntrustedSetup, HarnessChanged:
 		return true
 	}
-	return false
+	return IsGate(kind)
 }
 
 // Blocking returns the findings whose kind blocks verified, in order,
-// but UntrustedSetup first: it says the checks themselves cannot be
-// trusted, which a reader needs before the rest.
+// but the review's (IsGate) first: a known advisory or a risk the review
+// found is what a reader must see before anything else; then
+// UntrustedSetup: it says the checks themselves cannot be trusted.
 func Blocking(fs []Finding) []Finding {
 	var out []Finding
 	for _, f := range fs {
@@ -102,10 +103,13 @@ func Blocking(fs []Finding) []Finding {
 }
 
 func rank(kind string) int {
-	if kind == UntrustedSetup {
+	switch {
+	case IsGate(kind):
 		return 0
+	case kind == UntrustedSetup:
+		return 1
 	}
-	return 1
+	return 2
 }
 
 // File is one changed file. Base is nil when the change added the file,

@@ -36,9 +36,9 @@ func TestChangedDependencies(t *testing.T) {
 	got := ChangedDependencies(files)
 	// Manifests first; the lockfile adds only what no manifest named.
 	want := []Dependency{
-		{Path: "go.mod", What: "Go module", Name: "example.com/textcase", Version: "v1.0.0"},
-		{Path: "go.mod", What: "Go module", Name: "golang.org/x/text", Version: "v0.20.0", Was: "v0.19.0"},
-		{Path: "go.sum", What: "Go module", Name: "example.com/indirect", Version: "v0.1.0"},
+		{Path: "go.mod", What: "Go module", Name: "example.com/textcase", Version: "v1.0.0", Line: 5},
+		{Path: "go.mod", What: "Go module", Name: "golang.org/x/text", Version: "v0.20.0", Was: "v0.19.0", Line: 4},
+		{Path: "go.sum", What: "Go module", Name: "example.com/indirect", Version: "v0.1.0", Line: 3},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ChangedDependencies =\n%+v\nwant\n%+v", got, want)

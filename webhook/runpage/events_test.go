@@ -53,6 +53,9 @@ func everyEvent(s string) []ledger.Payload {
 		&pipeline.FindingEvent{Finding: findings.Finding{Kind: "scope", Path: "README.md", Detail: "outside the issue"}},
 		&pipeline.ServiceLog{Name: "db", Image: "postgres:16", Log: "ready to accept connections " + s},
 		&pipeline.EgressRefusalsDropped{Count: 2040, Hosts: 3},
+		&ledger.AdvisoryCheck{Path: "package.json", Ecosystem: "npm", Name: "lodash", Version: "4.17.20",
+			Advisories: []ledger.AdvisoryRecord{{ID: "GHSA-35jh-r3h4-6jhm", Severity: "high", Summary: "Command Injection " + s}}},
+		&ledger.Review{Model: "openai:small", Answer: args(map[string]any{"risks": []any{map[string]any{"kind": "scope", "detail": s}}}), Ignored: []string{"field verdict " + s}},
 		&pipeline.SetupSecretFiles{Files: []report.SecretFile{{Path: ".npmrc " + s, Names: []string{"NPM_TOKEN"}}, {Path: "npm/_cacache/x", Cache: true}}},
 	}
 }
@@ -107,6 +110,7 @@ func TestEveryEventTypeIsShown(t *testing.T) {
 		`<td>TestCountWords</td><td>wc_test.go</td><td>fails before</td>`,
 		"Go module golang.org/x/text v0.42.0", "Setup detected", "<td>go.mod</td>",
 		"offset: 10\npath: wc.go", "error not_found",
+		"Advisory database: npm lodash 4.17.20", "<td>GHSA-35jh-r3h4-6jhm</td><td>high</td>", "Review before publishing",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
