@@ -79,7 +79,21 @@ type Config struct {
 	// a failure of the repository's own CI starts; nil means
 	// DefaultCIFixAttempts, 0 turns them off.
 	CIFixAttempts *int `yaml:"ci_fix_attempts"`
+	// MergeConflicts is `merge_conflicts:`: "auto" (the default) merges a
+	// moved default branch into an open agent pull request and checks it
+	// again; "off" leaves the pull request as it is.
+	MergeConflicts string `yaml:"merge_conflicts"`
 }
+
+// Values of merge_conflicts.
+const (
+	MergeConflictsAuto = "auto"
+	MergeConflictsOff  = "off"
+)
+
+// KeepsMergeable reports whether a moved default branch is merged into
+// the repository's open agent pull requests.
+func (c Config) KeepsMergeable() bool { return c.MergeConflicts != MergeConflictsOff }
 
 // CIFixLimit is CIFixAttempts with its default.
 func (c Config) CIFixLimit() int {
@@ -277,7 +291,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, merge_conflicts; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -334,6 +348,11 @@ func (c Config) validate() error {
 	}
 	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {
 		errs = append(errs, fmt.Sprintf("ci_fix_attempts: %d is not between 0 and %d", *c.CIFixAttempts, MaxCIFixAttempts))
+	}
+	switch c.MergeConflicts {
+	case "", MergeConflictsAuto, MergeConflictsOff:
+	default:
+		errs = append(errs, fmt.Sprintf("merge_conflicts: %q is not one of auto, off", c.MergeConflicts))
 	}
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:

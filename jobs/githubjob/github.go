@@ -17,6 +17,7 @@ type GitHub interface {
 	prPublisher
 	attemptSource
 	ciSource
+	merger
 }
 
 // statusComments is what the status comment needs.
