@@ -479,6 +479,7 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 		return p.prepareCIFix(ctx, a, h, job)
 	}
 	if a.rebase != "" {
+		pub.rebased = pr.HeadSHA
 		job.Issue.Feedback = rebaseFeedback(a) + "\n" + job.Issue.Feedback
 	}
 	return nil
@@ -665,6 +666,9 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err
 	}
+	if pub.rebased != "" && res.HeadCommit == "" {
+		return p.rebaseChecked(ctx, st, pub, res, log)
+	}
 	body, err := report.FailureComment(res.Report)
 	if err != nil {
 		return err
@@ -684,6 +688,11 @@ func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipel
 	body, err := report.ReplaceHistory(pub.pr.Body, h)
 	if err != nil {
 		return err
+	}
+	if pushed := jobs.ParsePushed(pub.pr.Body); pushed != "" && jobs.ParsePushed(body) != pushed {
+		// The history is cut from the body and written again; the
+		// pushed marker after it must survive.
+		body += "\n" + jobs.PushedMarker(pushed)
 	}
 	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
 }

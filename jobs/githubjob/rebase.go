@@ -13,6 +13,8 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/report"
 )
 
 // merger is what keeping a pull request mergeable needs besides the rest
@@ -165,4 +167,29 @@ func (p *Pipeline) sayConflict(ctx context.Context, a *request, pr githubapi.Pul
 func rebaseFeedback(a request) string {
 	return "The base branch " + a.rebase + ". The checks run again on the merged branch. " +
 		"Change nothing unless the merge broke something the checks or the issue show; then fix only that.\n"
+}
+
+// rebaseChecked ends an update whose attempt changed nothing: the checks
+// ran on the merged branch before the model did (the run's baseline), so
+// they are posted as the merge commit's check runs (branch rules see
+// Patchwright's checks on the new head) and the status links the pull
+// request with what they found.
+func (p *Pipeline) rebaseChecked(ctx context.Context, st *statusComment, pub *publisher, res *pipeline.Result, log *slog.Logger) error {
+	checks := res.Report.Baseline
+	if err := pub.postChecks(ctx, pub.rebased, checks, nil, res.Report.GoModule); err != nil {
+		return refused(err, "post check runs", "checks: write", pub.branch)
+	}
+	passed := 0
+	for _, c := range checks {
+		if c.Passed {
+			passed++
+		}
+	}
+	st.status.Phase = report.PhaseDone
+	st.status.PullRequestURL = pub.pr.URL
+	st.status.Outcome = res.Outcome
+	st.status.Reason = fmt.Sprintf("the base branch was merged in as %s and the checks ran again on it: %d of %d passed; nothing needed changing",
+		shortSHA(pub.rebased), passed, len(checks))
+	log.Info("pull request updated to its base", "head", pub.rebased, "passed", passed, "checks", len(checks))
+	return st.write(ctx)
 }
