@@ -170,4 +170,17 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if got := e.merges() - mergesBefore; got != 0 {
 		t.Errorf("%d merges tried with merge_conflicts: off", got)
 	}
+
+	// `/agent rebase` from a writer is not turned off by merge_conflicts
+	// and is answered, conflict and all, every time it is asked.
+	if code := e.comment(pr, true, "/agent rebase", "delivery-rebase-command"); code != http.StatusAccepted {
+		t.Fatalf("/agent rebase: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-rebase-command", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("/agent rebase ended %s: %s", info.State, info.LastErr)
+	}
+	said = e.conflictComments(pr)
+	if len(said) != 2 || !strings.HasPrefix(strings.SplitN(said[1].Body, "\n", 2)[1], "@"+owner+" Patchwright could not merge `master` (master)") {
+		t.Errorf("conflict comments after /agent rebase: %+v", said)
+	}
 }

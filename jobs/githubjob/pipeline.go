@@ -734,7 +734,7 @@ func retryFeedback(a request, h report.History, reviews []githubapi.Comment) str
 	} else if a.ciHead != "" {
 		b.WriteString("Nobody asked for this attempt: the repository's CI did (above).\n\n")
 	} else if a.rebase != "" {
-		b.WriteString("Nobody asked for this attempt: the base branch moved (above).\n\n")
+		b.WriteString("This attempt checks the branch after its base was merged in (above).\n\n")
 	} else {
 		fmt.Fprintf(&b, "@%s asked for another attempt without further instructions.\n\n", a.requester)
 	}

@@ -51,7 +51,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 	}
 	if why := notOurs(pr, a.issue.Number); why != "" {
 		log.Info("pull request not updated", "why", why)
-		return false, nil
+		return false, p.tellRequester(ctx, a, prIssue, "Patchwright did not update this pull request: "+why+".")
 	}
 	if a.requester == "" {
 		on, err := p.keepsMergeable(ctx, a.issue)
@@ -60,7 +60,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 			return false, err
 		}
 	}
-	msg := fmt.Sprintf("Merge %s (%s) into %s", pr.BaseRef, shortSHA(base), pr.HeadRef)
+	msg := fmt.Sprintf("Merge %s (%s) into %s", pr.BaseRef, baseName(base), pr.HeadRef)
 	sha, err := p.GitHub.MergeInto(ctx, a.issue, pr.HeadRef, base, msg)
 	switch {
 	case errors.Is(err, githubapi.ErrMergeConflict):
@@ -69,7 +69,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 		return false, refused(err, "merge the base branch into "+pr.HeadRef, "contents: write", "")
 	case sha == "" && a.at.Rerun == jobs.RerunNone:
 		log.Info("pull request not updated", "why", "the branch already holds the base")
-		return false, nil
+		return false, p.tellRequester(ctx, a, prIssue, fmt.Sprintf("`%s` already holds `%s` (%s): nothing to merge.", pr.HeadRef, pr.BaseRef, baseName(base)))
 	case sha != "":
 		body := strings.Replace(pr.Body, jobs.PushedMarker(pr.HeadSHA), jobs.PushedMarker(sha), 1)
 		if err := p.GitHub.EditPullRequest(ctx, prIssue, pr.Title, body); err != nil {
@@ -79,12 +79,34 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 		// A re-run of this update whose merge landed before: check it.
 		sha = pr.HeadSHA
 	}
-	a.rebase = fmt.Sprintf("%s moved to %s and was merged into this branch as %s without conflicts", pr.BaseRef, shortSHA(base), shortSHA(sha))
-	a.trigger = fmt.Sprintf("%s: %s at %s merged in", rebaseTrigger, pr.BaseRef, shortSHA(base))
+	a.rebase = fmt.Sprintf("%s (%s) was merged into this branch as %s without conflicts", pr.BaseRef, baseName(base), shortSHA(sha))
+	a.trigger = fmt.Sprintf("%s: %s at %s merged in", rebaseTrigger, pr.BaseRef, baseName(base))
+	if a.requester != "" {
+		a.trigger = fmt.Sprintf("/agent rebase: %s merged in as %s", pr.BaseRef, shortSHA(sha))
+	}
 	if note := rerunNote(a.at.Rerun); note != "" {
 		a.trigger += "; " + note
 	}
 	return true, nil
+}
+
+// baseName is a base for people: a commit's short SHA, or a branch name
+// (what `/agent rebase` merges).
+func baseName(base string) string {
+	if jobs.ValidSHA(base) {
+		return shortSHA(base)
+	}
+	return base
+}
+
+// tellRequester answers the writer who asked for the update (`/agent
+// rebase`) with msg; the automatic update has nobody to tell.
+func (p *Pipeline) tellRequester(ctx context.Context, a *request, pr jobs.Issue, msg string) error {
+	if a.requester == "" {
+		return nil
+	}
+	_, err := p.GitHub.PostComment(ctx, pr, "@"+a.requester+" "+msg)
+	return err
 }
 
 // rebaseTrigger starts the history's trigger of an update to a moved base.
@@ -154,7 +176,7 @@ func (p *Pipeline) sayConflict(ctx context.Context, a *request, pr githubapi.Pul
 	}
 	body := fmt.Sprintf("%s\nPatchwright could not merge `%s` (%s) into `%s`: both changed the same lines, and Patchwright does not resolve merge conflicts. "+
 		"Resolve the conflict by hand (a local merge, or GitHub's \"Resolve conflicts\"); Patchwright does not try again on this head.",
-		marker, pr.BaseRef, shortSHA(base), pr.HeadRef)
+		marker, pr.BaseRef, baseName(base), pr.HeadRef)
 	if a.requester != "" {
 		body = "@" + a.requester + " " + strings.TrimPrefix(body, marker+"\n")
 		body = marker + "\n" + body
