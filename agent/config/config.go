@@ -83,7 +83,14 @@ type Config struct {
 	// moved default branch into an open agent pull request and checks it
 	// again; "off" leaves the pull request as it is.
 	MergeConflicts string `yaml:"merge_conflicts"`
+	// Reviewers are GitHub logins asked to review every pull request
+	// Patchwright opens, besides whoever asked for it.
+	Reviewers []string `yaml:"reviewers"`
 }
+
+// loginRE is GitHub's rule for a user's login: letters, digits and
+// single hyphens, not at either end, at most 39 characters.
+var loginRE = regexp.MustCompile(`^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$`)
 
 // Values of merge_conflicts.
 const (
@@ -291,7 +298,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, merge_conflicts; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, merge_conflicts, reviewers; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -348,6 +355,11 @@ func (c Config) validate() error {
 	}
 	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {
 		errs = append(errs, fmt.Sprintf("ci_fix_attempts: %d is not between 0 and %d", *c.CIFixAttempts, MaxCIFixAttempts))
+	}
+	for i, r := range c.Reviewers {
+		if !loginRE.MatchString(r) {
+			errs = append(errs, fmt.Sprintf("reviewers[%d]: %q is not a GitHub login", i, r))
+		}
 	}
 	switch c.MergeConflicts {
 	case "", MergeConflictsAuto, MergeConflictsOff:

@@ -100,6 +100,7 @@ func TestParseErrors(t *testing.T) {
 		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
 		"negative ci fixes":       {"ci_fix_attempts: -1\n", "ci_fix_attempts: -1 is not between 0 and 10"},
 		"too many ci fixes":       {"ci_fix_attempts: 11\n", "ci_fix_attempts: 11 is not between 0 and 10"},
+		"bad reviewer":            {"reviewers: [octocat, \"-bad\"]\n", `reviewers[1]: "-bad" is not a GitHub login`},
 		"bad merge_conflicts":     {"merge_conflicts: sometimes\n", `merge_conflicts: "sometimes" is not one of auto, off`},
 		"ci fixes not a number":   {"ci_fix_attempts: two\n", "line 1: cannot unmarshal"},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},

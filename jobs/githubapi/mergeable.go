@@ -66,3 +66,18 @@ func (a *App) MergeInto(ctx context.Context, repo jobs.Issue, branch, head, mess
 	}
 	return commit.GetSHA(), nil
 }
+
+// RequestReviews asks logins to review pull request pr. GitHub answers
+// 422 for a login that is not a collaborator or is the pull request's
+// author; the error says so.
+func (a *App) RequestReviews(ctx context.Context, pr jobs.Issue, logins []string) error {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return err
+	}
+	_, _, err = c.PullRequests.RequestReviewers(ctx, pr.Owner, pr.Repo, pr.Number, github.ReviewersRequest{Reviewers: logins})
+	if err != nil {
+		return fmt.Errorf("request reviews of %v on %s: %w", logins, pr, err)
+	}
+	return nil
+}

@@ -75,6 +75,11 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 		// The check after the merge: nothing to change.
 		call("finish", `{"summary":"The merged base broke nothing; no change needed."}`),
 	)...)
+	// Reviewers: whoever labels, and reviewers: (one of them no
+	// collaborator, whom GitHub refuses without costing the others).
+	e.fake.SetPermission(owner, repoName, "octocat", "write")
+	e.pushMaster(t, "reviewers", map[string]string{".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n" +
+		"reviewers: [stranger, octocat, Codertocat]\n"})
 	e.startWorker()
 	if code := e.label(1, "delivery-rebase-label"); code != http.StatusAccepted {
 		t.Fatalf("label: %d, want 202", code)
@@ -88,6 +93,9 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 		t.Fatalf("after the solve: %+v", pulls)
 	}
 	pr := pulls[0].Number
+	if got := strings.Join(pulls[0].Reviewers, ","); got != owner+",octocat" {
+		t.Errorf("reviewers asked: %q, want the labeller and octocat", got)
+	}
 	solveRequests := len(e.model.Requests())
 
 	// A change elsewhere: merged cleanly and checked again.

@@ -390,6 +390,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 			return pipeline.Job{}, nil, err
 		}
 		pub.trailers = []string{co}
+		pub.requester = a.requester
 	}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,

@@ -36,6 +36,8 @@ type publisher struct {
 	pr *githubapi.PullRequest
 
 	expected plumbing.Hash
+	// requester asked for the run (the label's sender); "" for none.
+	requester string
 	// rebased is the merge commit of a moved base an update checks; ""
 	// for any other run.
 	rebased string
@@ -117,6 +119,9 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 			return githubapi.PullRequest{}, fmt.Errorf("%w; looking it up: found=%v %v", err, ok, ferr)
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
+	}
+	if err == nil {
+		g.requestReviews(ctx, pr, res.Reviewers)
 	}
 	return pr, err
 }

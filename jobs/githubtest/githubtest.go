@@ -171,6 +171,8 @@ type Pull struct {
 	State               string
 	Author              string
 	Edits               int
+	// Reviewers are the logins asked to review, in the order asked.
+	Reviewers []string
 }
 
 // CheckRun is a check run as last written.

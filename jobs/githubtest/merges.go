@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -96,4 +97,39 @@ func (g *GitRemote) Merge(owner, repo, base, head, message string) (string, bool
 		return "", false, err
 	}
 	return sha, false, nil
+}
+
+// requestReviewers answers POST requested_reviewers as GitHub does: 201
+// with the pull request, 422 "Review cannot be requested from pull
+// request author." for its author, and 422 for a login that is not a
+// collaborator (no permission set with SetPermission).
+func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Reviewers []string `json:"reviewers"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(w, r)
+	if p == nil {
+		return
+	}
+	for _, login := range req.Reviewers {
+		switch {
+		case strings.EqualFold(login, p.Author):
+			fail(w, http.StatusUnprocessableEntity, "Review cannot be requested from pull request author.")
+			return
+		case slices.Contains([]string{"", "none"}, s.perms[strings.ToLower(p.Owner+"/"+p.Repo+"/"+login)]):
+			fail(w, http.StatusUnprocessableEntity, "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+p.Owner+"/"+p.Repo+" repository.")
+			return
+		}
+	}
+	for _, login := range req.Reviewers {
+		if !slices.Contains(p.Reviewers, login) {
+			p.Reviewers = append(p.Reviewers, login)
+		}
+	}
+	writeJSON(w, http.StatusCreated, s.pullJSON(p))
 }

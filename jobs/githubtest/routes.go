@@ -79,6 +79,7 @@ func (s *Server) handler() http.Handler {
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
 	inst("POST /repos/{owner}/{repo}/merges", "contents=write", s.mergeBranch)
+	inst("POST /repos/{owner}/{repo}/pulls/{n}/requested_reviewers", "pull_requests=write", s.requestReviewers)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
