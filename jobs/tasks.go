@@ -165,6 +165,13 @@ type RetryPR struct {
 	// CIReported is what the event said failed ("test (GitHub Actions):
 	// failure"), for the history when the checks cannot be read.
 	CIReported string `json:"ci_reported,omitempty"`
+	// Rebase is set for an update of the pull request to its moved base:
+	// what to merge into the branch before the checks run again, the
+	// commit the default branch was pushed to, or for `/agent rebase`
+	// the base branch by name (its head when the task runs). The
+	// branch's head must be the one Patchwright pushed. Requester is
+	// empty for the automatic update.
+	Rebase string `json:"rebase,omitempty"`
 }
 
 // CIFixID is the task ID (and DeliveryID) of the automatic fix attempt
@@ -320,6 +327,12 @@ func (p RetryPR) validate() error {
 	}
 	if p.CIHead != "" && !ValidSHA(p.CIHead) {
 		return errors.New("ci_head is not a commit SHA")
+	}
+	if p.Rebase != "" && !ValidSHA(p.Rebase) && (!branchNameRE.MatchString(p.Rebase) || strings.Contains(p.Rebase, "..")) {
+		return errors.New("rebase is neither a commit SHA nor a branch name")
+	}
+	if p.Rebase != "" && p.CIHead != "" {
+		return errors.New("a task is a CI fix or an update to the base, not both")
 	}
 	return validDelivery(p.DeliveryID)
 }

@@ -28,6 +28,9 @@ const (
 	// CommandApprove is `/agent approve [notes]`: an attempt follows the
 	// issue's latest plan, with the notes.
 	CommandApprove
+	// CommandRebase is `/agent rebase` on a pull request: merge its base
+	// branch in and check it again.
+	CommandRebase
 )
 
 func (c Command) String() string {
@@ -44,6 +47,8 @@ func (c Command) String() string {
 		return "plan"
 	case CommandApprove:
 		return "approve"
+	case CommandRebase:
+		return "rebase"
 	}
 	return "none"
 }
@@ -57,6 +62,7 @@ const HelpText = "Patchwright commands (one per comment, at the start of a line;
 	"- `/agent stop`: cancel the running attempt.\n" +
 	"- `/agent plan [changes]` (on an issue): post a plan (files, approach, verification, risks) from a run that only reads the code; nothing is changed or pushed. While that plan waits for approval, `/agent retry [changes]` on the issue asks for a revised plan instead of an attempt.\n" +
 	"- `/agent approve [notes]` (on an issue): start an attempt that follows the latest plan, with your notes.\n" +
+	"- `/agent rebase` (on a pull request): merge its base branch into it and run the checks again.\n" +
 	"- `/agent note TEXT`: while an attempt runs, pass TEXT (and the lines below it) to the model at its next step.\n" +
 	"- `/agent help`: this message."
 
@@ -79,7 +85,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 // ParseComment reads a comment body. Grammar:
 //
 //	comment  = { line } ;
-//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "plan" [ ws text ] | ws "approve" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "help" [ ws text ] ) ;
+//	command  = [ indent ] "/agent" ( ws "retry" [ ws text ] | ws "plan" [ ws text ] | ws "approve" [ ws text ] | ws "note" ws text | ws "stop" [ ws text ] | ws "rebase" [ ws text ] | ws "help" [ ws text ] ) ;
 //
 // Rules:
 //   - The command must start its line (after spaces or tabs): a quoted line
@@ -94,7 +100,7 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 //   - note: like retry, the rest of its line and the lines after it are
 //     the text; empty or more than MaxInstructions bytes gets a Reply.
 //   - plan: like retry, the rest is the changes asked for the plan.
-//   - stop and help ignore text after them.
+//   - stop, rebase and help ignore text after them.
 //   - "/agent" alone or with an unknown subcommand gets a Reply with HelpText.
 //
 // Examples:
@@ -132,6 +138,8 @@ func ParseComment(body string) ParseResult {
 			return approve(m[2], lines[i+1:])
 		case "stop":
 			return ParseResult{Command: CommandStop}
+		case "rebase":
+			return ParseResult{Command: CommandRebase}
 		case "help":
 			return ParseResult{Command: CommandHelp}
 		case "":

@@ -38,6 +38,8 @@ func TestParseComment(t *testing.T) {
 		"approved unknown":      {body: "/agent approved", reply: true},
 		"note too long":         {body: "/agent note " + strings.Repeat("x", MaxInstructions+1), reply: true},
 		"first command wins":    {body: "/agent stop\n/agent retry", command: CommandStop},
+		"rebase":                {body: "/agent rebase", command: CommandRebase},
+		"rebase ignores text":   {body: "/agent Rebase now please", command: CommandRebase},
 		"quoted":                {body: "> /agent retry"},
 		"quoted indented":       {body: "  > /agent retry"},
 		"quoted then reply":     {body: "> /agent retry\nI disagree"},

@@ -106,6 +106,10 @@ func (writerGitHub) FindPullRequest(context.Context, jobs.Issue, string) (github
 	return githubapi.PullRequest{}, false, nil
 }
 
+func (writerGitHub) AgentPullRequests(context.Context, jobs.Issue, string) ([]githubapi.PullRequest, error) {
+	return nil, nil
+}
+
 func (writerGitHub) GetIssue(context.Context, jobs.Issue) (githubapi.IssueText, error) {
 	return githubapi.IssueText{Title: "t", Body: "b", State: "open"}, nil
 }

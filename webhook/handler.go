@@ -75,6 +75,9 @@ type GitHub interface {
 	// GetIssue reads an issue's text, to pin it for a retry asked on its
 	// pull request.
 	GetIssue(ctx context.Context, issue jobs.Issue) (githubapi.IssueText, error)
+	// AgentPullRequests lists the open pull requests into base from the
+	// repository's own agent branches.
+	AgentPullRequests(ctx context.Context, repo jobs.Issue, base string) ([]githubapi.PullRequest, error)
 }
 
 // Config configures a Handler.
@@ -299,6 +302,8 @@ func (h *Handler) dispatch(ctx context.Context, d delivery) (response, error) {
 		return h.onReview(ctx, d)
 	case "check_suite", "check_run", "workflow_run":
 		return h.onCheck(ctx, d)
+	case "push":
+		return h.onPush(ctx, d)
 	}
 	// Events with a handler are validated as they are parsed; the rest
 	// here, so a malformed body is 400 whatever its event.

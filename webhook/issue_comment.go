@@ -118,6 +118,9 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if c.cmd.Command == CommandNote {
 		return h.note(ctx, c, issue)
 	}
+	if c.cmd.Command == CommandRebase {
+		return h.rebase(ctx, c, issue)
+	}
 	if (c.cmd.Command == CommandPlan || c.cmd.Command == CommandApprove) && c.isPR {
 		msg := fmt.Sprintf("`/agent %s` works on the issue, not on its pull request: comment it there, or `/agent retry` here.", c.cmd.Command)
 		return h.answer(ctx, c, msg, c.cmd.Command.String()+" on a pull request")
@@ -238,7 +241,7 @@ func (h *Handler) prIssue(ctx context.Context, c commentCtx) (int, *response, er
 		res := done(http.StatusOK, "ignored: head branch %q is not a Patchwright branch", pr.HeadRef)
 		return 0, &res, nil
 	}
-	if pr.State != "open" && c.cmd.Command == CommandRetry {
+	if pr.State != "open" && (c.cmd.Command == CommandRetry || c.cmd.Command == CommandRebase) {
 		res, err := h.answer(ctx, c, "This pull request is closed; comment `/agent retry` on the issue to start a new attempt.", "pull request closed")
 		return 0, &res, err
 	}

@@ -82,6 +82,13 @@ type Config struct {
 	// Review turns the review before publishing on (ReviewOn, the
 	// default) or off.
 	Review Review `yaml:"review"`
+	// MergeConflicts is `merge_conflicts:`: "auto" (the default) merges a
+	// moved default branch into an open agent pull request and checks it
+	// again; "off" leaves the pull request as it is.
+	MergeConflicts string `yaml:"merge_conflicts"`
+	// Reviewers are GitHub logins asked to review every pull request
+	// Patchwright opens, besides whoever asked for it.
+	Reviewers []string `yaml:"reviewers"`
 }
 
 // Review says whether the review before publishing runs.
@@ -95,6 +102,20 @@ const (
 
 // Reviewed reports whether the review before publishing runs.
 func (c Config) Reviewed() bool { return c.Review != ReviewOff }
+
+// loginRE is GitHub's rule for a user's login: letters, digits and
+// single hyphens, not at either end, at most 39 characters.
+var loginRE = regexp.MustCompile(`^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$`)
+
+// Values of merge_conflicts.
+const (
+	MergeConflictsAuto = "auto"
+	MergeConflictsOff  = "off"
+)
+
+// KeepsMergeable reports whether a moved default branch is merged into
+// the repository's open agent pull requests.
+func (c Config) KeepsMergeable() bool { return c.MergeConflicts != MergeConflictsOff }
 
 // CIFixLimit is CIFixAttempts with its default.
 func (c Config) CIFixLimit() int {
@@ -295,7 +316,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -357,6 +378,16 @@ func (c Config) validate() error {
 	case "", ReviewOn, ReviewOff:
 	default:
 		errs = append(errs, fmt.Sprintf("review: %q is not one of on, off", c.Review))
+	}
+	for i, r := range c.Reviewers {
+		if !loginRE.MatchString(r) {
+			errs = append(errs, fmt.Sprintf("reviewers[%d]: %q is not a GitHub login", i, r))
+		}
+	}
+	switch c.MergeConflicts {
+	case "", MergeConflictsAuto, MergeConflictsOff:
+	default:
+		errs = append(errs, fmt.Sprintf("merge_conflicts: %q is not one of auto, off", c.MergeConflicts))
 	}
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:

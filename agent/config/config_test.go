@@ -107,6 +107,8 @@ func TestParseErrors(t *testing.T) {
 		"empty protected path":    {"protected_paths: ['']\n", "protected_paths[0]: empty pattern"},
 		"negative ci fixes":       {"ci_fix_attempts: -1\n", "ci_fix_attempts: -1 is not between 0 and 10"},
 		"too many ci fixes":       {"ci_fix_attempts: 11\n", "ci_fix_attempts: 11 is not between 0 and 10"},
+		"bad reviewer":            {"reviewers: [octocat, \"-bad\"]\n", `reviewers[1]: "-bad" is not a GitHub login`},
+		"bad merge_conflicts":     {"merge_conflicts: sometimes\n", `merge_conflicts: "sometimes" is not one of auto, off`},
 		"ci fixes not a number":   {"ci_fix_attempts: two\n", "line 1: cannot unmarshal"},
 		"review not on or off":    {"review: false\n", `review: "false" is not one of on, off`},
 		"bad protected glob":      {"protected_paths: ['docs/[a-']\n", `protected_paths[0]: "docs/[a-" is not a valid glob`},
@@ -222,5 +224,14 @@ func TestRunCostCap(t *testing.T) {
 	}
 	if c.Limits.MaxCostUSD != 0.5 {
 		t.Errorf("parsed cap %v", c.Limits.MaxCostUSD)
+	}
+}
+
+func TestMergeConflicts(t *testing.T) {
+	for in, want := range map[string]bool{"": true, "merge_conflicts: auto\n": true, "merge_conflicts: off\n": false} {
+		c, err := Parse([]byte(in))
+		if err != nil || c.KeepsMergeable() != want {
+			t.Errorf("Parse(%q): KeepsMergeable %v, %v; want %v", in, c.KeepsMergeable(), err, want)
+		}
 	}
 }

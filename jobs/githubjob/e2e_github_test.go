@@ -38,7 +38,10 @@ func fixGreeting() []pt.Turn {
 func (e *e2e) addRepo(edit func(*githubtest.Repo)) {
 	r := githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
 		Heads: func(b string) string { return e.remote.Head(e.t, owner, repoName, b) },
-		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(e.t, owner, repoName, base, head) }}
+		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(e.t, owner, repoName, base, head) },
+		Merge: func(base, head, msg string) (string, bool, error) {
+			return e.remote.Merge(owner, repoName, base, head, msg)
+		}}
 	edit(&r)
 	e.fake.AddRepo(r)
 }

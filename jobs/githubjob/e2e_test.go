@@ -164,7 +164,10 @@ func newE2E(t testing.TB, turns ...pt.Turn) *e2e {
 	})
 	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: repoName, DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, repoName),
 		Heads: func(b string) string { return e.remote.Head(t, owner, repoName, b) },
-		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(t, owner, repoName, base, head) }})
+		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(t, owner, repoName, base, head) },
+		Merge: func(base, head, msg string) (string, bool, error) {
+			return e.remote.Merge(owner, repoName, base, head, msg)
+		}})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 1, Title: "Greeting is misspelled", Body: "greeting.txt says helo; it should say hello.", Author: owner})
 	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: repoName, Number: 2, Title: "Another one", Body: "Something else.", Author: owner})
 	e.fake.SetPermission(owner, repoName, owner, "admin")

@@ -18,6 +18,7 @@ type GitHub interface {
 	attemptSource
 	ciSource
 	advisorySource
+	merger
 }
 
 // statusComments is what the status comment needs.
@@ -37,6 +38,8 @@ type prPublisher interface {
 	// answers that one exists.
 	CreatePullRequest(ctx context.Context, repo jobs.Issue, pr githubapi.NewPullRequest) (githubapi.PullRequest, error)
 	EditPullRequest(ctx context.Context, pr jobs.Issue, title, body string) error
+	// RequestReviews asks logins to review a pull request.
+	RequestReviews(ctx context.Context, pr jobs.Issue, logins []string) error
 	// SetDraft changes a pull request's draft state (GraphQL: REST cannot).
 	SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft bool) error
 	// CheckRunIDs lists the IDs of the check runs named name on commit sha.

@@ -125,6 +125,8 @@ type request struct {
 	// ciHead and ciReported are set for a fix attempt the repository's
 	// CI started: the head it failed on and what the event said.
 	ciHead, ciReported string
+	// rebase says how the moved base was merged in, for an update to it.
+	rebase string
 	// planning is set for a planning run, and previousPlan is the plan
 	// it revises ("" for a first plan).
 	planning     bool
@@ -192,6 +194,11 @@ func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt)
 	if job.CIHead != "" {
 		a.ciHead, a.ciReported = job.CIHead, job.CIReported
 		a.trigger = fmt.Sprintf("%s on %s: %s", ciTrigger, shortSHA(job.CIHead), job.CIReported)
+	}
+	if job.Rebase != "" {
+		if ok, err := p.rebase(ctx, &a, job.Rebase); !ok || err != nil {
+			return err
+		}
 	}
 	return p.run(ctx, a)
 }
@@ -294,7 +301,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
-	if a.ciHead != "" || a.at.Rerun != jobs.RerunNone {
+	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != jobs.RerunNone {
 		st.status.Trigger = a.trigger
 	}
 	if err := st.find(ctx); err != nil {
@@ -384,6 +391,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 			return pipeline.Job{}, nil, err
 		}
 		pub.trailers = []string{co}
+		pub.requester = a.requester
 	}
 	job := pipeline.Job{
 		ID: id, RepoURL: repo.CloneURL, Branch: repo.DefaultBranch, OutDir: filepath.Join(p.dataDir(), "runs", id), LogURL: logURL,
@@ -472,6 +480,10 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 		commentList("Comments on the pull request since the previous attempt:", talk)
 	if a.ciHead != "" {
 		return p.prepareCIFix(ctx, a, h, job)
+	}
+	if a.rebase != "" {
+		pub.rebased = pr.HeadSHA
+		job.Issue.Feedback = rebaseFeedback(a) + "\n" + job.Issue.Feedback
 	}
 	return nil
 }
@@ -645,6 +657,9 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err
 	}
+	if pub.rebased != "" && res.HeadCommit == "" {
+		return p.rebaseChecked(ctx, st, pub, res, log)
+	}
 	body, err := report.FailureComment(res.Report)
 	if err != nil {
 		return err
@@ -664,6 +679,11 @@ func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipel
 	body, err := report.ReplaceHistory(pub.pr.Body, h)
 	if err != nil {
 		return err
+	}
+	if pushed := jobs.ParsePushed(pub.pr.Body); pushed != "" && jobs.ParsePushed(body) != pushed {
+		// The history is cut from the body and written again; the
+		// pushed marker after it must survive.
+		body += "\n" + jobs.PushedMarker(pushed)
 	}
 	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
 }
@@ -704,6 +724,8 @@ func retryFeedback(a request, h report.History, reviews []githubapi.Comment) str
 		b.WriteString(s + "\n\n")
 	} else if a.ciHead != "" {
 		b.WriteString("Nobody asked for this attempt: the repository's CI did (above).\n\n")
+	} else if a.rebase != "" {
+		b.WriteString("This attempt checks the branch after its base was merged in (above).\n\n")
 	} else {
 		fmt.Fprintf(&b, "@%s asked for another attempt without further instructions.\n\n", a.requester)
 	}

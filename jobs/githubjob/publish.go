@@ -37,6 +37,11 @@ type publisher struct {
 	pr *githubapi.PullRequest
 
 	expected plumbing.Hash
+	// requester asked for the run (the label's sender); "" for none.
+	requester string
+	// rebased is the merge commit of a moved base an update checks; ""
+	// for any other run.
+	rebased string
 	// sent is the body last rendered for GitHub: the pipeline's facts
 	// with the pushed commit and, where drafts are refused, the note.
 	sent string
@@ -119,6 +124,9 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		}
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
+	if err == nil {
+		g.requestReviews(ctx, pr, res.Reviewers)
+	}
 	return pr, err
 }
 
@@ -200,20 +208,25 @@ func prTitle(title string, n int) string {
 // checkRuns posts one check run per final check on the pushed commit,
 // updating a run of the same name on that commit rather than adding one.
 func (g *publisher) checkRuns(ctx context.Context, res *pipeline.Result) error {
-	in := res.Report
-	for _, c := range in.Final {
+	return g.postChecks(ctx, res.HeadCommit, res.Report.Final, res.Report.Baseline, res.Report.GoModule)
+}
+
+// postChecks posts one check run per check of checks on sha, each
+// compared with the baseline check of its name when there is one.
+func (g *publisher) postChecks(ctx context.Context, sha string, checks, baseline []verify.CheckResult, module string) error {
+	for _, c := range checks {
 		var base *verify.CheckResult
-		for i := range in.Baseline {
-			if in.Baseline[i].Name == c.Name {
-				base = &in.Baseline[i]
+		for i := range baseline {
+			if baseline[i].Name == c.Name {
+				base = &baseline[i]
 			}
 		}
-		out, err := report.CheckRun(c, base, in.GoModule, g.logURL)
+		out, err := report.CheckRun(c, base, module, g.logURL)
 		if err != nil {
 			return err
 		}
 		name := CheckRunPrefix + c.Name
-		ids, err := g.gh.CheckRunIDs(ctx, g.issue, res.HeadCommit, name)
+		ids, err := g.gh.CheckRunIDs(ctx, g.issue, sha, name)
 		if err != nil {
 			return err
 		}
@@ -221,7 +234,7 @@ func (g *publisher) checkRuns(ctx context.Context, res *pipeline.Result) error {
 		if len(ids) > 0 {
 			id = ids[0]
 		}
-		if err := g.putCheckRun(ctx, id, checkRun(name, res.HeadCommit, g.logURL, out)); err != nil {
+		if err := g.putCheckRun(ctx, id, checkRun(name, sha, g.logURL, out)); err != nil {
 			return err
 		}
 	}

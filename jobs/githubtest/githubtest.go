@@ -95,6 +95,11 @@ type Repo struct {
 	// GitRemote.Log reads them from the remote. nil: those endpoints
 	// answer 404.
 	Log func(base, head string) []GitCommit
+	// Merge answers the merges endpoint: it merges commit or branch head
+	// into branch base and returns the new head, "" when base already
+	// holds head; conflict when git cannot merge them. GitRemote.Merge
+	// does it in the remote. nil: the endpoint answers 404.
+	Merge func(base, head, message string) (sha string, conflict bool, err error)
 }
 
 // GitCommit is a commit as the compare and commit endpoints show it.
@@ -168,6 +173,8 @@ type Pull struct {
 	State               string
 	Author              string
 	Edits               int
+	// Reviewers are the logins asked to review, in the order asked.
+	Reviewers []string
 }
 
 // CheckRun is a check run as last written.

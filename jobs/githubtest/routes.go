@@ -80,6 +80,8 @@ func (s *Server) handler() http.Handler {
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
 	s.gitDataRoutes(inst)
+	inst("POST /repos/{owner}/{repo}/merges", "contents=write", s.mergeBranch)
+	inst("POST /repos/{owner}/{repo}/pulls/{n}/requested_reviewers", "pull_requests=write", s.requestReviewers)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -519,8 +521,8 @@ func (s *Server) headSHA(owner, repo, branch string) string {
 	return rp.Heads(branch)
 }
 
-// listPulls honours state and head ("owner:branch"), as Patchwright uses
-// them.
+// listPulls honours state, head ("owner:branch") and base, as
+// Patchwright uses them.
 func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
@@ -534,6 +536,9 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if h := q.Get("head"); h != "" && !strings.EqualFold(h, p.Owner+":"+p.Head) {
+			continue
+		}
+		if b := q.Get("base"); b != "" && b != p.Base {
 			continue
 		}
 		p.HeadSHA = s.headSHA(p.Owner, p.Repo, p.Head)

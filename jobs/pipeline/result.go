@@ -74,6 +74,9 @@ type Result struct {
 	URL string `json:"-"`
 	// Draft is the run's `draft:` setting, from the trusted configuration.
 	Draft config.Draft `json:"-"`
+	// Reviewers are the configuration's `reviewers:`, read from the
+	// default branch like Draft.
+	Reviewers []string `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -154,6 +157,7 @@ func (r *run) result() *Result {
 		Secrets:      r.findings,
 		Findings:     r.allFindings(),
 		Draft:        r.cfg.Draft,
+		Reviewers:    r.cfg.Reviewers,
 		Summary:      r.agentRes.Summary,
 		Interrupted:  r.interrupted(),
 

@@ -259,6 +259,7 @@ var parsers = map[string][]string{
 	"check_suite":               checkSuitePaths,
 	"check_run":                 checkRunPaths,
 	"workflow_run":              workflowRunPaths,
+	"push":                      pushPaths,
 }
 
 // specs are the scans of the events with a parser or an identity.

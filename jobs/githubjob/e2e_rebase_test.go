@@ -1,0 +1,194 @@
+package githubjob_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubjob"
+	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+)
+
+// pushMaster commits files to the default branch as a maintainer would
+// and returns its new head.
+func (e *e2e) pushMaster(t *testing.T, msg string, files map[string]string) string {
+	work := t.TempDir()
+	githubtest.Git(t, "", "clone", "-q", "-b", "master", e.remote.Dir(owner, repoName), work)
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	githubtest.Git(t, work, "commit", "-q", "-am", msg)
+	githubtest.Git(t, work, "push", "-q", "origin", "master")
+	return e.remote.Head(t, owner, repoName, "master")
+}
+
+// pushEvent delivers GitHub's push event for the default branch at after.
+func (e *e2e) pushEvent(after, delivery string) int {
+	return e.deliver("push", "push.json", delivery, func(m map[string]any) {
+		m["ref"], m["after"], m["deleted"] = "refs/heads/master", after, false
+		m["repository"].(map[string]any)["owner"].(map[string]any)["login"] = owner
+		m["repository"].(map[string]any)["name"] = repoName
+	})
+}
+
+// merges counts the merge requests the fake answered.
+func (e *e2e) merges() int {
+	n := 0
+	for _, r := range e.fake.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/merges") {
+			n++
+		}
+	}
+	return n
+}
+
+// conflictComments are the pull request's comments that say a merge
+// conflict.
+func (e *e2e) conflictComments(pr int) []githubtest.Comment {
+	var out []githubtest.Comment
+	for _, c := range e.fake.Comments(owner, repoName, pr) {
+		if strings.Contains(c.Body, "could not merge") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The default branch moves under Patchwright's open pull request. Without
+// a conflict the base is merged in (a merge commit of both heads), the
+// body's pushed marker follows it, and the branch is checked again by one
+// more attempt whose history says why; a redelivery of the push starts
+// nothing. With a conflict nothing runs and the pull request says so
+// once, however often the base moves again; `merge_conflicts: off` stops
+// the updates before any merge is tried.
+func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, append(fixGreeting(),
+		// The check after the merge: nothing to change.
+		call("finish", `{"summary":"The merged base broke nothing; no change needed."}`),
+	)...)
+	// Reviewers: whoever labels, and reviewers: (one of them no
+	// collaborator, whom GitHub refuses without costing the others).
+	e.fake.SetPermission(owner, repoName, "octocat", "write")
+	e.pushMaster(t, "reviewers", map[string]string{".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n" +
+		"reviewers: [stranger, octocat, Codertocat]\n"})
+	e.startWorker()
+	if code := e.label(1, "delivery-rebase-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-rebase-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	pulls := e.fake.Pulls(owner, repoName)
+	if len(pulls) != 1 || jobs.ParsePushed(pulls[0].Body) != head {
+		t.Fatalf("after the solve: %+v", pulls)
+	}
+	pr := pulls[0].Number
+	if got := strings.Join(pulls[0].Reviewers, ","); got != owner+",octocat" {
+		t.Errorf("reviewers asked: %q, want the labeller and octocat", got)
+	}
+	solveRequests := len(e.model.Requests())
+
+	// A change elsewhere: merged cleanly and checked again.
+	base := e.pushMaster(t, "docs", map[string]string{"README.md": "A greeting, spelled right.\n"})
+	if code := e.pushEvent(base, "delivery-push-1"); code != http.StatusAccepted {
+		t.Fatalf("push to the default branch: %d, want 202", code)
+	}
+	if info := e.waitTask(jobs.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("update ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	dir := e.remote.Dir(owner, repoName)
+	if parents := strings.Fields(githubtest.Git(t, dir, "rev-list", "--parents", "-n", "1", merged)); len(parents) != 3 || parents[1] != head || parents[2] != base {
+		t.Fatalf("the branch's head %s has parents %v, want a merge of %s and %s", merged, parents[1:], head, base)
+	}
+	if got := githubtest.Git(t, dir, "show", merged+":README.md"); got != "A greeting, spelled right.\n" {
+		t.Errorf("README.md on the merged branch: %q", got)
+	}
+	if n := len(e.model.Requests()); n != solveRequests+1 {
+		t.Errorf("%d model requests, want %d: one check after the merge", n, solveRequests+1)
+	}
+	body := e.fake.Pulls(owner, repoName)[0].Body
+	if jobs.ParsePushed(body) != merged {
+		t.Errorf("the body's pushed marker is %q, want the merge %s", jobs.ParsePushed(body), merged)
+	}
+	if !strings.Contains(body, "base branch moved: master at "+base[:7]+" merged in") {
+		t.Errorf("the body's history does not say the base moved:\n%s", body)
+	}
+	runs := e.fake.CheckRuns(owner, repoName, merged)
+	if len(runs) != 1 || runs[0].Name != githubjob.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
+		t.Errorf("check runs on the merge commit: %+v, want greeting passing", runs)
+	}
+	if st := e.statusComments(1); len(st) != 1 || !strings.Contains(st[0].Body, "merged in as "+merged[:7]) || !strings.Contains(st[0].Body, "/pull/") {
+		t.Errorf("status after the update: %+v", st)
+	}
+	if code := e.pushEvent(base, "delivery-push-1-again"); code != http.StatusOK {
+		t.Errorf("the same push delivered again: %d, want 200 (one update per base)", code)
+	}
+
+	// A change to the line the pull request fixed: a conflict, said once.
+	mergesBefore := e.merges()
+	conflicting := e.pushMaster(t, "greeting", map[string]string{"greeting.txt": "hi\n"})
+	if code := e.pushEvent(conflicting, "delivery-push-2"); code != http.StatusAccepted {
+		t.Fatalf("conflicting push: %d, want 202", code)
+	}
+	if info := e.waitTask(jobs.RebaseID(issue1, pr, conflicting), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("conflicting update ended %s: %s", info.State, info.LastErr)
+	}
+	later := e.pushMaster(t, "docs again", map[string]string{"README.md": "A greeting.\n"})
+	if code := e.pushEvent(later, "delivery-push-3"); code != http.StatusAccepted {
+		t.Fatalf("later push: %d, want 202", code)
+	}
+	if info := e.waitTask(jobs.RebaseID(issue1, pr, later), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("later update ended %s: %s", info.State, info.LastErr)
+	}
+	if got := e.merges() - mergesBefore; got != 2 {
+		t.Errorf("%d merges tried, want 2", got)
+	}
+	said := e.conflictComments(pr)
+	if len(said) != 1 || !strings.Contains(said[0].Body, "`master` ("+conflicting[:7]+")") || said[0].Author != githubtest.BotLogin {
+		t.Errorf("conflict comments: %+v, want one naming master at %s", said, conflicting[:7])
+	}
+	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != merged {
+		t.Errorf("the branch moved to %s on a conflict", h)
+	}
+	if n := len(e.model.Requests()); n != solveRequests+1 {
+		t.Errorf("%d model requests, want %d: a conflict runs nothing", n, solveRequests+1)
+	}
+
+	// merge_conflicts: off: no merge is tried.
+	cfg := "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\nmerge_conflicts: off\n"
+	off := e.pushMaster(t, "off", map[string]string{".github/agent.yml": cfg})
+	mergesBefore = e.merges()
+	if code := e.pushEvent(off, "delivery-push-4"); code != http.StatusAccepted {
+		t.Fatalf("push turning updates off: %d, want 202 (the worker reads the setting)", code)
+	}
+	if info := e.waitTask(jobs.RebaseID(issue1, pr, off), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("update with merge_conflicts off ended %s: %s", info.State, info.LastErr)
+	}
+	if got := e.merges() - mergesBefore; got != 0 {
+		t.Errorf("%d merges tried with merge_conflicts: off", got)
+	}
+
+	// `/agent rebase` from a writer is not turned off by merge_conflicts
+	// and is answered, conflict and all, every time it is asked.
+	if code := e.comment(pr, true, "/agent rebase", "delivery-rebase-command"); code != http.StatusAccepted {
+		t.Fatalf("/agent rebase: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-rebase-command", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("/agent rebase ended %s: %s", info.State, info.LastErr)
+	}
+	said = e.conflictComments(pr)
+	if len(said) != 2 || !strings.HasPrefix(strings.SplitN(said[1].Body, "\n", 2)[1], "@"+owner+" Patchwright could not merge `master` (master)") {
+		t.Errorf("conflict comments after /agent rebase: %+v", said)
+	}
+}

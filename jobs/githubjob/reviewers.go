@@ -1,0 +1,39 @@
+package githubjob
+
+import (
+	"context"
+	"strings"
+
+	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
+)
+
+// requestReviews asks whoever asked for the run (the one who labelled the
+// issue) and the configuration's `reviewers:` to review a pull request
+// Patchwright just opened. Each is asked on their own, so one login GitHub
+// refuses (not a collaborator) does not cost the others; a refusal is
+// logged, never the run's failure. Bots are never asked: the app is the
+// author, and GitHub refuses the author.
+func (g *publisher) requestReviews(ctx context.Context, pr githubapi.PullRequest, configured []string) {
+	for _, login := range reviewers(g.requester, configured) {
+		if err := g.gh.RequestReviews(ctx, g.prIssue(pr.Number), []string{login}); err != nil {
+			g.log.Warn("could not request a review", "reviewer", login, jobs.LogError, err)
+		}
+	}
+}
+
+// reviewers is requester and then configured, each once (logins are
+// case-insensitive), without bots.
+func reviewers(requester string, configured []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, login := range append([]string{requester}, configured...) {
+		key := strings.ToLower(login)
+		if login == "" || seen[key] || strings.HasSuffix(key, "[bot]") {
+			continue
+		}
+		seen[key] = true
+		out = append(out, login)
+	}
+	return out
+}
