@@ -23,6 +23,7 @@ import (
 	"github.com/patchwright/patchwright/agent/repomap"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -238,7 +239,7 @@ type Config struct {
 	// Now measures durations; nil means time.Now.
 	Now func() time.Time
 	// Logger receives a line per turn and tool call (debug) and the stop
-	// (info), with LogStep and LogTool attributes; nil discards them. The
+	// (info), with logkey.Step and logkey.Tool attributes; nil discards them. The
 	// ledger, not the log, is the record.
 	Logger *slog.Logger
 	// Redactor withholds what looks like a secret in the model's own
@@ -274,13 +275,6 @@ type Note struct {
 	From string // GitHub login, without "@"
 	Text string
 }
-
-// Log attribute keys this package adds to the caller's logger.
-const (
-	LogStep = "step"
-	LogTool = "tool"
-	LogStop = "stop"
-)
 
 // Result is how a run ended.
 type Result struct {
@@ -516,7 +510,7 @@ func (r *runner) deliverNotes(ctx context.Context) *stop {
 	}
 	notes, err := r.cfg.Notes(ctx)
 	if err != nil {
-		r.log.Warn("could not read notes for the run", "error", err)
+		r.log.Warn("could not read notes for the run", logkey.Err, err)
 		return nil
 	}
 	for _, n := range notes {
@@ -711,7 +705,7 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: r.withhold(ctx, "call id", c.ID), Name: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)})
 		}
 	}
-	r.log.Debug("model turn", LogStep, r.steps, "input_tokens", turn.InputTokens, "tool_calls", len(turn.ToolCalls), "error", turn.Error)
+	r.log.Debug("model turn", logkey.Step, r.steps, "input_tokens", turn.InputTokens, "tool_calls", len(turn.ToolCalls), logkey.Err, turn.Error)
 	if _, lerr := r.cfg.Ledger.Append(turn); lerr != nil {
 		return nil, &ledgerError{lerr}
 	}
@@ -860,9 +854,9 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 		r.changed[p] = true
 	}
 	for _, f := range res.Secrets {
-		r.log.Warn("tool output withheld: it holds what looks like a secret", LogStep, r.steps, LogTool, rec.Tool, "rule", f.Rule, "where", f.Where)
+		r.log.Warn("tool output withheld: it holds what looks like a secret", logkey.Step, r.steps, logkey.Tool, rec.Tool, "rule", f.Rule, "where", f.Where)
 	}
-	r.log.Debug("tool call", LogStep, r.steps, LogTool, rec.Tool, "code", rec.ErrorCode, "duration", rec.Duration)
+	r.log.Debug("tool call", logkey.Step, r.steps, logkey.Tool, rec.Tool, "code", rec.ErrorCode, "duration", rec.Duration)
 	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {
 		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
 	}
@@ -921,7 +915,7 @@ func (r *runner) finish(s stop) (Result, error) {
 	// The detail can quote the model (a repeated call's arguments).
 	s.detail = r.withhold(context.Background(), "stop detail", s.detail)
 	res := Result{Stop: s.reason, Detail: s.detail, Steps: r.steps, Usage: r.usage, ByModel: r.byModel, Summary: r.summary, Changed: changed}
-	r.log.Info("agent stopped", LogStop, s.reason, LogStep, r.steps, "detail", s.detail)
+	r.log.Info("agent stopped", logkey.Stop, s.reason, logkey.Step, r.steps, "detail", s.detail)
 	_, err := r.cfg.Ledger.Append(&ledger.RunStop{
 		Reason: string(s.reason), Detail: s.detail, Steps: r.steps, Summary: r.summary, Changed: r.withholdPaths(context.Background(), changed),
 		Usage: r.usage,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/provider"
+	textcut "github.com/patchwright/patchwright/internal/text"
 )
 
 // cutMiddle keeps the head and tail of s within max bytes, with a marker
@@ -14,16 +15,8 @@ func cutMiddle(s string, max int) string {
 	if max <= 0 || len(s) <= max {
 		return s
 	}
-	head := max / 2
-	tail := max - head
-	for head > 0 && !utf8RuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - tail
-	for start < len(s) && !utf8RuneStart(s[start]) {
-		start++
-	}
-	return fmt.Sprintf("%s\n[… %d bytes cut from the middle of this output …]\n%s", s[:head], start-head, s[start:])
+	head, tail, dropped := textcut.Middle(s, max)
+	return fmt.Sprintf("%s\n[… %d bytes cut from the middle of this output …]\n%s", head, dropped, tail)
 }
 
 // placeholderPrefix starts every observation the compactor replaced, so it

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/patchwright/patchwright/agent/secrets"
+	textcut "github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -115,14 +116,9 @@ func capText(s string, max int) string {
 	if max <= 0 || len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[… %d more bytes not shown]", len(s)-cut)
+	head := textcut.Head(s, max)
+	return head + fmt.Sprintf("\n[… %d more bytes not shown]", len(s)-len(head))
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // readInstructions returns the repository's instruction files, sanitised,
 // each capped and all together within max bytes. A missing file is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/internal/logkey"
 )
 
 // Bounds of one summary request. The observations go to a model that may
@@ -78,7 +79,7 @@ func (r *runner) summarise(ctx context.Context, gone []removed) *ledger.SummaryC
 	}
 	if err != nil {
 		call.Error = r.withhold(ctx, "summary error", err.Error())
-		r.log.Warn("the summary model failed: compaction keeps placeholders", LogStep, r.steps, "model", call.Model, "error", call.Error)
+		r.log.Warn("the summary model failed: compaction keeps placeholders", logkey.Step, r.steps, "model", call.Model, logkey.Err, call.Error)
 		return call
 	}
 	call.Model = p.Model() // a fallback list names the model that answered
@@ -88,7 +89,7 @@ func (r *runner) summarise(ctx context.Context, gone []removed) *ledger.SummaryC
 	summaries, err := parseSummaries(call.Text, sent)
 	if err != nil {
 		call.Error = err.Error()
-		r.log.Warn("the summary model's answer was not used", LogStep, r.steps, "model", call.Model, "error", call.Error)
+		r.log.Warn("the summary model's answer was not used", logkey.Step, r.steps, "model", call.Model, logkey.Err, call.Error)
 		return call
 	}
 	for i, text := range summaries {

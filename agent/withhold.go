@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/secrets"
+	"github.com/patchwright/patchwright/internal/logkey"
 )
 
 // Redactor withholds what looks like a secret in a text: each match is
@@ -35,11 +36,11 @@ func (r *runner) withhold(ctx context.Context, where, text string) string {
 	}
 	out, found, err := r.redactor.Redact(context.WithoutCancel(ctx), "", text)
 	if err != nil {
-		r.log.Warn("model text withheld: the secret scan failed", LogStep, r.steps, "in", where, "err", err)
+		r.log.Warn("model text withheld: the secret scan failed", logkey.Step, r.steps, "in", where, logkey.Err, err)
 		return secrets.Note(secrets.Finding{RuleID: "unscanned"})
 	}
 	for _, f := range found {
-		r.log.Warn("model text withheld: it holds what looks like a secret", LogStep, r.steps, "in", where, "rule", f.RuleID, "line", f.Line)
+		r.log.Warn("model text withheld: it holds what looks like a secret", logkey.Step, r.steps, "in", where, "rule", f.RuleID, "line", f.Line)
 	}
 	return out
 }
@@ -108,7 +109,7 @@ func (r *runner) withholdPaths(ctx context.Context, paths []string) []string {
 		case err != nil:
 			shown = secrets.Note(secrets.Finding{RuleID: "unscanned"})
 		case len(found) > 0:
-			r.log.Warn("changed path withheld: it holds what looks like a secret", LogStep, r.steps, "rule", found[0].RuleID)
+			r.log.Warn("changed path withheld: it holds what looks like a secret", logkey.Step, r.steps, "rule", found[0].RuleID)
 		}
 		out[i] = shown
 	}

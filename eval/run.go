@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/internal/text"
 )
 
 // FileHiddenLog is the hidden and existing tests' output in each run's
@@ -212,4 +213,4 @@ func safeName(id string) string {
 	return s
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return text.Line(s) }

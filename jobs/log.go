@@ -1,16 +1,17 @@
 package jobs
 
-// Log attribute keys, in one place for every package (STYLE item 12): the
-// webhook adds event and delivery, then installation, repository and issue;
-// the worker adds task and retry.
+import "github.com/patchwright/patchwright/internal/logkey"
+
+// Log attribute keys, as internal/logkey names them for every package;
+// jobs' callers use these names.
 const (
-	LogEvent        = "event"
-	LogDelivery     = "delivery"
-	LogInstallation = "installation"
-	LogRepo         = "repo"
-	LogIssue        = "issue"
-	LogSender       = "sender"
-	LogTask         = "task"
-	LogRetry        = "retry"
-	LogError        = "err"
+	LogEvent        = logkey.Event
+	LogDelivery     = logkey.Delivery
+	LogInstallation = logkey.Installation
+	LogRepo         = logkey.Repo
+	LogIssue        = logkey.Issue
+	LogSender       = logkey.Sender
+	LogTask         = logkey.Task
+	LogRetry        = logkey.Retry
+	LogError        = logkey.Err
 )

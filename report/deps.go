@@ -3,62 +3,18 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// DependencySetup is one run of dependency setup on a changed tree: the
-// trusted commands (the default branch's `setup:`, or the ecosystem's own
-// download command) that fetch what a change's manifests name, with the
-// setup network, into the job's own cache.
-type DependencySetup struct {
-	// ByModel: the model asked for it with fetch_dependencies during its
-	// work; otherwise the application ran it after the change, before the
-	// final checks.
-	ByModel bool `json:"by_model,omitempty"`
-	// Configured: the commands are the default branch's `setup:`;
-	// otherwise each changed project's own download command.
-	Configured bool `json:"configured,omitempty"`
-	// Manifests are the changed manifests and lockfiles that called for it.
-	Manifests []string `json:"manifests"`
-	// Commands ran in this order; the first that failed ended the run.
-	Commands []DependencyCommand `json:"commands"`
-	// Fetched are the dependencies the change adds or re-versions.
-	Fetched []Dependency `json:"fetched,omitempty"`
-	// Sources say where they came from: the proxy and registry settings
-	// of the setup container ("GOPROXY=https://proxy.golang.org,direct").
-	Sources []string `json:"sources,omitempty"`
-}
-
-// DependencyCommand is one command of a DependencySetup.
-type DependencyCommand struct {
-	Command  string `json:"command"`
-	ExitCode int    `json:"exit_code"`
-	TimedOut bool   `json:"timed_out,omitempty"`
-}
-
-// Dependency is one dependency a change adds or re-versions.
-type Dependency struct {
-	// What is its kind in words: "Go module", "npm package"…
-	What    string `json:"what"`
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	// Was is the version before the change; "" for a new dependency.
-	Was string `json:"was,omitempty"`
-}
-
-// DetectedCommand is one command of a detected first setup: the default
-// branch's configuration has no `setup:`, so the setup phase ran
-// detection's download command for a manifest that declares
-// dependencies.
-type DetectedCommand struct {
-	Command string `json:"command"`
-	// Manifest declares the dependencies that called for it.
-	Manifest string `json:"manifest"`
-	ExitCode int    `json:"exit_code"`
-	TimedOut bool   `json:"timed_out,omitempty"`
-}
-
-// Failed reports whether the command failed or timed out.
-func (c DetectedCommand) Failed() bool { return c.ExitCode != 0 || c.TimedOut }
+// DependencySetup, DependencyCommand, Dependency and DetectedCommand are
+// the ledger's: the dependencies and setup_detected events carry them.
+type (
+	DependencySetup   = ledger.DependencySetup
+	DependencyCommand = ledger.DependencyCommand
+	Dependency        = ledger.Dependency
+	DetectedCommand   = ledger.DetectedCommand
+)
 
 // detectedFacts say that the first setup was detected, not configured,
 // and why each command ran.
@@ -97,16 +53,6 @@ func detectedNotVerified(in Input) []fact {
 	}
 	parts = append([]any{"Detected setup failed ("}, parts...)
 	return []fact{say(append(parts, "), so the checks ran without what it was to fetch; if the repository needs other commands, name them in `setup:` of .github/agent.yml.")...)}
-}
-
-// Failed reports whether a command failed or timed out.
-func (d DependencySetup) Failed() bool {
-	for _, c := range d.Commands {
-		if c.ExitCode != 0 || c.TimedOut {
-			return true
-		}
-	}
-	return false
 }
 
 // lockFiles are the manifests' names that pin versions.

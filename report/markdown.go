@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	textcut "github.com/patchwright/patchwright/internal/text"
 )
 
 // Everything in this file makes untrusted text (model output, tool
@@ -117,7 +118,7 @@ func prose(s string) string {
 }
 
 // oneLine is s cleaned, with every run of white space made one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(clean(s)), " ") }
+func oneLine(s string) string { return textcut.Line(clean(s)) }
 
 // plain renders untrusted text as one line of inert text, for a sentence
 // or a table cell: HTML and Markdown punctuation are escaped, URLs are
@@ -236,10 +237,7 @@ func truncate(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n], true
+	return textcut.Head(s, n), true
 }
 
 // tail keeps the last n bytes of s, starting at a line when one is near.
@@ -247,12 +245,9 @@ func tail(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
 	}
-	s = s[len(s)-n:]
+	s = textcut.Tail(s, n)
 	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
 		s = s[i+1:]
-	}
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:]
 	}
 	return s, true
 }

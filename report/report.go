@@ -211,15 +211,23 @@ func FromLedger(log ledger.Log) (Input, error) {
 			if e.Reason != "finished" {
 				in.StopDetail = e.Detail
 			}
-		case *verify.CheckEvent:
-			switch e.Phase {
-			case verify.Baseline:
-				in.Baseline = replaceCheck(in.Baseline, e.CheckResult)
-			case verify.Final:
-				in.Final = replaceCheck(in.Final, e.CheckResult)
+		case *ledger.CheckEvent:
+			c, err := verify.CheckFrom(e)
+			if err != nil {
+				return Input{}, fmt.Errorf("build report input: event %d: %w", rec.Seq, err)
 			}
-		case *verify.NewTestEvent:
-			in.NewTests = append(in.NewTests, e.NewTestResult)
+			switch c.Phase {
+			case verify.Baseline:
+				in.Baseline = replaceCheck(in.Baseline, c)
+			case verify.Final:
+				in.Final = replaceCheck(in.Final, c)
+			}
+		case *ledger.NewTestEvent:
+			t, err := verify.NewTestFrom(e)
+			if err != nil {
+				return Input{}, fmt.Errorf("build report input: event %d: %w", rec.Seq, err)
+			}
+			in.NewTests = append(in.NewTests, t)
 		case *ledger.Review, *ledger.AdvisoryCheck:
 			in.Review.add(e)
 		case *ledger.ModelTurn:

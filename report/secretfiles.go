@@ -1,18 +1,11 @@
 package report
 
+import "github.com/patchwright/patchwright/agent/ledger"
+
 // SecretFile is a file the first setup left holding the value of a
-// setup-only secret, which the run removed before any later phase could
-// read it.
-type SecretFile struct {
-	// Path is the file's path in the work tree, or under the build cache
-	// (HOME/.cache) when Cache is set; with any secret it holds withheld.
-	Path string `json:"path"`
-	// Cache is set for a file of the build cache volume.
-	Cache bool `json:"cache,omitempty"`
-	// Names are the secrets whose values it held; empty for a cache file,
-	// which is searched inside the container for every value at once.
-	Names []string `json:"names,omitempty"`
-}
+// setup-only secret, which the run removed: the ledger's type, which its
+// setup_secret_files_removed event carries.
+type SecretFile = ledger.SecretFile
 
 // secretFileFacts say which files setup wrote a setup-only secret into,
 // that they were removed (so the checks ran without them), and where

@@ -161,15 +161,15 @@ func (w *Workspace) WalkVisible(name string, fn fs.WalkDirFunc) error {
 	})
 }
 
-// binaryProbe is how much of a file IsBinary looks at: git's rule
+// BinaryProbe is how much of a file IsBinary looks at: git's rule
 // (buffer_is_binary looks at the first 8,000 bytes).
-const binaryProbe = 8000
+const BinaryProbe = 8000
 
 // IsBinary reports whether b is binary by git's rule: a NUL byte in its
 // first 8,000 bytes. Every part of Patchwright that tells text from
 // binary (the tools, the change list, the findings) uses it.
 func IsBinary(b []byte) bool {
-	return bytes.IndexByte(b[:min(len(b), binaryProbe)], 0) >= 0
+	return bytes.IndexByte(b[:min(len(b), BinaryProbe)], 0) >= 0
 }
 
 // isSecretName reports whether one path component is secret-bearing.

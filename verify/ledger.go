@@ -2,36 +2,46 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// Ledger event types written by the verification runner.
-const (
-	// TypeCheck is one check's result in one phase (CheckEvent).
-	TypeCheck = "check"
-	// TypeNewTest is one new test's run against the original code
-	// (NewTestEvent).
-	TypeNewTest = "new_test_before"
-)
-
-func init() {
-	ledger.Register(TypeCheck, func() ledger.Payload { return new(CheckEvent) })
-	ledger.Register(TypeNewTest, func() ledger.Payload { return new(NewTestEvent) })
+// CheckPayload is r as a ledger event (ledger.TypeCheck): its fields are
+// CheckResult's JSON form.
+func CheckPayload(r CheckResult) (*ledger.CheckEvent, error) {
+	fields, err := ledger.ObjectOf(r)
+	if err != nil {
+		return nil, fmt.Errorf("check %s as a ledger event: %w", r.Name, err)
+	}
+	return &ledger.CheckEvent{Fields: fields}, nil
 }
 
-// CheckEvent is a CheckResult as a ledger event; its fields are those of
-// CheckResult's JSON form.
-type CheckEvent struct{ CheckResult }
+// CheckFrom reads a check event back.
+func CheckFrom(e *ledger.CheckEvent) (CheckResult, error) {
+	var r CheckResult
+	err := r.UnmarshalJSON(e.Fields)
+	return r, err
+}
 
-// EventType implements ledger.Payload.
-func (*CheckEvent) EventType() string { return TypeCheck }
+// NewTestPayload is r as a ledger event (ledger.TypeNewTest).
+func NewTestPayload(r NewTestResult) (*ledger.NewTestEvent, error) {
+	fields, err := ledger.ObjectOf(r)
+	if err != nil {
+		return nil, fmt.Errorf("new test %s as a ledger event: %w", r.Name, err)
+	}
+	return &ledger.NewTestEvent{Fields: fields}, nil
+}
 
-// NewTestEvent is a NewTestResult as a ledger event.
-type NewTestEvent struct{ NewTestResult }
-
-// EventType implements ledger.Payload.
-func (*NewTestEvent) EventType() string { return TypeNewTest }
+// NewTestFrom reads a new test's event back.
+func NewTestFrom(e *ledger.NewTestEvent) (NewTestResult, error) {
+	var r NewTestResult
+	if err := json.Unmarshal(e.Fields, &r); err != nil {
+		return r, fmt.Errorf("decode new test: %w", err)
+	}
+	return r, nil
+}
 
 // LedgerRecorder appends every check result to a run's ledger. It is safe
 // for concurrent use because ledger.Writer is.
@@ -41,14 +51,21 @@ type LedgerRecorder struct {
 
 // RecordCheck implements Recorder.
 func (l LedgerRecorder) RecordCheck(_ context.Context, r CheckResult) error {
-	_, err := l.W.Append(&CheckEvent{r})
+	p, err := CheckPayload(r)
+	if err == nil {
+		_, err = l.W.Append(p)
+	}
 	return err
 }
 
 // RecordNewTests appends each new test's result against the original code.
 func (l LedgerRecorder) RecordNewTests(_ context.Context, results []NewTestResult) error {
 	for _, r := range results {
-		if _, err := l.W.Append(&NewTestEvent{r}); err != nil {
+		p, err := NewTestPayload(r)
+		if err != nil {
+			return err
+		}
+		if _, err := l.W.Append(p); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,8 @@ package verify
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/patchwright/patchwright/internal/text"
 )
 
 // Outcome is the run's result in docs/design.md §4.5.
@@ -161,14 +162,10 @@ func failedHow(c CheckResult) string {
 
 // oneLine keeps a reason to one line of reasonable length.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = text.Line(s)
 	const max = 300
 	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = text.Head(s, max) + "…"
 	}
 	return s
 }

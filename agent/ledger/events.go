@@ -1,38 +1,113 @@
 package ledger
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 )
 
-// Event types written by the agent loop. Durations are integer nanoseconds,
-// like CommandRecord's.
+// The event types of ledger.jsonl: the closed set, declared here and
+// nowhere else (docs/ledger.md has a section per type). Writer.Append
+// refuses any other type, and Record.Payload decodes each into the payload
+// named beside it. Durations are integer nanoseconds, like CommandRecord's.
 const (
-	TypeRunStart   = "run_start"
-	TypeModelTurn  = "model_turn"
-	TypeToolCall   = "tool_call"
-	TypeCommand    = "command"
-	TypeCompaction = "compaction"
-	TypeRunStop    = "run_stop"
+	// Written by the agent loop.
+	TypeRunStart   = "run_start"  // RunStart
+	TypeModelTurn  = "model_turn" // ModelTurn
+	TypeToolCall   = "tool_call"  // ToolCall
+	TypeCommand    = "command"    // Command
+	TypeCompaction = "compaction" // Compaction
+	TypeRunStop    = "run_stop"   // RunStop
 	// TypeUserMessage is a note a person sent while the run went on.
-	TypeUserMessage = "user_message"
-	// TypeAdvisoryCheck is one dependency of the change looked up in the
-	// GitHub advisory database before publishing.
-	TypeAdvisoryCheck = "advisory_check"
-	// TypeReview is the review model's pass over the change before
-	// publishing, or why there was none.
-	TypeReview = "review"
+	TypeUserMessage = "user_message" // UserMessage
+
+	// Written by the verification runner.
+	TypeCheck   = "check"           // CheckEvent: one check's result in one phase
+	TypeNewTest = "new_test_before" // NewTestEvent: one new test run against the original code
+
+	// Written by the job's phases (jobs/pipeline).
+	TypeFinding               = "finding"                    // FindingEvent
+	TypeDependencies          = "dependencies"               // DependencyEvent
+	TypeSetupDetected         = "setup_detected"             // SetupDetected
+	TypeSetupSecrets          = "setup_secrets"              // SetupSecretsGiven
+	TypeSetupSecretsWithheld  = "setup_secrets_withheld"     // SetupSecretsWithheld
+	TypeSetupSecretFiles      = "setup_secret_files_removed" // SetupSecretFiles
+	TypeEgressRefused         = "egress_refused"             // EgressRefused
+	TypeEgressRefusalsDropped = "egress_refusals_dropped"    // EgressRefusalsDropped
+	TypeServiceLog            = "service_log"                // ServiceLog
+
+	// Written by the review before publishing (jobs/pipeline).
+	TypeAdvisoryCheck = "advisory_check" // AdvisoryCheck: one dependency looked up in the advisory database
+	TypeReview        = "review"         // Review: the review model's pass, or why there was none
 )
 
-func init() {
-	Register(TypeRunStart, func() Payload { return new(RunStart) })
-	Register(TypeModelTurn, func() Payload { return new(ModelTurn) })
-	Register(TypeToolCall, func() Payload { return new(ToolCall) })
-	Register(TypeCommand, func() Payload { return new(Command) })
-	Register(TypeCompaction, func() Payload { return new(Compaction) })
-	Register(TypeRunStop, func() Payload { return new(RunStop) })
-	Register(TypeUserMessage, func() Payload { return new(UserMessage) })
-	Register(TypeAdvisoryCheck, func() Payload { return new(AdvisoryCheck) })
-	Register(TypeReview, func() Payload { return new(Review) })
+// types lists the constants above, in their order.
+var types = []string{
+	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage,
+	TypeCheck, TypeNewTest,
+	TypeFinding, TypeDependencies, TypeSetupDetected, TypeSetupSecrets, TypeSetupSecretsWithheld,
+	TypeSetupSecretFiles, TypeEgressRefused, TypeEgressRefusalsDropped, TypeServiceLog,
+	TypeAdvisoryCheck, TypeReview,
+}
+
+// Types returns every event type, sorted, so that readers of the ledger
+// (the run page, the documentation's test) can check that they know each.
+func Types() []string { return slices.Sorted(slices.Values(types)) }
+
+// newPayload returns an empty payload of the event type typ; nil for a
+// type outside the set.
+func newPayload(typ string) Payload {
+	switch typ {
+	case TypeRunStart:
+		return new(RunStart)
+	case TypeModelTurn:
+		return new(ModelTurn)
+	case TypeToolCall:
+		return new(ToolCall)
+	case TypeCommand:
+		return new(Command)
+	case TypeCompaction:
+		return new(Compaction)
+	case TypeRunStop:
+		return new(RunStop)
+	case TypeUserMessage:
+		return new(UserMessage)
+	case TypeCheck:
+		return new(CheckEvent)
+	case TypeNewTest:
+		return new(NewTestEvent)
+	}
+	return newJobPayload(typ)
+}
+
+// newJobPayload is newPayload for the job phases' events.
+func newJobPayload(typ string) Payload {
+	switch typ {
+	case TypeFinding:
+		return new(FindingEvent)
+	case TypeDependencies:
+		return new(DependencyEvent)
+	case TypeSetupDetected:
+		return new(SetupDetected)
+	case TypeSetupSecrets:
+		return new(SetupSecretsGiven)
+	case TypeSetupSecretsWithheld:
+		return new(SetupSecretsWithheld)
+	case TypeSetupSecretFiles:
+		return new(SetupSecretFiles)
+	case TypeEgressRefused:
+		return new(EgressRefused)
+	case TypeEgressRefusalsDropped:
+		return new(EgressRefusalsDropped)
+	case TypeServiceLog:
+		return new(ServiceLog)
+	case TypeAdvisoryCheck:
+		return new(AdvisoryCheck)
+	case TypeReview:
+		return new(Review)
+	}
+	return nil
 }
 
 // AdvisoryCheck is one dependency the change adds or re-versions, as the
@@ -275,3 +350,254 @@ type CommandRecord struct {
 	StdoutSHA256 string `json:"stdout_sha256"`
 	StderrSHA256 string `json:"stderr_sha256"`
 }
+
+// CheckEvent is one verification check's result in one phase. Its fields
+// are the JSON form of verify.CheckResult, which verify owns (test
+// summaries the ledger has no reason to know); the ledger keeps the object
+// as written, and verify.CheckFrom reads it back.
+type CheckEvent struct{ Fields Object }
+
+// EventType implements Payload.
+func (*CheckEvent) EventType() string { return TypeCheck }
+
+// MarshalJSON writes the check's fields.
+func (e CheckEvent) MarshalJSON() ([]byte, error) { return e.Fields.MarshalJSON() }
+
+// UnmarshalJSON keeps the check's fields.
+func (e *CheckEvent) UnmarshalJSON(b []byte) error { return e.Fields.UnmarshalJSON(b) }
+
+// NewTestEvent is one new test's run against the original code: the JSON
+// form of verify.NewTestResult, read back by verify.NewTestFrom.
+type NewTestEvent struct{ Fields Object }
+
+// EventType implements Payload.
+func (*NewTestEvent) EventType() string { return TypeNewTest }
+
+// MarshalJSON writes the new test's fields.
+func (e NewTestEvent) MarshalJSON() ([]byte, error) { return e.Fields.MarshalJSON() }
+
+// UnmarshalJSON keeps the new test's fields.
+func (e *NewTestEvent) UnmarshalJSON(b []byte) error { return e.Fields.UnmarshalJSON(b) }
+
+// Object is a payload's fields as a JSON object whose shape another
+// package owns, without the envelope's seq, time and type.
+type Object json.RawMessage
+
+// ObjectOf encodes v, which must encode to a JSON object.
+func ObjectOf(v any) (Object, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var o Object
+	return o, o.UnmarshalJSON(b)
+}
+
+// MarshalJSON writes the object; an empty Object is {}.
+func (o Object) MarshalJSON() ([]byte, error) {
+	if len(o) == 0 {
+		return []byte("{}"), nil
+	}
+	return o, nil
+}
+
+// UnmarshalJSON keeps b's fields but the envelope's, so a payload read
+// back from a record can be written again.
+func (o *Object) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	for _, k := range []string{"seq", "time", "type"} {
+		delete(fields, k)
+	}
+	out, err := json.Marshal(fields)
+	*o = out
+	return err
+}
+
+// Finding is one fact of the change a reviewer must look at
+// (verify/findings decides them; findings.Finding is this type). Its JSON
+// form is an entry of result.json's "findings".
+type Finding struct {
+	Kind string `json:"kind"`
+	// Path is the file concerned; empty when the finding is about the whole
+	// change or a check rather than one file.
+	Path string `json:"path"`
+	// Line is 1-based: in the changed file when it still exists, else in
+	// the file as it was before the change (Detail then says "before the
+	// change"). 0 means the whole file or no file.
+	Line int `json:"line"`
+	// Detail is one sentence: what happened and why a reviewer cares.
+	Detail string `json:"detail"`
+}
+
+// FindingEvent is one finding as an event.
+type FindingEvent struct{ Finding }
+
+// EventType implements Payload.
+func (*FindingEvent) EventType() string { return TypeFinding }
+
+// DependencySetup is one run of dependency setup on a changed tree: the
+// trusted commands (the default branch's `setup:`, or the ecosystem's own
+// download command) that fetch what a change's manifests name, with the
+// setup network, into the job's own cache. report.DependencySetup is this
+// type.
+type DependencySetup struct {
+	// ByModel: the model asked for it with fetch_dependencies during its
+	// work; otherwise the application ran it after the change, before the
+	// final checks.
+	ByModel bool `json:"by_model,omitempty"`
+	// Configured: the commands are the default branch's `setup:`;
+	// otherwise each changed project's own download command.
+	Configured bool `json:"configured,omitempty"`
+	// Manifests are the changed manifests and lockfiles that called for it.
+	Manifests []string `json:"manifests"`
+	// Commands ran in this order; the first that failed ended the run.
+	Commands []DependencyCommand `json:"commands"`
+	// Fetched are the dependencies the change adds or re-versions.
+	Fetched []Dependency `json:"fetched,omitempty"`
+	// Sources say where they came from: the proxy and registry settings
+	// of the setup container ("GOPROXY=https://proxy.golang.org,direct").
+	Sources []string `json:"sources,omitempty"`
+}
+
+// Failed reports whether a command failed or timed out.
+func (d DependencySetup) Failed() bool {
+	for _, c := range d.Commands {
+		if c.ExitCode != 0 || c.TimedOut {
+			return true
+		}
+	}
+	return false
+}
+
+// DependencyCommand is one command of a DependencySetup.
+type DependencyCommand struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// Dependency is one dependency a change adds or re-versions.
+type Dependency struct {
+	// What is its kind in words: "Go module", "npm package"…
+	What    string `json:"what"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Was is the version before the change; "" for a new dependency.
+	Was string `json:"was,omitempty"`
+}
+
+// DependencyEvent is one dependency setup as an event.
+type DependencyEvent struct{ DependencySetup }
+
+// EventType implements Payload.
+func (*DependencyEvent) EventType() string { return TypeDependencies }
+
+// DetectedCommand is one command of a detected first setup: the default
+// branch's configuration has no `setup:`, so the setup phase ran
+// detection's download command for a manifest that declares
+// dependencies.
+type DetectedCommand struct {
+	Command string `json:"command"`
+	// Manifest declares the dependencies that called for it.
+	Manifest string `json:"manifest"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// Failed reports whether the command failed or timed out.
+func (c DetectedCommand) Failed() bool { return c.ExitCode != 0 || c.TimedOut }
+
+// SetupDetected says that the first setup's commands were detected, not
+// configured, and which manifest called for each; the commands' own
+// records (Tool "setup") precede it.
+type SetupDetected struct {
+	Commands []DetectedCommand `json:"commands"`
+}
+
+// EventType implements Payload.
+func (*SetupDetected) EventType() string { return TypeSetupDetected }
+
+// SetupSecretsGiven names the setup-only secrets the setup container was
+// given: names, never values (docs/design.md §4.1).
+type SetupSecretsGiven struct {
+	Names []string `json:"names"`
+}
+
+// EventType implements Payload.
+func (*SetupSecretsGiven) EventType() string { return TypeSetupSecrets }
+
+// SetupSecretsWithheld names the setup-only secrets setup ran without,
+// and why.
+type SetupSecretsWithheld struct {
+	Names  []string `json:"names"`
+	Reason string   `json:"reason"`
+}
+
+// EventType implements Payload.
+func (*SetupSecretsWithheld) EventType() string { return TypeSetupSecretsWithheld }
+
+// SecretFile is a file the first setup left holding the value of a
+// setup-only secret, which the run removed before any later phase could
+// read it. report.SecretFile is this type.
+type SecretFile struct {
+	// Path is the file's path in the work tree, or under the build cache
+	// (HOME/.cache) when Cache is set; with any secret it holds withheld.
+	Path string `json:"path"`
+	// Cache is set for a file of the build cache volume.
+	Cache bool `json:"cache,omitempty"`
+	// Names are the secrets whose values it held; empty for a cache file,
+	// which is searched inside the container for every value at once.
+	Names []string `json:"names,omitempty"`
+}
+
+// SetupSecretFiles names the files removed after the first setup because
+// they held a setup-only secret's value: paths and secret names, never
+// values.
+type SetupSecretFiles struct {
+	Files []SecretFile `json:"files"`
+}
+
+// EventType implements Payload.
+func (*SetupSecretFiles) EventType() string { return TypeSetupSecretFiles }
+
+// EgressRefused is one connection refused to a setup command
+// (docs/design.md §4.1): by the egress proxy (a host not on the
+// allowlist), or by the firewall, for one that went around the proxy (its
+// Reason starts "bypassed the proxy", its Host is an address). Its fields
+// are sandbox.Refusal's, so one converts to the other.
+type EgressRefused struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Phase   string `json:"phase"`
+	Command string `json:"command,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// EventType implements Payload.
+func (*EgressRefused) EventType() string { return TypeEgressRefused }
+
+// EgressRefusalsDropped counts the refusals of a run not recorded one by
+// one, past the run's bounds: Count of them, to Hosts hosts (at least,
+// when HostsAtLeast). It is written after the recorded ones.
+type EgressRefusalsDropped struct {
+	Count        int  `json:"count"`
+	Hosts        int  `json:"hosts"`
+	HostsAtLeast bool `json:"hosts_at_least,omitempty"`
+}
+
+// EventType implements Payload.
+func (*EgressRefusalsDropped) EventType() string { return TypeEgressRefusalsDropped }
+
+// ServiceLog is the tail of a service container's output, secrets
+// withheld, written when the job's phases end, for the run page.
+type ServiceLog struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	Log   string `json:"log"`
+}
+
+// EventType implements Payload.
+func (*ServiceLog) EventType() string { return TypeServiceLog }

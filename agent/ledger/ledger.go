@@ -6,8 +6,8 @@
 //
 // Each line is one JSON object with three envelope fields, "seq" (1, 2, …),
 // "time" (RFC 3339 with nanoseconds) and "type", followed by the fields of
-// the event's payload. Other packages add event types of their own by
-// implementing Payload and, so Record.Payload can decode them, Register.
+// the event's payload. The event types are a closed set, declared in
+// events.go with their payloads: the file is the contract of ledger.jsonl.
 package ledger
 
 import (
@@ -16,9 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"sync"
 	"time"
 )
@@ -48,50 +46,23 @@ func (r Record) Decode(v any) error {
 	return nil
 }
 
-// Payload decodes the event into the payload type registered for its Type.
-// An unregistered type yields ErrUnknownType, so a reader can skip events a
-// newer writer added.
+// Payload decodes the event into the payload its Type names (events.go).
+// A type outside the set yields ErrUnknownType, so a reader can skip
+// events a newer writer added.
 func (r Record) Payload() (Payload, error) {
-	mu.RLock()
-	mk, ok := registry[r.Type]
-	mu.RUnlock()
-	if !ok {
+	p := newPayload(r.Type)
+	if p == nil {
 		return nil, fmt.Errorf("ledger event %d: %w: %q", r.Seq, ErrUnknownType, r.Type)
 	}
-	p := mk()
 	if err := r.Decode(p); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// ErrUnknownType is returned by Record.Payload for a type nobody registered.
+// ErrUnknownType is returned for an event type outside the set events.go
+// declares: by Record.Payload on reading, by Writer.Append on writing.
 var ErrUnknownType = errors.New("unknown event type")
-
-var (
-	mu       sync.RWMutex
-	registry = map[string]func() Payload{}
-)
-
-// Register makes Record.Payload decode events of type name with a fresh
-// value from mk, which must return a pointer. Registering a name twice
-// panics: two packages would disagree about what the event means.
-func Register(name string, mk func() Payload) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("ledger: event type registered twice: " + name)
-	}
-	registry[name] = mk
-}
-
-// Types returns the registered event types, sorted, so that readers of
-// the ledger (the run page) can check that they show every one.
-func Types() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return slices.Sorted(maps.Keys(registry))
-}
 
 // Writer appends events to a ledger. It is safe for concurrent use.
 type Writer struct {
@@ -154,6 +125,9 @@ func (lw *Writer) Append(p Payload) (Record, error) {
 }
 
 func (lw *Writer) append(p Payload) (Record, error) {
+	if newPayload(p.EventType()) == nil {
+		return Record{}, fmt.Errorf("ledger: %w: %q", ErrUnknownType, p.EventType())
+	}
 	body, err := json.Marshal(p)
 	if err != nil {
 		return Record{}, fmt.Errorf("ledger: encode %s event: %w", p.EventType(), err)

@@ -147,40 +147,82 @@ func TestReadRejectsBadLedgers(t *testing.T) {
 	})
 }
 
-type checkEvent struct {
-	Name   string `json:"name"`
-	Passed bool   `json:"passed"`
+type outsider struct {
+	Name string `json:"name"`
 }
 
-func (*checkEvent) EventType() string { return "test_check" }
+func (*outsider) EventType() string { return "test_check" }
 
-func TestOtherPackagesAddEventTypes(t *testing.T) {
+// TestTypesAreClosed: every declared type decodes into its own payload,
+// and a type outside the set is refused on writing and skipped on reading.
+func TestTypesAreClosed(t *testing.T) {
+	if len(Types()) != len(types) || len(types) < 18 {
+		t.Fatalf("Types() = %v", Types())
+	}
+	for _, typ := range Types() {
+		p := newPayload(typ)
+		if p == nil || p.EventType() != typ {
+			t.Errorf("%s: payload %T says %q", typ, p, typeOf(p))
+		}
+	}
 	var buf bytes.Buffer
 	lw := New(&buf, Options{Now: fixedClock()})
-	if _, err := lw.Append(&checkEvent{Name: "vet", Passed: true}); err != nil {
+	if _, err := lw.Append(&outsider{Name: "vet"}); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("appending an undeclared type: err = %v, want ErrUnknownType", err)
+	}
+	if _, err := lw.Append(&RunStop{Reason: "finished"}); err != nil {
+		t.Fatalf("a refused type broke the writer: %v", err)
+	}
+	buf.WriteString(`{"seq":2,"time":"2026-01-02T03:04:05Z","type":"test_check","name":"vet"}` + "\n")
+	log, err := Read(&buf)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := log.Records[1].Payload(); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("undeclared type: err = %v, want ErrUnknownType", err)
+	}
+}
+
+func typeOf(p Payload) string {
+	if p == nil {
+		return "nothing"
+	}
+	return p.EventType()
+}
+
+// TestOwnedFieldsRoundTrip: a check's fields, owned by verify, are
+// written flat beside the envelope and read back without it.
+func TestOwnedFieldsRoundTrip(t *testing.T) {
+	fields, err := ObjectOf(map[string]any{"name": "vet", "passed": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	lw := New(&buf, Options{Now: fixedClock()})
+	if _, err := lw.Append(&CheckEvent{Fields: fields}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lw.Append(&NewTestEvent{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"seq":1,"time":"2026-01-02T03:04:06Z","type":"check","name":"vet","passed":true}`
+	if line, _, _ := strings.Cut(buf.String(), "\n"); line != want {
+		t.Errorf("line = %s\nwant   %s", line, want)
 	}
 	log, err := Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := log.Records[0].Payload(); !errors.Is(err, ErrUnknownType) {
-		t.Errorf("unregistered type: err = %v, want ErrUnknownType", err)
-	}
-	Register("test_check", func() Payload { return new(checkEvent) })
 	p, err := log.Records[0].Payload()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := p.(*checkEvent); c.Name != "vet" || !c.Passed {
-		t.Errorf("decoded %#v", c)
+	if got := string(p.(*CheckEvent).Fields); got != `{"name":"vet","passed":true}` {
+		t.Errorf("fields read back = %s", got)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("registering a type twice did not panic")
-		}
-	}()
-	Register("test_check", func() Payload { return new(checkEvent) })
+	if _, err := ObjectOf([]int{1}); err == nil {
+		t.Error("ObjectOf accepted an array")
+	}
 }
 
 type notObject struct{}

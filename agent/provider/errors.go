@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/patchwright/patchwright/internal/text"
 )
 
 // Kind says what the caller should do about an *Error.
@@ -137,9 +139,9 @@ func connectionError(provider string, err error) *Error {
 
 // oneLine squeezes a provider message into a single bounded line.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = text.Line(s)
 	if len(s) > maxReasonLen {
-		s = s[:maxReasonLen] + "…"
+		s = text.Head(s, maxReasonLen) + "…"
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/internal/text"
 )
 
 // NameReplay is the provider of "replay:FILE": no model, the model turns
@@ -233,8 +234,8 @@ func firstDiff(want, got []string) string {
 }
 
 func clip(s string) string {
-	if r := []rune(s); len(r) > 120 {
-		return string(r[:120]) + "…"
+	if len(s) > 120 {
+		return text.Head(s, 120) + "…"
 	}
 	return s
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/patchwright/patchwright/internal/text"
 )
 
 // tool is a Tool whose parameters are the struct P. P is the only source of
@@ -189,9 +191,7 @@ func fail(code Code, what, hint string) Result {
 	return Result{Code: code, Text: fmt.Sprintf("error: %s: %s\nhint: %s", code, oneLine(what), oneLine(hint))}
 }
 
-var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
-
 // oneLine keeps a message on one line so the hint stays the second line.
 func oneLine(s string) string {
-	return strings.TrimSpace(lineBreaks.Replace(s))
+	return text.Line(s)
 }

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -136,11 +136,8 @@ func cutLine(b []byte, limit int) string {
 	if len(b) <= limit {
 		return string(b)
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… [%d more bytes]", b[:cut], len(b)-cut)
+	head := text.Head(string(b), limit)
+	return fmt.Sprintf("%s… [%d more bytes]", head, len(b)-len(head))
 }
 
 func (s *Set) renderSearch(found []fileMatches, stats searchStats) string {

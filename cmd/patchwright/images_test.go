@@ -97,9 +97,9 @@ func baselineChecks(t *testing.T, out string) []verify.CheckResult {
 	}
 	var checks []verify.CheckResult
 	for _, r := range log.Records {
-		var c verify.CheckEvent
-		if r.Type == verify.TypeCheck && r.Decode(&c) == nil && c.Phase == verify.Baseline {
-			checks = append(checks, c.CheckResult)
+		var c verify.CheckResult
+		if r.Type == ledger.TypeCheck && r.Decode(&c) == nil && c.Phase == verify.Baseline {
+			checks = append(checks, c)
 		}
 	}
 	return checks

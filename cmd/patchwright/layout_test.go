@@ -79,10 +79,19 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
-	// testsrc is a leaf: it reads source files and nothing of ours.
+	// testsrc is a leaf: it reads source files and nothing of ours but
+	// the text leaf.
 	for _, d := range deps(t, "verify/testsrc") {
-		if strings.HasPrefix(d, module) && d != module+"verify/testsrc" {
+		if strings.HasPrefix(d, module) && d != module+"verify/testsrc" && d != module+"internal/text" {
 			t.Errorf("verify/testsrc depends on %s", d)
+		}
+	}
+	// internal/ holds leaves every room may use: they import nothing of ours.
+	for _, pkg := range []string{"internal/text", "internal/logkey"} {
+		for _, d := range deps(t, pkg) {
+			if strings.HasPrefix(d, module) && d != module+pkg {
+				t.Errorf("%s depends on %s", pkg, d)
+			}
 		}
 	}
 	// sandbox is the interface and the host side: the standard library only.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/sandbox/docker"
@@ -223,7 +224,7 @@ func newRunID() string {
 }
 
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	return text.Line(err.Error())
 }
 
 // printResult prints result.json (with --json) or a short summary.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/report"
@@ -206,10 +206,7 @@ func clipTail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[len(s)-n:]
-	for s != "" && !utf8.RuneStart(s[0]) {
-		s = s[1:]
-	}
+	s = text.Tail(s, n)
 	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
 		s = s[i+1:]
 	}

@@ -22,9 +22,6 @@ import (
 // chunkBytes is the buffer a file is streamed through.
 const chunkBytes = 256 << 10
 
-// binarySniff is how far git looks for a NUL byte (sandbox.IsBinary).
-const binarySniff = 8000
-
 // stored is one file written as a blob.
 type stored struct {
 	hash   plumbing.Hash
@@ -195,7 +192,7 @@ func (b *looseBlob) close() (plumbing.Hash, error) {
 }
 
 // textSink keeps a file's bytes until they prove binary (a NUL in the
-// first binarySniff bytes, git's rule), then drops them.
+// first sandbox.BinaryProbe bytes, git's rule), then drops them.
 type textSink struct {
 	buf    []byte
 	binary bool
@@ -206,7 +203,7 @@ func (t *textSink) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	t.buf = append(t.buf, p...)
-	if len(t.buf) >= binarySniff || len(p) == 0 {
+	if len(t.buf) >= sandbox.BinaryProbe || len(p) == 0 {
 		if sandbox.IsBinary(t.buf) {
 			t.binary, t.buf = true, nil
 		}

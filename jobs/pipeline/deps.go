@@ -39,15 +39,6 @@ import (
 // ran after the change (fetch_dependencies' are recorded as that tool's).
 const ToolDependencies = "dependencies"
 
-// TypeDependencies is the ledger event of one dependency setup.
-const TypeDependencies = "dependencies"
-
-// DependencyEvent is a dependency setup as a ledger event.
-type DependencyEvent struct{ report.DependencySetup }
-
-// EventType implements ledger.Payload.
-func (*DependencyEvent) EventType() string { return TypeDependencies }
-
 // downloadCommand is an ecosystem's own command that fills the cache from
 // manifest m, a path of the tree has looks into; "" for none. A Node
 // project's command follows its lock file (npmInstall). The Node ones
@@ -263,7 +254,7 @@ func (r *run) depsAfterChange(ctx context.Context, dir string) error {
 // recordDependencies writes a dependency setup to the ledger and keeps it
 // for the report.
 func (r *run) recordDependencies(setup report.DependencySetup) error {
-	if _, err := r.ledger.Append(&DependencyEvent{setup}); err != nil {
+	if _, err := r.ledger.Append(&ledger.DependencyEvent{DependencySetup: setup}); err != nil {
 		return err
 	}
 	r.mu.Lock()

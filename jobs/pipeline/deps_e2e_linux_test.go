@@ -158,7 +158,7 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []string
-	var setups []DependencyEvent
+	var setups []ledger.DependencyEvent
 	for _, rec := range log.Records {
 		switch rec.Type {
 		case ledger.TypeToolCall:
@@ -167,8 +167,8 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 			if c.Tool == "run" || c.Tool == "fetch_dependencies" {
 				runs = append(runs, c.Tool+": "+c.Result)
 			}
-		case TypeDependencies:
-			var d DependencyEvent
+		case ledger.TypeDependencies:
+			var d ledger.DependencyEvent
 			if err := rec.Decode(&d); err != nil {
 				t.Fatal(err)
 			}

@@ -67,8 +67,8 @@ func egressRefusals(t *testing.T, out string) []egress.Refusal {
 	var refused []egress.Refusal
 	for _, rec := range log.Records {
 		if p, err := rec.Payload(); err == nil {
-			if r, ok := p.(*EgressRefused); ok {
-				refused = append(refused, r.Refusal)
+			if r, ok := p.(*ledger.EgressRefused); ok {
+				refused = append(refused, egress.Refusal(*r))
 			}
 		}
 	}

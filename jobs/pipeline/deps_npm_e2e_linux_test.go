@@ -275,16 +275,16 @@ func testCacheVolume(t *testing.T) string {
 }
 
 // dependencyEvents are the run's dependency setups from its ledger.
-func dependencyEvents(t *testing.T, out string) []DependencyEvent {
+func dependencyEvents(t *testing.T, out string) []ledger.DependencyEvent {
 	t.Helper()
 	log, err := ledger.ReadFile(filepath.Join(out, FileLedger))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var setups []DependencyEvent
+	var setups []ledger.DependencyEvent
 	for _, rec := range log.Records {
-		if rec.Type == TypeDependencies {
-			var d DependencyEvent
+		if rec.Type == ledger.TypeDependencies {
+			var d ledger.DependencyEvent
 			if err := rec.Decode(&d); err != nil {
 				t.Fatal(err)
 			}

@@ -189,9 +189,9 @@ func TestPipDependencyAfterTheChange(t *testing.T) {
 	}
 	var final *verify.CheckResult
 	for _, rec := range log.Records {
-		var c verify.CheckEvent
-		if rec.Type == verify.TypeCheck && rec.Decode(&c) == nil && c.Phase == verify.Final && c.Name == "test" {
-			final = &c.CheckResult
+		var c verify.CheckResult
+		if rec.Type == ledger.TypeCheck && rec.Decode(&c) == nil && c.Phase == verify.Final && c.Name == "test" {
+			final = &c
 		}
 	}
 	if final == nil || !final.Passed || final.Command != "python -m pytest" || !strings.Contains(final.Note, "virtualenv `.venv`") {
@@ -316,9 +316,9 @@ func TestPipConfiguredSetupVirtualenv(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rec := range log.Records {
-		var c verify.CheckEvent
-		if rec.Type == verify.TypeCheck && rec.Decode(&c) == nil && !strings.Contains(c.Note, "virtualenv `.venv`") {
-			t.Errorf("%s check %s ran without .venv: %+v", c.Phase, c.Name, c.CheckResult)
+		var c verify.CheckResult
+		if rec.Type == ledger.TypeCheck && rec.Decode(&c) == nil && !strings.Contains(c.Note, "virtualenv `.venv`") {
+			t.Errorf("%s check %s ran without .venv: %+v", c.Phase, c.Name, c)
 		}
 	}
 }

@@ -10,25 +10,6 @@ import (
 	"github.com/patchwright/patchwright/sandbox/egress"
 )
 
-// TypeEgressRefused is the ledger event of a connection refused to a
-// setup command (docs/design.md §4.1): by the egress proxy (a host not on the
-// allowlist), or by the firewall, for one that went around the proxy
-// (its Reason starts "bypassed the proxy", its Host is an address).
-const TypeEgressRefused = "egress_refused"
-
-func init() {
-	ledger.Register(TypeEgressRefused, func() ledger.Payload { return new(EgressRefused) })
-}
-
-// EgressRefused is one refused connection: host, port, the phase and the
-// command that tried it, and why.
-type EgressRefused struct {
-	egress.Refusal
-}
-
-// EventType implements ledger.Payload.
-func (*EgressRefused) EventType() string { return TypeEgressRefused }
-
 // Registries are the host names the setup network reaches by default for
 // each detected ecosystem (verify.Detection.Languages), beside Debian's
 // archive for every repository: the public registries and what their
@@ -59,27 +40,8 @@ const (
 	refusalOverheadB = 64 // a record's fields beside its strings, roughly
 )
 
-// TypeEgressRefusalsDropped is the ledger event that counts the refusals
-// past the bounds, written after the recorded ones.
-const TypeEgressRefusalsDropped = "egress_refusals_dropped"
-
-func init() {
-	ledger.Register(TypeEgressRefusalsDropped, func() ledger.Payload { return new(EgressRefusalsDropped) })
-}
-
-// EgressRefusalsDropped counts the refusals of a run not recorded one by
-// one, so far: Count of them, to Hosts hosts (at least, when HostsAtLeast).
-type EgressRefusalsDropped struct {
-	Count        int  `json:"count"`
-	Hosts        int  `json:"hosts"`
-	HostsAtLeast bool `json:"hosts_at_least,omitempty"`
-}
-
-// EventType implements ledger.Payload.
-func (*EgressRefusalsDropped) EventType() string { return TypeEgressRefusalsDropped }
-
-// Summary says it in a sentence.
-func (d EgressRefusalsDropped) Summary() string {
+// droppedSummary says d in a sentence.
+func droppedSummary(d ledger.EgressRefusalsDropped) string {
 	hosts := fmt.Sprintf("%d hosts", d.Hosts)
 	if d.Hosts == 1 {
 		hosts = "1 host"
@@ -123,7 +85,7 @@ func (f *refusals) add(r egress.Refusal) {
 
 // unrecorded returns the refusals not returned before, and a summary of
 // those dropped if more were since the last call.
-func (f *refusals) unrecorded() ([]egress.Refusal, *EgressRefusalsDropped) {
+func (f *refusals) unrecorded() ([]egress.Refusal, *ledger.EgressRefusalsDropped) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := slices.Clone(f.all[f.recorded:])
@@ -136,14 +98,14 @@ func (f *refusals) unrecorded() ([]egress.Refusal, *EgressRefusalsDropped) {
 }
 
 // summary is what was dropped so far; nil if nothing. f.mu is held.
-func (f *refusals) summary() *EgressRefusalsDropped {
+func (f *refusals) summary() *ledger.EgressRefusalsDropped {
 	if f.dropped == 0 {
 		return nil
 	}
-	return &EgressRefusalsDropped{Count: f.dropped, Hosts: len(f.hosts), HostsAtLeast: len(f.hosts) >= maxDroppedHosts}
+	return &ledger.EgressRefusalsDropped{Count: f.dropped, Hosts: len(f.hosts), HostsAtLeast: len(f.hosts) >= maxDroppedHosts}
 }
 
-func (f *refusals) list() ([]egress.Refusal, *EgressRefusalsDropped) {
+func (f *refusals) list() ([]egress.Refusal, *ledger.EgressRefusalsDropped) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.all), f.summary()
@@ -189,7 +151,7 @@ func (r *run) recordRefusals() error {
 		if ref.Reason, err = withholdText(r.scanner, ref.Reason); err != nil {
 			return err
 		}
-		if _, err := r.ledger.Append(&EgressRefused{ref}); err != nil {
+		if _, err := r.ledger.Append((*ledger.EgressRefused)(&ref)); err != nil {
 			return err
 		}
 	}

@@ -68,8 +68,8 @@ verify:
 			continue
 		}
 		switch p := p.(type) {
-		case *EgressRefused:
-			refused = append(refused, p.Refusal)
+		case *ledger.EgressRefused:
+			refused = append(refused, egress.Refusal(*p))
 		case *ledger.Command:
 			if p.Tool == "setup" && p.ExitCode == 0 {
 				setupOK++
@@ -137,12 +137,12 @@ verify:
 		t.Fatal(err)
 	}
 	var refused []egress.Refusal
-	var dropped *EgressRefusalsDropped
+	var dropped *ledger.EgressRefusalsDropped
 	for _, rec := range log.Records {
 		switch p, _ := rec.Payload(); p := p.(type) {
-		case *EgressRefused:
-			refused = append(refused, p.Refusal)
-		case *EgressRefusalsDropped:
+		case *ledger.EgressRefused:
+			refused = append(refused, egress.Refusal(*p))
+		case *ledger.EgressRefusalsDropped:
 			dropped = p
 		}
 	}

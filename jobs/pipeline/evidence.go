@@ -117,7 +117,7 @@ func (r *run) analyze() error {
 		// withheld here too.
 		shown := f
 		shown.Path = r.shownPath(f.Path)
-		if _, err := r.ledger.Append(&FindingEvent{shown}); err != nil {
+		if _, err := r.ledger.Append(&ledger.FindingEvent{Finding: shown}); err != nil {
 			return err
 		}
 	}
@@ -275,12 +275,3 @@ func (r *run) readPaths() []string {
 	}
 	return out
 }
-
-// TypeFinding is the ledger event of one finding.
-const TypeFinding = "finding"
-
-// FindingEvent is a finding as a ledger event.
-type FindingEvent struct{ findings.Finding }
-
-// EventType implements ledger.Payload.
-func (*FindingEvent) EventType() string { return TypeFinding }

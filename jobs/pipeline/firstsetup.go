@@ -27,23 +27,6 @@ import (
 // (composer.json). Maven and Gradle are left out: their download commands
 // are slow and fetch plugins a repository's checks may not need.
 
-// TypeSetupDetected is the ledger event of a detected first setup.
-const TypeSetupDetected = "setup_detected"
-
-func init() {
-	ledger.Register(TypeSetupDetected, func() ledger.Payload { return new(SetupDetected) })
-}
-
-// SetupDetected says that the first setup's commands were detected, not
-// configured, and which manifest called for each; the commands' own
-// records (Tool "setup") precede it.
-type SetupDetected struct {
-	Commands []report.DetectedCommand `json:"commands"`
-}
-
-// EventType implements ledger.Payload.
-func (*SetupDetected) EventType() string { return TypeSetupDetected }
-
 // detectSetup is the detected first setup's commands, each with the
 // manifest that called for it (ExitCode unset); nil when setup is
 // configured, the setup network is off, or no manifest declares
@@ -185,6 +168,6 @@ func (r *run) runDetectedSetup(ctx context.Context) error {
 		c.ExitCode, c.TimedOut = res.ExitCode, res.TimedOut
 		r.detectedRan = append(r.detectedRan, c)
 	}
-	_, err := r.ledger.Append(&SetupDetected{Commands: r.detectedRan})
+	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.detectedRan})
 	return err
 }

@@ -51,10 +51,10 @@ func TestNPMDetectedFirstSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var detected []SetupDetected
+	var detected []ledger.SetupDetected
 	for _, rec := range log.Records {
-		if rec.Type == TypeSetupDetected {
-			var d SetupDetected
+		if rec.Type == ledger.TypeSetupDetected {
+			var d ledger.SetupDetected
 			if err := rec.Decode(&d); err != nil {
 				t.Fatal(err)
 			}

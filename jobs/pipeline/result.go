@@ -432,9 +432,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.Dependencies = r.deps
 	in.DetectedSetup = r.detectedRan
 	in.Foreign, in.Template = r.job.Foreign, r.template
-	var dropped *EgressRefusalsDropped
+	var dropped *ledger.EgressRefusalsDropped
 	if in.Refused, dropped = r.refused.list(); dropped != nil {
-		in.RefusedDropped = dropped.Summary()
+		in.RefusedDropped = droppedSummary(*dropped)
 	}
 	in.SetupSecretsWithheld, in.SetupSecretFiles = r.secretsWithheld, r.secretFiles
 	in.GoModule = r.goModule

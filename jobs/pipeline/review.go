@@ -95,7 +95,7 @@ func (r *run) addFindings(fs []findings.Finding) error {
 			return err
 		}
 		f.Detail = detail
-		if _, err := r.ledger.Append(&FindingEvent{f}); err != nil {
+		if _, err := r.ledger.Append(&ledger.FindingEvent{Finding: f}); err != nil {
 			return err
 		}
 		r.evidence = append(r.evidence, f)

@@ -15,25 +15,6 @@ import (
 	"github.com/patchwright/patchwright/sandbox"
 )
 
-// TypeServiceLog is the ledger event holding the tail of a service
-// container's output, written when the job's phases end, for the run page
-// (docs/design.md §4.1).
-const TypeServiceLog = "service_log"
-
-func init() {
-	ledger.Register(TypeServiceLog, func() ledger.Payload { return new(ServiceLog) })
-}
-
-// ServiceLog is one service's output tail, secrets withheld.
-type ServiceLog struct {
-	Name  string `json:"name"`
-	Image string `json:"image"`
-	Log   string `json:"log"`
-}
-
-// EventType implements ledger.Payload.
-func (*ServiceLog) EventType() string { return TypeServiceLog }
-
 // startServices starts the repository's services before the first
 // sandbox, so setup, the baseline, the agent and the final checks all
 // reach them.
@@ -93,7 +74,7 @@ func (r *run) recordServiceLogs() {
 		if err != nil {
 			text = ""
 		}
-		if _, err := r.ledger.Append(&ServiceLog{Name: s.Name, Image: s.Image, Log: text}); err != nil {
+		if _, err := r.ledger.Append(&ledger.ServiceLog{Name: s.Name, Image: s.Image, Log: text}); err != nil {
 			r.e.logger().Warn("record a service's log", jobs.LogError, err)
 		}
 	}

@@ -37,24 +37,6 @@ import (
 // A file that cannot be removed ends the run with a configuration error
 // that says where to write credentials instead.
 
-// TypeSetupSecretFiles is the ledger event naming the files the first
-// setup left holding a setup-only secret's value, all removed.
-const TypeSetupSecretFiles = "setup_secret_files_removed"
-
-func init() {
-	ledger.Register(TypeSetupSecretFiles, func() ledger.Payload { return new(SetupSecretFiles) })
-}
-
-// SetupSecretFiles names the files removed after the first setup because
-// they held a setup-only secret's value: paths and secret names, never
-// values.
-type SetupSecretFiles struct {
-	Files []report.SecretFile `json:"files"`
-}
-
-// EventType implements ledger.Payload.
-func (*SetupSecretFiles) EventType() string { return TypeSetupSecretFiles }
-
 // credentialsAdvice tells the operator where a setup-only secret may be
 // written.
 const credentialsAdvice = "write setup-only secrets outside the work tree and the build cache, for example to $HOME/.npmrc (see docs/agent-yml.md)"
@@ -102,7 +84,7 @@ func (r *run) removeSetupSecretFiles(ctx context.Context) error {
 	if len(r.secretFiles) == 0 {
 		return nil
 	}
-	_, err = r.ledger.Append(&SetupSecretFiles{Files: r.secretFiles})
+	_, err = r.ledger.Append(&ledger.SetupSecretFiles{Files: r.secretFiles})
 	return err
 }
 

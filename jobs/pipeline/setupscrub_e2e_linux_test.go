@@ -74,8 +74,8 @@ func removedFiles(t *testing.T, out string) []report.SecretFile {
 		t.Fatal(err)
 	}
 	for _, rec := range log.Records {
-		if rec.Type == TypeSetupSecretFiles {
-			var e SetupSecretFiles
+		if rec.Type == ledger.TypeSetupSecretFiles {
+			var e ledger.SetupSecretFiles
 			if err := rec.Decode(&e); err != nil {
 				t.Fatal(err)
 			}

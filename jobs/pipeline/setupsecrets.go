@@ -7,37 +7,6 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// TypeSetupSecrets is the ledger event that names the setup-only secrets
-// the setup container was given: names, never values
-// (docs/design.md §4.1).
-const TypeSetupSecrets = "setup_secrets"
-
-// TypeSetupSecretsWithheld is the ledger event that names the setup-only
-// secrets the setup container was not given, and why.
-const TypeSetupSecretsWithheld = "setup_secrets_withheld"
-
-func init() {
-	ledger.Register(TypeSetupSecrets, func() ledger.Payload { return new(SetupSecretsGiven) })
-	ledger.Register(TypeSetupSecretsWithheld, func() ledger.Payload { return new(SetupSecretsWithheld) })
-}
-
-// SetupSecretsGiven names the setup-only secrets of a run.
-type SetupSecretsGiven struct {
-	Names []string `json:"names"`
-}
-
-// EventType implements ledger.Payload.
-func (*SetupSecretsGiven) EventType() string { return TypeSetupSecrets }
-
-// SetupSecretsWithheld names the setup-only secrets setup ran without.
-type SetupSecretsWithheld struct {
-	Names  []string `json:"names"`
-	Reason string   `json:"reason"`
-}
-
-// EventType implements ledger.Payload.
-func (*SetupSecretsWithheld) EventType() string { return TypeSetupSecretsWithheld }
-
 // secretEnv is the setup container's environment for the secrets, in name
 // order; nil for none.
 func secretEnv(vals map[string]string) []string {
@@ -57,10 +26,10 @@ func (r *run) recordSetupSecrets() error {
 		return nil
 	}
 	names := slices.Sorted(maps.Keys(r.setupSecrets))
-	var p ledger.Payload = &SetupSecretsGiven{Names: names}
+	var p ledger.Payload = &ledger.SetupSecretsGiven{Names: names}
 	if !r.setupGetsSecrets() {
 		r.secretsWithheld = names
-		p = &SetupSecretsWithheld{Names: names, Reason: "the tree is the agent branch " + r.job.Branch +
+		p = &ledger.SetupSecretsWithheld{Names: names, Reason: "the tree is the agent branch " + r.job.Branch +
 			", not the default branch " + r.job.ConfigBranch + ": its setup runs code a model wrote, with the setup network"}
 	}
 	_, err := r.ledger.Append(p)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/agent/secrets"
@@ -48,7 +49,7 @@ verify:
 			t.Errorf("the ledger has no %q", want)
 		}
 	}
-	if strings.Contains(ledgerText, TypeSetupSecretsWithheld) || strings.Contains(res.Body, "without the setup-only secrets") {
+	if strings.Contains(ledgerText, ledger.TypeSetupSecretsWithheld) || strings.Contains(res.Body, "without the setup-only secrets") {
 		t.Error("the default branch's setup is said to have run without the secrets")
 	}
 	if len(res.Checks) != 2 {
@@ -107,12 +108,12 @@ func TestRetrySetupRunsWithoutSecrets(t *testing.T) {
 		},
 	}.run(t)
 	ledgerText := readLedger(t, out)
-	for _, want := range []string{"REG_TOKEN is absent", `"type":"` + TypeSetupSecretsWithheld + `"`, `"names":["REG_TOKEN"]`, "agent branch agent/issue-1"} {
+	for _, want := range []string{"REG_TOKEN is absent", `"type":"` + ledger.TypeSetupSecretsWithheld + `"`, `"names":["REG_TOKEN"]`, "agent branch agent/issue-1"} {
 		if !strings.Contains(ledgerText, want) {
 			t.Errorf("the ledger has no %q:\n%s", want, ledgerText)
 		}
 	}
-	for _, unwanted := range []string{"REG_TOKEN is present", `"type":"` + TypeSetupSecrets + `"`} {
+	for _, unwanted := range []string{"REG_TOKEN is present", `"type":"` + ledger.TypeSetupSecrets + `"`} {
 		if strings.Contains(ledgerText, unwanted) {
 			t.Errorf("the ledger has %q: setup got the secret on the agent branch's tree", unwanted)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify/findings"
@@ -215,7 +216,7 @@ func (r *run) judgeTreeCode(dir string, setup report.DependencySetup) error {
 	}
 	f := findings.Finding{Kind: KindUntrustedSetup, Detail: "The dependencies the final checks used were installed by code the change controls: dependency setup after the change ran " +
 		strings.Join(why, " and ") + ", so what it installed may be what the change wants the checks to see."}
-	if _, err := r.ledger.Append(&FindingEvent{f}); err != nil {
+	if _, err := r.ledger.Append(&ledger.FindingEvent{Finding: f}); err != nil {
 		return err
 	}
 	r.evidence = append(r.evidence, f)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/patchwright/patchwright/internal/logkey"
 )
 
 // DefaultMirrorInterval is how often Mirror.Run copies changed runs, so a
@@ -81,7 +83,7 @@ func (m *Mirror) Sync(ctx context.Context) {
 		}
 		if err != nil {
 			if m.Logger != nil {
-				m.Logger.Warn("copy run to the run store", "run", id, "err", err)
+				m.Logger.Warn("copy run to the run store", "run", id, logkey.Err, err)
 			}
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -577,14 +578,14 @@ func (d *Docker) RunReaper(ctx context.Context, every time.Duration, log *slog.L
 			log.InfoContext(ctx, "reaped expired sandbox containers", "count", n)
 		}
 		if err != nil && ctx.Err() == nil {
-			log.ErrorContext(ctx, "reap sandbox containers", "error", err)
+			log.ErrorContext(ctx, "reap sandbox containers", logkey.Err, err)
 		}
 		n, err = d.PruneCaches(ctx, d.cacheAge)
 		if n > 0 {
 			log.InfoContext(ctx, "removed old cache volumes", "count", n, "max_age", d.cacheAge)
 		}
 		if err != nil && ctx.Err() == nil {
-			log.ErrorContext(ctx, "remove old cache volumes", "error", err)
+			log.ErrorContext(ctx, "remove old cache volumes", logkey.Err, err)
 		}
 		select {
 		case <-ctx.Done():

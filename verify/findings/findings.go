@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/patchwright/patchwright/agent/ledger"
 )
 
 // Kinds of finding produced here (docs/design.md §4.5). protected_path, secret and
@@ -60,19 +62,9 @@ const (
 )
 
 // Finding is one fact a reviewer must look at. Its JSON form is an entry
-// of result.json's "findings".
-type Finding struct {
-	Kind string `json:"kind"`
-	// Path is the file concerned; empty when the finding is about the whole
-	// change or a check rather than one file.
-	Path string `json:"path"`
-	// Line is 1-based: in the changed file when it still exists, else in
-	// the file as it was before the change (Detail then says "before the
-	// change"). 0 means the whole file or no file.
-	Line int `json:"line"`
-	// Detail is one sentence: what happened and why a reviewer cares.
-	Detail string `json:"detail"`
-}
+// of result.json's "findings"; the type is the ledger's, whose finding
+// event carries it.
+type Finding = ledger.Finding
 
 // Blocks reports whether a finding of this kind means the outcome cannot
 // be verified (docs/design.md §4.5). new_dependency and scope, and kinds

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	textcut "github.com/patchwright/patchwright/internal/text"
 )
 
 // goFile is a parsed Go test file with its comments blanked.
@@ -260,7 +262,7 @@ func GoConstraint(src []byte) (string, int) {
 	return strings.Join(lines, "\n"), first
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return textcut.Line(s) }
 
 // goCode returns a Go file's tokens without comments, so a reworded
 // comment or a reformat is not a change of behaviour.

@@ -8,26 +8,8 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/report"
-	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/verify/findings"
-)
-
-// The ledger events jobs/pipeline adds. The page does not import the
-// pipeline (serve need not compile it), so it names them and reads their
-// few fields itself; TestEveryEventTypeIsShown renders the pipeline's own
-// payloads, so a renamed field fails there.
-const (
-	typeFinding         = "finding"
-	typeDependencies    = "dependencies"
-	typeEgressRefused   = "egress_refused"
-	typeSetupDetected   = "setup_detected"
-	typeServiceLog      = "service_log"
-	typeSetupSecrets    = "setup_secrets"
-	typeSecretsWithheld = "setup_secrets_withheld"
-	typeRefusalsDropped = "egress_refusals_dropped"
-	typeSecretFiles     = "setup_secret_files_removed"
 )
 
 // table is a small table an event shows: checks, findings, commands.
@@ -51,26 +33,26 @@ type shower func(r ledger.Record) (event, error)
 // showers are the event types the page shows as themselves; any other
 // is shown as its fields (Kind "other").
 var showers = map[string]shower{
-	ledger.TypeRunStart:      showRunStart,
-	ledger.TypeModelTurn:     showModelTurn,
-	ledger.TypeToolCall:      showToolCall,
-	ledger.TypeCommand:       showCommand,
-	ledger.TypeCompaction:    showCompaction,
-	ledger.TypeRunStop:       showRunStop,
-	ledger.TypeUserMessage:   showUserMessage,
-	ledger.TypeAdvisoryCheck: showAdvisoryCheck,
-	ledger.TypeReview:        showReview,
-	verify.TypeCheck:         showCheck,
-	verify.TypeNewTest:       showNewTest,
-	typeFinding:              showFinding,
-	typeDependencies:         showDependencies,
-	typeEgressRefused:        showEgressRefused,
-	typeSetupDetected:        showSetupDetected,
-	typeServiceLog:           showServiceLog,
-	typeSetupSecrets:         showSetupSecrets,
-	typeSecretsWithheld:      showSecretsWithheld,
-	typeRefusalsDropped:      showRefusalsDropped,
-	typeSecretFiles:          showSecretFiles,
+	ledger.TypeRunStart:              showRunStart,
+	ledger.TypeModelTurn:             showModelTurn,
+	ledger.TypeToolCall:              showToolCall,
+	ledger.TypeCommand:               showCommand,
+	ledger.TypeCompaction:            showCompaction,
+	ledger.TypeRunStop:               showRunStop,
+	ledger.TypeUserMessage:           showUserMessage,
+	ledger.TypeCheck:                 showCheck,
+	ledger.TypeNewTest:               showNewTest,
+	ledger.TypeFinding:               showFinding,
+	ledger.TypeDependencies:          showDependencies,
+	ledger.TypeEgressRefused:         showEgressRefused,
+	ledger.TypeSetupDetected:         showSetupDetected,
+	ledger.TypeServiceLog:            showServiceLog,
+	ledger.TypeSetupSecrets:          showSetupSecrets,
+	ledger.TypeSetupSecretsWithheld:  showSecretsWithheld,
+	ledger.TypeEgressRefusalsDropped: showRefusalsDropped,
+	ledger.TypeSetupSecretFiles:      showSecretFiles,
+	ledger.TypeAdvisoryCheck:         showAdvisoryCheck,
+	ledger.TypeReview:                showReview,
 }
 
 // joined are the kinds whose consecutive events share one table.
@@ -232,8 +214,11 @@ func checkState(c verify.CheckResult) string {
 }
 
 func showCheck(r ledger.Record) (event, error) {
-	p, err := decode[verify.CheckEvent](r)
-	c := p.CheckResult
+	p, err := decode[ledger.CheckEvent](r)
+	if err != nil {
+		return event{}, err
+	}
+	c, err := verify.CheckFrom(&p)
 	e := event{Kind: "check", Title: "Checks", Failed: c.Ran && !c.Passed,
 		Table: &table{Head: []string{"check", "phase", "command", "result", "runs (failed)"}, Rows: [][]string{
 			cleanAll(c.Name, string(c.Phase), c.Command, checkState(c), fmt.Sprintf("%d (%d)", c.Runs, c.Failures)),
@@ -245,8 +230,11 @@ func showCheck(r ledger.Record) (event, error) {
 }
 
 func showNewTest(r ledger.Record) (event, error) {
-	p, err := decode[verify.NewTestEvent](r)
-	t := p.NewTestResult
+	p, err := decode[ledger.NewTestEvent](r)
+	if err != nil {
+		return event{}, err
+	}
+	t, err := verify.NewTestFrom(&p)
 	state := strings.ReplaceAll(string(t.Status), "_", " ")
 	if t.Reason != "" {
 		state += ": " + t.Reason
@@ -262,7 +250,7 @@ func showNewTest(r ledger.Record) (event, error) {
 }
 
 func showFinding(r ledger.Record) (event, error) {
-	p, err := decode[findings.Finding](r)
+	p, err := decode[ledger.FindingEvent](r)
 	where := p.Path
 	if p.Line > 0 {
 		where += fmt.Sprintf(":%d", p.Line)
@@ -272,7 +260,7 @@ func showFinding(r ledger.Record) (event, error) {
 }
 
 func showDependencies(r ledger.Record) (event, error) {
-	p, err := decode[report.DependencySetup](r)
+	p, err := decode[ledger.DependencyEvent](r)
 	title := "Dependency setup after the change"
 	if p.ByModel {
 		title = "Dependency setup the model asked for"
@@ -300,15 +288,13 @@ func showDependencies(r ledger.Record) (event, error) {
 }
 
 func showEgressRefused(r ledger.Record) (event, error) {
-	p, err := decode[sandbox.Refusal](r)
+	p, err := decode[ledger.EgressRefused](r)
 	return event{Kind: "refusal", Failed: true, Title: clean(fmt.Sprintf("Connection refused: %s:%d", p.Host, p.Port)),
 		Meta: clean(p.Phase + ": " + p.Reason), Body: newBlock(p.Command)}, err
 }
 
 func showSetupDetected(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Commands []report.DetectedCommand `json:"commands"`
-	}](r)
+	p, err := decode[ledger.SetupDetected](r)
 	e := event{Kind: "setup", Title: "Setup detected from the manifests (the repository configures none)",
 		Table: &table{Head: []string{"command", "manifest", "exit"}}}
 	for _, c := range p.Commands {
@@ -319,37 +305,24 @@ func showSetupDetected(r ledger.Record) (event, error) {
 }
 
 func showServiceLog(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Name  string `json:"name"`
-		Image string `json:"image"`
-		Log   string `json:"log"`
-	}](r)
+	p, err := decode[ledger.ServiceLog](r)
 	return event{Kind: "service", Title: "Service " + clean(p.Name), Meta: clean(p.Image + ", the end of its output"), Body: newBlock(p.Log)}, err
 }
 
 func showSetupSecrets(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Names []string `json:"names"`
-	}](r)
+	p, err := decode[ledger.SetupSecretsGiven](r)
 	return event{Kind: "secrets", Title: "Setup-only secrets given to setup", Meta: "names only, never values",
 		Body: newBlock(strings.Join(p.Names, "\n"))}, err
 }
 
 func showSecretsWithheld(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Names  []string `json:"names"`
-		Reason string   `json:"reason"`
-	}](r)
+	p, err := decode[ledger.SetupSecretsWithheld](r)
 	return event{Kind: "secrets", Failed: true, Title: "Setup-only secrets withheld from setup", Meta: clean(p.Reason),
 		Body: newBlock(strings.Join(p.Names, "\n"))}, err
 }
 
 func showRefusalsDropped(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Count        int  `json:"count"`
-		Hosts        int  `json:"hosts"`
-		HostsAtLeast bool `json:"hosts_at_least"`
-	}](r)
+	p, err := decode[ledger.EgressRefusalsDropped](r)
 	hosts := fmt.Sprint(p.Hosts)
 	if p.HostsAtLeast {
 		hosts = "at least " + hosts
@@ -359,9 +332,7 @@ func showRefusalsDropped(r ledger.Record) (event, error) {
 }
 
 func showSecretFiles(r ledger.Record) (event, error) {
-	p, err := decode[struct {
-		Files []report.SecretFile `json:"files"`
-	}](r)
+	p, err := decode[ledger.SetupSecretFiles](r)
 	e := event{Kind: "secrets", Failed: true, Title: "Files setup wrote a setup-only secret into, removed",
 		Meta: "paths and secret names, never values", Table: &table{Head: []string{"file", "where", "secrets"}}}
 	for _, f := range p.Files {

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/report"
-	"github.com/patchwright/patchwright/sandbox/egress"
 	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/verify/findings"
 )
@@ -24,13 +22,13 @@ func everyEvent(s string) []ledger.Payload {
 	edit := args(map[string]any{"edits": []map[string]string{{"path": "wc.go", "old_text": "n := 0\nreturn n", "new_text": "n := len(strings.Fields(s))\nreturn n // " + s}}})
 	plan := args(map[string]any{"files": []string{"wc.go"}, "approach": "count fields " + s, "verification": "go test", "risks": "none"})
 	return []ledger.Payload{
-		&pipeline.SetupSecretsGiven{Names: []string{"NPM_TOKEN"}},
-		&pipeline.SetupSecretsWithheld{Names: []string{"PYPI_TOKEN"}, Reason: "the run is for a fork " + s},
+		&ledger.SetupSecretsGiven{Names: []string{"NPM_TOKEN"}},
+		&ledger.SetupSecretsWithheld{Names: []string{"PYPI_TOKEN"}, Reason: "the run is for a fork " + s},
 		&ledger.Command{Step: 0, Tool: "setup", CommandRecord: ledger.CommandRecord{Command: "go mod download", Duration: time.Second, Output: "downloaded " + s}},
-		&pipeline.SetupDetected{Commands: []report.DetectedCommand{{Command: "go mod download", Manifest: "go.mod"}}},
-		&pipeline.EgressRefused{Refusal: egress.Refusal{Host: "evil.example", Port: 443, Phase: "setup", Command: "curl " + s, Reason: "not on the allowlist"}},
-		&verify.CheckEvent{CheckResult: verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Baseline, Ran: true, ExitCode: 1, Runs: 1, Failures: 1, Output: "--- FAIL: TestCount " + s}},
-		&verify.CheckEvent{CheckResult: verify.CheckResult{Name: "vet", Command: "go vet ./...", Phase: verify.Baseline, Ran: true, Passed: true, Runs: 1}},
+		&ledger.SetupDetected{Commands: []report.DetectedCommand{{Command: "go mod download", Manifest: "go.mod"}}},
+		&ledger.EgressRefused{Host: "evil.example", Port: 443, Phase: "setup", Command: "curl " + s, Reason: "not on the allowlist"},
+		checkEvent(verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Baseline, Ran: true, ExitCode: 1, Runs: 1, Failures: 1, Output: "--- FAIL: TestCount " + s}),
+		checkEvent(verify.CheckResult{Name: "vet", Command: "go vet ./...", Phase: verify.Baseline, Ran: true, Passed: true, Runs: 1}),
 		&ledger.RunStart{Model: "openai:m", Tools: []string{"read_file", "edit", "run"}, Prompt: "Issue #7: " + s},
 		&ledger.UserMessage{Step: 1, From: "octocat", Text: "please keep the API " + s},
 		&ledger.ModelTurn{Step: 1, Model: "openai:m", InputTokens: 900, OutputTokens: 40, Text: "I will plan " + s,
@@ -43,27 +41,43 @@ func everyEvent(s string) []ledger.Payload {
 		&ledger.Command{Step: 2, CallID: "c3", Tool: "run", CommandRecord: ledger.CommandRecord{Command: "go test ./...", ExitCode: 0, Duration: 2 * time.Second, Output: "ok " + s}},
 		&ledger.Compaction{Step: 3, Reason: "window", Replaced: 4, TokensBefore: 90000, TokensAfter: 30000,
 			Summary: &ledger.SummaryCall{Model: "openai:small", Used: true, Summarised: 4, Text: "the tests passed " + s}},
-		&pipeline.DependencyEvent{DependencySetup: report.DependencySetup{Manifests: []string{"go.mod"},
+		&ledger.DependencyEvent{DependencySetup: ledger.DependencySetup{Manifests: []string{"go.mod"},
 			Commands: []report.DependencyCommand{{Command: "go mod download"}}, Fetched: []report.Dependency{{What: "Go module", Name: "golang.org/x/text", Version: "v0.42.0"}}}},
 		&ledger.RunStop{Reason: "finished", Detail: "the model called finish " + s, Steps: 3, Summary: "Counted words " + s, Changed: []string{"wc.go"}},
-		&verify.CheckEvent{CheckResult: verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, Passed: true, Runs: 1}},
-		&verify.NewTestEvent{NewTestResult: verify.NewTestResult{NewTest: verify.NewTest{Dir: ".", Name: "TestCountWords", File: "wc_test.go", Added: true},
-			Status: verify.FailsBefore, Command: "go test -run TestCountWords .", Output: "FAIL " + s}},
-		&pipeline.FindingEvent{Finding: findings.Finding{Kind: findings.TestSkipped, Path: "wc_test.go", Line: 3, Detail: "a test was skipped " + s}},
-		&pipeline.FindingEvent{Finding: findings.Finding{Kind: "scope", Path: "README.md", Detail: "outside the issue"}},
-		&pipeline.ServiceLog{Name: "db", Image: "postgres:16", Log: "ready to accept connections " + s},
-		&pipeline.EgressRefusalsDropped{Count: 2040, Hosts: 3},
+		checkEvent(verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Final, Ran: true, Passed: true, Runs: 1}),
+		newTestEvent(verify.NewTestResult{NewTest: verify.NewTest{Dir: ".", Name: "TestCountWords", File: "wc_test.go", Added: true},
+			Status: verify.FailsBefore, Command: "go test -run TestCountWords .", Output: "FAIL " + s}),
+		&ledger.FindingEvent{Finding: findings.Finding{Kind: findings.TestSkipped, Path: "wc_test.go", Line: 3, Detail: "a test was skipped " + s}},
+		&ledger.FindingEvent{Finding: findings.Finding{Kind: "scope", Path: "README.md", Detail: "outside the issue"}},
+		&ledger.ServiceLog{Name: "db", Image: "postgres:16", Log: "ready to accept connections " + s},
+		&ledger.EgressRefusalsDropped{Count: 2040, Hosts: 3},
+		&ledger.SetupSecretFiles{Files: []report.SecretFile{{Path: ".npmrc " + s, Names: []string{"NPM_TOKEN"}}, {Path: "npm/_cacache/x", Cache: true}}},
 		&ledger.AdvisoryCheck{Path: "package.json", Ecosystem: "npm", Name: "lodash", Version: "4.17.20",
 			Advisories: []ledger.AdvisoryRecord{{ID: "GHSA-35jh-r3h4-6jhm", Severity: "high", Summary: "Command Injection " + s}}},
 		&ledger.Review{Model: "openai:small", Answer: args(map[string]any{"risks": []any{map[string]any{"kind": "scope", "detail": s}}}), Ignored: []string{"field verdict " + s}},
-		&pipeline.SetupSecretFiles{Files: []report.SecretFile{{Path: ".npmrc " + s, Names: []string{"NPM_TOKEN"}}, {Path: "npm/_cacache/x", Cache: true}}},
 	}
 }
 
+// checkEvent and newTestEvent are verify's results as ledger events.
+func checkEvent(c verify.CheckResult) ledger.Payload {
+	p, err := verify.CheckPayload(c)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func newTestEvent(r verify.NewTestResult) ledger.Payload {
+	p, err := verify.NewTestPayload(r)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // TestEveryEventTypeIsShown renders a run with every event type and
-// checks that each is shown as itself, never as its JSON: the ledger's
-// registered types, and the pipeline's unregistered ones (finding,
-// dependencies), all have a way to be shown.
+// checks that each is shown as itself, never as its JSON: every type of
+// the ledger's closed set has a way to be shown.
 func TestEveryEventTypeIsShown(t *testing.T) {
 	events := everyEvent("fine")
 	var types []string
@@ -72,7 +86,7 @@ func TestEveryEventTypeIsShown(t *testing.T) {
 	}
 	for _, typ := range ledger.Types() {
 		if !slices.Contains(types, typ) {
-			t.Errorf("registered event type %q is not in the test's run", typ)
+			t.Errorf("event type %q is not in the test's run", typ)
 		}
 	}
 	for typ := range showers {

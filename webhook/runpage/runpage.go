@@ -41,6 +41,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/runstore"
 )
 
@@ -128,7 +129,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.logger().Error("run page: load run", "run", id, "err", err)
+		h.logger().Error("run page: load run", "run", id, logkey.Err, err)
 		http.Error(w, "the run could not be loaded; try again", http.StatusServiceUnavailable)
 		return
 	}
@@ -138,7 +139,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := render(rec, refresh)
 	if err != nil {
-		h.logger().Error("run page: render", "run", id, "err", err)
+		h.logger().Error("run page: render", "run", id, logkey.Err, err)
 		http.Error(w, "the run could not be shown", http.StatusInternalServerError)
 		return
 	}
