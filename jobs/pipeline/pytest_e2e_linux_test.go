@@ -1,0 +1,71 @@
+//go:build e2e
+
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/provider"
+	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/sandbox/sandboxtest"
+	"github.com/patchwright/patchwright/verify"
+)
+
+// sqlShapedFiles are a Python project declared as sqlparse declares
+// itself: a hatchling pyproject.toml with no runtime dependencies, pytest
+// named only among its development dependencies (a PEP 735 dependency
+// group and, when extra is set, the optional-dependencies extra "test"),
+// .venv ignored, and no .github/agent.yml.
+func sqlShapedFiles(extra string) map[string]string {
+	pyproject := "[build-system]\nrequires = [\"hatchling\"]\nbuild-backend = \"hatchling.build\"\n\n" +
+		"[project]\nname = \"shout\"\nversion = \"1.0\"\nrequires-python = \">=3.8\"\n\n"
+	if extra != "" {
+		pyproject += "[project.optional-dependencies]\ntest = [" + extra + "]\n\n"
+	}
+	pyproject += "[dependency-groups]\ndev = [\"pytest\", \"ruff\"]\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n"
+	return map[string]string{
+		".gitignore":          ".venv/\n*.egg-info/\n",
+		"pyproject.toml":      pyproject,
+		"shout/__init__.py":   "\"\"\"Shouting.\"\"\"\n\n\ndef shout(s):\n    \"\"\"S in capitals.\"\"\"\n    return s.upper()\n",
+		"tests/test_shout.py": "from shout import shout\n\n\ndef test_shout():\n    assert shout(\"hi\") == \"HI\"\n",
+	}
+}
+
+var shoutIssue = agent.Issue{Title: "Say what shout does", Body: "Its docstring should say it returns a new string."}
+
+func shoutTurns(t *testing.T) []pt.Turn {
+	code := "\"\"\"Shouting.\"\"\"\n\n\ndef shout(s):\n    \"\"\"A new string: s in capitals.\"\"\"\n    return s.upper()\n"
+	return rewriteTurns(t, "shout/__init__.py", code, "The docstring says shout returns a new string.")
+}
+
+// TestPytestOnlyInTheImage: a project shaped like sqlparse, whose pytest
+// is the image's alone (its development dependencies cannot be fetched:
+// no index is allowed). The detected setup's .venv sees the image's
+// packages, so the baseline and final checks run its tests, and the run
+// is verified.
+func TestPytestOnlyInTheImage(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo: gitRepo(t, sqlShapedFiles("")), issue: shoutIssue, wire: provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t), turns: shoutTurns(t),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; ledger:\n%s", res.Outcome, res.Reason, readLedger(t, out))
+	}
+	body := readBody(t, out)
+	t.Log(body)
+	if !strings.Contains(body, "1 passed") && !strings.Contains(body, "test_shout") {
+		t.Errorf("body does not show the test ran:\n%s", body)
+	}
+}
+
+func TestPytestProbe(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo: gitRepo(t, sqlShapedFiles(`"pytest"`)), issue: shoutIssue, wire: provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t), turns: shoutTurns(t),
+	}.run(t)
+	t.Logf("outcome %s (%s)\n%s", res.Outcome, res.Reason, readBody(t, out))
+}
