@@ -3,6 +3,8 @@
 package pipeline
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,17 +57,40 @@ func TestPytestOnlyInTheImage(t *testing.T) {
 		t.Fatalf("outcome %s (%s), want verified; ledger:\n%s", res.Outcome, res.Reason, readLedger(t, out))
 	}
 	body := readBody(t, out)
-	t.Log(body)
 	if !strings.Contains(body, "1 passed") && !strings.Contains(body, "test_shout") {
 		t.Errorf("body does not show the test ran:\n%s", body)
 	}
 }
 
-func TestPytestProbe(t *testing.T) {
+// TestPytestDevExtraFromIndex: the tests import a package that only the
+// project's test extra declares (by a direct reference to a wheel on an
+// index on a fake host, which network.allow names; there is no
+// `setup:`). The detected setup installs the extra into .venv before
+// the editable install (which fails: its build backend cannot be
+// fetched), so the baseline and final checks import it and pass.
+func TestPytestDevExtraFromIndex(t *testing.T) {
 	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	files := sqlShapedFiles(`"textcase @ http://` + host + `/files/` + idx.wheelName() + `"`)
+	// Its group would name packages only the real index has.
+	files["pyproject.toml"] = strings.Replace(files["pyproject.toml"], "dev = [\"pytest\", \"ruff\"]", "dev = []", 1)
+	files["tests/test_title.py"] = "from textcase import title\n\n\ndef test_title():\n    assert title(\"ada\") == \"Ada\"\n"
+	files[".github/agent.yml"] = "network:\n  allow: ['" + host + "']\n"
 	res, out, _ := scenario{
-		repo: gitRepo(t, sqlShapedFiles(`"pytest"`)), issue: shoutIssue, wire: provider.NameOpenAI,
+		repo: gitRepo(t, files), issue: shoutIssue, wire: provider.NameOpenAI,
 		cacheVolume: testCacheVolume(t), turns: shoutTurns(t),
 	}.run(t)
-	t.Logf("outcome %s (%s)\n%s", res.Outcome, res.Reason, readBody(t, out))
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
+	}
+	if !slices.Contains(idx.paths(), "/files/"+idx.wheelName()) {
+		t.Errorf("the index never served the wheel: %q", idx.paths())
+	}
+	body := readBody(t, out)
+	for _, want := range []string{"2 passed", "because `pyproject.toml` declares dependencies"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
 }
