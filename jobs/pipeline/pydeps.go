@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -75,4 +77,23 @@ func pyprojectInstall(src []byte) string {
 	// Its own --report file: pipSources reads both.
 	first := strings.Replace(pipInstall, "-$$.json", "-$$-test.json", 1)
 	return first + strings.Join(quoted, " ") + " && " + pipInstall + "-e ."
+}
+
+// imagePytest are the project directories whose virtualenv in the tree
+// dir (venvs, from virtualenvs) has no pytest package of its own: a
+// pytest check there runs the image's, which the environment sees
+// (pipInstall makes it with --system-site-packages), and says so.
+func imagePytest(dir string, venvs map[string]string) map[string]bool {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	out := map[string]bool{}
+	for proj, env := range venvs {
+		if m, _ := fs.Glob(root.FS(), env+"/lib/python*/site-packages/pytest"); len(m) == 0 {
+			out[proj] = true
+		}
+	}
+	return out
 }

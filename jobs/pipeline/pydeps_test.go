@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,5 +71,18 @@ func TestPyprojectInstall(t *testing.T) {
 	}
 	if strings.Count(got, "/tmp/.patchwright-pip-$$-test.json") != 1 || strings.Count(got, "/tmp/.patchwright-pip-$$.json") != 1 {
 		t.Errorf("the two installs must write two reports: %q", got)
+	}
+}
+
+func TestImagePytest(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{".venv/lib/python3.11/site-packages/pip", "api/.venv/lib/python3.12/site-packages/pytest"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := imagePytest(dir, map[string]string{".": ".venv", "api": "api/.venv"})
+	if !maps.Equal(got, map[string]bool{".": true}) {
+		t.Errorf("imagePytest = %v, want the root's alone", got)
 	}
 }

@@ -45,8 +45,8 @@ func shoutTurns(t *testing.T) []pt.Turn {
 // TestPytestOnlyInTheImage: a project shaped like sqlparse, whose pytest
 // is the image's alone (its development dependencies cannot be fetched:
 // no index is allowed). The detected setup's .venv sees the image's
-// packages, so the baseline and final checks run its tests, and the run
-// is verified.
+// packages, so the baseline and final checks run its tests with the
+// image's pytest, their records say so, and the run is verified.
 func TestPytestOnlyInTheImage(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	res, out, _ := scenario{
@@ -57,8 +57,12 @@ func TestPytestOnlyInTheImage(t *testing.T) {
 		t.Fatalf("outcome %s (%s), want verified; ledger:\n%s", res.Outcome, res.Reason, readLedger(t, out))
 	}
 	body := readBody(t, out)
-	if !strings.Contains(body, "1 passed") && !strings.Contains(body, "test_shout") {
-		t.Errorf("body does not show the test ran:\n%s", body)
+	if !strings.Contains(body, "✅ passed (1 passed)") {
+		t.Errorf("body does not show the test passing:\n%s", body)
+	}
+	// The checks' notes reach the ledger, not the body.
+	if l := readLedger(t, out); strings.Count(l, "`pytest` is the image's, as `.venv` does not install it") != 2 {
+		t.Errorf("the baseline's and final check's records do not say pytest is the image's:\n%s", l)
 	}
 }
 

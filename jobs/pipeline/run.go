@@ -312,6 +312,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// The model's verify tool runs with the virtualenvs setup made, as the
 	// checks do; fetch_dependencies adds the ones it installs.
 	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	r.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.verifier.Virtualenvs)
 	return err
 }
 
