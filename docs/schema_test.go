@@ -239,7 +239,7 @@ var findingKinds = []string{
 	findings.TestsRemoved, findings.TestSkipped, findings.AssertionChanged,
 	findings.OnlyTestsChanged, findings.NoTestsRan, findings.NewDependency,
 	findings.Scope, findings.HarnessChanged, findings.UntrustedSetup,
-	pipeline.KindProtectedPath, pipeline.KindLargeFile, "secret",
+	pipeline.KindProtectedPath, pipeline.KindLargeFile, pipeline.KindCommandOutput, "secret",
 	findings.Advisory, findings.AdvisoryLow, findings.Security,
 	findings.Injection, findings.Behaviour, findings.ReviewFailed,
 }

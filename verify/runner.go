@@ -56,6 +56,10 @@ type Runner struct {
 	// so the detected `python -m pytest` imports what setup installed. The
 	// command itself is unchanged.
 	Virtualenvs map[string]string
+	// ImagePytest are the project directories whose virtualenv does not
+	// install pytest: it sees the image's packages, so a pytest check
+	// there runs the image's, and its note says so.
+	ImagePytest map[string]bool
 }
 
 // activate is the shell prelude that activates the virtualenv of the
@@ -77,15 +81,21 @@ func (r *Runner) activate(dir string) string {
 		"python() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }; python3() { \"$VIRTUAL_ENV/bin/python\" \"$@\"; }\n"
 }
 
-// virtualenvNote says which virtualenv a check ran with.
-func (r *Runner) virtualenvNote(dir string) string {
+// virtualenvNote says which virtualenv a check of kind ran with, and
+// when it is pytest's and the environment lacks it, that the image's ran.
+func (r *Runner) virtualenvNote(dir string, kind TestKind) string {
 	if dir == "" {
 		dir = "."
 	}
-	if env, ok := r.Virtualenvs[dir]; ok {
-		return "ran with the virtualenv `" + env + "` that dependency setup made"
+	env, ok := r.Virtualenvs[dir]
+	if !ok {
+		return ""
 	}
-	return ""
+	note := "ran with the virtualenv `" + env + "` that dependency setup made"
+	if kind == KindPytest && r.ImagePytest[dir] {
+		note += "; `pytest` is the image's, as `" + env + "` does not install it"
+	}
+	return note
 }
 
 // Run runs every check for phase and returns one result per check, in
@@ -146,10 +156,10 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("run check %s (%s): %w", c.Name, phase, err)
 	}
-	if venv := r.virtualenvNote(c.Dir); venv != "" {
+	kind := KindOf(c)
+	if venv := r.virtualenvNote(c.Dir, kind); venv != "" {
 		note = strings.TrimPrefix(note+"; "+venv, "; ")
 	}
-	kind := KindOf(c)
 	activate := r.activate(c.Dir)
 	out, err := r.execLimit(ctx, activate+prelude(kind)+c.Run, outputLimit(kind))
 	if err != nil {

@@ -81,3 +81,37 @@ func (r *Repo) BasePaths() ([]string, error) {
 		}
 	}
 }
+
+// BaseHasBinary reports whether any of paths is a binary file of the base
+// commit (sandbox.IsBinary on its first bytes; a path the commit does not
+// hold counts as not). Only each blob's head is read, so a caller can ask
+// it of every extensionless file of a large tree.
+func (r *Repo) BaseHasBinary(paths []string) (bool, error) {
+	commit, err := r.repo.CommitObject(r.base)
+	if err != nil {
+		return false, fmt.Errorf("read base commit: %w", err)
+	}
+	for _, p := range paths {
+		f, err := commit.File(p)
+		if err != nil {
+			continue
+		}
+		rd, err := f.Reader()
+		if err != nil {
+			return false, fmt.Errorf("read %s at base: %w", p, err)
+		}
+		head := make([]byte, binaryHead)
+		n, err := io.ReadFull(rd, head)
+		rd.Close()
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return false, fmt.Errorf("read %s at base: %w", p, err)
+		}
+		if isBinary(head[:n]) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// binaryHead is how much of a file isBinary needs to look at.
+const binaryHead = 8000

@@ -62,3 +62,29 @@ func TestBasePathsListsTheBaseCommit(t *testing.T) {
 		t.Errorf("BasePaths = %q, want the commit's files and links only", got)
 	}
 }
+
+// TestBaseHasBinary: the base commit's files are judged by their first
+// bytes at the base, not by the work tree; a path the base does not hold
+// is not binary.
+func TestBaseHasBinary(t *testing.T) {
+	src := origin(t)
+	write(t, filepath.Join(src, "fixture"), "ELF\x00\x01")
+	write(t, filepath.Join(src, "LICENSE"), "text\n")
+	runGit(t, src, "add", "fixture", "LICENSE")
+	runGit(t, src, "commit", "-q", "-m", "fixture")
+	r := clone(t, src)
+	write(t, filepath.Join(r.Worktree(), "LICENSE"), "now\x00binary")
+	for _, tc := range []struct {
+		paths []string
+		want  bool
+	}{
+		{[]string{"LICENSE"}, false},
+		{[]string{"LICENSE", "fixture"}, true},
+		{[]string{"missing"}, false},
+		{nil, false},
+	} {
+		if got, err := r.BaseHasBinary(tc.paths); err != nil || got != tc.want {
+			t.Errorf("BaseHasBinary(%q) = %v, %v; want %v", tc.paths, got, err, tc.want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
 // setup made in its tree.
 func (r *run) checkRunner(c *checkSandbox) *verify.Runner {
 	v := r.runner(c.sb)
-	v.Virtualenvs = c.venvs
+	v.Virtualenvs, v.ImagePytest = c.venvs, imagePytest(c.dir, c.venvs)
 	return v
 }
 

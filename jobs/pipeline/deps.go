@@ -43,7 +43,8 @@ const ToolDependencies = "dependencies"
 // manifest m, a path of the tree has looks into; "" for none. A Node
 // project's command follows its lock file (npmInstall). The Node ones
 // skip lifecycle scripts: with the network on, a script from the changed
-// package.json would be the model's code.
+// package.json would be the model's code. pyproject.toml's is
+// pyprojectInstall, which reads the file.
 func downloadCommand(m string, has func(p string) bool) string {
 	switch base := path.Base(m); {
 	case base == "go.mod", base == "go.sum":
@@ -58,8 +59,6 @@ func downloadCommand(m string, has func(p string) bool) string {
 		return pnpmInstall
 	case findings.IsRequirements(m):
 		return pipInstall + "-r " + shellQuote(relTo(projectDir(m), m))
-	case base == "pyproject.toml":
-		return pipInstall + "-e ."
 	case base == "Cargo.toml", base == "Cargo.lock":
 		return "cargo fetch"
 	case base == "pom.xml":
@@ -173,8 +172,13 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 	}
 	has, done := inTree(dir)
 	defer done()
+	read, closeTree := treeReader(dir)
+	defer closeTree()
 	for _, m := range manifests {
 		cmd := downloadCommand(m, has)
+		if path.Base(m) == "pyproject.toml" {
+			cmd = pyprojectInstall(read(m))
+		}
 		if cmd == "" {
 			cmd = r.projectSetup(m)
 		} else if dir := projectDir(m); dir != "." {

@@ -14,6 +14,9 @@ import (
 	"github.com/patchwright/patchwright/verify"
 )
 
+// apiPyproject declares runtime dependencies and a test extra.
+const apiPyproject = "[project]\nname = \"api\"\ndependencies = [\"requests\"]\n\n[project.optional-dependencies]\ntest = [\"pytest-cov\"]\n"
+
 // TestDetectSetup: the detected first setup runs a download command for
 // each project whose manifest declares dependencies, by its lock file,
 // and none for a project that declares nothing or whose setup would
@@ -34,7 +37,8 @@ func TestDetectSetup(t *testing.T) {
 		"api/requirements-dev.txt":   "pytest>=7\n",
 		"api/requirements/lint.txt":  "ruff>=0.4\n",
 		"api/requirements/sub/x.txt": "black\n",
-		"api/pyproject.toml":         "[project]\nname = \"api\"\ndependencies = [\"requests\"]\n",
+		"api/pyproject.toml":         apiPyproject,
+		"api/test-requirements.txt":  "hypothesis\n",
 		"app/Gemfile":                "gem \"rspec\"\n",
 		"app/Gemfile.lock":           "GEM\n",
 		"lib/Gemfile":                "gem \"rspec\"\n",
@@ -78,14 +82,16 @@ func TestDetectSetup(t *testing.T) {
 			{Command: "cd 'web' && yarn install --frozen-lockfile --ignore-scripts", Manifest: "web/package.json"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
-			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
+			{Command: "cd 'api' && " + pipInstall + "-r 'test-requirements.txt'", Manifest: "api/test-requirements.txt"},
+			{Command: "cd 'api' && " + pyprojectInstall([]byte(apiPyproject)), Manifest: "api/pyproject.toml"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},
 		}},
 		"no cache volume": {e: &Executor{}, want: []report.DetectedCommand{
 			{Command: "cd 'web' && yarn install --frozen-lockfile --ignore-scripts", Manifest: "web/package.json"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
-			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
+			{Command: "cd 'api' && " + pipInstall + "-r 'test-requirements.txt'", Manifest: "api/test-requirements.txt"},
+			{Command: "cd 'api' && " + pyprojectInstall([]byte(apiPyproject)), Manifest: "api/pyproject.toml"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},
 		}},
 		"configured":  {e: cache, cfg: config.Config{Setup: []string{"make deps"}}},

@@ -57,7 +57,7 @@ type run struct {
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
 	// dropped are the changes left out of the commit (protected, too
-	// large); the final checks run without them.
+	// large, command outputs); the final checks run without them.
 	dropped []gitrepo.Change
 	// wedged says which phase's sandbox was killed because a command's
 	// processes would not stop (sandbox.ErrWedged).
@@ -312,6 +312,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// The model's verify tool runs with the virtualenvs setup made, as the
 	// checks do; fetch_dependencies adds the ones it installs.
 	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	r.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.verifier.Virtualenvs)
 	return err
 }
 
@@ -517,6 +518,9 @@ func (r *run) readChanges() error {
 	}
 	r.changes, r.changesRead = changes, true
 	r.dropUncommittable()
+	if err := r.dropCommandOutputs(); err != nil {
+		return fmt.Errorf("leave out command outputs: %w", err)
+	}
 	return nil
 }
 

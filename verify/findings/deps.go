@@ -45,15 +45,17 @@ type depFile struct {
 }
 
 // IsRequirements reports whether the slash-separated path p is a pip
-// requirements file: requirements*.txt, or any .txt file in a directory
-// named requirements (requirements/dev.txt), as projects that split them
-// name them.
+// requirements file: requirements*.txt, *-requirements.txt
+// (test-requirements.txt), or any .txt file in a directory named
+// requirements (requirements/dev.txt), as projects that split them name
+// them.
 func IsRequirements(p string) bool {
 	base := path.Base(p)
 	if !strings.HasSuffix(base, ".txt") {
 		return false
 	}
-	return strings.HasPrefix(base, "requirements") || path.Base(path.Dir(p)) == "requirements"
+	return strings.HasPrefix(base, "requirements") || strings.HasSuffix(base, "-requirements.txt") ||
+		path.Base(path.Dir(p)) == "requirements"
 }
 
 // depFileOf returns the reader for a path, or nil.

@@ -20,8 +20,8 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// Kinds of finding produced here (docs/design.md §4.5). protected_path, secret and
-// large_file are produced by other steps.
+// Kinds of finding produced here (docs/design.md §4.5). protected_path, secret,
+// large_file and command_output are produced by other steps.
 const (
 	// TestsRemoved: a test function or test file was deleted, emptied or
 	// renamed so that it is no longer a test.
