@@ -107,7 +107,9 @@ func followed(name string, p pair) string {
 // replaceWord replaces the last occurrence of old in s that stands as a
 // whole word (not inside a longer identifier) with new.
 func replaceWord(s, old, new string) (string, bool) {
-	word := func(r byte) bool { return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+	word := func(r byte) bool {
+		return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}
 	for end := len(s); old != ""; {
 		i := strings.LastIndex(s[:end], old)
 		if i < 0 {
