@@ -28,7 +28,7 @@ type bodyData struct {
 	Files          []FileStat
 	MoreFiles      int
 	Rows           []row
-	Demonstrating  []verify.NewTestResult
+	Demonstrating  []string
 	TestsPassAfter bool
 	NotVerified    []string
 	// Dependencies is the dependency paragraph under Changes, one
@@ -86,12 +86,16 @@ func PRBody(in Input) (string, error) {
 	if shaRE.MatchString(in.HeadCommit) {
 		d.Pushed = PushedMarker(in.HeadCommit)
 	}
+	d.TestsPassAfter = finalTestsPassed(in.Final)
 	for _, t := range in.NewTests {
 		if t.Status == verify.FailsBefore {
-			d.Demonstrating = append(d.Demonstrating, t)
+			f := say(testLead(t.NewTest), " fails on the original code")
+			if d.TestsPassAfter {
+				f = append(f, " and passes with the change, so it demonstrates the fix")
+			}
+			d.Demonstrating = append(d.Demonstrating, append(f, ".").markdown())
 		}
 	}
-	d.TestsPassAfter = finalTestsPassed(in.Final)
 	h := historyOf(in)
 	for {
 		body, err := fitBody(d, in, h)

@@ -157,21 +157,39 @@ func notVerified(in Input) []fact {
 	for _, t := range in.NewTests {
 		switch t.Status {
 		case verify.PassesBefore:
-			out = append(out, say("The new test ", value(t.Name), " also passes without the change, so it does not demonstrate the fix."))
+			if !t.LiteralOnly { // a new message is not meant to show the fix
+				out = append(out, say(testLead(t.NewTest), " also passes without the change, so it does not demonstrate the fix."))
+			}
 		case verify.BuildFailsBefore:
-			out = append(out, say("The new test ", value(t.Name), " does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong."))
+			out = append(out, say(testLead(t.NewTest), " does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong."))
 		case verify.NotRunBefore:
-			f := say("The new test ", value(t.Name), " could not be run against the original code, so it is not shown to fail without the change")
+			f := say(testLead(t.NewTest), " could not be run against the original code, so it is not shown to fail without the change")
 			if t.Reason != "" {
 				f = append(f, ": ", text(strings.TrimSuffix(t.Reason, ".")))
 			}
 			out = append(out, append(f, "."))
 		case verify.CannotShow:
-			out = append(out, say("The new test ", value(t.Name), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
+			out = append(out, say(testLead(t.NewTest), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
 		}
 	}
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
 	return out
+}
+
+// testLead names a test the change added or changed, as a reviewer
+// would: new, changed, or renamed or moved with where it came from.
+func testLead(t verify.NewTest) fact {
+	switch {
+	case t.RenamedFrom != "" && t.MovedFrom != "":
+		return say("The renamed test ", value(t.Name), " (was ", value(t.RenamedFrom), " in ", value(t.MovedFrom), ")")
+	case t.RenamedFrom != "":
+		return say("The renamed test ", value(t.Name), " (was ", value(t.RenamedFrom), ")")
+	case t.MovedFrom != "":
+		return say("The moved test ", value(t.Name), " (was in ", value(t.MovedFrom), ")")
+	case t.Added:
+		return say("The new test ", value(t.Name))
+	}
+	return say("The changed test ", value(t.Name))
 }
 
 // secretsWithheldFacts say that setup ran without the setup-only

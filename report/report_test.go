@@ -342,3 +342,42 @@ func TestPRBodyWhy(t *testing.T) {
 		t.Errorf("why line without reasons:\n%s", body)
 	}
 }
+
+// TestPRBodyNamesTestsAsTheyChanged: a renamed test that fails before
+// says "renamed" and its old name; an edited test is "changed", not
+// "new"; a test whose only edit is a message that passes before is not
+// reported at all.
+func TestPRBodyNamesTestsAsTheyChanged(t *testing.T) {
+	for name, tc := range map[string]struct {
+		test    verify.NewTest
+		status  verify.NewTestStatus
+		want    string
+		wantNot string
+	}{
+		"renamed demonstrates": {test: verify.NewTest{Name: "TestZeroWidthJoiner", RenamedFrom: "TestZeroWidthJointer"}, status: verify.FailsBefore,
+			want: "The renamed test `TestZeroWidthJoiner` (was `TestZeroWidthJointer`) fails on the original code and passes with the change, so it demonstrates the fix."},
+		"moved and renamed": {test: verify.NewTest{Name: "TestB", RenamedFrom: "TestA", MovedFrom: "a_test.go"}, status: verify.FailsBefore,
+			want: "The renamed test `TestB` (was `TestA` in `a_test.go`) fails"},
+		"changed passes before": {test: verify.NewTest{Name: "TestEdited"}, status: verify.PassesBefore,
+			want: "The changed test `TestEdited` also passes without the change", wantNot: "new test"},
+		"message only passes before": {test: verify.NewTest{Name: "TestMsg", LiteralOnly: true}, status: verify.PassesBefore,
+			wantNot: "TestMsg"},
+		"message only fails before": {test: verify.NewTest{Name: "TestMsg", LiteralOnly: true}, status: verify.FailsBefore,
+			want: "The changed test `TestMsg` fails on the original code"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := base()
+			in.NewTests = []verify.NewTestResult{{NewTest: tc.test, Status: tc.status}}
+			body, err := PRBody(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && !strings.Contains(body, tc.want) {
+				t.Errorf("body lacks %q:\n%s", tc.want, body)
+			}
+			if tc.wantNot != "" && strings.Contains(body, tc.wantNot) {
+				t.Errorf("body has %q:\n%s", tc.wantNot, body)
+			}
+		})
+	}
+}

@@ -36,19 +36,17 @@ const CannotShow NewTestStatus = "cannot_show"
 // findings read it. d says which project each file belongs to and which
 // runner a JavaScript project uses.
 func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Detection) ([]NewTest, error) {
-	out, err := FindNewGoTests(ws, base, changed)
+	h, err := readHistory(ws, base, changed)
 	if err != nil {
 		return nil, err
 	}
+	out := h.newGoTests(changed)
 	for _, name := range changed {
 		lang, ok := runnableLang(name)
 		if !ok {
 			continue
 		}
-		tests, err := newIn(ws, base, name)
-		if err != nil {
-			return nil, err
-		}
+		tests := h.newIn(name)
 		project := projectOf(d, name, lang)
 		inline := false
 		if lang == LangRust && !overlayable(name) {
@@ -60,7 +58,7 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		var found []NewTest
 		seen := map[string]bool{}
 		for _, t := range tests {
-			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline}
+			nt := t.newTest(NewTest{Dir: project, File: name, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline})
 			switch lang {
 			case LangPython:
 				// A pytest node ID: classes, nested ones too, joined by "::".

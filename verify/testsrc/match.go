@@ -141,3 +141,14 @@ func Lines(s string) string {
 	}
 	return b.String()
 }
+
+// stringRE matches a string literal of the C family, Python and Go (raw
+// strings too).
+var stringRE = regexp.MustCompile("\"(?:[^\"\\\\\\n]|\\\\.)*\"|'(?:[^'\\\\\\n]|\\\\.)*'|`[^`]*`")
+
+// LiteralsOnly reports whether a pair's test changed only inside string
+// literals (a message, its name in a message) besides its own name.
+func LiteralsOnly(p Pair) bool {
+	blank := func(l Located) string { return oneLine(stringRE.ReplaceAllString(withoutName(l), `""`)) }
+	return !p.SameBody() && blank(p.Base) == blank(p.Next)
+}
