@@ -131,6 +131,28 @@ func TestPublicGoImage(t *testing.T) {
 	}
 }
 
+// TestRenamedGoTestDemonstrates: a fix that renames the existing test and
+// corrects its input (a trailing space) is verified; the renamed test, failing on the
+// original code, demonstrates the fix and the body says it was renamed.
+func TestRenamedGoTestDemonstrates(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "go"),
+		issue: agent.Issue{Title: "Count counts double spaces", Body: "Count(\"a  b\") is 3."},
+		wire:  provider.NameOpenAI,
+		turns: patchTurns(t, "go", "rename"),
+	}.run(t)
+	body := readBody(t, out)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+	}
+	want := "The renamed test `TestCountWords` (was `TestCountSimple`) fails on the original code and passes with the change"
+	if !strings.Contains(body, want) {
+		t.Errorf("pr.md lacks %q:\n%s", want, body)
+	}
+	readResult(t, out)
+}
+
 // ownRepo is sandboxtest.Repo given back to this process's user: Repo
 // hands it to the sandbox user, and git refuses to serve a repository its
 // user does not own.
