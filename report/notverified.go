@@ -34,17 +34,17 @@ var claimPatterns = []struct {
 	{claimVerified, regexp.MustCompile(`(?i)\b(?:verified|confirmed\s+(?:it|the\s+fix)\s+works)\b`)},
 }
 
-// checkKind says which claims a passed check backs.
+// backs says whether a passed check backs a claim of kind k; verify says
+// what the check is. A test run backs "it builds" too: it compiled the
+// code.
 func backs(c verify.CheckResult, k claimKind) bool {
-	name, cmd := strings.ToLower(c.Name), strings.ToLower(c.Command)
-	switch k {
+	switch r := c.Role(); k {
 	case claimTests:
-		return strings.Contains(name, "test") || strings.Contains(cmd, "test")
+		return r == verify.RoleTest
 	case claimLint:
-		return strings.Contains(name, "lint") || strings.Contains(name, "vet") || strings.Contains(cmd, "lint")
+		return r == verify.RoleLint
 	case claimBuild:
-		return strings.Contains(name, "build") || strings.Contains(name, "compile") ||
-			strings.Contains(cmd, "build") || strings.Contains(cmd, "test")
+		return r == verify.RoleBuild || r == verify.RoleTest
 	}
 	return false
 }
@@ -80,18 +80,18 @@ func unbackedClaims(summary string, final []verify.CheckResult, outcome verify.O
 	return out
 }
 
-// languages maps file extensions to the words a test command for that
-// language contains.
+// languages are the languages whose changed files want a test run of
+// their own, by file extension; verify says which language a check
+// tested.
 var languages = []struct {
-	name  string
-	exts  []string
-	tests []string
+	name string
+	exts []string
 }{
-	{"Go", []string{".go"}, []string{"go test"}},
-	{"JavaScript/TypeScript", []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}, []string{"npm test", "npm run test", "jest", "vitest", "mocha", "yarn test", "pnpm test"}},
-	{"Python", []string{".py"}, []string{"pytest", "unittest", "tox"}},
-	{"Rust", []string{".rs"}, []string{"cargo test"}},
-	{"Java", []string{".java"}, []string{"mvn", "gradle"}},
+	{verify.LanguageGo, []string{".go"}},
+	{verify.LanguageJS, []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}},
+	{verify.LanguagePython, []string{".py"}},
+	{verify.LanguageRust, []string{".rs"}},
+	{verify.LanguageJava, []string{".java"}},
 }
 
 // notVerified lists everything the run did not establish, in the order a
@@ -124,8 +124,8 @@ func notVerified(in Input) []fact {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
-		return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
-	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {
+		return c.Role() == verify.RoleLint
+	}) && !slices.ContainsFunc(in.Missing, verify.SaysNoLinter) {
 		out = append(out, say("No linter is configured in .github/agent.yml or detected; style was not checked."))
 	}
 	out = append(out, refusedFacts(in)...)
@@ -303,7 +303,7 @@ func untestedLanguages(in Input) []fact {
 			continue
 		}
 		tested := slices.ContainsFunc(in.Final, func(c verify.CheckResult) bool {
-			return c.Ran && slices.ContainsFunc(lang.tests, func(w string) bool { return strings.Contains(c.Command, w) })
+			return c.Ran && c.TestLanguage() == lang.name
 		})
 		if !tested {
 			out = append(out, say(fmt.Sprintf("The change touches %s files but no %s test command ran after it.", lang.name, lang.name)))
@@ -320,7 +320,7 @@ func uncoveredGo(in Input) []fact {
 	}
 	var summary *verify.GoTestSummary
 	for _, c := range in.Final {
-		if c.Ran && c.GoTests() != nil && strings.HasPrefix(c.Command, "go test") {
+		if c.Ran && c.GoTests() != nil && c.TestLanguage() == verify.LanguageGo {
 			summary = c.GoTests()
 		}
 	}

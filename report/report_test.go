@@ -381,3 +381,46 @@ func TestPRBodyNamesTestsAsTheyChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksAreWhatVerifySays: the report asks verify what a check is. A
+// passing `node --test` is a JavaScript test run, a passing `go vet` a
+// linter, and a check named for neither is neither.
+func TestChecksAreWhatVerifySays(t *testing.T) {
+	const noJS = "no JavaScript/TypeScript test command ran"
+	const noLint = "No linter is configured"
+	for name, tc := range map[string]struct {
+		final   []verify.CheckResult
+		file    string
+		want    []string
+		wantNot []string
+	}{
+		"node --test tests JavaScript": {final: []verify.CheckResult{check("test", "node --test", verify.Final, true, time.Second)},
+			file: "lib/sum.js", wantNot: []string{noJS}},
+		"a build is no JavaScript test": {final: []verify.CheckResult{check("build", "npm run build", verify.Final, true, time.Second)},
+			file: "lib/sum.js", want: []string{noJS}},
+		"go vet is a linter": {final: []verify.CheckResult{check("vet", "go vet ./...", verify.Final, true, time.Second), check("test", "go test ./...", verify.Final, true, time.Second)},
+			file: "calc.go", wantNot: []string{noLint}},
+		"go test is no linter": {final: []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)},
+			file: "calc.go", want: []string{noLint}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := base()
+			in.Baseline, in.Final, in.NewTests, in.GoModule = nil, tc.final, nil, ""
+			in.Files = []FileStat{{Path: tc.file, Added: 1}}
+			body, err := PRBody(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %q:\n%s", w, body)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(body, w) {
+					t.Errorf("body has %q:\n%s", w, body)
+				}
+			}
+		})
+	}
+}
