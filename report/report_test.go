@@ -424,3 +424,18 @@ func TestChecksAreWhatVerifySays(t *testing.T) {
 		})
 	}
 }
+
+// TestPRBodySaysHowChecksRan: a check the runner adapted to the image
+// (the image's phpunit for a missing vendor/bin/phpunit) says so.
+func TestPRBodySaysHowChecksRan(t *testing.T) {
+	in := base()
+	in.Final[2].Note = "`vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`"
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "How they ran: `test`: `vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`."
+	if !strings.Contains(body, want) {
+		t.Errorf("body lacks %q:\n%s", want, body)
+	}
+}

@@ -335,3 +335,48 @@ func TestMesonNewTestCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPHPUnitNamespacedNames: PHPUnit's JUnit report writes a namespaced
+// class with dots, the tests' names as PHP spells them use backslashes:
+// both name the same test.
+func TestPHPUnitNamespacedNames(t *testing.T) {
+	report := `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="Html2Text\HtmlCharsTest" tests="3" assertions="3" errors="0" failures="1" skipped="0">
+    <testcase name="testLaquoAndRaquo" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01">
+      <failure type="PHPUnit\Framework\ExpectationFailedException">Failed asserting that two strings are identical.</failure>
+    </testcase>
+    <testcase name="testNbsp" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01"/>
+    <testcase name="testSymbols with data set #0" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01">
+      <failure type="PHPUnit\Framework\ExpectationFailedException">no</failure>
+    </testcase>
+  </testsuite>
+</testsuites>`
+	s := parseReport(KindPHPUnit, []byte(report))
+	if s == nil {
+		t.Fatal("no summary from the report")
+	}
+	for name, want := range map[string]NewTestStatus{
+		"HtmlCharsTest::testLaquoAndRaquo": FailsBefore,
+		"HtmlCharsTest::testNbsp":          PassesBefore,
+		"HtmlCharsTest::testSymbols":       FailsBefore,
+		"OtherTest::testNbsp":              NotRunBefore,
+		"CharsTest::testNbsp":              NotRunBefore, // a suffix of the class is another class
+	} {
+		nt := NewTest{Lang: LangPHP, Kind: KindPHPUnit, Name: name}
+		if got, _ := classifyReported(nt, 1, "", s); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestPHPUnitNewTestCommandOnOriginalTree: the original tree has no
+// vendor/, so the image's phpunit runs the new tests there.
+func TestPHPUnitNewTestCommandOnOriginalTree(t *testing.T) {
+	tests := []NewTest{{Dir: ".", File: "test/HtmlCharsTest.php", Lang: LangPHP, Kind: KindPHPUnit, Name: "HtmlCharsTest::testNbsp", ID: "testNbsp"}}
+	got := reportedCommand(KindPHPUnit, tests, "vendor/bin/phpunit --log-junit "+phpunitXMLPath)
+	want := "phpunit --log-junit " + phpunitXMLPath + ` --filter '/::(testNbsp)( |$)/' 'test/HtmlCharsTest.php'`
+	if got != want {
+		t.Errorf("command:\n got %s\nwant %s", got, want)
+	}
+}
