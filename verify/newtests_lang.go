@@ -278,7 +278,7 @@ func cannotShowWhy(t NewTest) string {
 	case t.Lang == LangJS && !safeIDRE.MatchString(t.File):
 		return "cannot be shown because the test file's name cannot be passed to the shell safely"
 	case (t.Lang == LangRuby || t.Lang == LangPHP || t.Lang == LangCTest || t.Lang == LangJava) && reportedCommand(t.Kind, []NewTest{t}, "") == "":
-		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, meson test, Maven, Gradle)"
+		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, test-unit, PHPUnit, CTest, meson test, Maven, Gradle)"
 	case t.Lang == LangJS && jsFileCommand(t.Kind, t.File, "") == "":
 		return "cannot be shown because the project's test script runs no JavaScript test runner Patchwright knows how to point at one file (node:test, mocha, jest, vitest, tape)"
 	}

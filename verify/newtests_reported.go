@@ -59,8 +59,9 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 			e = append(e, "-e "+shellQuote(id))
 		}
 		return base + " " + file + " " + strings.Join(e, " ")
-	case KindMinitest:
-		// -v names every test with its verdict; -n selects methods.
+	case KindMinitest, KindTestUnit:
+		// -v names every test with its verdict; -n selects methods (both
+		// frameworks read the same flags).
 		bundle := ""
 		if strings.HasPrefix(base, "bundle exec ") {
 			bundle = "bundle exec "
@@ -196,6 +197,14 @@ func phpName(name string) string {
 func classifyReported(t NewTest, exit int, out string, s *TestSummary) (NewTestStatus, string) {
 	if why := couldNotRun(exit, out); why != "" {
 		return NotRunBefore, "cannot be shown because the run could not start: " + why
+	}
+	if t.Kind == KindTestUnit {
+		switch testUnitVerdicts(outputLines(out))[t.Name] {
+		case "F", "E":
+			return FailsBefore, ""
+		case ".":
+			return PassesBefore, ""
+		}
 	}
 	if t.Kind == KindMinitest {
 		for _, line := range outputLines(out) {

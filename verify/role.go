@@ -65,7 +65,7 @@ const (
 var kindLanguage = map[TestKind]string{
 	KindGo: LanguageGo, KindPytest: LanguagePython, KindTAP: LanguageJS, KindNodeTest: LanguageJS,
 	KindMocha: LanguageJS, KindJest: LanguageJS, KindVitest: LanguageJS, KindCargo: LanguageRust,
-	KindMaven: LanguageJava, KindGradle: LanguageJava, KindRSpec: LanguageRuby, KindMinitest: LanguageRuby,
+	KindMaven: LanguageJava, KindGradle: LanguageJava, KindRSpec: LanguageRuby, KindMinitest: LanguageRuby, KindTestUnit: LanguageRuby,
 	KindPHPUnit: LanguagePHP, KindCTest: LanguageC, KindMeson: LanguageC,
 }
 
