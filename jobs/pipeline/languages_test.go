@@ -153,6 +153,34 @@ func TestRenamedGoTestDemonstrates(t *testing.T) {
 	readResult(t, out)
 }
 
+// TestRubyXUnitNewTestsFailBefore: a Rakefile test task of a test-unit
+// project and of a minitest project, each told apart by its test files;
+// the new test, which raises on the original code, is shown failing
+// before, and the check is labelled with its framework.
+func TestRubyXUnitNewTestsFailBefore(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	for name, framework := range map[string]string{"ruby-testunit": "test-unit", "ruby-minitest": "minitest"} {
+		t.Run(name, func(t *testing.T) {
+			res, out, _ := scenario{
+				repo:  ownRepo(t, name),
+				issue: agent.Issue{Title: "Slug.make(nil) raises", Body: "NoMethodError: undefined method `downcase' for nil"},
+				wire:  provider.NameOpenAI,
+				turns: patchTurns(t, name, "fix"),
+			}.run(t)
+			body := readBody(t, out)
+			if res.Outcome != verify.Verified {
+				t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+			}
+			for _, want := range []string{"The new test `SlugTest#test_nil` fails on the original code and passes with the change", "run by " + framework, "2 passed"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("pr.md lacks %q:\n%s", want, body)
+				}
+			}
+			readResult(t, out)
+		})
+	}
+}
+
 // ownRepo is sandboxtest.Repo given back to this process's user: Repo
 // hands it to the sandbox user, and git refuses to serve a repository its
 // user does not own.
