@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,5 +379,45 @@ func TestPHPUnitNewTestCommandOnOriginalTree(t *testing.T) {
 	want := "phpunit --log-junit " + phpunitXMLPath + ` --filter '/::(testNbsp)( |$)/' 'test/HtmlCharsTest.php'`
 	if got != want {
 		t.Errorf("command:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestMakeNewTestCannotBeShownAlone: a Make project's new test program
+// (its own main, no test framework) is a new test, and the body says why
+// it cannot be run alone on the original code; a deleted one is not.
+func TestMakeNewTestCannotBeShownAlone(t *testing.T) {
+	files := map[string]string{
+		"Makefile":           "TESTS = tests/test_a\n\ntest: $(TESTS)\n\tfor t in $(TESTS); do ./$$t || exit 1; done\n",
+		"src/num.c":          "int one(void) { return 2; }\n",
+		"tests/test_a.c":     "int main(void) { return 0; }\n",
+		"tests/test_gone.c":  "int main(void) { return 0; }\n",
+		"tests/test_still.c": "int main(void) { return 0; }\n",
+	}
+	ws, base, _ := hostRepo(t, files, map[string]string{
+		"src/num.c":         "int one(void) { return 1; }\n",
+		"tests/test_one.c":  "int main(void) { return one() != 1; }\n",
+		"tests/test_a.c":    "int main(void) { return 1 - 1; }\n",
+		"tests/test_gone.c": "",
+	})
+	if err := os.Remove(filepath.Join(ws.Dir(), "tests/test_gone.c")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := FindNewTests(ws, base, []string{"src/num.c", "tests/test_a.c", "tests/test_gone.c", "tests/test_one.c"}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range found {
+		got = append(got, fmt.Sprintf("%s added=%v", n.Name, n.Added))
+		if why := cannotShowWhy(n); !strings.Contains(why, "the Makefile's test target builds and runs its tests together") {
+			t.Errorf("%s: cannot show %q", n.Name, why)
+		}
+	}
+	if want := []string{"tests/test_a.c added=false", "tests/test_one.c added=true"}; !slices.Equal(got, want) {
+		t.Errorf("new tests %q, want %q", got, want)
 	}
 }

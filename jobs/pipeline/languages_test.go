@@ -76,7 +76,7 @@ func TestLanguages(t *testing.T) {
 		// (issue 27) why each command was chosen.
 		"meson": {[]string{"3 passed", "`percent_part` fails on the original code", "meson.build: meson test runs every test() (`test`)"}, []string{"bounds::clamp"}},
 		// Make has no runner: the target's own output, no counts.
-		"make": {[]string{"`make test`", "Why these commands: Makefile has a test target"}, []string{"FAIL: tests/test_sum"}},
+		"make": {[]string{"`make test`", "Why these commands: Makefile has a test target", "The new test `tests/test_digits_zero.c` cannot be shown because the Makefile's test target"}, []string{"FAIL: tests/test_sum"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for patch, want := range map[string]struct {
