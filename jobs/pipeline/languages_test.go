@@ -181,6 +181,34 @@ func TestRubyXUnitNewTestsFailBefore(t *testing.T) {
 	}
 }
 
+// TestPHPUnitNamespacedAndImageFallback: a project whose composer.json
+// requires phpunit/phpunit but whose vendor/ cannot be installed (no
+// network) runs the image's phpunit, and the body says which path was
+// missing; its namespaced new test (Html2Text.CharsTest in the JUnit
+// report) is matched by name and shown failing before.
+func TestPHPUnitNamespacedAndImageFallback(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "php-ns"),
+		issue: agent.Issue{Title: "&laquo; is not converted", Body: "Chars::convert('&laquo;') stays an entity."},
+		wire:  provider.NameOpenAI,
+		turns: patchTurns(t, "php-ns", "fix"),
+	}.run(t)
+	body := readBody(t, out)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+	}
+	for _, want := range []string{
+		"The new test `CharsTest::testLaquoAndRaquo` fails on the original code and passes with the change",
+		"`vendor/bin/phpunit` is missing (", "so the check ran the image's `phpunit`",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("pr.md lacks %q:\n%s", want, body)
+		}
+	}
+	readResult(t, out)
+}
+
 // ownRepo is sandboxtest.Repo given back to this process's user: Repo
 // hands it to the sandbox user, and git refuses to serve a repository its
 // user does not own.
