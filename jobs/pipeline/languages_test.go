@@ -209,6 +209,31 @@ func TestPHPUnitNamespacedAndImageFallback(t *testing.T) {
 	readResult(t, out)
 }
 
+// TestChecksReportedForWhatTheyAre: a passing `go vet` is a linter (no
+// "No linter is configured" under it) and a passing node:test run tests
+// JavaScript through `npm test` (no "no JavaScript/TypeScript test
+// command ran").
+func TestChecksReportedForWhatTheyAre(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	for name, tc := range map[string]struct{ has, lacks string }{
+		"go": {"`go vet ./...`", "No linter is configured"},
+		"js": {"`npm test`", "no JavaScript/TypeScript test command ran"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, out, _ := scenario{
+				repo:  ownRepo(t, name),
+				issue: agent.Issue{Title: "Fix " + name, Body: "See the failing case."},
+				wire:  provider.NameOpenAI,
+				turns: patchTurns(t, name, "fix"),
+			}.run(t)
+			body := readBody(t, out)
+			if res.Outcome != verify.Verified || !strings.Contains(body, tc.has) || strings.Contains(body, tc.lacks) {
+				t.Errorf("outcome %s; want verified, %q in the body and not %q:\n%s", res.Outcome, tc.has, tc.lacks, body)
+			}
+		})
+	}
+}
+
 // ownRepo is sandboxtest.Repo given back to this process's user: Repo
 // hands it to the sandbox user, and git refuses to serve a repository its
 // user does not own.
