@@ -23,12 +23,16 @@ var outputBudgets = []int{6000, 2500, 800, 0}
 // bodyData is what the pr_body template sees.
 type bodyData struct {
 	Input
-	Summary        string
-	SummaryCut     bool
-	Files          []FileStat
-	MoreFiles      int
-	Rows           []row
-	Demonstrating  []verify.NewTestResult
+	Summary       string
+	SummaryCut    bool
+	Files         []FileStat
+	MoreFiles     int
+	Rows          []row
+	Demonstrating []string
+	// RanAs says, one line a check, how a final check was adapted to
+	// the image (verify's CheckResult.Note): another program, a
+	// virtualenv.
+	RanAs          []string
 	TestsPassAfter bool
 	NotVerified    []string
 	// Dependencies is the dependency paragraph under Changes, one
@@ -89,12 +93,21 @@ func PRBody(in Input) (string, error) {
 	if shaRE.MatchString(in.HeadCommit) {
 		d.Pushed = PushedMarker(in.HeadCommit)
 	}
-	for _, t := range in.NewTests {
-		if t.Status == verify.FailsBefore {
-			d.Demonstrating = append(d.Demonstrating, t)
+	d.TestsPassAfter = finalTestsPassed(in.Final)
+	for _, c := range in.Final {
+		if c.Note != "" {
+			d.RanAs = append(d.RanAs, say(value(c.Name), ": ", spanned(c.Note), ".").markdown())
 		}
 	}
-	d.TestsPassAfter = finalTestsPassed(in.Final)
+	for _, t := range in.NewTests {
+		if t.Status == verify.FailsBefore {
+			f := say(testLead(t.NewTest), " fails on the original code")
+			if d.TestsPassAfter {
+				f = append(f, " and passes with the change, so it demonstrates the fix")
+			}
+			d.Demonstrating = append(d.Demonstrating, append(f, ".").markdown())
+		}
+	}
 	h := historyOf(in)
 	for {
 		body, err := fitBody(d, in, h)

@@ -34,17 +34,17 @@ var claimPatterns = []struct {
 	{claimVerified, regexp.MustCompile(`(?i)\b(?:verified|confirmed\s+(?:it|the\s+fix)\s+works)\b`)},
 }
 
-// checkKind says which claims a passed check backs.
+// backs says whether a passed check backs a claim of kind k; verify says
+// what the check is. A test run backs "it builds" too: it compiled the
+// code.
 func backs(c verify.CheckResult, k claimKind) bool {
-	name, cmd := strings.ToLower(c.Name), strings.ToLower(c.Command)
-	switch k {
+	switch r := c.Role(); k {
 	case claimTests:
-		return strings.Contains(name, "test") || strings.Contains(cmd, "test")
+		return r == verify.RoleTest
 	case claimLint:
-		return strings.Contains(name, "lint") || strings.Contains(name, "vet") || strings.Contains(cmd, "lint")
+		return r == verify.RoleLint
 	case claimBuild:
-		return strings.Contains(name, "build") || strings.Contains(name, "compile") ||
-			strings.Contains(cmd, "build") || strings.Contains(cmd, "test")
+		return r == verify.RoleBuild || r == verify.RoleTest
 	}
 	return false
 }
@@ -80,18 +80,18 @@ func unbackedClaims(summary string, final []verify.CheckResult, outcome verify.O
 	return out
 }
 
-// languages maps file extensions to the words a test command for that
-// language contains.
+// languages are the languages whose changed files want a test run of
+// their own, by file extension; verify says which language a check
+// tested.
 var languages = []struct {
-	name  string
-	exts  []string
-	tests []string
+	name string
+	exts []string
 }{
-	{"Go", []string{".go"}, []string{"go test"}},
-	{"JavaScript/TypeScript", []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}, []string{"npm test", "npm run test", "jest", "vitest", "mocha", "yarn test", "pnpm test"}},
-	{"Python", []string{".py"}, []string{"pytest", "unittest", "tox"}},
-	{"Rust", []string{".rs"}, []string{"cargo test"}},
-	{"Java", []string{".java"}, []string{"mvn", "gradle"}},
+	{verify.LanguageGo, []string{".go"}},
+	{verify.LanguageJS, []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}},
+	{verify.LanguagePython, []string{".py"}},
+	{verify.LanguageRust, []string{".rs"}},
+	{verify.LanguageJava, []string{".java"}},
 }
 
 // notVerified lists everything the run did not establish, in the order a
@@ -131,8 +131,8 @@ func notVerified(in Input) []fact {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
-		return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
-	}) && !slices.ContainsFunc(in.Missing, func(s string) bool { return strings.Contains(s, "lint") }) {
+		return c.Role() == verify.RoleLint
+	}) && !slices.ContainsFunc(in.Missing, verify.SaysNoLinter) {
 		out = append(out, say("No linter is configured in .github/agent.yml or detected; style was not checked."))
 	}
 	out = append(out, refusedFacts(in)...)
@@ -164,21 +164,39 @@ func notVerified(in Input) []fact {
 	for _, t := range in.NewTests {
 		switch t.Status {
 		case verify.PassesBefore:
-			out = append(out, say("The new test ", value(t.Name), " also passes without the change, so it does not demonstrate the fix."))
+			if !t.LiteralOnly { // a new message is not meant to show the fix
+				out = append(out, say(testLead(t.NewTest), " also passes without the change, so it does not demonstrate the fix."))
+			}
 		case verify.BuildFailsBefore:
-			out = append(out, say("The new test ", value(t.Name), " does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong."))
+			out = append(out, say(testLead(t.NewTest), " does not compile against the original code (it uses something the change added), so it cannot show that the old behaviour was wrong."))
 		case verify.NotRunBefore:
-			f := say("The new test ", value(t.Name), " could not be run against the original code, so it is not shown to fail without the change")
+			f := say(testLead(t.NewTest), " could not be run against the original code, so it is not shown to fail without the change")
 			if t.Reason != "" {
 				f = append(f, ": ", text(strings.TrimSuffix(t.Reason, ".")))
 			}
 			out = append(out, append(f, "."))
 		case verify.CannotShow:
-			out = append(out, say("The new test ", value(t.Name), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
+			out = append(out, say(testLead(t.NewTest), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
 		}
 	}
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
 	return out
+}
+
+// testLead names a test the change added or changed, as a reviewer
+// would: new, changed, or renamed or moved with where it came from.
+func testLead(t verify.NewTest) fact {
+	switch {
+	case t.RenamedFrom != "" && t.MovedFrom != "":
+		return say("The renamed test ", value(t.Name), " (was ", value(t.RenamedFrom), " in ", value(t.MovedFrom), ")")
+	case t.RenamedFrom != "":
+		return say("The renamed test ", value(t.Name), " (was ", value(t.RenamedFrom), ")")
+	case t.MovedFrom != "":
+		return say("The moved test ", value(t.Name), " (was in ", value(t.MovedFrom), ")")
+	case t.Added:
+		return say("The new test ", value(t.Name))
+	}
+	return say("The changed test ", value(t.Name))
 }
 
 // secretsWithheldFacts say that setup ran without the setup-only
@@ -292,7 +310,7 @@ func untestedLanguages(in Input) []fact {
 			continue
 		}
 		tested := slices.ContainsFunc(in.Final, func(c verify.CheckResult) bool {
-			return c.Ran && slices.ContainsFunc(lang.tests, func(w string) bool { return strings.Contains(c.Command, w) })
+			return c.Ran && c.TestLanguage() == lang.name
 		})
 		if !tested {
 			out = append(out, say(fmt.Sprintf("The change touches %s files but no %s test command ran after it.", lang.name, lang.name)))
@@ -309,7 +327,7 @@ func uncoveredGo(in Input) []fact {
 	}
 	var summary *verify.GoTestSummary
 	for _, c := range in.Final {
-		if c.Ran && c.GoTests() != nil && strings.HasPrefix(c.Command, "go test") {
+		if c.Ran && c.GoTests() != nil && c.TestLanguage() == verify.LanguageGo {
 			summary = c.GoTests()
 		}
 	}

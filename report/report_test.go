@@ -342,3 +342,100 @@ func TestPRBodyWhy(t *testing.T) {
 		t.Errorf("why line without reasons:\n%s", body)
 	}
 }
+
+// TestPRBodyNamesTestsAsTheyChanged: a renamed test that fails before
+// says "renamed" and its old name; an edited test is "changed", not
+// "new"; a test whose only edit is a message that passes before is not
+// reported at all.
+func TestPRBodyNamesTestsAsTheyChanged(t *testing.T) {
+	for name, tc := range map[string]struct {
+		test    verify.NewTest
+		status  verify.NewTestStatus
+		want    string
+		wantNot string
+	}{
+		"renamed demonstrates": {test: verify.NewTest{Name: "TestZeroWidthJoiner", RenamedFrom: "TestZeroWidthJointer"}, status: verify.FailsBefore,
+			want: "The renamed test `TestZeroWidthJoiner` (was `TestZeroWidthJointer`) fails on the original code and passes with the change, so it demonstrates the fix."},
+		"moved and renamed": {test: verify.NewTest{Name: "TestB", RenamedFrom: "TestA", MovedFrom: "a_test.go"}, status: verify.FailsBefore,
+			want: "The renamed test `TestB` (was `TestA` in `a_test.go`) fails"},
+		"changed passes before": {test: verify.NewTest{Name: "TestEdited"}, status: verify.PassesBefore,
+			want: "The changed test `TestEdited` also passes without the change", wantNot: "new test"},
+		"message only passes before": {test: verify.NewTest{Name: "TestMsg", LiteralOnly: true}, status: verify.PassesBefore,
+			wantNot: "TestMsg"},
+		"message only fails before": {test: verify.NewTest{Name: "TestMsg", LiteralOnly: true}, status: verify.FailsBefore,
+			want: "The changed test `TestMsg` fails on the original code"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := base()
+			in.NewTests = []verify.NewTestResult{{NewTest: tc.test, Status: tc.status}}
+			body, err := PRBody(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && !strings.Contains(body, tc.want) {
+				t.Errorf("body lacks %q:\n%s", tc.want, body)
+			}
+			if tc.wantNot != "" && strings.Contains(body, tc.wantNot) {
+				t.Errorf("body has %q:\n%s", tc.wantNot, body)
+			}
+		})
+	}
+}
+
+// TestChecksAreWhatVerifySays: the report asks verify what a check is. A
+// passing `node --test` is a JavaScript test run, a passing `go vet` a
+// linter, and a check named for neither is neither.
+func TestChecksAreWhatVerifySays(t *testing.T) {
+	const noJS = "no JavaScript/TypeScript test command ran"
+	const noLint = "No linter is configured"
+	for name, tc := range map[string]struct {
+		final   []verify.CheckResult
+		file    string
+		want    []string
+		wantNot []string
+	}{
+		"node --test tests JavaScript": {final: []verify.CheckResult{check("test", "node --test", verify.Final, true, time.Second)},
+			file: "lib/sum.js", wantNot: []string{noJS}},
+		"a build is no JavaScript test": {final: []verify.CheckResult{check("build", "npm run build", verify.Final, true, time.Second)},
+			file: "lib/sum.js", want: []string{noJS}},
+		"go vet is a linter": {final: []verify.CheckResult{check("vet", "go vet ./...", verify.Final, true, time.Second), check("test", "go test ./...", verify.Final, true, time.Second)},
+			file: "calc.go", wantNot: []string{noLint}},
+		"go test is no linter": {final: []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)},
+			file: "calc.go", want: []string{noLint}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := base()
+			in.Baseline, in.Final, in.NewTests, in.GoModule = nil, tc.final, nil, ""
+			in.Files = []FileStat{{Path: tc.file, Added: 1}}
+			body, err := PRBody(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %q:\n%s", w, body)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(body, w) {
+					t.Errorf("body has %q:\n%s", w, body)
+				}
+			}
+		})
+	}
+}
+
+// TestPRBodySaysHowChecksRan: a check the runner adapted to the image
+// (the image's phpunit for a missing vendor/bin/phpunit) says so.
+func TestPRBodySaysHowChecksRan(t *testing.T) {
+	in := base()
+	in.Final[2].Note = "`vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`"
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "How they ran: `test`: `vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`."
+	if !strings.Contains(body, want) {
+		t.Errorf("body lacks %q:\n%s", want, body)
+	}
+}

@@ -208,11 +208,7 @@ func backedItem(item string, in Input) bool {
 	case itemNewTest.MatchString(item):
 		return slices.ContainsFunc(in.NewTests, func(t verify.NewTestResult) bool { return t.Status == verify.FailsBefore }) && finalTestsPassed(in.Final)
 	case itemLint.MatchString(item):
-		// Only a check that is a linter by name or command: vet is not
-		// what a template's "linter" means.
-		return allPassed(in.Final, func(c verify.CheckResult) bool {
-			return strings.Contains(strings.ToLower(c.Name+" "+c.Command), "lint")
-		})
+		return allPassed(in.Final, func(c verify.CheckResult) bool { return c.Role() == verify.RoleLint })
 	case itemTests.MatchString(item):
 		return allPassed(in.Final, func(c verify.CheckResult) bool { return backs(c, claimTests) })
 	case itemBuild.MatchString(item):

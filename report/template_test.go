@@ -74,7 +74,7 @@ func TestTemplateHeadingsAndChecklist(t *testing.T) {
 		"- [ ] My code follows the style guidelines of this project",
 		"- [x] I have added tests that prove my fix is effective or that my feature works",
 		"- [x] New and existing unit tests pass locally with my changes",
-		"- [ ] The linter passes", // no lint check ran
+		"- [x] The linter passes", // go vet, a linter, passed
 		"- [ ] I have made corresponding changes to the documentation",
 	} {
 		if !strings.Contains(body, line+"\n") {
@@ -88,7 +88,9 @@ func TestTemplateHeadingsAndChecklist(t *testing.T) {
 		t.Error("markers lost")
 	}
 
-	// A failing final test check backs no testing box.
+	// A failing final test check backs no testing box, a failing vet no
+	// linter box.
+	in.Final[1].Passed, in.Final[1].ExitCode = false, 1
 	in.Final[2].Passed, in.Final[2].ExitCode = false, 1
 	in.Outcome = verify.Failed
 	body, err = PRBody(in)

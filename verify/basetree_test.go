@@ -132,6 +132,41 @@ func TestNewTestsChangedOnly(t *testing.T) {
 	}
 }
 
+// TestNewTestsFollowRenames: tests are paired by content and position as
+// a reviewer would. A renamed test with a fixed expectation is changed,
+// not added, and says its old name; a test renamed or moved unchanged is
+// not new; a test whose only edit is its message says so.
+func TestNewTestsFollowRenames(t *testing.T) {
+	const head = "package calc\n\nimport \"testing\"\n\n"
+	width := func(name, want string) string {
+		return "func " + name + "(t *testing.T) {\n\tif got := Width(\"a\\u200db\"); got != " + want + " {\n\t\tt.Errorf(\"Width = %d, want " + want + "\", got)\n\t}\n}\n\n"
+	}
+	msg := func(m string) string {
+		return "func TestMsg(t *testing.T) {\n\tif Width(\"\") != 0 {\n\t\tt.Error(\"" + m + "\")\n\t}\n}\n\n"
+	}
+	moved := "func TestMoved(t *testing.T) {\n\tif Width(\"ab\") != 2 {\n\t\tt.Error(\"ab\")\n\t}\n}\n"
+	files := map[string]string{"go.mod": "module example.com/m\n",
+		"calc_test.go":  head + width("TestZeroWidthJointer", "1") + msg("empty is not 0") + "func TestSame(t *testing.T) { t.Log(1) }\n",
+		"other_test.go": head + moved}
+	change := map[string]string{
+		"calc_test.go":  head + width("TestZeroWidthJoiner", "2") + msg("Width(\\\"\\\") is not 0") + "func TestSameRenamed(t *testing.T) { t.Log(1) }\n",
+		"other_test.go": "package calc\n",
+		"moved_test.go": head + moved}
+	ws, base, changed := hostRepo(t, files, change)
+	found, err := FindNewGoTests(ws, base, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range found {
+		got = append(got, fmt.Sprintf("%s added=%v from=%q literal=%v", n.Name, n.Added, n.RenamedFrom, n.LiteralOnly))
+	}
+	want := []string{`TestMsg added=false from="" literal=true`, `TestZeroWidthJoiner added=false from="TestZeroWidthJointer" literal=false`}
+	if !slices.Equal(got, want) {
+		t.Errorf("new tests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestGitBaseWritesTheBaseTree(t *testing.T) {
 	_, base, _ := hostRepo(t, map[string]string{"a/b.txt": "base\n", "c.sh": "#!/bin/sh\n"}, map[string]string{"a/b.txt": "changed\n"})
 	dir := t.TempDir()

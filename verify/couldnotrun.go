@@ -71,7 +71,7 @@ func couldNotRun(exit int, output string) string {
 		if exit == 127 {
 			for _, re := range append(notFoundREs, makeNotFoundRE) {
 				if m := re.FindStringSubmatch(line); m != nil {
-					return fmt.Sprintf("%s not found in the image", quoteName(m[1]))
+					return notFound(m[1])
 				}
 			}
 		}
@@ -109,6 +109,16 @@ func couldNotRun(exit int, output string) string {
 		return "a command could not be executed (exit 126)"
 	}
 	return ""
+}
+
+// notFound says a program is missing: a path inside the project (such as
+// vendor/bin/phpunit) is named whole, as what setup did not install; any
+// other program is missing from the image.
+func notFound(prog string) string {
+	if strings.Contains(prog, "/") && !strings.HasPrefix(prog, "/") && !strings.Contains(prog, "..") {
+		return fmt.Sprintf("%s does not exist in the work tree (the project's setup, such as `composer install` or `npm ci`, did not install it)", quoteText(strings.TrimPrefix(prog, "./")))
+	}
+	return fmt.Sprintf("%s not found in the image", quoteName(prog))
 }
 
 // quoteName puts a program's name, taken from the repository's output,

@@ -135,3 +135,19 @@ func TestNotRunText(t *testing.T) {
 		t.Errorf("ran: %q", got)
 	}
 }
+
+// TestCouldNotRunNamesProjectPaths: a program missing at a path inside
+// the project is named whole, as what setup did not install, not as a
+// program the image lacks.
+func TestCouldNotRunNamesProjectPaths(t *testing.T) {
+	for out, want := range map[string]string{
+		"sh: 1: vendor/bin/phpunit: not found\n":            "`vendor/bin/phpunit` does not exist in the work tree (the project's setup",
+		"/bin/sh: 1: ./node_modules/.bin/jest: not found\n": "`node_modules/.bin/jest` does not exist in the work tree",
+		"sh: 1: /usr/local/bin/phpunit: not found\n":        "`phpunit` not found in the image",
+		"sh: 1: ../x/bin/tool: not found\n":                 "`tool` not found in the image",
+	} {
+		if got := couldNotRun(127, out); !strings.HasPrefix(got, want) {
+			t.Errorf("couldNotRun(%q) = %q, want %q", out, got, want)
+		}
+	}
+}

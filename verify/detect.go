@@ -545,7 +545,7 @@ func (d *detector) nodeProject(dir, pm string, pkg packageJSON, reportMissing bo
 	if pkg.Scripts["lint"] != "" {
 		checks = append(checks, Check{Name: "lint", Run: pm + " run lint"})
 	} else if reportMissing {
-		d.missing = append(d.missing, where+" has no lint script; style was not checked.")
+		d.missing = append(d.missing, where+" "+noLinterTail)
 	}
 	if pkg.Scripts["build"] != "" {
 		checks = append(checks, Check{Name: "build", Run: pm + " run build", Gate: true})

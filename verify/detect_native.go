@@ -103,16 +103,22 @@ func (d *detector) ruby() error {
 		}
 		var c Check
 		var tool string
+		xunit, xwhy := KindMinitest, ""
+		if !spec && !dotRSpec && (rakeTestRE.MatchString(rakefile) || testDir) {
+			if xunit, xwhy, err = d.rubyXUnit(dir); err != nil {
+				return err
+			}
+		}
 		switch {
 		case spec || dotRSpec:
 			tool = "rspec"
 			c = Check{Name: "test", Run: bundle + "rspec", Kind: KindRSpec, Why: "spec/ or .rspec: RSpec"}
 		case rakeTestRE.MatchString(rakefile):
 			tool = "rake"
-			c = Check{Name: "test", Run: bundle + "rake test", Kind: KindMinitest, Why: "the Rakefile defines a test task"}
+			c = Check{Name: "test", Run: bundle + "rake test", Kind: xunit, Why: "the Rakefile defines a test task, run by " + string(xunit) + " (" + xwhy + ")"}
 		case testDir:
-			tool = "minitest"
-			c = Check{Name: "test", Run: bundle + minitestRunner, Kind: KindMinitest, Why: "test/ with no Rakefile test task: minitest's files loaded by ruby"}
+			tool = string(xunit)
+			c = Check{Name: "test", Run: bundle + minitestRunner, Kind: xunit, Why: "test/ with no Rakefile test task: its files loaded by ruby, run by " + string(xunit) + " (" + xwhy + ")"}
 		default:
 			d.missing = append(d.missing, fmt.Sprintf("The Ruby project in %s (%s) has no spec/, .rspec, Rakefile test task or test/ directory; its code was not tested.", dir, rubyMarkersHelp))
 			continue

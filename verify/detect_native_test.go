@@ -104,3 +104,45 @@ func TestDetectRailsBesideJS(t *testing.T) {
 		t.Errorf("languages = %v", d.Languages)
 	}
 }
+
+// TestDetectRubyFramework: the framework of a Ruby project's test/ is
+// the gem its Gemfile or gemspec declares, else what its test files
+// require; the Rakefile's test task is labelled with it.
+func TestDetectRubyFramework(t *testing.T) {
+	const rake = "require 'rake/testtask'\nRake::TestTask.new(:test)\n"
+	for name, tc := range map[string]struct {
+		files   map[string]string
+		want    TestKind
+		whyHas  string
+		command string
+	}{
+		"Gemfile test-unit": {files: map[string]string{"Gemfile": "source 'https://rubygems.org'\ngem \"test-unit\"\n", "Rakefile": rake, "test/a_test.rb": ""},
+			want: KindTestUnit, whyHas: "Gemfile declares the test-unit gem", command: "bundle exec rake test"},
+		"gemspec test-unit": {files: map[string]string{"x.gemspec": "Gem::Specification.new do |spec|\n  spec.add_development_dependency 'test-unit', '~> 3'\nend\n", "Rakefile": rake, "test/a_test.rb": ""},
+			want: KindTestUnit, whyHas: "x.gemspec declares the test-unit gem", command: "rake test"},
+		"Gemfile minitest": {files: map[string]string{"Gemfile": "gem 'minitest', '~> 5'\n", "Rakefile": rake, "test/a_test.rb": "require 'test/unit'\n"},
+			want: KindMinitest, whyHas: "Gemfile declares the minitest gem"},
+		"test file requires test/unit": {files: map[string]string{"Rakefile": rake, "test/unit/a_test.rb": "require \"test/unit\"\nclass ATest < Test::Unit::TestCase\nend\n"},
+			want: KindTestUnit, whyHas: "test/unit/a_test.rb uses test-unit"},
+		"test file requires minitest": {files: map[string]string{"Rakefile": "task :release\n", "test/a_test.rb": "require 'minitest/autorun'\n"},
+			want: KindMinitest, whyHas: "test/a_test.rb uses minitest", command: minitestRunner},
+		"nothing says": {files: map[string]string{"Rakefile": rake, "test/a_test.rb": "puts 1\n"},
+			want: KindMinitest, whyHas: "no test-unit in the Gemfile, gemspec or test files"},
+		"a gem named like it is not it": {files: map[string]string{"Gemfile": "gem 'test-unit-rr'\n", "Rakefile": rake, "test/a_test.rb": ""},
+			want: KindMinitest},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Detect(repo(t, tc.files), DetectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Checks) != 1 {
+				t.Fatalf("checks %+v, want one", d.Checks)
+			}
+			c := d.Checks[0]
+			if c.Kind != tc.want || !strings.Contains(c.Why, tc.whyHas) || tc.command != "" && c.Run != tc.command {
+				t.Errorf("check %q kind %q why %q, want kind %q why with %q", c.Run, c.Kind, c.Why, tc.want, tc.whyHas)
+			}
+		})
+	}
+}

@@ -65,6 +65,16 @@ type NewTest struct {
 	// Inline is set for a Rust unit test in a source file's #[cfg(test)]
 	// module: the module, not the file, is laid over the original code.
 	Inline bool `json:"inline,omitempty"`
+	// RenamedFrom is the test's name before the change when the change
+	// renamed it (testsrc.Match pairs it by content and position), and
+	// MovedFrom its file then when the change moved it; such a test is
+	// listed only when its body changed too.
+	RenamedFrom string `json:"renamed_from,omitempty"`
+	MovedFrom   string `json:"moved_from,omitempty"`
+	// LiteralOnly is set for a test that existed whose only change is in
+	// its string literals (a message, its name in a message): it is run on
+	// the original code, but is not expected to show the fix.
+	LiteralOnly bool `json:"literal_only,omitempty"`
 }
 
 // FindNewGoTests is FindNewTests for Go alone: the Test, Fuzz and
@@ -73,66 +83,121 @@ type NewTest struct {
 // here, sorted by directory and name. Files that do not compile as go
 // test wants are skipped: the final build reports them.
 func FindNewGoTests(ws *sandbox.Workspace, base BaseTree, changed []string) ([]NewTest, error) {
+	h, err := readHistory(ws, base, changed)
+	if err != nil {
+		return nil, err
+	}
+	return h.newGoTests(changed), nil
+}
+
+func (h history) newGoTests(changed []string) []NewTest {
 	var out []NewTest
 	for _, name := range changed {
 		if path.Ext(name) != ".go" {
 			continue
 		}
-		found, err := newIn(ws, base, name)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range found {
-			out = append(out, NewTest{Dir: path.Dir(name), Name: f.Name, File: name, Added: f.added})
+		for _, f := range h.newIn(name) {
+			out = append(out, f.newTest(NewTest{Dir: path.Dir(name), Name: f.Name, File: name}))
 		}
 	}
 	slices.SortFunc(out, func(a, b NewTest) int {
 		return strings.Compare(a.Dir+"\x00"+a.Name, b.Dir+"\x00"+b.Name)
 	})
-	return out, nil
+	return out
 }
 
-// found is a test that the change added or whose source it changed.
+// found is a test that the change added or whose source it changed,
+// with what it was before when it existed.
 type found struct {
 	testsrc.Test
 	added bool
+	was   *testsrc.Located
+	// literalOnly: only its string literals changed.
+	literalOnly bool
 }
 
-// newIn reads one changed file now and at base through testsrc and
-// returns its tests that are new or changed; benchmarks are left out, as
-// go test -run does not run them.
-func newIn(ws *sandbox.Workspace, base BaseTree, name string) ([]found, error) {
-	now, err := ws.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // deleted by the change
+// newTest fills in t's history from f.
+func (f found) newTest(t NewTest) NewTest {
+	t.Added, t.LiteralOnly = f.added, f.literalOnly
+	if f.was != nil {
+		if f.was.Test.Short != f.Short {
+			t.RenamedFrom = f.was.Test.Short
+		}
+		if f.was.Path != t.File {
+			t.MovedFrom = f.was.Path
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find new tests: %w", err)
+	return t
+}
+
+// history holds every changed file's tests after the change, each paired
+// with itself before the change where it existed (testsrc.Match, as the
+// findings pair them).
+type history struct {
+	now   map[string][]testsrc.Test
+	pairs map[string]testsrc.Pair // by file and name after the change
+}
+
+func historyKey(file, name string) string { return file + "\x00" + name }
+
+// readHistory reads the tests of every changed file now and at base.
+func readHistory(ws *sandbox.Workspace, base BaseTree, changed []string) (history, error) {
+	h := history{now: map[string][]testsrc.Test{}, pairs: map[string]testsrc.Pair{}}
+	var before, after []testsrc.Located
+	for _, name := range changed {
+		now, err := ws.ReadFile(name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return h, fmt.Errorf("find new tests: %w", err)
+		}
+		old, err := base.BaseContent(name)
+		if err != nil {
+			return h, fmt.Errorf("find new tests: %w", err)
+		}
+		// A file go test refuses to build has no tests to run: the final
+		// build reports it.
+		tests, err := testsrc.Tests(name, now)
+		if err != nil {
+			tests = nil
+		}
+		h.now[name] = tests
+		for _, t := range tests {
+			after = append(after, testsrc.Located{Path: name, Test: t})
+		}
+		oldTests, _ := testsrc.Tests(name, old)
+		for _, t := range oldTests {
+			before = append(before, testsrc.Located{Path: name, Test: t})
+		}
 	}
-	tests, err := testsrc.Tests(name, now)
-	if err != nil || len(tests) == 0 {
-		return nil, nil
+	pairs, _, _ := testsrc.Match(before, after)
+	for _, p := range pairs {
+		h.pairs[historyKey(p.Next.Path, p.Next.Test.Name)] = p
 	}
-	old, err := base.BaseContent(name)
-	if err != nil {
-		return nil, fmt.Errorf("find new tests: %w", err)
-	}
-	oldTests, _ := testsrc.Tests(name, old)
-	// Layout and comments (blanked by testsrc) do not change a test.
-	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	before := map[string]string{}
-	for _, t := range oldTests {
-		before[t.Name] = squash(t.Text)
-	}
+	return h, nil
+}
+
+// newIn returns the tests of one changed file that are new or changed; a
+// test renamed or moved unchanged is neither, and benchmarks are left
+// out, as go test -run does not run them.
+func (h history) newIn(name string) []found {
 	var out []found
-	for _, t := range tests {
-		prev, existed := before[t.Name]
-		if t.Kind == testsrc.KindBenchmark || existed && prev == squash(t.Text) {
+	for _, t := range h.now[name] {
+		if t.Kind == testsrc.KindBenchmark {
 			continue
 		}
-		out = append(out, found{Test: t, added: !existed})
+		p, existed := h.pairs[historyKey(name, t.Name)]
+		if !existed {
+			out = append(out, found{Test: t, added: true})
+			continue
+		}
+		// Layout and comments (blanked by testsrc) do not change a test,
+		// nor its own name.
+		if p.SameBody() {
+			continue
+		}
+		was := p.Base
+		out = append(out, found{Test: t, was: &was, literalOnly: testsrc.LiteralsOnly(p)})
 	}
-	return out, nil
+	return out
 }
 
 // NewTestStatus is what a new test did against the original code.

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"slices"
@@ -36,20 +38,28 @@ const CannotShow NewTestStatus = "cannot_show"
 // findings read it. d says which project each file belongs to and which
 // runner a JavaScript project uses.
 func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Detection) ([]NewTest, error) {
-	out, err := FindNewGoTests(ws, base, changed)
+	h, err := readHistory(ws, base, changed)
 	if err != nil {
 		return nil, err
 	}
+	out := h.newGoTests(changed)
 	for _, name := range changed {
 		lang, ok := runnableLang(name)
 		if !ok {
 			continue
 		}
-		tests, err := newIn(ws, base, name)
-		if err != nil {
-			return nil, err
-		}
+		tests := h.newIn(name)
 		project := projectOf(d, name, lang)
+		if len(tests) == 0 && lang == LangCTest && toolOf(d, project) == "make" && testsrc.IsTestPath(name) {
+			// A test program of a Makefile (its own main) declares no test
+			// testsrc can name: the file is the test.
+			t, err := makeTest(ws, base, name, project)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t...)
+			continue
+		}
 		inline := false
 		if lang == LangRust && !overlayable(name) {
 			inline, err = rustInline(ws, base, name)
@@ -60,7 +70,7 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		var found []NewTest
 		seen := map[string]bool{}
 		for _, t := range tests {
-			nt := NewTest{Dir: project, File: name, Added: t.added, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline}
+			nt := t.newTest(NewTest{Dir: project, File: name, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline})
 			switch lang {
 			case LangPython:
 				// A pytest node ID: classes, nested ones too, joined by "::".
@@ -87,6 +97,37 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// KindMakeTarget marks a new test that only a Makefile's test target
+// runs, together with the others: it cannot be run alone on the original
+// code.
+const KindMakeTarget TestKind = "make"
+
+// toolOf is the tool of the project detected in dir.
+func toolOf(d Detection, dir string) string {
+	for _, p := range d.Projects {
+		if p.Dir == dir {
+			return p.Tool
+		}
+	}
+	return ""
+}
+
+// makeTest is the changed test file of a Make project as a new test, or
+// nothing when the change deleted it.
+func makeTest(ws *sandbox.Workspace, base BaseTree, name, project string) ([]NewTest, error) {
+	if _, err := ws.ReadFile(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("find new tests: %w", err)
+	}
+	old, err := base.BaseContent(name)
+	if err != nil {
+		return nil, fmt.Errorf("find new tests: %w", err)
+	}
+	return []NewTest{{Dir: project, Name: name, ID: name, File: name, Added: old == nil, Lang: LangCTest, Kind: KindMakeTarget}}, nil
 }
 
 // rustInline says whether a Rust source file's tests can be run on the
@@ -267,6 +308,8 @@ var (
 // code, or "".
 func cannotShowWhy(t NewTest) string {
 	switch {
+	case t.Kind == KindMakeTarget:
+		return "cannot be shown because the Makefile's test target builds and runs its tests together and cannot be pointed at this one, so the original code was not run with it"
 	case t.Dir == "":
 		return fmt.Sprintf("cannot be shown because no %s project (with its test command) was detected around %s", t.Lang, t.File)
 	case !safeDirRE.MatchString(t.Dir) && t.Dir != ".":
@@ -280,7 +323,7 @@ func cannotShowWhy(t NewTest) string {
 	case t.Lang == LangJS && !safeIDRE.MatchString(t.File):
 		return "cannot be shown because the test file's name cannot be passed to the shell safely"
 	case (t.Lang == LangRuby || t.Lang == LangPHP || t.Lang == LangCTest || t.Lang == LangJava) && reportedCommand(t.Kind, []NewTest{t}, "") == "":
-		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, PHPUnit, CTest, meson test, Maven, Gradle)"
+		return "cannot be shown because the project's test command runs no test runner Patchwright knows how to point at one test (RSpec, minitest, test-unit, PHPUnit, CTest, meson test, Maven, Gradle)"
 	case t.Lang == LangJS && jsFileCommand(t.Kind, t.File, "") == "":
 		return "cannot be shown because the project's test script runs no JavaScript test runner Patchwright knows how to point at one file (node:test, mocha, jest, vitest, tape)"
 	}

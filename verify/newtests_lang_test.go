@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -333,5 +334,90 @@ func TestMesonNewTestCommand(t *testing.T) {
 		if got, _ := classifyReported(nt, 1, "", s); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
+	}
+}
+
+// TestPHPUnitNamespacedNames: PHPUnit's JUnit report writes a namespaced
+// class with dots, the tests' names as PHP spells them use backslashes:
+// both name the same test.
+func TestPHPUnitNamespacedNames(t *testing.T) {
+	report := `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="Html2Text\HtmlCharsTest" tests="3" assertions="3" errors="0" failures="1" skipped="0">
+    <testcase name="testLaquoAndRaquo" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01">
+      <failure type="PHPUnit\Framework\ExpectationFailedException">Failed asserting that two strings are identical.</failure>
+    </testcase>
+    <testcase name="testNbsp" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01"/>
+    <testcase name="testSymbols with data set #0" class="Html2Text\HtmlCharsTest" classname="Html2Text.HtmlCharsTest" assertions="1" time="0.01">
+      <failure type="PHPUnit\Framework\ExpectationFailedException">no</failure>
+    </testcase>
+  </testsuite>
+</testsuites>`
+	s := parseReport(KindPHPUnit, []byte(report))
+	if s == nil {
+		t.Fatal("no summary from the report")
+	}
+	for name, want := range map[string]NewTestStatus{
+		"HtmlCharsTest::testLaquoAndRaquo": FailsBefore,
+		"HtmlCharsTest::testNbsp":          PassesBefore,
+		"HtmlCharsTest::testSymbols":       FailsBefore,
+		"OtherTest::testNbsp":              NotRunBefore,
+		"CharsTest::testNbsp":              NotRunBefore, // a suffix of the class is another class
+	} {
+		nt := NewTest{Lang: LangPHP, Kind: KindPHPUnit, Name: name}
+		if got, _ := classifyReported(nt, 1, "", s); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestPHPUnitNewTestCommandOnOriginalTree: the original tree has no
+// vendor/, so the image's phpunit runs the new tests there.
+func TestPHPUnitNewTestCommandOnOriginalTree(t *testing.T) {
+	tests := []NewTest{{Dir: ".", File: "test/HtmlCharsTest.php", Lang: LangPHP, Kind: KindPHPUnit, Name: "HtmlCharsTest::testNbsp", ID: "testNbsp"}}
+	got := reportedCommand(KindPHPUnit, tests, "vendor/bin/phpunit --log-junit "+phpunitXMLPath)
+	want := "phpunit --log-junit " + phpunitXMLPath + ` --filter '/::(testNbsp)( |$)/' 'test/HtmlCharsTest.php'`
+	if got != want {
+		t.Errorf("command:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestMakeNewTestCannotBeShownAlone: a Make project's new test program
+// (its own main, no test framework) is a new test, and the body says why
+// it cannot be run alone on the original code; a deleted one is not.
+func TestMakeNewTestCannotBeShownAlone(t *testing.T) {
+	files := map[string]string{
+		"Makefile":           "TESTS = tests/test_a\n\ntest: $(TESTS)\n\tfor t in $(TESTS); do ./$$t || exit 1; done\n",
+		"src/num.c":          "int one(void) { return 2; }\n",
+		"tests/test_a.c":     "int main(void) { return 0; }\n",
+		"tests/test_gone.c":  "int main(void) { return 0; }\n",
+		"tests/test_still.c": "int main(void) { return 0; }\n",
+	}
+	ws, base, _ := hostRepo(t, files, map[string]string{
+		"src/num.c":         "int one(void) { return 1; }\n",
+		"tests/test_one.c":  "int main(void) { return one() != 1; }\n",
+		"tests/test_a.c":    "int main(void) { return 1 - 1; }\n",
+		"tests/test_gone.c": "",
+	})
+	if err := os.Remove(filepath.Join(ws.Dir(), "tests/test_gone.c")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Detect(ws, DetectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := FindNewTests(ws, base, []string{"src/num.c", "tests/test_a.c", "tests/test_gone.c", "tests/test_one.c"}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range found {
+		got = append(got, fmt.Sprintf("%s added=%v", n.Name, n.Added))
+		if why := cannotShowWhy(n); !strings.Contains(why, "the Makefile's test target builds and runs its tests together") {
+			t.Errorf("%s: cannot show %q", n.Name, why)
+		}
+	}
+	if want := []string{"tests/test_a.c added=false", "tests/test_one.c added=true"}; !slices.Equal(got, want) {
+		t.Errorf("new tests %q, want %q", got, want)
 	}
 }

@@ -59,8 +59,9 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 			e = append(e, "-e "+shellQuote(id))
 		}
 		return base + " " + file + " " + strings.Join(e, " ")
-	case KindMinitest:
-		// -v names every test with its verdict; -n selects methods.
+	case KindMinitest, KindTestUnit:
+		// -v names every test with its verdict; -n selects methods (both
+		// frameworks read the same flags).
 		bundle := ""
 		if strings.HasPrefix(base, "bundle exec ") {
 			bundle = "bundle exec "
@@ -69,6 +70,12 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 	case KindPHPUnit:
 		if base == "" || !strings.Contains(base, "phpunit") {
 			base = "phpunit --log-junit " + phpunitXMLPath
+		}
+		// The original tree has no vendor/ of its own (it is not
+		// tracked): the image's phpunit runs there, as in a check whose
+		// vendor/bin/phpunit is missing.
+		if rest, ok := strings.CutPrefix(base, "vendor/bin/phpunit "); ok {
+			base = "phpunit " + rest
 		}
 		return base + " --filter " + shellQuote("/::("+alt(regexpQuote)+")( |$)/") + " " + file
 	case KindCTest:
@@ -163,7 +170,9 @@ var minitestVerboseRE = regexp.MustCompile(`^(\S+#\S+) = [\d.]+ s = ([.FES])$`)
 func reportedName(t NewTest, name string) bool {
 	switch t.Lang {
 	case LangPHP:
-		return name == t.Name || strings.HasSuffix(name, `\`+t.Name) || strings.HasPrefix(name, t.Name+" with data set")
+		name = phpName(name)
+		return name == t.Name || strings.HasSuffix(name, `\`+t.Name) || strings.HasPrefix(name, t.Name+" with data set") ||
+			strings.Contains(name, `\`+t.Name+" with data set")
 	case LangCTest:
 		// Meson's JUnit report names a test project::name.
 		return name == t.Name || strings.HasSuffix(name, "::"+t.Name)
@@ -174,9 +183,28 @@ func reportedName(t NewTest, name string) bool {
 	return name == t.Name
 }
 
+// phpName spells a PHPUnit test's namespaced class with backslashes, as
+// PHP does: PHPUnit's JUnit report writes the class attribute's dots
+// (Html2Text.HtmlCharsTest::testX), its text output backslashes.
+func phpName(name string) string {
+	class, method, ok := strings.Cut(name, "::")
+	if !ok {
+		return name
+	}
+	return strings.ReplaceAll(class, ".", `\`) + "::" + method
+}
+
 func classifyReported(t NewTest, exit int, out string, s *TestSummary) (NewTestStatus, string) {
 	if why := couldNotRun(exit, out); why != "" {
 		return NotRunBefore, "cannot be shown because the run could not start: " + why
+	}
+	if t.Kind == KindTestUnit {
+		switch testUnitVerdicts(outputLines(out))[t.Name] {
+		case "F", "E":
+			return FailsBefore, ""
+		case ".":
+			return PassesBefore, ""
+		}
 	}
 	if t.Kind == KindMinitest {
 		for _, line := range outputLines(out) {

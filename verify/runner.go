@@ -387,6 +387,9 @@ func (r *Runner) adapt(ctx context.Context, c Check) (Check, string, error) {
 		}
 	}
 	prog, args, _ := strings.Cut(rest, " ")
+	if f, ok := pathFallbacks[prog]; ok {
+		return r.adaptPath(ctx, c, commandParts{prefix, prog, args}, f)
+	}
 	alt, ok := programFallbacks[prog]
 	if !ok {
 		return c, "", nil
@@ -401,6 +404,46 @@ func (r *Runner) adapt(ctx context.Context, c Check) (Check, string, error) {
 	}
 	c.Run = prefix + alt + " " + args
 	return c, fmt.Sprintf("`%s` is not in the image, so the check ran `%s`", prog, alt), nil
+}
+
+// commandParts is a check's command split: its "cd dir && " prefix, its
+// program and its arguments.
+type commandParts struct{ prefix, prog, args string }
+
+// pathFallback is the image's program to run when a project-installed
+// one is missing, and the install that should have put it there.
+type pathFallback struct{ alt, dir, install string }
+
+// pathFallbacks are programs a project installs into its tree: when the
+// install could not run (no network, a failing composer install) the
+// path is missing though the image has the program.
+var pathFallbacks = map[string]pathFallback{
+	"vendor/bin/phpunit": {alt: "phpunit", dir: "vendor", install: "composer install"},
+}
+
+// adaptPath runs the image's program instead of a missing project path,
+// and says which path was missing and why. With the path there, or no
+// program in the image either, the check runs as it is (and could-not-run
+// names the path).
+func (r *Runner) adaptPath(ctx context.Context, c Check, cmd commandParts, f pathFallback) (Check, string, error) {
+	prefix, prog, args := cmd.prefix, cmd.prog, cmd.args
+	probe := r.activate(c.Dir) + prefix + "if [ -e " + prog + " ]; then echo keep; elif ! command -v " + f.alt +
+		" >/dev/null 2>&1; then echo keep; elif [ -d " + f.dir + " ]; then echo partial; else echo absent; fi"
+	res, err := r.Sandbox.Exec(ctx, sandbox.Command{Script: probe, Timeout: time.Minute})
+	if err != nil {
+		return c, "", err
+	}
+	var why string
+	switch strings.TrimSpace(string(res.Stdout.Head)) {
+	case "absent":
+		why = fmt.Sprintf("there is no `%s/`: `%s` did not run or failed in setup", f.dir, f.install)
+	case "partial":
+		why = fmt.Sprintf("`%s/` exists but `%s` did not install it", f.dir, f.install)
+	default:
+		return c, "", nil
+	}
+	c.Run = prefix + f.alt + " " + args
+	return c, fmt.Sprintf("`%s` is missing (%s), so the check ran the image's `%s`", prog, why, f.alt), nil
 }
 
 func (r *Runner) reruns() int {

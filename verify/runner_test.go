@@ -194,3 +194,28 @@ func TestRunnerActivatesVirtualenvs(t *testing.T) {
 		t.Errorf("results %+v", res)
 	}
 }
+
+// TestRunnerFallsBackToImagePHPUnit: with vendor/bin/phpunit missing the
+// check runs the image's phpunit and the note names the path and why;
+// with it there, or no phpunit in the image, the check runs as detected.
+func TestRunnerFallsBackToImagePHPUnit(t *testing.T) {
+	const detected = "cd lib && vendor/bin/phpunit --log-junit /tmp/j.xml"
+	const probe = "cd lib && if [ -e vendor/bin/phpunit ]; then echo keep; elif ! command -v phpunit >/dev/null 2>&1; then echo keep; elif [ -d vendor ]; then echo partial; else echo absent; fi"
+	for answer, want := range map[string]struct{ run, note string }{
+		"absent\n":  {"cd lib && phpunit --log-junit /tmp/j.xml", "`vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`"},
+		"partial\n": {"cd lib && phpunit --log-junit /tmp/j.xml", "`vendor/bin/phpunit` is missing (`vendor/` exists but `composer install` did not install it), so the check ran the image's `phpunit`"},
+		"keep\n":    {detected, ""},
+	} {
+		sb := &scriptedSandbox{answers: map[string]struct {
+			exit int
+			out  string
+		}{probe: {0, answer}, want.run: {0, outputFixture(t, "phpunit_pass.txt")}}}
+		res, err := (&Runner{Sandbox: sb, Checks: []Check{{Name: "test", Run: detected, Kind: KindPHPUnit, Dir: "lib"}}}).Run(context.Background(), Final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := res[0]; r.Command != want.run || r.Note != want.note || sb.runs[probe] != 1 {
+			t.Errorf("probe %q: ran %q with note %q (%+v), want %q, %q", answer, r.Command, r.Note, sb.runs, want.run, want.note)
+		}
+	}
+}

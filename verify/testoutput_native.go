@@ -90,41 +90,6 @@ func parseReport(kind TestKind, report []byte) *TestSummary {
 }
 
 var (
-	// "4 runs, 5 assertions, 1 failures, 0 errors, 1 skips" (minitest),
-	// "4 tests, 5 assertions, 1 failures, 0 errors, 0 pendings, 0
-	// omissions, 0 notifications" (test-unit).
-	minitestSummaryRE = regexp.MustCompile(`^(\d+) (?:runs|tests), \d+ assertions, (\d+) failures, (\d+) errors(?:, (\d+) (?:skips|pendings))?`)
-	// "  1) Failure:" or "  1) Error:", the test's name on the next line:
-	// "SlugTest#test_collapses [test/slug_test.rb:9]:" or "SlugTest#test_x:".
-	minitestFailHeadRE = regexp.MustCompile(`^\s*\d+\) (?:Failure|Error):$`)
-	minitestFailNameRE = regexp.MustCompile(`^(\S+#\S+?)(?: \[.*\])?:?$`)
-)
-
-func parseMinitest(lines []string) *TestSummary {
-	var s *TestSummary
-	var names []string
-	for i, line := range lines {
-		if minitestFailHeadRE.MatchString(line) && i+1 < len(lines) {
-			if m := minitestFailNameRE.FindStringSubmatch(strings.TrimSpace(lines[i+1])); m != nil {
-				names = addName(names, m[1])
-			}
-			continue
-		}
-		if m := minitestSummaryRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			runs, failures, errs, skips := atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4])
-			// A test that raised is a failing test to minitest.
-			s = &TestSummary{Counted: true, Failed: failures + errs, Skipped: skips, Passed: runs - failures - errs - skips}
-		}
-	}
-	if s == nil {
-		return nil
-	}
-	s.FailedTests = names
-	s.NoTests = s.Ran() == 0
-	return s
-}
-
-var (
 	// "OK (3 tests, 3 assertions)".
 	phpunitOKRE = regexp.MustCompile(`^OK \((\d+) tests?, \d+ assertions?\)$`)
 	// "Tests: 4, Assertions: 4, Failures: 1, Skipped: 1." and kin.

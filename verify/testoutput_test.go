@@ -80,6 +80,8 @@ var parserCases = []struct {
 	{"minitest_fail.txt", KindMinitest, TestSummary{Passed: 1, Failed: 2, Skipped: 1, Counted: true, FailedTests: []string{"CalcTest#test_add", "CalcTest#test_raises"}}},
 	{"minitest_verbose.txt", KindMinitest, TestSummary{Passed: 1, Failed: 1, Counted: true, FailedTests: []string{"CalcTest#test_add"}}},
 	{"minitest_nomatch.txt", KindMinitest, TestSummary{Counted: true, NoTests: true}},
+	{"testunit_fail.txt", KindTestUnit, TestSummary{Passed: 1, Failed: 2, Counted: true, FailedTests: []string{"TestThing#test_err", "TestThing#test_fail"}}},
+	{"testunit_verbose_fail.txt", KindTestUnit, TestSummary{Passed: 1, Failed: 2, Counted: true, FailedTests: []string{"TestThing#test_err", "TestThing#test_fail"}}},
 	{"phpunit_fail.txt", KindPHPUnit, TestSummary{Passed: 2, Failed: 1, Counted: true, FailedTests: []string{"TemperatureTest::boilingInCelsius"}}},
 	{"phpunit_pass.txt", KindPHPUnit, TestSummary{Passed: 1, Counted: true}},
 	{"phpunit_nomatch.txt", KindPHPUnit, TestSummary{Counted: true, NoTests: true}},
@@ -111,7 +113,9 @@ func TestParseTestOutput(t *testing.T) {
 // node:test parser reads any TAP.
 func sameFormat(kind TestKind, file string) bool {
 	tap := strings.HasPrefix(file, "tape_") || strings.HasPrefix(file, "nodetest_default_") || strings.HasPrefix(file, "npm_nodetest_")
-	return (kind == KindTAP || kind == KindNodeTest) && tap
+	// minitest's parser reads test-unit's summary line too, so a project
+	// taken for minitest is still counted.
+	return (kind == KindTAP || kind == KindNodeTest) && tap || kind == KindMinitest && strings.HasPrefix(file, "testunit_")
 }
 
 // TestParsersRefuseOthers runs every parser on every other runner's
@@ -129,7 +133,7 @@ func TestParsersRefuseOthers(t *testing.T) {
 		}
 	}
 	kinds := []TestKind{KindGo, KindPytest, KindTAP, KindNodeTest, KindMocha, KindJest, KindVitest, KindCargo, KindMaven,
-		KindRSpec, KindMinitest, KindPHPUnit, KindCTest, KindMeson}
+		KindRSpec, KindMinitest, KindTestUnit, KindPHPUnit, KindCTest, KindMeson}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".txt") {
 			continue

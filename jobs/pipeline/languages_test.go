@@ -76,7 +76,7 @@ func TestLanguages(t *testing.T) {
 		// (issue 27) why each command was chosen.
 		"meson": {[]string{"3 passed", "`percent_part` fails on the original code", "meson.build: meson test runs every test() (`test`)"}, []string{"bounds::clamp"}},
 		// Make has no runner: the target's own output, no counts.
-		"make": {[]string{"`make test`", "Why these commands: Makefile has a test target"}, []string{"FAIL: tests/test_sum"}},
+		"make": {[]string{"`make test`", "Why these commands: Makefile has a test target", "The new test `tests/test_digits_zero.c` cannot be shown because the Makefile's test target"}, []string{"FAIL: tests/test_sum"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for patch, want := range map[string]struct {
@@ -128,6 +128,109 @@ func TestPublicGoImage(t *testing.T) {
 	}.run(t)
 	if res.Outcome != verify.Verified {
 		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, readBody(t, out))
+	}
+}
+
+// TestRenamedGoTestDemonstrates: a fix that renames the existing test and
+// corrects its input (a trailing space) is verified; the renamed test, failing on the
+// original code, demonstrates the fix and the body says it was renamed.
+func TestRenamedGoTestDemonstrates(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "go"),
+		issue: agent.Issue{Title: "Count counts double spaces", Body: "Count(\"a  b\") is 3."},
+		wire:  provider.NameOpenAI,
+		turns: patchTurns(t, "go", "rename"),
+	}.run(t)
+	body := readBody(t, out)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+	}
+	want := "The renamed test `TestCountWords` (was `TestCountSimple`) fails on the original code and passes with the change"
+	if !strings.Contains(body, want) {
+		t.Errorf("pr.md lacks %q:\n%s", want, body)
+	}
+	readResult(t, out)
+}
+
+// TestRubyXUnitNewTestsFailBefore: a Rakefile test task of a test-unit
+// project and of a minitest project, each told apart by its test files;
+// the new test, which raises on the original code, is shown failing
+// before, and the check is labelled with its framework.
+func TestRubyXUnitNewTestsFailBefore(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	for name, framework := range map[string]string{"ruby-testunit": "test-unit", "ruby-minitest": "minitest"} {
+		t.Run(name, func(t *testing.T) {
+			res, out, _ := scenario{
+				repo:  ownRepo(t, name),
+				issue: agent.Issue{Title: "Slug.make(nil) raises", Body: "NoMethodError: undefined method `downcase' for nil"},
+				wire:  provider.NameOpenAI,
+				turns: patchTurns(t, name, "fix"),
+			}.run(t)
+			body := readBody(t, out)
+			if res.Outcome != verify.Verified {
+				t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+			}
+			for _, want := range []string{"The new test `SlugTest#test_nil` fails on the original code and passes with the change", "run by " + framework, "2 passed"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("pr.md lacks %q:\n%s", want, body)
+				}
+			}
+			readResult(t, out)
+		})
+	}
+}
+
+// TestPHPUnitNamespacedAndImageFallback: a project whose composer.json
+// requires phpunit/phpunit but whose vendor/ cannot be installed (no
+// network) runs the image's phpunit, and the body says which path was
+// missing; its namespaced new test (Html2Text.CharsTest in the JUnit
+// report) is matched by name and shown failing before.
+func TestPHPUnitNamespacedAndImageFallback(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "php-ns"),
+		issue: agent.Issue{Title: "&laquo; is not converted", Body: "Chars::convert('&laquo;') stays an entity."},
+		wire:  provider.NameOpenAI,
+		turns: patchTurns(t, "php-ns", "fix"),
+	}.run(t)
+	body := readBody(t, out)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
+	}
+	for _, want := range []string{
+		"The new test `CharsTest::testLaquoAndRaquo` fails on the original code and passes with the change",
+		"`vendor/bin/phpunit` is missing (", "so the check ran the image's `phpunit`",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("pr.md lacks %q:\n%s", want, body)
+		}
+	}
+	readResult(t, out)
+}
+
+// TestChecksReportedForWhatTheyAre: a passing `go vet` is a linter (no
+// "No linter is configured" under it) and a passing node:test run tests
+// JavaScript through `npm test` (no "no JavaScript/TypeScript test
+// command ran").
+func TestChecksReportedForWhatTheyAre(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	for name, tc := range map[string]struct{ has, lacks string }{
+		"go": {"`go vet ./...`", "No linter is configured"},
+		"js": {"`npm test`", "no JavaScript/TypeScript test command ran"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, out, _ := scenario{
+				repo:  ownRepo(t, name),
+				issue: agent.Issue{Title: "Fix " + name, Body: "See the failing case."},
+				wire:  provider.NameOpenAI,
+				turns: patchTurns(t, name, "fix"),
+			}.run(t)
+			body := readBody(t, out)
+			if res.Outcome != verify.Verified || !strings.Contains(body, tc.has) || strings.Contains(body, tc.lacks) {
+				t.Errorf("outcome %s; want verified, %q in the body and not %q:\n%s", res.Outcome, tc.has, tc.lacks, body)
+			}
+		})
 	}
 }
 

@@ -166,10 +166,11 @@ func Analyze(in Input) []Finding {
 		}
 	}
 	var out []Finding
-	out = append(out, testFindings(known, behaviourChanged(in.Files))...)
+	tests, pairs := testFindings(known, behaviourChanged(in.Files))
+	out = append(out, tests...)
 	out = append(out, configFindings(known.Files)...)
 	out = append(out, harnessFindings(in.Files)...)
-	out = append(out, checkFindings(in.Checks)...)
+	out = append(out, checkFindings(in.Checks, pairs)...)
 	out = append(out, dependencyFindings(known.Files, in.IssueTitle+"\n"+in.IssueBody)...)
 	out = append(out, scopeFindings(in)...)
 	return sortFindings(dedupe(out))

@@ -26,9 +26,10 @@ type TestNames struct {
 }
 
 // checkFindings reports checks that ran nothing, checks that no longer
-// run a test that ran at baseline, and checks whose command at the end is
-// not the one that ran at baseline.
-func checkFindings(checks []Check) []Finding {
+// run a test that ran at baseline (a test the change renamed or moved is
+// followed to its new name through pairs), and checks whose command at
+// the end is not the one that ran at baseline.
+func checkFindings(checks []Check, pairs []pair) []Finding {
 	var out []Finding
 	for _, c := range checks {
 		switch {
@@ -42,7 +43,7 @@ func checkFindings(checks []Check) []Finding {
 			out = append(out, Finding{Kind: TestSkipped, Detail: fmt.Sprintf(
 				"The %q check ran `%s` at baseline but `%s` at the end, so the final pass may cover less than the baseline did.", c.Name, oneLineCode(c.Baseline), oneLineCode(c.Final))})
 		default:
-			out = append(out, missingTestFindings(c)...)
+			out = append(out, missingTestFindings(c, pairs)...)
 		}
 	}
 	return out
@@ -51,8 +52,9 @@ func checkFindings(checks []Check) []Finding {
 // missingTestFindings reports the tests that ran at baseline and not in
 // the final run of the same check: moved where the toolchain does not
 // look, renamed for another system, skipped by a TestMain or a hook. The
-// change's diff may not show why; the run does.
-func missingTestFindings(c Check) []Finding {
+// change's diff may not show why; the run does. A test renamed or moved
+// by the change is missing only when its new name did not run either.
+func missingTestFindings(c Check, pairs []pair) []Finding {
 	if !c.BaselineRan.Known || !c.FinalRan.Known {
 		return nil
 	}
@@ -62,7 +64,7 @@ func missingTestFindings(c Check) []Finding {
 	}
 	var missing []string
 	for _, name := range c.BaselineRan.Names {
-		if !final[name] {
+		if !final[name] && !slices.ContainsFunc(pairs, func(p pair) bool { return final[followed(name, p)] }) {
 			missing = append(missing, name)
 		}
 	}
@@ -80,6 +82,46 @@ func missingTestFindings(c Check) []Finding {
 	}
 	return []Finding{{Kind: NoTestsRan, Detail: fmt.Sprintf(
 		"The final %q check (`%s`) passed without running %s, which ran at baseline, so its pass says nothing about what they test.", c.Name, oneLineCode(c.Final), list)}}
+}
+
+// followed is the name under which a test that ran at baseline as name
+// runs after p's rename or move: the test's own name, and its file where
+// the runner names tests by file (a path or a dotted module), replaced by
+// the new ones. It is name itself when p does not concern it.
+func followed(name string, p pair) string {
+	if p.base.tc.Short == p.next.tc.Short && p.base.path == p.next.path {
+		return name
+	}
+	out, ok := replaceWord(name, p.base.tc.Short, p.next.tc.Short)
+	if !ok {
+		return name
+	}
+	if p.base.path != p.next.path {
+		module := func(p string) string { return strings.ReplaceAll(strings.TrimSuffix(p, path.Ext(p)), "/", ".") }
+		out = strings.Replace(out, p.base.path, p.next.path, 1)
+		out, _ = replaceWord(out, module(p.base.path), module(p.next.path))
+	}
+	return out
+}
+
+// replaceWord replaces the last occurrence of old in s that stands as a
+// whole word (not inside a longer identifier) with new.
+func replaceWord(s, old, new string) (string, bool) {
+	word := func(r byte) bool {
+		return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}
+	for end := len(s); old != ""; {
+		i := strings.LastIndex(s[:end], old)
+		if i < 0 {
+			return s, false
+		}
+		j := i + len(old)
+		if (i == 0 || !word(s[i-1])) && (j == len(s) || !word(s[j])) {
+			return s[:i] + new + s[j:], true
+		}
+		end = i + len(old) - 1
+	}
+	return s, false
 }
 
 // settings are the values of the keys in one configuration file that

@@ -27,8 +27,9 @@ func locate(p string, tc testsrc.Test) located {
 type pair struct{ base, next located }
 
 // testFindings compares the tests of every changed file before and after
-// the change; behaviour lists the changed files that are code.
-func testFindings(in Input, behaviour []string) []Finding {
+// the change; behaviour lists the changed files that are code. It returns
+// the pairs of tests too, so a renamed test's runs are followed.
+func testFindings(in Input, behaviour []string) ([]Finding, []pair) {
 	var base, next []located
 	for _, f := range in.Files {
 		for _, tc := range testsOf(f.Path, f.Base) {
@@ -54,68 +55,31 @@ func testFindings(in Input, behaviour []string) []Finding {
 		out = append(out, expectedDataFindings(in.Files)...)
 		out = append(out, onlyTestsFindings(in, pairs, removed, added)...)
 	}
-	return out
+	return out, pairs
 }
 
-// matchTests pairs each test before the change with itself after it: in
-// the same file by name, then anywhere by identical source (moved), then
-// by identical source but for its name (renamed), then anywhere by name
-// (moved and edited), then in the same file by mostly equal lines
-// (renamed and edited: 60% of lines alike, or 40% when the new name
-// extends the old one). What is left over was removed or added.
+// matchTests pairs each test before the change with itself after it
+// (testsrc.Match); what is left over was removed or added.
 func matchTests(base, next []located) (pairs []pair, removed, added []located) {
-	usedB, usedN := make([]bool, len(base)), make([]bool, len(next))
-	pass := func(same func(b, n located) bool) {
-		for i, b := range base {
-			for j, n := range next {
-				if !usedB[i] && !usedN[j] && same(b, n) {
-					usedB[i], usedN[j] = true, true
-					pairs = append(pairs, pair{b, n})
-				}
-			}
+	of := func(ls []located) []testsrc.Located {
+		out := make([]testsrc.Located, len(ls))
+		for i, l := range ls {
+			out[i] = testsrc.Located{Path: l.path, Test: l.tc}
 		}
+		return out
 	}
-	pass(func(b, n located) bool { return b.path == n.path && b.tc.Name == n.tc.Name })
-	pass(func(b, n located) bool { return b.squashed == n.squashed })
-	pass(func(b, n located) bool { return b.body == n.body })
-	pass(func(b, n located) bool { return b.tc.Name == n.tc.Name })
-	pass(func(b, n located) bool {
-		if b.path != n.path {
-			return false
+	back := func(ls []testsrc.Located) []located {
+		var out []located
+		for _, l := range ls {
+			out = append(out, locate(l.Path, l.Test))
 		}
-		// A name that grew (TestX to TestXAndY) needs less of the body.
-		if strings.HasPrefix(n.tc.Short, b.tc.Short) {
-			return similarity(b.tc.Text, n.tc.Text) >= 0.4
-		}
-		return similarity(b.tc.Text, n.tc.Text) >= 0.6
-	})
-	for i, b := range base {
-		if !usedB[i] {
-			removed = append(removed, b)
-		}
+		return out
 	}
-	for j, n := range next {
-		if !usedN[j] {
-			added = append(added, n)
-		}
+	ps, r, a := testsrc.Match(of(base), of(next))
+	for _, p := range ps {
+		pairs = append(pairs, pair{locate(p.Base.Path, p.Base.Test), locate(p.Next.Path, p.Next.Test)})
 	}
-	return pairs, removed, added
-}
-
-// similarity is the share of two tests' lines that are alike, from 0 to 1.
-func similarity(a, b string) float64 {
-	same, total := 0, 0
-	for _, op := range lineDiff(testLines(a), testLines(b)) {
-		total++
-		if op.Op == '=' {
-			same++
-			total++ // a kept line is on both sides
-		}
-	}
-	if total == 0 {
-		return 0
-	}
-	return float64(2*same) / float64(total)
+	return pairs, back(r), back(a)
 }
 
 // squash collapses all whitespace, so re-indenting a moved test keeps it
@@ -330,12 +294,12 @@ func assertionFindings(p pair) []Finding {
 	// A renamed test is diffed without its name.
 	before := strings.Replace(p.base.tc.Text, p.base.tc.Short, "", 1)
 	after := strings.Replace(p.next.tc.Text, p.next.tc.Short, "", 1)
-	ops := lineDiff(testLines(before), testLines(after))
+	ops := lineDiff(testsrc.Lines(before), testsrc.Lines(after))
 	// Blank lines (comments are blanked) and the lines of a removed skip
 	// marker say nothing about what the test checks.
 	ignored := map[string]bool{"": true}
 	for _, m := range p.base.tc.Skips {
-		for l := range strings.Lines(testLines(m.Text)) {
+		for l := range strings.Lines(testsrc.Lines(m.Text)) {
 			ignored[strings.TrimSuffix(l, "\n")] = true
 		}
 	}
@@ -372,18 +336,6 @@ func assertionFindings(p pair) []Finding {
 // earlyReturn matches a line (spaces removed) that leaves a test before
 // its checks: a bare return, or one guarded by an if.
 var earlyReturn = regexp.MustCompile(`^(return;?|if.*\{return;?\}|if.*:return)$`)
-
-// testLines normalizes a test's source for a line diff: whitespace inside
-// lines and a trailing comma do not count, so appending an element to a
-// list or table is an addition, not an edit of the line before it.
-func testLines(s string) string {
-	var b strings.Builder
-	for l := range strings.Lines(s) {
-		b.WriteString(strings.TrimSuffix(squash(l), ","))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
 
 // oneLineCode shortens source for a sentence.
 func oneLineCode(s string) string {

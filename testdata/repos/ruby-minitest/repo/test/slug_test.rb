@@ -1,0 +1,8 @@
+require "minitest/autorun"
+require "slug"
+
+class SlugTest < Minitest::Test
+  def test_spaces
+    assert_equal "a-title", Slug.make("A Title")
+  end
+end

@@ -1,0 +1,8 @@
+require "test/unit"
+require "slug"
+
+class SlugTest < Test::Unit::TestCase
+  def test_spaces
+    assert_equal "a-title", Slug.make("A Title")
+  end
+end
