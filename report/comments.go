@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -48,12 +49,6 @@ type Status struct {
 	CostUSD *float64
 }
 
-// StatusMarker is the hidden comment that finds the status comment of an
-// issue so it is edited in place, never posted twice.
-func StatusMarker(issue int) string {
-	return fmt.Sprintf("<!-- patchwright:status issue=%d -->", issue)
-}
-
 type statusData struct {
 	Status
 	Marker string
@@ -72,7 +67,7 @@ func StatusComment(s Status) (string, error) {
 	if _, ok := phaseOrder[s.Phase]; !ok {
 		return "", fmt.Errorf("render status comment: unknown phase %q", s.Phase)
 	}
-	d := statusData{Status: s, Marker: StatusMarker(s.Issue), Order: phaseOrder[s.Phase]}
+	d := statusData{Status: s, Marker: marker.Status(s.Issue), Order: phaseOrder[s.Phase]}
 	if s.CostUSD != nil {
 		d.Cost = cost(s.CostUSD)
 	}
@@ -92,7 +87,7 @@ type failureData struct {
 // status comment, when no pull request is opened: why, what was tried and
 // what the user can do.
 func FailureComment(in Input) (string, error) {
-	d := failureData{Input: in, Marker: StatusMarker(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
+	d := failureData{Input: in, Marker: marker.Status(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
 	d.LogURL = safeURL(in.LogURL)
 	d.Advice = advice(in)
 	if s, cut := truncate(in.Summary, 500); cut {

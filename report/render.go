@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -23,7 +24,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"html":      html,
 	"duration":  duration,
 	"thousands": thousands,
-	"marker":    markerValue,
+	"runMarker": marker.Run,
 	"result":    resultText,
 	"phase":     phaseText,
 	"because":   because,

@@ -40,7 +40,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/worker"
-	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox"
 	sbdocker "github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -346,7 +346,7 @@ func (e *e2e) waitComment(issue int, text string) []githubtest.Comment {
 func (e *e2e) statusComments(issue int) []githubtest.Comment {
 	var out []githubtest.Comment
 	for _, c := range e.fake.Comments(owner, repoName, issue) {
-		if strings.Contains(c.Body, report.StatusMarker(issue)) {
+		if strings.Contains(c.Body, marker.Status(issue)) {
 			out = append(out, c)
 		}
 	}

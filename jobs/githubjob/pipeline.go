@@ -28,6 +28,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -495,7 +496,7 @@ func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History
 // since Patchwright's last push (the body's pushed marker): the retry
 // builds on them, and the body must say they are not Patchwright's.
 func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
-	pushed := jobs.ParsePushed(pr.Body)
+	pushed := marker.ParsePushed(pr.Body)
 	if pushed == "" || pr.HeadSHA == "" || pushed == pr.HeadSHA {
 		return report.Foreign{}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // statusComment is the issue's one status comment, found by its hidden
@@ -50,9 +51,9 @@ func (s *statusComment) findLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	marker := report.StatusMarker(s.issue.Number)
+	mark := marker.Status(s.issue.Number)
 	for _, c := range cs {
-		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, marker) {
+		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, mark) {
 			s.id = c.ID
 			return nil
 		}
