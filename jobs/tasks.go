@@ -186,6 +186,10 @@ type Reply struct {
 // its issue already had its one reply to someone without write access.
 const ReactionRefused = "-1"
 
+// ReactionNoted is the reaction a writer's `/agent note` gets once the
+// running job has it.
+const ReactionNoted = "eyes"
+
 // reactions are the contents GitHub accepts for a reaction.
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}
 

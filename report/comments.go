@@ -40,8 +40,12 @@ type Status struct {
 	// LastAction is a short description of the last tool call, for
 	// example "ran go test ./slug/...".
 	LastAction string
-	// PullRequestURL is set once the pull request exists.
+	// PullRequestURL is set once the pull request exists (for a retry,
+	// from the start): a failed run's headline links it, left as it was.
 	PullRequestURL string
+	// Reached is, for a failed run, the phase it had reached when it
+	// failed: the checklist ticks only the phases before it.
+	Reached Phase
 	Outcome        verify.Outcome
 	Reason         string
 	// CostUSD is the run's estimated model cost, from the same price
@@ -53,6 +57,8 @@ type statusData struct {
 	Status
 	Marker string
 	Order  int
+	// Ended: the run is over (done or failed).
+	Ended bool
 	// Cost is the cost line; "" while the run goes on.
 	Cost string
 }
@@ -67,7 +73,10 @@ func StatusComment(s Status) (string, error) {
 	if _, ok := phaseOrder[s.Phase]; !ok {
 		return "", fmt.Errorf("render status comment: unknown phase %q", s.Phase)
 	}
-	d := statusData{Status: s, Marker: marker.Status(s.Issue), Order: phaseOrder[s.Phase]}
+	d := statusData{Status: s, Marker: marker.Status(s.Issue), Order: phaseOrder[s.Phase], Ended: phaseOrder[s.Phase] == phaseOrder[PhaseDone]}
+	if s.Phase == PhaseFailed {
+		d.Order = phaseOrder[s.Reached]
+	}
 	if s.CostUSD != nil {
 		d.Cost = cost(s.CostUSD)
 	}
@@ -89,6 +98,7 @@ type failureData struct {
 func FailureComment(in Input) (string, error) {
 	d := failureData{Input: in, Marker: marker.Status(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
 	d.LogURL = safeURL(in.LogURL)
+	d.OpenPullRequestURL = safeURL(in.OpenPullRequestURL)
 	d.Advice = advice(in)
 	if s, cut := truncate(in.Summary, 500); cut {
 		d.Summary = s + " …"

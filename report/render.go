@@ -27,15 +27,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"runMarker": marker.Run,
 	"result":    resultText,
 	"phase":     phaseText,
-	"because":   because,
 }).ParseFS(templateFS, "templates/*.tmpl"))
-
-// because is an outcome's reason after "**Outcome: stopped**:", without
-// the outcome said twice (verify writes a stopped run's reason as
-// "stopped: …" for result.json, where it stands alone).
-func because(o verify.Outcome, reason string) string {
-	return strings.TrimPrefix(reason, string(o)+": ")
-}
 
 // failText describes a failed run for a table cell or a sentence.
 func failText(c verify.CheckResult) string { return failFact(c).markdown() }

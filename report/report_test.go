@@ -270,7 +270,7 @@ func TestStatusComment(t *testing.T) {
 			case PhaseDone:
 				s.PullRequestURL, s.Outcome, s.Reason = "https://github.example/acme/slugkit/pull/42", verify.Verified, "all 3 checks ran and passed"
 			case PhaseFailed:
-				s.Outcome, s.Reason = verify.Error, "the sandbox container exited"
+				s.Outcome, s.Reason, s.Reached = verify.Error, "the sandbox container exited", PhaseVerifying
 			}
 			got, err := StatusComment(s)
 			if err != nil {

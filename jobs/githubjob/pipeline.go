@@ -328,6 +328,10 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if a.ciHead != "" {
 		st.status.Trigger = job.Attempt.Trigger
 	}
+	if pub.pr != nil {
+		// A retry: the pull request is open whatever this attempt does.
+		st.status.PullRequestURL = pub.pr.URL
+	}
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
 	job.Notes = p.notes(a.issue)
@@ -545,7 +549,6 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 	if err != nil {
 		return fmt.Errorf("run interrupted (%v); read cancel record: %w", context.Cause(ctx), err)
 	}
-	st.status.Phase = report.PhaseFailed
 	if cancelled {
 		st.status.Outcome = verify.Stopped
 		who, why := jobs.ParseCancelBy(by)
@@ -554,7 +557,7 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 		} else {
 			why = "(" + why + ")"
 		}
-		st.status.Reason = fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why)
+		st.fail(fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why))
 		if err := st.write(actx); err != nil {
 			p.logger().Warn("could not say on the issue that the run was stopped", jobs.LogError, err)
 		}
@@ -630,8 +633,7 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	if !final {
 		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
 	}
-	st.status.Phase = report.PhaseFailed
-	st.status.Reason = reason
+	st.fail(reason)
 	if err := st.write(actx); err != nil {
 		p.logger().Warn("could not report the failure on the issue", jobs.LogError, err)
 	}
@@ -656,7 +658,11 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err
 	}
-	body, err := report.FailureComment(res.Report)
+	in := res.Report
+	if pub.pr != nil {
+		in.OpenPullRequestURL = pub.pr.URL
+	}
+	body, err := report.FailureComment(in)
 	if err != nil {
 		return err
 	}

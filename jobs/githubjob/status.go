@@ -97,6 +97,17 @@ func (s *statusComment) writeBody(ctx context.Context, body string) error {
 	return s.gh.EditComment(ctx, s.issue, s.id, body)
 }
 
+// fail marks the run failed for reason, keeping the phase it had reached
+// so that the checklist ticks only what ran.
+func (s *statusComment) fail(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status.Phase != report.PhaseFailed {
+		s.status.Reached = s.status.Phase
+	}
+	s.status.Phase, s.status.Reason = report.PhaseFailed, reason
+}
+
 // progress maps the Executor's progress onto the status comment's phases.
 func (s *statusComment) progress(p pipeline.Progress) {
 	s.mu.Lock()
