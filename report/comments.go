@@ -46,8 +46,8 @@ type Status struct {
 	// Reached is, for a failed run, the phase it had reached when it
 	// failed: the checklist ticks only the phases before it.
 	Reached Phase
-	Outcome        verify.Outcome
-	Reason         string
+	Outcome verify.Outcome
+	Reason  string
 	// CostUSD is the run's estimated model cost, from the same price
 	// table as the body's; nil before the run ends or without a price.
 	CostUSD *float64
