@@ -19,16 +19,22 @@ import (
 // A `/agent retry` that changes nothing keeps the pull request's hidden
 // state: afterwards a CI failure on Patchwright's head is still fixed, and
 // closing the pull request still deletes the branch. The issue's status
-// links the open pull request after each step.
+// links the open pull request after each step. The solve leaves the
+// greeting check failing, so the retry's model is told which check failed
+// after the previous attempt.
 func TestRetryWithoutChangeKeepsPushedState(t *testing.T) {
 	sandboxtest.EndToEnd(t)
-	e := newE2E(t, append(fixGreeting(),
+	e := newE2E(t,
+		// The solve: a wrong fix, so the greeting check fails.
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hullo"}]}`),
+		call("finish", `{"summary":"Fixed the spelling in greeting.txt."}`),
 		// The retry: the model finds nothing to change.
 		call("finish", `{"summary":"The greeting is already right; nothing to change."}`),
 		// The CI fix.
 		call("write_file", `{"path":"CHANGELOG.md","content":"- Fixed the greeting.\n"}`),
 		call("finish", `{"summary":"Added the changelog entry CI asked for."}`),
-	)...)
+	)
 	e.startWorker()
 	if code := e.label(1, "delivery-state-label"); code != http.StatusAccepted {
 		t.Fatalf("label: %d, want 202", code)
@@ -39,6 +45,7 @@ func TestRetryWithoutChangeKeepsPushedState(t *testing.T) {
 	pr := e.fake.Pulls(owner, repoName)[0]
 	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	e.statusLinks(t, "after the solve", pr)
+	solveRequests := len(e.model.Requests())
 
 	// The retry ends with no change: the body gains the attempt and keeps
 	// every marker.
@@ -47,6 +54,10 @@ func TestRetryWithoutChangeKeepsPushedState(t *testing.T) {
 	}
 	if info := e.waitTask("delivery-state-retry", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("retry ended %s: %s", info.State, info.LastErr)
+	}
+	prompt := promptText(t, e.model.Requests()[solveRequests].Body)
+	if !strings.Contains(prompt, "Checks that failed after the previous attempt:\n- greeting") {
+		t.Errorf("the retry's prompt does not name the check the solve failed:\n%s", prompt)
 	}
 	pr = e.fake.Pulls(owner, repoName)[0]
 	if got := marker.ParsePushed(pr.Body); got != head {
