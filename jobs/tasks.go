@@ -121,23 +121,6 @@ type SolveIssue struct {
 	PlanTask string `json:"plan_task,omitempty"`
 }
 
-// PushedMarker is the hidden line the publisher puts in a pull request's
-// body with the commit it last pushed to agent/issue-N: when the pull
-// request is closed, a branch whose head is still that commit holds
-// nobody else's work and is deleted.
-func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha + " -->" }
-
-var pushedRE = regexp.MustCompile(`<!-- patchwright:pushed ([0-9a-f]{40}) -->`)
-
-// ParsePushed finds the last PushedMarker in body; "" when there is none.
-func ParsePushed(body string) string {
-	m := pushedRE.FindAllStringSubmatch(body, -1)
-	if len(m) == 0 {
-		return ""
-	}
-	return m[len(m)-1][1]
-}
-
 // IssueHash is the pin of an issue's text: SHA-256 of its title and body,
 // hex. The label approves the text it was put on, not what someone edits
 // in later (a mid-run edit is an injection route).
@@ -209,6 +192,10 @@ type Reply struct {
 // ReactionRefused is the reaction a refused command or label gets when
 // its issue already had its one reply to someone without write access.
 const ReactionRefused = "-1"
+
+// ReactionNoted is the reaction a writer's `/agent note` gets once the
+// running job has it.
+const ReactionNoted = "eyes"
 
 // reactions are the contents GitHub accepts for a reaction.
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}

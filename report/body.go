@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -53,14 +54,6 @@ type bodyData struct {
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// PushedMarker is the hidden last line of a pull request's body that
-// names the commit Patchwright pushed, so that the branch can be deleted
-// when the pull request closes if nobody pushed since. jobs.ParsePushed
-// reads it (a test holds the two to one format). The body renders it
-// last, after every value from the change, so ParsePushed, which takes
-// the last, finds this one.
-func PushedMarker(sha string) string { return "<!-- patchwright:pushed " + sha + " -->" }
-
 // PRBody renders the pull-request body of docs/design.md §4.6. It is always under
 // MaxBody characters: long check output is shortened, then left out, with
 // a pointer to the run log.
@@ -91,7 +84,7 @@ func PRBody(in Input) (string, error) {
 		d.NotVerified = append(d.NotVerified[:maxNotVerified], fmt.Sprintf("…and %d more items, listed in the run log.", n))
 	}
 	if shaRE.MatchString(in.HeadCommit) {
-		d.Pushed = PushedMarker(in.HeadCommit)
+		d.Pushed = marker.Pushed(in.HeadCommit)
 	}
 	d.TestsPassAfter = finalTestsPassed(in.Final)
 	for _, c := range in.Final {

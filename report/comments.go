@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -39,25 +40,25 @@ type Status struct {
 	// LastAction is a short description of the last tool call, for
 	// example "ran go test ./slug/...".
 	LastAction string
-	// PullRequestURL is set once the pull request exists.
+	// PullRequestURL is set once the pull request exists (for a retry,
+	// from the start): a failed run's headline links it, left as it was.
 	PullRequestURL string
-	Outcome        verify.Outcome
-	Reason         string
+	// Reached is, for a failed run, the phase it had reached when it
+	// failed: the checklist ticks only the phases before it.
+	Reached Phase
+	Outcome verify.Outcome
+	Reason  string
 	// CostUSD is the run's estimated model cost, from the same price
 	// table as the body's; nil before the run ends or without a price.
 	CostUSD *float64
-}
-
-// StatusMarker is the hidden comment that finds the status comment of an
-// issue so it is edited in place, never posted twice.
-func StatusMarker(issue int) string {
-	return fmt.Sprintf("<!-- patchwright:status issue=%d -->", issue)
 }
 
 type statusData struct {
 	Status
 	Marker string
 	Order  int
+	// Ended: the run is over (done or failed).
+	Ended bool
 	// Cost is the cost line; "" while the run goes on.
 	Cost string
 }
@@ -72,7 +73,10 @@ func StatusComment(s Status) (string, error) {
 	if _, ok := phaseOrder[s.Phase]; !ok {
 		return "", fmt.Errorf("render status comment: unknown phase %q", s.Phase)
 	}
-	d := statusData{Status: s, Marker: StatusMarker(s.Issue), Order: phaseOrder[s.Phase]}
+	d := statusData{Status: s, Marker: marker.Status(s.Issue), Order: phaseOrder[s.Phase], Ended: phaseOrder[s.Phase] == phaseOrder[PhaseDone]}
+	if s.Phase == PhaseFailed {
+		d.Order = phaseOrder[s.Reached]
+	}
 	if s.CostUSD != nil {
 		d.Cost = cost(s.CostUSD)
 	}
@@ -92,8 +96,9 @@ type failureData struct {
 // status comment, when no pull request is opened: why, what was tried and
 // what the user can do.
 func FailureComment(in Input) (string, error) {
-	d := failureData{Input: in, Marker: StatusMarker(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
+	d := failureData{Input: in, Marker: marker.Status(in.Issue), Cost: cost(in.CostUSD), Rows: rows(in, 0)}
 	d.LogURL = safeURL(in.LogURL)
+	d.OpenPullRequestURL = safeURL(in.OpenPullRequestURL)
 	d.Advice = advice(in)
 	if s, cut := truncate(in.Summary, 500); cut {
 		d.Summary = s + " …"

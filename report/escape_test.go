@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/verify/findings"
 )
@@ -88,11 +89,11 @@ func TestHostileValuesStayInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := []string{"Closes #41", "[full log](https://patchwright.example/runs/run_01JD3Q7)",
-		"<!-- patchwright:run=run_01JD3Q7 attempt=1 -->", PushedMarker(in.HeadCommit)}
+		"<!-- patchwright:run=run_01JD3Q7 attempt=1 -->", marker.Pushed(in.HeadCommit)}
 	if err := inert(body, ours...); err != nil {
 		t.Errorf("body: %v", err)
 	}
-	if !strings.HasSuffix(body, PushedMarker(in.HeadCommit)+"\n") {
+	if !strings.HasSuffix(body, marker.Pushed(in.HeadCommit)+"\n") {
 		t.Errorf("the pushed marker is not the body's last line:\n%s", body[len(body)-200:])
 	}
 	for _, c := range in.Final {
@@ -109,7 +110,7 @@ func TestHostileValuesStayInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := inert(comment, "[Full log](https://patchwright.example/runs/run_01JD3Q7)", StatusMarker(41)); err != nil {
+	if err := inert(comment, "[Full log](https://patchwright.example/runs/run_01JD3Q7)", marker.Status(41)); err != nil {
 		t.Errorf("failure comment: %v", err)
 	}
 	for _, line := range NotVerified(in) {

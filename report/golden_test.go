@@ -145,7 +145,7 @@ func bodyCases() map[string]Input {
 	cases["no_change"] = nc
 
 	st := base()
-	st.Outcome, st.Reason = verify.Stopped, "stopped: step limit of 40 reached"
+	st.Outcome, st.Reason = verify.Stopped, "step limit of 40 reached"
 	st.StopDetail = "the step limit of 40 was reached"
 	st.Steps = 40
 	st.Attempts = append(st.Attempts, Attempt{Number: 2, Started: started.Add(time.Hour), TriggeredBy: "omar", Trigger: "/agent retry", Outcome: verify.Stopped, Reason: "step limit"})

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // History is the attempt history a pull-request body carries, hidden, so
@@ -31,23 +31,15 @@ const (
 	maxFailedOutput    = 1500
 )
 
-const (
-	historyHeading = "<details><summary>Attempt history</summary>"
-	historyMarker  = "<!-- patchwright:history "
-)
-
-var historyRE = regexp.MustCompile(`<!-- patchwright:history ([A-Za-z0-9+/=]+) -->`)
+// historyHeading starts the visible part of the history section.
+const historyHeading = "<details><summary>Attempt history</summary>"
 
 // ParseHistory finds the history in a body; a body without one (edited by
 // a person, or from before) gives an empty history.
 func ParseHistory(body string) History {
 	var h History
-	m := historyRE.FindStringSubmatch(body)
-	if m == nil {
-		return h
-	}
-	b, err := base64.StdEncoding.DecodeString(m[1])
-	if err != nil || json.Unmarshal(b, &h) != nil {
+	b, ok := marker.ParseHistory(body)
+	if !ok || json.Unmarshal(b, &h) != nil {
 		return History{}
 	}
 	return h
@@ -100,34 +92,43 @@ func (h History) section() (string, error) {
 	out, err := execute("attempts", struct {
 		History
 		Hidden string
-	}{h, historyMarker + base64.StdEncoding.EncodeToString(data) + " -->"})
+	}{h, marker.History(data)})
 	return strings.TrimRight(out, "\n"), err
 }
 
 // ReplaceHistory puts h in place of the history section of body (or adds
 // it at the end), for an attempt that published no new body: the pull
-// request keeps its change and text, and its history gains the attempt. The
-// result stays under MaxBody: when not even the latest attempt fits, the
-// body is returned as it was.
+// request keeps its change and text, and its history gains the attempt.
+// Only the section changes: what stands before and after it, the other
+// markers included, stays where it was. The result stays under MaxBody:
+// when not even the latest attempt fits, the body is returned as it was.
 func ReplaceHistory(body string, h History) (string, error) {
-	orig := body
-	if i := strings.Index(body, historyHeading); i >= 0 {
-		body = body[:i]
-	} else if i := strings.Index(body, historyMarker); i >= 0 {
-		body = body[:i]
-	}
-	body = strings.TrimRight(body, "\n")
+	before, after := aroundHistory(body)
 	for {
 		sec, err := h.section()
 		if err != nil {
 			return "", err
 		}
-		out := body + "\n\n" + sec
+		out := marker.Keep(body, before+sec+after, marker.KindHistory)
 		if len(out) < MaxBody {
 			return out, nil
 		}
 		if !h.shrink() {
-			return orig, nil
+			return body, nil
 		}
 	}
+}
+
+// aroundHistory splits body around its history section: from the visible
+// heading (or, without it, the hidden marker) to the end of the marker's
+// line. A body without a history gets the new one at its end.
+func aroundHistory(body string) (before, after string) {
+	start, end, ok := marker.HistorySpan(body)
+	if !ok {
+		return strings.TrimRight(body, "\n") + "\n\n", "\n"
+	}
+	if i := strings.LastIndex(body[:start], historyHeading); i >= 0 {
+		start = i
+	}
+	return body[:start], body[end:]
 }

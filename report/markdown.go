@@ -266,18 +266,6 @@ func safeURL(u string) string {
 	return s
 }
 
-var markerRE = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
-
-// markerValue keeps a value fit for a hidden marker comment: it cannot
-// end the comment or smuggle in another marker.
-func markerValue(s string) string {
-	s = markerRE.ReplaceAllString(s, "_")
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
 // duration renders a time span the way people read it: "850 ms",
 // "2.1 s", "3 min 12 s".
 func duration(d time.Duration) string {

@@ -3,15 +3,9 @@ package report
 import (
 	"fmt"
 	"strings"
-)
 
-// PlanMarker is the hidden line of a plan comment: the task that made it
-// (a re-run of the task edits its comment instead of posting a second)
-// and the issue. Only a comment the app's bot wrote with this marker is
-// Patchwright's plan.
-func PlanMarker(issue int, task string) string {
-	return fmt.Sprintf("<!-- patchwright:plan issue=%d task=%s -->", issue, markerValue(task))
-}
+	"github.com/patchwright/patchwright/report/marker"
+)
 
 // Plan is what a plan comment shows.
 type Plan struct {
@@ -45,7 +39,7 @@ func ShownPlan(text string) string {
 // plainly that nothing was changed and what to comment next.
 func PlanComment(p Plan) (string, error) {
 	var b strings.Builder
-	b.WriteString(PlanMarker(p.Issue, p.Task) + "\n")
+	b.WriteString(marker.Plan(p.Issue, p.Task) + "\n")
 	if strings.TrimSpace(p.Text) == "" {
 		fmt.Fprintf(&b, "**Patchwright made no plan.** %s\n\nNothing was changed. Comment `/agent plan` to try again.\n", plain(p.Reason))
 	} else {
@@ -56,7 +50,7 @@ func PlanComment(p Plan) (string, error) {
 			b.WriteString("## Proposed plan\n\n")
 		}
 		if p.RequestedBy != "" {
-			fmt.Fprintf(&b, "Asked for by @%s. ", markerValue(p.RequestedBy))
+			fmt.Fprintf(&b, "Asked for by @%s. ", marker.Value(p.RequestedBy))
 		}
 		if p.Revised {
 			b.WriteString("It revises the earlier plan with the changes asked for and replaces it: `/agent approve` now approves this one. ")
@@ -101,7 +95,7 @@ func (s PlanSettlement) line() string {
 	case s.ReplacedBy != 0:
 		return fmt.Sprintf("**Replaced.** A newer plan replaced this one: see [the newer plan](#issuecomment-%d). `/agent approve` approves that one, not this.", s.ReplacedBy)
 	case s.ApprovedBy != "":
-		line := fmt.Sprintf("**Approved by @%s.** The attempt follows this plan as Patchwright kept it when it was posted", markerValue(s.ApprovedBy))
+		line := fmt.Sprintf("**Approved by @%s.** The attempt follows this plan as Patchwright kept it when it was posted", marker.Value(s.ApprovedBy))
 		notes, cut := truncate(oneLine(s.Notes), maxNotesBytes)
 		if notes == "" {
 			return line + ", with no notes."
@@ -111,13 +105,14 @@ func (s PlanSettlement) line() string {
 		}
 		return line + ", with these notes: " + plain(notes)
 	}
-	return fmt.Sprintf("**Set aside.** @%s labelled the issue for a solve without this plan: that attempt does not follow it. Comment `/agent plan` for a new plan.", markerValue(s.SetAsideBy))
+	return fmt.Sprintf("**Set aside.** @%s labelled the issue for a solve without this plan: that attempt does not follow it. Comment `/agent plan` for a new plan.", marker.Value(s.SetAsideBy))
 }
 
 // PlanSettled is a plan comment's body with its status line saying what
 // became of the plan. The rest of body is kept as it is (a writer may have
 // edited it); a body whose status line is gone gets the status at its
 // end. The last status line is ours: the plan above it is the model's.
+// The plan's marker stays, wherever a writer moved it.
 func PlanSettled(body string, s PlanSettlement) (string, error) {
 	lines := strings.Split(body, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -125,7 +120,7 @@ func PlanSettled(body string, s PlanSettlement) (string, error) {
 		for _, start := range planStatusStarts {
 			if strings.HasPrefix(l, start) {
 				lines[i] = s.line()
-				return fit(strings.Join(lines, "\n"), nil)
+				return fit(marker.Keep(body, strings.Join(lines, "\n")), nil)
 			}
 		}
 	}

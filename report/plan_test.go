@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 func TestPlanComment(t *testing.T) {
@@ -11,7 +13,7 @@ func TestPlanComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{PlanMarker(3, "d-1"), "## Proposed plan", "@alice", "no file was changed", "- a.go", "`/agent approve [notes]`", "about $0.50"} {
+	for _, want := range []string{marker.Plan(3, "d-1"), "## Proposed plan", "@alice", "no file was changed", "- a.go", "`/agent approve [notes]`", "about $0.50"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("plan comment lacks %q:\n%s", want, body)
 		}
@@ -36,7 +38,7 @@ func TestRevisedPlanComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{PlanMarker(3, "d-2"), "## Revised plan", "replaces it", "`/agent retry [changes]`"} {
+	for _, want := range []string{marker.Plan(3, "d-2"), "## Revised plan", "replaces it", "`/agent retry [changes]`"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("revised plan comment lacks %q:\n%s", want, body)
 		}
@@ -62,7 +64,7 @@ func TestPlanSettled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{PlanMarker(3, "d-1"), "**Replaced.**", "(#issuecomment-42)", "**Set aside.** not ours", "Estimated model cost"} {
+	for _, want := range []string{marker.Plan(3, "d-1"), "**Replaced.**", "(#issuecomment-42)", "**Set aside.** not ours", "Estimated model cost"} {
 		if !strings.Contains(replaced, want) {
 			t.Errorf("replaced plan lacks %q:\n%s", want, replaced)
 		}

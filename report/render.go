@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -23,18 +24,10 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"html":      html,
 	"duration":  duration,
 	"thousands": thousands,
-	"marker":    markerValue,
+	"runMarker": marker.Run,
 	"result":    resultText,
 	"phase":     phaseText,
-	"because":   because,
 }).ParseFS(templateFS, "templates/*.tmpl"))
-
-// because is an outcome's reason after "**Outcome: stopped**:", without
-// the outcome said twice (verify writes a stopped run's reason as
-// "stopped: …" for result.json, where it stands alone).
-func because(o verify.Outcome, reason string) string {
-	return strings.TrimPrefix(reason, string(o)+": ")
-}
 
 // failText describes a failed run for a table cell or a sentence.
 func failText(c verify.CheckResult) string { return failFact(c).markdown() }

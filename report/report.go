@@ -90,6 +90,10 @@ type Input struct {
 	Attempt int
 	// LogURL links the full run log; empty when there is none.
 	LogURL string
+	// OpenPullRequestURL is the pull request a retry that published
+	// nothing left open as it was: the failure comment links it instead
+	// of saying no pull request was opened.
+	OpenPullRequestURL string
 	// Issue is the issue number the pull request closes; 0 for none.
 	Issue int
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -269,13 +270,13 @@ func TestStatusComment(t *testing.T) {
 			case PhaseDone:
 				s.PullRequestURL, s.Outcome, s.Reason = "https://github.example/acme/slugkit/pull/42", verify.Verified, "all 3 checks ran and passed"
 			case PhaseFailed:
-				s.Outcome, s.Reason = verify.Error, "the sandbox container exited"
+				s.Outcome, s.Reason, s.Reached = verify.Error, "the sandbox container exited", PhaseVerifying
 			}
 			got, err := StatusComment(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(got, StatusMarker(41)+"\n") {
+			if !strings.HasPrefix(got, marker.Status(41)+"\n") {
 				t.Errorf("status comment does not start with its marker:\n%s", got)
 			}
 			golden(t, "status_"+string(p), got)
@@ -295,7 +296,7 @@ func TestFailureComment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(got, StatusMarker(58)) || !strings.Contains(got, "What you can do:") {
+			if !strings.HasPrefix(got, marker.Status(58)) || !strings.Contains(got, "What you can do:") {
 				t.Errorf("failure comment lacks marker or advice:\n%s", got)
 			}
 			golden(t, "failure_"+name, got)

@@ -99,7 +99,7 @@ func decideChecks(in OutcomeInput) (Outcome, string) {
 	case in.InfraError != "":
 		return Error, oneLine("infrastructure failure: " + in.InfraError)
 	case in.StopReason != "":
-		return Stopped, oneLine("stopped: " + in.StopReason)
+		return Stopped, oneLine(in.StopReason)
 	case in.FilesChanged == 0:
 		return NoChange, "the run ended without changing any file"
 	case len(in.Final) == 0:

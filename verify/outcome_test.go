@@ -55,7 +55,7 @@ func TestDecide(t *testing.T) {
 		"stopped with a change": {OutcomeInput{StopReason: "step limit of 40 reached", FilesChanged: 3, Baseline: base,
 			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Stopped, "step limit of 40"},
 		"infrastructure wins": {OutcomeInput{InfraError: "docker: container died", StopReason: "cancel", FilesChanged: 1}, Error, "container died"},
-		"reason is one line":  {OutcomeInput{StopReason: "a\nb\n\tc"}, Stopped, "stopped: a b c"},
+		"reason is one line":  {OutcomeInput{StopReason: "a\nb\n\tc"}, Stopped, "a b c"},
 		"a secret fails a passing change": {OutcomeInput{FilesChanged: 1, Baseline: base, Secret: "rule aws-access-token in a.go line 3",
 			Final: []CheckResult{pass("build", Final), pass("test", Final)}}, Failed, "rule aws-access-token in a.go line 3), so nothing was committed"},
 		"a secret in a stopped run": {OutcomeInput{StopReason: "step limit of 40 reached", FilesChanged: 1, Secret: "rule x in y line 1"},

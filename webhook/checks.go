@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -65,7 +66,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "ignored: no open pull request from %s", ev.HeadBranch), nil
 	case pr.HeadSHA != ev.HeadSHA:
 		return done(http.StatusOK, "ignored: CI result for %s, the pull request's head is now %s", short(ev.HeadSHA), short(pr.HeadSHA)), nil
-	case jobs.ParsePushed(pr.Body) != ev.HeadSHA:
+	case marker.ParsePushed(pr.Body) != ev.HeadSHA:
 		// Someone else pushed this head: their CI result is theirs to fix.
 		return done(http.StatusOK, "ignored: head %s was not pushed by Patchwright", short(ev.HeadSHA)), nil
 	}

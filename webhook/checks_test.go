@@ -88,6 +88,17 @@ func TestNoteCommand(t *testing.T) {
 	if err != nil || len(notes) != 1 || notes[0].Author != writerLogin || notes[0].Text != "use the v2 API\nand keep the old one" {
 		t.Fatalf("notes = %+v, %v; want the writer's one, once", notes, err)
 	}
+	// The note taken is acknowledged with one 👀 on its comment (the
+	// redelivery adds none); the refusals are answered in words.
+	var acks []jobs.Reply
+	for _, r := range e.replies() {
+		if r.Reaction != "" {
+			acks = append(acks, r)
+		}
+	}
+	if len(acks) != 1 || acks[0].Reaction != jobs.ReactionNoted || acks[0].CommentID == 0 || acks[0].Number != 7 {
+		t.Errorf("acknowledgements of the note: %+v, want one 👀 on its comment", acks)
+	}
 	if n, _ := e.queue.TakeNotes(context.Background(), issue); len(n) != 0 {
 		t.Errorf("notes taken twice: %v", n)
 	}

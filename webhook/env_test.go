@@ -26,6 +26,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 const (
@@ -169,7 +170,7 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}}
 			if sha, ok := f.pushed[branch]; ok {
 				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[branch], sha)
-				pr["body"] = "Fixes the issue.\n\n" + jobs.PushedMarker(sha)
+				pr["body"] = "Fixes the issue.\n\n" + marker.Pushed(sha)
 			}
 			list = append(list, pr)
 		}

@@ -269,6 +269,12 @@ func (h *Handler) note(ctx context.Context, c commentCtx, issue jobs.Issue) (res
 	switch res {
 	case jobs.NoteAdded:
 		c.d.log.Info("note queued for the running job")
+		// A 👀 on the comment says the note was taken, without a
+		// comment for every note.
+		ack := jobs.Reply{Issue: c.target, DeliveryID: c.d.id, Reaction: jobs.ReactionNoted, CommentID: c.commentID}
+		if _, err := h.queue.EnqueueReply(ctx, ack); err != nil {
+			return response{}, err
+		}
 		return done(http.StatusOK, "note queued for the running job"), nil
 	case jobs.NoteDuplicate:
 		return done(http.StatusOK, "duplicate delivery"), nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -71,7 +72,7 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	if _, err := h.queue.Cancel(ctx, issue, jobs.CancelBy(ev.Sender.Login, "closed the pull request")); err != nil {
 		return response{}, err
 	}
-	pushed := jobs.ParsePushed(pr.Body)
+	pushed := marker.ParsePushed(pr.Body)
 	if pushed == "" || !strings.EqualFold(pushed, pr.HeadSHA) {
 		return done(http.StatusOK, "kept %s: its head %s is not the commit Patchwright pushed (%q)", pr.HeadRef, pr.HeadSHA, pushed), nil
 	}

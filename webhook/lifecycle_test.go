@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 const headSHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
@@ -90,7 +91,7 @@ func closedPR(t *testing.T, edit func(p map[string]any)) []byte {
 	return fixturePayload(t, "pull_request.closed.json", func(m map[string]any) {
 		p := obj(m, "pull_request")
 		p["user"] = map[string]any{"login": testBot, "type": "Bot"}
-		p["body"] = "Closes #7\n" + jobs.PushedMarker(headSHA) + "\n"
+		p["body"] = "Closes #7\n" + marker.Pushed(headSHA) + "\n"
 		obj(p, "head")["ref"] = "agent/issue-7"
 		obj(obj(p, "head"), "repo")["full_name"] = "Codertocat/Hello-World"
 		edit(p)

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"github.com/patchwright/patchwright/report/marker"
 	"net/http"
 	"strings"
 
@@ -40,7 +41,7 @@ func (h *Handler) onPush(ctx context.Context, d delivery) (response, error) {
 	}
 	enqueued := 0
 	for _, pr := range prs {
-		ok, err := h.enqueueRebase(ctx, d, repo, pr.Number, pr.HeadRef, ev.After, jobs.ParsePushed(pr.Body) == pr.HeadSHA)
+		ok, err := h.enqueueRebase(ctx, d, repo, pr.Number, pr.HeadRef, ev.After, marker.ParsePushed(pr.Body) == pr.HeadSHA)
 		if err != nil {
 			return response{}, err
 		}

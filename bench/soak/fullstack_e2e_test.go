@@ -36,7 +36,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/runstore"
-	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 	"github.com/patchwright/patchwright/webhook"
 )
@@ -844,7 +844,7 @@ func (f *fullStack) checkFairness(flood []fsIssue, small fsIssue) int {
 func (f *fullStack) statusComments(is fsIssue) []githubtest.Comment {
 	var out []githubtest.Comment
 	for _, c := range f.fake.Comments(is.owner, is.repo, is.n) {
-		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, report.StatusMarker(is.n)) {
+		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, marker.Status(is.n)) {
 			out = append(out, c)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // ciTrigger starts the history's trigger of an attempt the repository's
@@ -66,7 +67,7 @@ func (p *Pipeline) ciApplies(ctx context.Context, a request) (bool, string, erro
 		return false, "the pull request is " + pr.State, nil
 	case pr.HeadSHA != a.ciHead:
 		return false, fmt.Sprintf("its head moved on to %s", shortSHA(pr.HeadSHA)), nil
-	case jobs.ParsePushed(pr.Body) != a.ciHead:
+	case marker.ParsePushed(pr.Body) != a.ciHead:
 		return false, "its head was not pushed by Patchwright", nil
 	}
 	return true, "", nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -144,7 +145,7 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 	}
 	pulls := e.fake.Pulls(owner, repoName)
 	newHead := e.remote.Head(t, owner, repoName, "agent/issue-1")
-	if len(pulls) != 1 || newHead == head || jobs.ParsePushed(pulls[0].Body) != newHead {
+	if len(pulls) != 1 || newHead == head || marker.ParsePushed(pulls[0].Body) != newHead {
 		t.Fatalf("after the fix: %d pull requests, head %s (was %s)", len(pulls), newHead, head)
 	}
 	if !strings.Contains(pulls[0].Body, "CI failed on "+head[:7]) || !strings.Contains(pulls[0].Body, "changelog (github-actions): failure") {

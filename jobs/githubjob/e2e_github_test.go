@@ -19,6 +19,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // The end-to-end tests of this file drive GitHub's real behaviours, as
@@ -218,7 +219,7 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
 	}
 	pr := e.fake.Pulls(owner, repoName)[0]
-	if got, want := jobs.ParsePushed(pr.Body), e.remote.Head(t, owner, repoName, "agent/issue-1"); got != want {
+	if got, want := marker.ParsePushed(pr.Body), e.remote.Head(t, owner, repoName, "agent/issue-1"); got != want {
 		t.Fatalf("the body records pushed commit %q, the branch is at %q", got, want)
 	}
 
@@ -257,8 +258,8 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	pr = e.fake.Pulls(owner, repoName)[0]
 	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
-	if jobs.ParsePushed(pr.Body) != head || !strings.Contains(pr.Body, "attempt=2 -->") {
-		t.Fatalf("after the retry the body records %q, the branch is at %s", jobs.ParsePushed(pr.Body), head)
+	if marker.ParsePushed(pr.Body) != head || !strings.Contains(pr.Body, "attempt=2 -->") {
+		t.Fatalf("after the retry the body records %q, the branch is at %s", marker.ParsePushed(pr.Body), head)
 	}
 
 	// Closed (merged) with Patchwright's push on top: the branch goes.

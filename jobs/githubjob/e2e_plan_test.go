@@ -10,7 +10,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
-	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -35,7 +35,7 @@ func TestPlanPostsAPlanAndChangesNothing(t *testing.T) {
 	}
 	var plans []githubtest.Comment
 	for _, c := range e.fake.Comments(owner, repoName, 1) {
-		if strings.Contains(c.Body, report.PlanMarker(1, "delivery-plan-1")) {
+		if strings.Contains(c.Body, marker.Plan(1, "delivery-plan-1")) {
 			plans = append(plans, c)
 		}
 	}
@@ -97,7 +97,7 @@ func TestPlanThenApprove(t *testing.T) {
 	}
 	// Someone edits the plan comment: the approval must not follow that.
 	for _, c := range e.fake.Comments(owner, repoName, 1) {
-		if strings.Contains(c.Body, report.PlanMarker(1, "delivery-plan-2")) {
+		if strings.Contains(c.Body, marker.Plan(1, "delivery-plan-2")) {
 			e.fake.EditComment(owner, repoName, c.ID, c.Body+"\nApproach: also delete the tests.")
 		}
 	}
@@ -146,7 +146,7 @@ func (e *e2e) planComment(issue int, task string) githubtest.Comment {
 	e.t.Helper()
 	var found []githubtest.Comment
 	for _, c := range e.fake.Comments(owner, repoName, issue) {
-		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, report.PlanMarker(issue, task)) {
+		if c.Author == githubtest.BotLogin && strings.Contains(c.Body, marker.Plan(issue, task)) {
 			found = append(found, c)
 		}
 	}
@@ -216,7 +216,7 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 	}
 	var revised []githubtest.Comment
 	for _, c := range e.fake.Comments(owner, repoName, 1) {
-		if strings.Contains(c.Body, report.PlanMarker(1, "delivery-replan-2")) {
+		if strings.Contains(c.Body, marker.Plan(1, "delivery-replan-2")) {
 			revised = append(revised, c)
 		}
 	}

@@ -1,6 +1,7 @@
 package githubjob_test
 
 import (
+	"github.com/patchwright/patchwright/report/marker"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	}
 	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	pulls := e.fake.Pulls(owner, repoName)
-	if len(pulls) != 1 || jobs.ParsePushed(pulls[0].Body) != head {
+	if len(pulls) != 1 || marker.ParsePushed(pulls[0].Body) != head {
 		t.Fatalf("after the solve: %+v", pulls)
 	}
 	pr := pulls[0].Number
@@ -118,8 +119,8 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 		t.Errorf("%d model requests, want %d: one check after the merge", n, solveRequests+1)
 	}
 	body := e.fake.Pulls(owner, repoName)[0].Body
-	if jobs.ParsePushed(body) != merged {
-		t.Errorf("the body's pushed marker is %q, want the merge %s", jobs.ParsePushed(body), merged)
+	if marker.ParsePushed(body) != merged {
+		t.Errorf("the body's pushed marker is %q, want the merge %s", marker.ParsePushed(body), merged)
 	}
 	if !strings.Contains(body, "base branch moved: master at "+base[:7]+" merged in") {
 		t.Errorf("the body's history does not say the base moved:\n%s", body)

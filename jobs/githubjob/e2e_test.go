@@ -41,7 +41,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/worker"
-	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox"
 	sbdocker "github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -350,7 +350,7 @@ func (e *e2e) waitComment(issue int, text string) []githubtest.Comment {
 func (e *e2e) statusComments(issue int) []githubtest.Comment {
 	var out []githubtest.Comment
 	for _, c := range e.fake.Comments(owner, repoName, issue) {
-		if strings.Contains(c.Body, report.StatusMarker(issue)) {
+		if strings.Contains(c.Body, marker.Status(issue)) {
 			out = append(out, c)
 		}
 	}
@@ -441,7 +441,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(commit, wantAuthor) || !strings.Contains(commit, wantCo) {
 		t.Errorf("commit:\n%s\nwant author %s and %s", commit, wantAuthor, wantCo)
 	}
-	if !e.remote.Verified(owner, repoName, head) || jobs.ParsePushed(pr.Body) != head {
+	if !e.remote.Verified(owner, repoName, head) || marker.ParsePushed(pr.Body) != head {
 		t.Errorf("head %s: want a commit GitHub made and signed, named by the body's pushed marker", head)
 	}
 	runs := e.fake.CheckRuns(owner, repoName, head)

@@ -27,6 +27,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -340,6 +341,10 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if a.ciHead != "" {
 		st.status.Trigger = job.Attempt.Trigger
 	}
+	if pub.pr != nil {
+		// A retry: the pull request is open whatever this attempt does.
+		st.status.PullRequestURL = pub.pr.URL
+	}
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
 	job.Notes = p.notes(a.issue)
@@ -509,7 +514,7 @@ func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History
 // since Patchwright's last push (the body's pushed marker): the retry
 // builds on them, and the body must say they are not Patchwright's.
 func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
-	pushed := jobs.ParsePushed(pr.Body)
+	pushed := marker.ParsePushed(pr.Body)
 	if pushed == "" || pr.HeadSHA == "" || pushed == pr.HeadSHA {
 		return report.Foreign{}, nil
 	}
@@ -546,7 +551,6 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 	if err != nil {
 		return fmt.Errorf("run interrupted (%v); read cancel record: %w", context.Cause(ctx), err)
 	}
-	st.status.Phase = report.PhaseFailed
 	if cancelled {
 		st.status.Outcome = verify.Stopped
 		who, why := jobs.ParseCancelBy(by)
@@ -555,7 +559,7 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 		} else {
 			why = "(" + why + ")"
 		}
-		st.status.Reason = fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why)
+		st.fail(fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why))
 		if err := st.write(actx); err != nil {
 			p.logger().Warn("could not say on the issue that the run was stopped", jobs.LogError, err)
 		}
@@ -631,8 +635,7 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	if !final {
 		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
 	}
-	st.status.Phase = report.PhaseFailed
-	st.status.Reason = reason
+	st.fail(reason)
 	if err := st.write(actx); err != nil {
 		p.logger().Warn("could not report the failure on the issue", jobs.LogError, err)
 	}
@@ -660,7 +663,11 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 	if pub.rebased != "" && res.HeadCommit == "" {
 		return p.rebaseChecked(ctx, st, pub, res, log)
 	}
-	body, err := report.FailureComment(res.Report)
+	in := res.Report
+	if pub.pr != nil {
+		in.OpenPullRequestURL = pub.pr.URL
+	}
+	body, err := report.FailureComment(in)
 	if err != nil {
 		return err
 	}
@@ -679,11 +686,6 @@ func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipel
 	body, err := report.ReplaceHistory(pub.pr.Body, h)
 	if err != nil {
 		return err
-	}
-	if pushed := jobs.ParsePushed(pub.pr.Body); pushed != "" && jobs.ParsePushed(body) != pushed {
-		// The history is cut from the body and written again; the
-		// pushed marker after it must survive.
-		body += "\n" + jobs.PushedMarker(pushed)
 	}
 	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
 }

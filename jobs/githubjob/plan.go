@@ -12,6 +12,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // plan runs a read-only planning attempt (`/agent plan`, or `/agent retry`
@@ -120,13 +121,13 @@ func (p *Pipeline) postPlan(ctx context.Context, a request, pl report.Plan) (int
 // planComment finds the plan comment task posted on a's issue: the app's
 // bot's comment with the task's PlanMarker.
 func (p *Pipeline) planComment(ctx context.Context, a request, task string) (githubapi.Comment, bool, error) {
-	marker := report.PlanMarker(a.issue.Number, task)
+	mark := marker.Plan(a.issue.Number, task)
 	cs, err := p.GitHub.Comments(ctx, a.issue)
 	if err != nil {
 		return githubapi.Comment{}, false, err
 	}
 	for _, c := range cs {
-		if strings.EqualFold(c.Author, a.bot) && strings.Contains(c.Body, marker) {
+		if strings.EqualFold(c.Author, a.bot) && strings.Contains(c.Body, mark) {
 			return c, true, nil
 		}
 	}

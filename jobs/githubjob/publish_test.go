@@ -10,10 +10,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/verify"
 )
 
@@ -31,15 +31,11 @@ func TestPRTitleFitsGitHubsLimit(t *testing.T) {
 	}
 }
 
-// The publisher re-renders the body with report.PRBody: the pushed
-// marker is its last line, in the format jobs.ParsePushed reads, the
-// no-draft note opens it, and a body at its largest still fits GitHub's
+// The publisher re-renders the body with report.PRBody: it carries the
+// pushed marker marker.ParsePushed reads, the no-draft note opens it, and a body at its largest still fits GitHub's
 // limit with both; without a pushed commit there is no marker.
 func TestPublishedBodyIsRenderedByReport(t *testing.T) {
 	sha := strings.Repeat("a", 40)
-	if jobs.PushedMarker(sha) != report.PushedMarker(sha) {
-		t.Fatalf("two formats of the pushed marker: %q and %q", jobs.PushedMarker(sha), report.PushedMarker(sha))
-	}
 	g := &publisher{}
 	in := report.Input{RunID: "run.1", Issue: 3, Outcome: verify.Unverified, Reason: "a check could not run",
 		Summary: strings.Repeat("Changed it. ", 20000)}
@@ -49,8 +45,8 @@ func TestPublishedBodyIsRenderedByReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if jobs.ParsePushed(body) != sha || !strings.HasSuffix(body, report.PushedMarker(sha)+"\n") {
-			t.Errorf("refused=%v: the marker is not the last line", refused)
+		if marker.ParsePushed(body) != sha {
+			t.Errorf("refused=%v: the body does not carry the pushed commit", refused)
 		}
 		if n := utf8.RuneCountInString(body); n > githubapi.MaxBody {
 			t.Errorf("refused=%v: %d characters", refused, n)
@@ -64,7 +60,7 @@ func TestPublishedBodyIsRenderedByReport(t *testing.T) {
 		}
 	}
 	res.HeadCommit = ""
-	if body, err := g.body(res, false); err != nil || jobs.ParsePushed(body) != "" {
+	if body, err := g.body(res, false); err != nil || marker.ParsePushed(body) != "" {
 		t.Errorf("no commit pushed, yet a marker (%v)", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchwright/patchwright/report/marker"
 	"log/slog"
 	"strings"
 
@@ -71,7 +72,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 		log.Info("pull request not updated", "why", "the branch already holds the base")
 		return false, p.tellRequester(ctx, a, prIssue, fmt.Sprintf("`%s` already holds `%s` (%s): nothing to merge.", pr.HeadRef, pr.BaseRef, baseName(base)))
 	case sha != "":
-		body := strings.Replace(pr.Body, jobs.PushedMarker(pr.HeadSHA), jobs.PushedMarker(sha), 1)
+		body := strings.Replace(pr.Body, marker.Pushed(pr.HeadSHA), marker.Pushed(sha), 1)
 		if err := p.GitHub.EditPullRequest(ctx, prIssue, pr.Title, body); err != nil {
 			return false, err
 		}
@@ -120,7 +121,7 @@ func notOurs(pr githubapi.PullRequest, issue int) string {
 		return "the pull request is " + pr.State
 	case pr.HeadRef != jobs.AgentBranch(issue):
 		return "its head branch is " + pr.HeadRef
-	case jobs.ParsePushed(pr.Body) != pr.HeadSHA:
+	case marker.ParsePushed(pr.Body) != pr.HeadSHA:
 		return "its head " + shortSHA(pr.HeadSHA) + " was not pushed by Patchwright"
 	}
 	return ""

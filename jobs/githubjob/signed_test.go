@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/patchwright/patchwright/report/marker"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ func TestSignedCommitThroughTheAPI(t *testing.T) {
 		t.Errorf("parent %s, want the base %s", parent, r.Base())
 	}
 	pulls := e.fake.Pulls("acme", "widgets")
-	if len(pulls) != 1 || pulls[0].HeadSHA != head || jobs.ParsePushed(pulls[0].Body) != head || url == "" {
+	if len(pulls) != 1 || pulls[0].HeadSHA != head || marker.ParsePushed(pulls[0].Body) != head || url == "" {
 		t.Errorf("pull requests %+v: want one, its pushed marker GitHub's commit %s", pulls, head)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // statusComment is the issue's one status comment, found by its hidden
@@ -50,9 +51,9 @@ func (s *statusComment) findLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	marker := report.StatusMarker(s.issue.Number)
+	mark := marker.Status(s.issue.Number)
 	for _, c := range cs {
-		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, marker) {
+		if strings.EqualFold(c.Author, s.bot) && strings.Contains(c.Body, mark) {
 			s.id = c.ID
 			return nil
 		}
@@ -94,6 +95,17 @@ func (s *statusComment) writeBody(ctx context.Context, body string) error {
 		return err
 	}
 	return s.gh.EditComment(ctx, s.issue, s.id, body)
+}
+
+// fail marks the run failed for reason, keeping the phase it had reached
+// so that the checklist ticks only what ran.
+func (s *statusComment) fail(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status.Phase != report.PhaseFailed {
+		s.status.Reached = s.status.Phase
+	}
+	s.status.Phase, s.status.Reason = report.PhaseFailed, reason
 }
 
 // progress maps the Executor's progress onto the status comment's phases.

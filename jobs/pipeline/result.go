@@ -53,7 +53,7 @@ type Result struct {
 	CostUSD *float64 `json:"-"`
 	// Interrupted: a worker's shutdown stopped the model loop
 	// (agent.Interrupted); the final checks did not run. Outcome is
-	// stopped and Reason starts "stopped: interrupted:".
+	// stopped and Reason starts "interrupted:".
 	Interrupted bool `json:"-"`
 
 	// Body is the pull-request body, as written to pr.md.
@@ -519,5 +519,5 @@ func (r *run) interrupted() bool {
 }
 
 // InterruptedDetail is the reason of a run a worker's shutdown interrupted
-// (after "stopped: interrupted: "), in the body and the status comment.
+// (after "interrupted: "), in the body and the status comment.
 const InterruptedDetail = "a worker shutdown stopped the model before it finished (a command or model answer still running was cut short), to push its work so far as a draft. The final checks were skipped to leave time to push, so nothing verified this change. Comment `/agent retry` to continue"

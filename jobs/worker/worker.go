@@ -17,6 +17,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/report/marker"
 )
 
 // Pipeline does the work of an agent job (docs/design.md §1 steps 1-9). It must be
@@ -127,17 +128,17 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 	// The marker makes the reply findable: a POST answered with a 5xx
 	// may have been stored, and its retry must not post it again.
 	// Replies are rare: looking first on every try costs little.
-	marker := replyMarker(p.DeliveryID)
+	mark := marker.Reply(p.DeliveryID)
 	cs, err := h.Commenter.Comments(ctx, p.Issue)
 	if err != nil {
 		return fmt.Errorf("reply on %s: look for an earlier try: %w", p.Issue, err)
 	}
 	for _, c := range cs {
-		if strings.Contains(c.Body, marker) {
+		if strings.Contains(c.Body, mark) {
 			return nil
 		}
 	}
-	if _, err := h.Commenter.PostComment(ctx, p.Issue, p.Body+"\n\n"+marker); err != nil {
+	if _, err := h.Commenter.PostComment(ctx, p.Issue, p.Body+"\n\n"+mark); err != nil {
 		if _, ok := githubapi.AsRefusal(err); ok {
 			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		}
@@ -159,9 +160,6 @@ func (h *Handlers) react(ctx context.Context, p jobs.Reply) error {
 	}
 	return err
 }
-
-// replyMarker is the hidden line of the reply to delivery id.
-func replyMarker(id string) string { return "<!-- patchwright:reply " + id + " -->" }
 
 // deleteBranch deletes agent/issue-N of a closed pull request if its head
 // is still the commit Patchwright pushed; a branch someone pushed to since
