@@ -26,6 +26,20 @@ type DependencySetup struct {
 	// Sources say where they came from: the proxy and registry settings
 	// of the setup container ("GOPROXY=https://proxy.golang.org,direct").
 	Sources []string `json:"sources,omitempty"`
+	// NotFetched are the Go modules the change needs for the first time
+	// whose host the setup network may not reach: the module proxy would
+	// have fetched them from there, so they were held back.
+	NotFetched []UnfetchedModule `json:"not_fetched,omitempty"`
+}
+
+// UnfetchedModule is a module dependency setup held back.
+type UnfetchedModule struct {
+	Module string `json:"module"`
+	// Host is the module path's host, which no allowlist entry names.
+	Host string `json:"host"`
+	// Route is where go would have fetched it from: "proxy" (a module
+	// proxy, which fetches from any origin) or "direct".
+	Route string `json:"route"`
 }
 
 // DependencyCommand is one command of a DependencySetup.
@@ -219,10 +233,29 @@ func dependencyNotVerified(in Input) []fact {
 		if d.ByModel {
 			continue
 		}
+		out := notFetchedFacts(d.NotFetched)
 		if d.Failed() {
-			return []fact{say("Dependency setup after the change failed, so the final checks ran without the dependencies the change needs; see its commands under Changes.")}
+			out = append(out, say("Dependency setup after the change failed, so the final checks ran without the dependencies the change needs; see its commands under Changes."))
 		}
-		return nil
+		return out
 	}
 	return nil
+}
+
+// notFetchedFacts name the Go modules dependency setup held back, and
+// how a repository or operator lets them through.
+func notFetchedFacts(mods []UnfetchedModule) []fact {
+	if len(mods) == 0 {
+		return nil
+	}
+	parts := []any{"Go modules the change needs were not fetched, so the final checks ran without them: "}
+	for i, m := range mods {
+		if i > 0 {
+			parts = append(parts, ", ")
+		}
+		parts = append(parts, value(m.Module))
+	}
+	parts = append(parts, ". The Go module proxy fetches a module from its own host, so it would carry the module path to any host; no allowlist entry names theirs (add the host to ",
+		value("network.allow"), ", or the operator may set ", value("PATCHWRIGHT_GOPROXY_ANY_ORIGIN"), ").")
+	return []fact{say(parts...)}
 }
