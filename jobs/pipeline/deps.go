@@ -213,7 +213,7 @@ func (r *run) projectSetup(m string) string {
 func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
 	var out []gitrepo.Change
 	for _, c := range changes {
-		if c.Kind != gitrepo.Deleted && findings.IsManifest(c.Path) {
+		if c.Kind != gitrepo.Deleted && c.GitPath == "" && findings.IsManifest(c.Path) {
 			out = append(out, c)
 		}
 	}
