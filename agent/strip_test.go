@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/patchwright/patchwright/agent/provider/providertest"
@@ -67,14 +68,68 @@ func FuzzStrip(f *testing.F) {
 			t.Fatalf("Strip(%q) = %q is not UTF-8", s, got)
 		}
 		for _, r := range got {
-			if invisible(r) || r == '\r' || r == 0x1b {
+			if !shownRune(r) {
 				t.Fatalf("Strip(%q) = %q keeps %U", s, got, r)
+			}
+		}
+		if !subsequence(got, lineEnds.Replace(s)) {
+			t.Fatalf("Strip(%q) = %q holds text the input did not", s, got)
+		}
+		if !strings.ContainsFunc(s, escapeStart) {
+			if want := strings.Map(keptRune, lineEnds.Replace(s)); got != want {
+				t.Fatalf("Strip(%q) = %q, but with no escape in it every shown character stays: %q", s, got, want)
 			}
 		}
 		if again := Strip(got); again != got {
 			t.Fatalf("Strip is not idempotent on %q: %q then %q", s, got, again)
 		}
 	})
+}
+
+// shownRune is the property's own list of what output may hold, written
+// apart from Strip's: anything but controls other than newline and tab,
+// formatting (bidi, zero-width), surrogates, tags, variation selectors,
+// line and paragraph separators and U+FFFD.
+func shownRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return true
+	case r == utf8.RuneError, r == '\u2028', r == '\u2029', r >= 0xE0000 && r <= 0xE007F:
+		return false
+	case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Cs, unicode.Variation_Selector):
+		return false
+	}
+	// Unassigned code points stay (the fuzzer found U+CB041): Strip
+	// removes what is known to hide or reorder text, not what a later
+	// Unicode version may assign.
+	return true
+}
+
+// lineEnds turns CRLF and a lone CR into LF, as Strip does.
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// escapeStart: a rune that can open an escape sequence, which Strip drops
+// with what follows it.
+func escapeStart(r rune) bool { return r == 0x1b || r >= 0x80 && r <= 0x9f }
+
+// keptRune is what Strip does to one rune of a text without escapes.
+func keptRune(r rune) rune {
+	if !shownRune(r) {
+		return -1
+	}
+	return r
+}
+
+// subsequence reports whether sub's runes appear in s in order.
+func subsequence(sub, s string) bool {
+	for _, r := range sub {
+		i := strings.IndexRune(s, r)
+		if i < 0 {
+			return false
+		}
+		s = s[i+utf8.RuneLen(r):]
+	}
+	return true
 }
 
 // hostileOutput hides words from a terminal and carries invisible

@@ -7,13 +7,15 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// DependencySetup, DependencyCommand, Dependency and DetectedCommand are
+// DependencySetup, DependencyCommand, Dependency, DetectedCommand and
+// UnfetchedModule are
 // the ledger's: the dependencies and setup_detected events carry them.
 type (
 	DependencySetup   = ledger.DependencySetup
 	DependencyCommand = ledger.DependencyCommand
 	Dependency        = ledger.Dependency
 	DetectedCommand   = ledger.DetectedCommand
+	UnfetchedModule   = ledger.UnfetchedModule
 )
 
 // detectedFacts say that the first setup was detected, not configured,
@@ -165,10 +167,29 @@ func dependencyNotVerified(in Input) []fact {
 		if d.ByModel {
 			continue
 		}
+		out := notFetchedFacts(d.NotFetched)
 		if d.Failed() {
-			return []fact{say("Dependency setup after the change failed, so the final checks ran without the dependencies the change needs; see its commands under Changes.")}
+			out = append(out, say("Dependency setup after the change failed, so the final checks ran without the dependencies the change needs; see its commands under Changes."))
 		}
-		return nil
+		return out
 	}
 	return nil
+}
+
+// notFetchedFacts name the Go modules dependency setup held back, and
+// how a repository or operator lets them through.
+func notFetchedFacts(mods []UnfetchedModule) []fact {
+	if len(mods) == 0 {
+		return nil
+	}
+	parts := []any{"Go modules the change needs were not fetched, so the final checks ran without them: "}
+	for i, m := range mods {
+		if i > 0 {
+			parts = append(parts, ", ")
+		}
+		parts = append(parts, value(m.Module))
+	}
+	parts = append(parts, ". The Go module proxy fetches a module from its own host, so it would carry the module path to any host; no allowlist entry names theirs (add the host to ",
+		value("network.allow"), ", or the operator may set ", value("PATCHWRIGHT_GOPROXY_ANY_ORIGIN"), ").")
+	return []fact{say(parts...)}
 }

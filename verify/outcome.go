@@ -46,6 +46,11 @@ type OutcomeInput struct {
 	// unverified, and its reason names them before any other finding,
 	// because the checks ran with them.
 	Harness []string
+	// NotFetched are the dependencies the change needs that dependency
+	// setup held back (a Go module on a host the setup network may not
+	// reach): the final checks ran without them, so what they say, pass
+	// or fail, is not about the change as written.
+	NotFetched []string
 }
 
 // Decide returns the outcome and a one-line reason. It is a pure function
@@ -62,6 +67,14 @@ func Decide(in OutcomeInput) (Outcome, string) {
 			return Failed, oneLine(secret)
 		}
 	}
+	if len(in.NotFetched) > 0 {
+		switch o {
+		case Verified, Failed:
+			return Unverified, oneLine(notFetchedReason(in))
+		case Unverified:
+			return o, oneLine(notFetchedReason(in) + "; " + reason)
+		}
+	}
 	if o == Verified && len(in.Harness) > 0 {
 		return Unverified, oneLine(harnessReason(in))
 	}
@@ -76,6 +89,16 @@ func Decide(in OutcomeInput) (Outcome, string) {
 		return Unverified, oneLine("every check passed, but " + why)
 	}
 	return o, reason
+}
+
+// notFetchedReason names up to three dependencies that were not fetched.
+func notFetchedReason(in OutcomeInput) string {
+	const shown = 3
+	deps := strings.Join(in.NotFetched[:min(shown, len(in.NotFetched))], ", ")
+	if n := len(in.NotFetched) - shown; n > 0 {
+		deps += fmt.Sprintf(" and %d more", n)
+	}
+	return "the change needs " + deps + ", which dependency setup did not fetch (no allowlist entry names the host), so the final checks ran without them"
 }
 
 // harnessReason says that the checks passed with a harness the change

@@ -162,3 +162,32 @@ func TestDecideCouldNotRunAndZeroTests(t *testing.T) {
 		})
 	}
 }
+
+// A dependency the change needs that setup held back makes checks that
+// passed or failed without it unverified; a secret still fails the run,
+// and a stop still stops it.
+func TestDecideNotFetched(t *testing.T) {
+	pass := []CheckResult{{Name: "test", Command: "go test ./...", Ran: true, Passed: true}}
+	fail := []CheckResult{{Name: "test", Command: "go test ./...", Ran: true, ExitCode: 1}}
+	held := []string{"Go module evil.example.com/x"}
+	cases := map[string]struct {
+		in   OutcomeInput
+		want Outcome
+	}{
+		"passed":          {OutcomeInput{FilesChanged: 1, Baseline: pass, Final: pass, NotFetched: held}, Unverified},
+		"failed":          {OutcomeInput{FilesChanged: 1, Baseline: pass, Final: fail, NotFetched: held}, Unverified},
+		"secret":          {OutcomeInput{FilesChanged: 1, Baseline: pass, Final: pass, NotFetched: held, Secret: "rule x in a"}, Failed},
+		"stopped":         {OutcomeInput{StopReason: "budget", NotFetched: held}, Stopped},
+		"already failing": {OutcomeInput{FilesChanged: 1, Baseline: fail, Final: fail, NotFetched: held}, Unverified},
+		"none":            {OutcomeInput{FilesChanged: 1, Baseline: pass, Final: pass}, Verified},
+	}
+	for name, c := range cases {
+		o, reason := Decide(c.in)
+		if o != c.want {
+			t.Errorf("%s: %s (%s), want %s", name, o, reason, c.want)
+		}
+		if c.want == Unverified && !strings.Contains(reason, "evil.example.com/x") {
+			t.Errorf("%s: the reason does not name the module: %s", name, reason)
+		}
+	}
+}

@@ -460,6 +460,20 @@ type DependencySetup struct {
 	// Sources say where they came from: the proxy and registry settings
 	// of the setup container ("GOPROXY=https://proxy.golang.org,direct").
 	Sources []string `json:"sources,omitempty"`
+	// NotFetched are the Go modules the change needs for the first time
+	// whose host the setup network may not reach: the module proxy would
+	// have fetched them from there, so they were held back.
+	NotFetched []UnfetchedModule `json:"not_fetched,omitempty"`
+}
+
+// UnfetchedModule is a module dependency setup held back.
+type UnfetchedModule struct {
+	Module string `json:"module"`
+	// Host is the module path's host, which no allowlist entry names.
+	Host string `json:"host"`
+	// Route is where go would have fetched it from: "proxy" (a module
+	// proxy, which fetches from any origin) or "direct".
+	Route string `json:"route"`
 }
 
 // Failed reports whether a command failed or timed out.

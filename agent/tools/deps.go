@@ -33,6 +33,8 @@ type Fetch struct {
 	// Installed are the dependency directories of the tree (node_modules,
 	// .venv) that setup filled and that now replace the work tree's own.
 	Installed []string
+	// NotFetched names each dependency setup held back, and why.
+	NotFetched []string
 }
 
 // FetchDependenciesParams are the parameters of fetch_dependencies: none.
@@ -71,6 +73,9 @@ func (s *Set) fetchDependencies(ctx context.Context, _ FetchDependenciesParams) 
 	}
 	for _, d := range f.Fetched {
 		fmt.Fprintf(&b, "fetched: %s\n", d)
+	}
+	for _, n := range f.NotFetched {
+		fmt.Fprintf(&b, "not fetched: %s\n", n)
 	}
 	for _, src := range f.Sources {
 		// A registry that the tree's .npmrc names is a value of a secret

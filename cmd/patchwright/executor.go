@@ -45,6 +45,9 @@ type sandboxSettings struct {
 	egressOpen []netip.Prefix
 	// allowOpenNetwork honours a repository's `network: open`.
 	allowOpenNetwork bool
+	// goProxyAnyOrigin lets dependency setup fetch a new Go module
+	// through a module proxy whatever its host.
+	goProxyAnyOrigin bool
 	// setupSecrets are the setup-only secrets by repository; nil = none.
 	setupSecrets secrets.SetupSecrets
 }
@@ -53,6 +56,7 @@ type sandboxSettings struct {
 type rawSandbox struct {
 	image, memory, cpus, pids, runtime, maxChange, maxRunCost string
 	egressAllow, egressCIDRs, openNetwork, setupSecrets       string
+	goProxyAnyOrigin                                          string
 }
 
 // table is the sandbox settings' part of the configuration (docs/design.md §4.2).
@@ -71,6 +75,7 @@ func (r *rawSandbox) table() []setting {
 		{env: "PATCHWRIGHT_EGRESS_ALLOW", flag: "egress-allow", group: groupNetwork, kind: "list", usage: "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", dst: &r.egressAllow},
 		{env: "PATCHWRIGHT_EGRESS_ALLOW_CIDRS", flag: "egress-allow-cidrs", group: groupNetwork, kind: "list", usage: "address ranges the setup network's proxy may reach though private, link-local, shared or a Docker network's (refused by default whatever a repository's network.allow says), comma-separated CIDRs or addresses, e.g. 10.20.0.0/16 for a registry on the LAN; a host there is still reached only when an allowlist names it; loopback and the worker's own addresses are never opened", dst: &r.egressCIDRs},
 		{env: "PATCHWRIGHT_ALLOW_OPEN_NETWORK", flag: "allow-open-network", group: groupNetwork, kind: "bool", shown: "false", usage: "lets a repository's network: open give setup the whole internet instead of the allowlist", dst: &r.openNetwork},
+		{env: "PATCHWRIGHT_GOPROXY_ANY_ORIGIN", flag: "goproxy-any-origin", group: groupNetwork, kind: "bool", shown: "false", usage: "lets dependency setup on a changed tree fetch a Go module the default branch does not name through a module proxy whatever its host; by default such a module is fetched only when an allowlist names its host, since the proxy fetches from any origin and would carry the module path there", dst: &r.goProxyAnyOrigin},
 		{env: "PATCHWRIGHT_SETUP_SECRETS_FILE", flag: "setup-secrets-file", group: groupNetwork, kind: "path", usage: "YAML file mapping repositories (owner/name) to setup-only secrets (NAME: value), given to setup containers only", dst: &r.setupSecrets},
 	}
 }
@@ -114,6 +119,13 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_ALLOW_OPEN_NETWORK: %q is not true or false", r.openNetwork)
 		}
 		out.allowOpenNetwork = b
+	}
+	if r.goProxyAnyOrigin != "" {
+		b, err := strconv.ParseBool(r.goProxyAnyOrigin)
+		if err != nil {
+			return sandboxSettings{}, fmt.Errorf("PATCHWRIGHT_GOPROXY_ANY_ORIGIN: %q is not true or false", r.goProxyAnyOrigin)
+		}
+		out.goProxyAnyOrigin = b
 	}
 	if f := strings.TrimSpace(r.setupSecrets); f != "" {
 		s, err := secrets.LoadSetupSecrets(f)
@@ -174,6 +186,7 @@ func newExecutor(s sandboxSettings, e engine) pipeline.Executor {
 		Prices:           s.prices,
 		EgressAllow:      s.egressAllow,
 		AllowOpenNetwork: s.allowOpenNetwork,
+		GoProxyAnyOrigin: s.goProxyAnyOrigin,
 		SetupSecrets:     s.setupSecrets,
 		Version:          currentBuild().String(),
 	}

@@ -145,6 +145,7 @@ func TestNetworkSettings(t *testing.T) {
 	}
 	t.Setenv("PATCHWRIGHT_EGRESS_ALLOW", "registry.corp.example:8443, *.corp.example")
 	t.Setenv("PATCHWRIGHT_ALLOW_OPEN_NETWORK", "true")
+	t.Setenv("PATCHWRIGHT_GOPROXY_ANY_ORIGIN", "true")
 	t.Setenv("PATCHWRIGHT_SETUP_SECRETS_FILE", file)
 	t.Setenv("PATCHWRIGHT_EGRESS_ALLOW_CIDRS", "10.20.0.0/16 192.168.7.9")
 	if s, err := sandboxFromEnv(); err != nil || fmt.Sprint(s.engineOptions(false).EgressOpen) != "[10.20.0.0/16 192.168.7.9/32]" {
@@ -152,7 +153,7 @@ func TestNetworkSettings(t *testing.T) {
 	}
 	execs, _ := commandExecutors(t)
 	for command, e := range execs {
-		if strings.Join(e.EgressAllow, " ") != "registry.corp.example:8443 *.corp.example" || !e.AllowOpenNetwork ||
+		if strings.Join(e.EgressAllow, " ") != "registry.corp.example:8443 *.corp.example" || !e.AllowOpenNetwork || !e.GoProxyAnyOrigin ||
 			e.SetupSecrets.For("https://github.com/acme/widgets")["NPM_TOKEN"] == "" {
 			t.Errorf("%s: egress %v, open %v, secrets of %d repositories", command, e.EgressAllow, e.AllowOpenNetwork, len(e.SetupSecrets))
 		}
@@ -161,6 +162,7 @@ func TestNetworkSettings(t *testing.T) {
 		"PATCHWRIGHT_EGRESS_ALLOW_CIDRS": "10.0.0.0/8,127.0.0.0/8",
 		"PATCHWRIGHT_EGRESS_ALLOW":       "http://proxy/",
 		"PATCHWRIGHT_ALLOW_OPEN_NETWORK": "perhaps",
+		"PATCHWRIGHT_GOPROXY_ANY_ORIGIN": "any",
 		"PATCHWRIGHT_SETUP_SECRETS_FILE": filepath.Join(t.TempDir(), "missing.yml"),
 	} {
 		raw := rawSandbox{}
@@ -171,6 +173,8 @@ func TestNetworkSettings(t *testing.T) {
 			raw.egressCIDRs = bad
 		case "PATCHWRIGHT_ALLOW_OPEN_NETWORK":
 			raw.openNetwork = bad
+		case "PATCHWRIGHT_GOPROXY_ANY_ORIGIN":
+			raw.goProxyAnyOrigin = bad
 		default:
 			raw.setupSecrets = bad
 		}

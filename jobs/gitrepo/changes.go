@@ -45,6 +45,10 @@ type Change struct {
 	// TooLarge is set when the new version is over MaxFileBytes: it was
 	// not read (no line counts) and must not be committed.
 	TooLarge bool `json:"too_large,omitempty"`
+	// GitPath says why git treats the path as its own directory (another
+	// spelling of .git; gitPathProblem): it was not read and must not be
+	// committed.
+	GitPath string `json:"git_path,omitempty"`
 	// Covers are the other paths this change decides in a checkout of the
 	// commit: for a file or link that replaces a base directory, the base
 	// files under it (the commit drops them all), and for a link to a
@@ -157,7 +161,14 @@ func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 			return nil
 		}
 		if why := gitPathProblem(p, d.Type()&fs.ModeSymlink != 0); why != "" {
-			return gitPathError(p, why)
+			// Listed unread, for the caller to leave out of the commit
+			// and say so; the rest of the change goes on.
+			kind := Added
+			if entry != nil {
+				kind = Modified
+			}
+			changes = append(changes, Change{Path: p, Kind: kind, Binary: true, GitPath: why})
+			return nil
 		}
 		if entry == nil {
 			if same, err := sameIn(pristine, root, p); err != nil || same {

@@ -114,12 +114,6 @@ func dropFormat(s string) string {
 // ErrGitPath is a change holding a path git treats as its own.
 var ErrGitPath = errors.New("a path git treats as its own")
 
-// gitPathError refuses the change for path p: the model's tree is the
-// change's failure (a LimitError), and nothing is committed.
-func gitPathError(p, why string) error {
-	return limitf("the change holds %q, which git refuses to check out (%s; a file there would land in the .git directory on some file systems), so nothing was committed", p, why)
-}
-
 // checkGitPaths refuses changes, however made, that hold such a path.
 func checkGitPaths(changes []Change) error {
 	for _, c := range changes {

@@ -208,7 +208,7 @@ func (r *run) projectSetup(m string) string {
 func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
 	var out []gitrepo.Change
 	for _, c := range changes {
-		if c.Kind != gitrepo.Deleted && findings.IsManifest(c.Path) {
+		if c.Kind != gitrepo.Deleted && c.GitPath == "" && findings.IsManifest(c.Path) {
 			out = append(out, c)
 		}
 	}
@@ -280,7 +280,11 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 	}
 	cmds, configured := r.depsCommands(tree, changedPaths(changed))
 	setup.Configured = configured
-	if err := r.fetchedDependencies(&setup, changed); err != nil {
+	files, err := findingFiles(r.repo, changed)
+	if err != nil {
+		return setup, nil, "", err
+	}
+	if err := r.fetchedDependencies(&setup, files); err != nil {
 		return setup, nil, "", err
 	}
 	if len(cmds) == 0 || r.sharedCache() == "" {
@@ -293,7 +297,7 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 	if err := copyTree(tree, copyDir); err != nil {
 		return setup, nil, "", fmt.Errorf("copy the tree for dependency setup: %w", err)
 	}
-	recs, passed, err := r.runDependencySetup(ctx, depsRun{stage: s, setup: &setup, dir: copyDir, cmds: cmds})
+	recs, passed, err := r.runDependencySetup(ctx, depsRun{stage: s, setup: &setup, dir: copyDir, cmds: cmds, goModules: newGoModules(files)})
 	if err != nil || !passed {
 		os.RemoveAll(copyDir)
 		return setup, recs, "", err
@@ -302,12 +306,14 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 }
 
 // depsRun is one dependency setup: its stage's row (trust.go), the
-// record it fills, the copy of the tree it runs on and its commands.
+// record it fills, the copy of the tree it runs on, its commands and the
+// Go modules the change names for the first time (goproxy.go).
 type depsRun struct {
-	stage stage
-	setup *report.DependencySetup
-	dir   string
-	cmds  []string
+	stage     stage
+	setup     *report.DependencySetup
+	dir       string
+	cmds      []string
+	goModules []string
 }
 
 // runDependencySetup runs d's commands in a fresh setup container on its
@@ -331,8 +337,12 @@ func (r *run) runDependencySetup(ctx context.Context, d depsRun) (recs []tools.C
 		return nil, false, fmt.Errorf("create the dependency setup sandbox: %w", err)
 	}
 	defer sb.Close()
+	hold, held := r.holdGoModules(ctx, sb, d.goModules)
+	setup.NotFetched = held
 	for _, script := range cmds {
-		res, err := sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+		// The record shows the command as configured or detected; the
+		// line that holds modules back is the application's.
+		res, err := sb.Exec(ctx, sandbox.Command{Script: hold + script, Timeout: DefaultSetupTimeout})
 		if err != nil {
 			return recs, false, fmt.Errorf("run dependency setup command %q: %w", script, err)
 		}
@@ -355,15 +365,12 @@ func (r *run) runDependencySetup(ctx context.Context, d depsRun) (recs []tools.C
 }
 
 // fetchedDependencies fills setup.Fetched from what the changed
-// manifests add or re-version, secrets withheld.
-func (r *run) fetchedDependencies(setup *report.DependencySetup, changed []gitrepo.Change) error {
-	files, err := findingFiles(r.repo, changed)
-	if err != nil {
-		return err
-	}
+// manifests (files) add or re-version, secrets withheld.
+func (r *run) fetchedDependencies(setup *report.DependencySetup, files []findings.File) error {
 	for _, d := range findings.ChangedDependencies(files) {
 		dep := report.Dependency{What: d.What, Name: d.Name, Version: d.Version, Was: d.Was}
 		for _, s := range []*string{&dep.Name, &dep.Version, &dep.Was} {
+			var err error
 			if *s, err = withholdText(r.scanner, *s); err != nil {
 				return err
 			}
@@ -494,6 +501,10 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		r.useVirtualenvs(installed)
 	}
 	out := tools.Fetch{Manifests: setup.Manifests, Commands: recs, Sources: setup.Sources, Installed: installed}
+	for _, m := range setup.NotFetched {
+		out.NotFetched = append(out.NotFetched, "Go module "+m.Module+": the setup network may not reach "+m.Host+
+			", and the module proxy would fetch it from there (ask for the host in network.allow, or use a module whose host is allowed)")
+	}
 	for _, d := range setup.Fetched {
 		line := d.What + " " + d.Name + " " + d.Version
 		if d.Was != "" {

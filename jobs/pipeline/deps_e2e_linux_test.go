@@ -107,7 +107,9 @@ func TestDependencySetupAfterTheChange(t *testing.T) {
 		// The repository's own setup names its proxy, as a private one
 		// would be named.
 		".github/agent.yml": "setup:\n  - go env -w GOPROXY=" + url + " GOSUMDB=off && go mod download\n" +
-			"network:\n  allow: ['" + host + "']\n" +
+			// example.com, the module's host: the module proxy would
+			// fetch it from there (TestGoModuleOnUnallowedHostIsNotFetched).
+			"network:\n  allow: ['" + host + "', 'example.com']\n" +
 			"verify:\n  - name: test\n    run: go test ./...\n",
 	}
 	for _, name := range []string{"go.mod", "names.go", "names_test.go"} {

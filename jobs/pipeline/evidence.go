@@ -36,8 +36,8 @@ func (r *run) protected() []string {
 // dropUncommittable takes out of the change list what must not be
 // committed, whatever wrote it (a file tool refuses protected paths; a
 // command does not): changes to protected paths, which the commit leaves
-// as on the base, and files over gitrepo.MaxFileBytes. Each gets a
-// finding.
+// as on the base, paths git treats as its own directory, and files over
+// gitrepo.MaxFileBytes. Each gets a finding.
 func (r *run) dropUncommittable() {
 	kept := r.changes[:0]
 	for _, c := range r.changes {
@@ -50,6 +50,12 @@ func (r *run) dropUncommittable() {
 		if p, pat, ok := protectedCover(r.protected(), c); ok {
 			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("This change would replace the protected path %s (%s) through its directory, so it was left out of the commit: the agent may not edit it.", p, pat)})
+			r.dropped = append(r.dropped, c)
+			continue
+		}
+		if c.GitPath != "" {
+			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+				Detail: fmt.Sprintf("Git treats this path as its own directory (%s; a file there would land in the .git directory on some file systems), so it was left out of the commit unread.", c.GitPath)})
 			r.dropped = append(r.dropped, c)
 			continue
 		}

@@ -285,6 +285,12 @@ type Executor struct {
 	// whole internet. Default false: the allowlist applies whatever the
 	// repository asks.
 	AllowOpenNetwork bool
+	// GoProxyAnyOrigin lets dependency setup on a changed tree fetch a
+	// new Go module through a module proxy whatever its host (the
+	// operator's PATCHWRIGHT_GOPROXY_ANY_ORIGIN). Default false: such a
+	// module is fetched only when the setup network's allowlist names
+	// its host (goproxy.go).
+	GoProxyAnyOrigin bool
 	// SetupSecrets are the operator's setup-only secrets by repository
 	// (PATCHWRIGHT_SETUP_SECRETS_FILE): environment variables of the setup
 	// container only, never of the agent's or the checks', and searched

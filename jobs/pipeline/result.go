@@ -216,6 +216,7 @@ func (r *run) decide() (verify.Outcome, string) {
 			in.Harness = append(in.Harness, f.Path)
 		}
 	}
+	in.NotFetched = r.notFetched()
 	o, reason := verify.Decide(in)
 	if n := r.job.Foreign.Count(); o == verify.Verified && n > 0 {
 		// The checks cover the tree, not whose work it is: Patchwright
