@@ -7,15 +7,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -51,68 +46,6 @@ const (
 	// (WithInterrupt) while there is still time to publish its work.
 	Interrupted StopReason = "interrupted"
 )
-
-type interruptKey struct{}
-
-// WithInterrupt returns ctx carrying ch: once ch is closed, a Run under
-// that context stops with Interrupted. A tool call or model request still
-// running is cut short (its context ends: a command is killed, a stream
-// dropped) and recorded so; the turn's calls not yet started are answered
-// "not run"; no further request is sent. A worker's drain closes it
-// shortly before its grace period ends, so the pipeline can still commit
-// and push whatever the tree holds. A nil ch never interrupts.
-func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
-	return context.WithValue(ctx, interruptKey{}, ch)
-}
-
-// interruptStop is the Interrupted stop once ctx's interrupt channel is
-// closed, nil before.
-func interruptStop(ctx context.Context) *stop {
-	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-		return &stop{Interrupted, "the worker is shutting down: the run was interrupted so its work so far could be pushed before the shutdown grace period ended", nil}
-	default:
-		return nil
-	}
-}
-
-// cutOnInterrupt returns a context that also ends when ctx's interrupt
-// channel closes, for one tool call or model request, and ended, which
-// the caller calls once the call returns: it reports whether the
-// interrupt cut the call short rather than the call ending by itself.
-func cutOnInterrupt(ctx context.Context) (context.Context, func() (cut bool)) {
-	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
-	if ch == nil {
-		return ctx, func() bool { return false }
-	}
-	c, cancel := context.WithCancel(ctx)
-	var state atomic.Int32 // 0 running, 1 returned, 2 cut
-	go func() {
-		select {
-		case <-ch:
-			if state.CompareAndSwap(0, 2) {
-				cancel()
-			}
-		case <-c.Done():
-		}
-	}()
-	var once sync.Once
-	var cut bool
-	return c, func() bool {
-		once.Do(func() {
-			cut = !state.CompareAndSwap(0, 1)
-			cancel()
-		})
-		return cut
-	}
-}
-
-// cutText is what the model and the ledger see of a call an interrupt cut.
-const cutText = "error: interrupted: the worker is shutting down, and this call was cut short before it finished"
 
 // Limits bound a run. Each zero field takes the default in its comment.
 type Limits struct {
@@ -501,111 +434,6 @@ func (r *runner) beforeTurn(ctx context.Context) *stop {
 	return nil
 }
 
-// deliverNotes adds the notes people sent since the last turn to the
-// conversation's last user message (a tool result or the opening
-// message): the model reads them with the coming request.
-func (r *runner) deliverNotes(ctx context.Context) *stop {
-	if r.cfg.Notes == nil {
-		return nil
-	}
-	notes, err := r.cfg.Notes(ctx)
-	if err != nil {
-		r.log.Warn("could not read notes for the run", logkey.Err, err)
-		return nil
-	}
-	for _, n := range notes {
-		// Capped as the issue is: 20 notes of a 64 KiB comment each would
-		// crowd out the work.
-		text := r.withhold(ctx, "note", capText(Sanitize(n.Text), r.lim.MaxIssue))
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		if _, err := r.cfg.Ledger.Append(&ledger.UserMessage{Step: r.steps + 1, From: n.From, Text: text}); err != nil {
-			return r.failure(ctx, Infrastructure, &ledgerError{err})
-		}
-		msg := fmt.Sprintf("A note from @%s, who has write access to the repository, sent while you work (take it into account from now on):\n<note>\n%s\n</note>", n.From, text)
-		last := &r.req.Messages[len(r.req.Messages)-1]
-		if last.Role != provider.RoleUser {
-			r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser})
-			last = &r.req.Messages[len(r.req.Messages)-1]
-		}
-		last.Text = strings.TrimSpace(last.Text + "\n\n" + msg)
-	}
-	return nil
-}
-
-// costStop ends the run once its estimated cost reaches the cap. It runs
-// between steps, outside the model: the tool calls of the turn that
-// crossed the cap have run, and no further request is sent.
-func (r *runner) costStop() *stop {
-	if r.lim.MaxCostUSD <= 0 {
-		return nil
-	}
-	usd, known := costOf(r.byModel, r.cfg.Cost)
-	if !known {
-		if !r.costUnknown {
-			r.costUnknown = true
-			r.log.Warn("the model has no price in the price table: the run's cost cap is not enforced", "cap_usd", r.lim.MaxCostUSD)
-		}
-		return nil
-	}
-	if usd < r.lim.MaxCostUSD {
-		return nil
-	}
-	return &stop{BudgetExceeded, fmt.Sprintf("the run's cost cap of $%.2f was reached ($%.2f spent by the estimate of the price table)", r.lim.MaxCostUSD, usd), nil}
-}
-
-// count adds one call's usage to the run's, under the model that
-// answered it.
-func (r *runner) count(model string, u provider.Usage) {
-	r.usage = r.usage.Add(u)
-	r.byModel[model] = r.byModel[model].Add(u)
-}
-
-// Cost is the run's estimated cost: each model's usage priced by price
-// (Config.Cost's kind), summed. known is false when price is nil or a
-// model the run called has no price.
-func (res Result) Cost(price func(model string, u provider.Usage) (float64, bool)) (usd float64, known bool) {
-	return costOf(res.ByModel, price)
-}
-
-func costOf(byModel map[string]provider.Usage, price func(string, provider.Usage) (float64, bool)) (float64, bool) {
-	if price == nil {
-		return 0, false
-	}
-	total := 0.0
-	for model, u := range byModel {
-		usd, known := price(model, u)
-		if !known {
-			return 0, false
-		}
-		total += usd
-	}
-	return total, true
-}
-
-func (r *runner) budgetStop() *stop {
-	return &stop{TokenBudget, fmt.Sprintf("the input-token budget of %d would be exceeded (%d used)", r.lim.MaxInputTokens, r.usage.InputTokens), nil}
-}
-
-// estimate is the coming request's size in tokens: the provider's count
-// for the last request plus the bytes added since, or bytes alone when
-// there is no count to start from.
-func (r *runner) estimate() int64 {
-	if r.lastInput == 0 {
-		return estimateTokens(r.req)
-	}
-	return r.lastInput + int64(r.messagesBytes()-r.lastBytes)/4
-}
-
-func (r *runner) messagesBytes() int {
-	n := 0
-	for _, m := range r.req.Messages {
-		n += messageBytes(m)
-	}
-	return n
-}
-
 // compact replaces old observations, with the summary model's summaries
 // of them when one is configured (summarise), and records it. all drops
 // every observation outside the recent turns, after the provider said the
@@ -658,28 +486,6 @@ func (r *runner) complete(ctx context.Context) (*provider.Response, *stop) {
 		return nil, r.failure(ctx, ProviderError, fmt.Errorf("model turn %d: %w", r.steps, err))
 	}
 	return resp, nil
-}
-
-// cutStop is the Interrupted stop for a model request that failed once
-// the interrupt came (its stream was cut, or it failed anyway: the run
-// would stop before the next request), nil otherwise.
-func (r *runner) cutStop(ctx context.Context, err error) *stop {
-	if err == nil || ctx.Err() != nil {
-		return nil
-	}
-	return interruptStop(ctx)
-}
-
-func (r *runner) countPlaceholders() int {
-	n := 0
-	for _, m := range r.req.Messages {
-		for _, tr := range m.ToolResults {
-			if strings.HasPrefix(tr.Content, placeholderPrefix) {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // send makes one provider call and records it, failed or not.
@@ -738,171 +544,11 @@ func (r *runner) failure(ctx context.Context, reason StopReason, err error) *sto
 	return &stop{reason, detail, err}
 }
 
-// hostPathsOut replaces the workspace's host directory in s by a
-// placeholder.
-func (r *runner) hostPathsOut(s string) string {
-	if ws := r.cfg.Workspace; ws != nil && ws.Dir() != "" {
-		s = strings.ReplaceAll(s, ws.Dir(), "<workspace>")
-	}
-	return s
-}
-
 func contextStop(ctx context.Context) *stop {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &stop{Deadline, "the run's time limit was reached", nil}
 	}
 	return &stop{Cancelled, "the run was cancelled", nil}
-}
-
-// runCalls runs the turn's tool calls in order and appends their results.
-func (r *runner) runCalls(ctx context.Context, calls []provider.ToolCall) *stop {
-	results := make([]provider.ToolResult, 0, len(calls))
-	var end *stop
-	for _, c := range calls {
-		r.callNames[c.ID] = c.Name
-		if end == nil {
-			end = interruptStop(ctx)
-		}
-		if end != nil {
-			// The run is ending; the call is answered so the conversation
-			// stays well-formed, and recorded as not run.
-			text := "not run: the run ended before this call"
-			results = append(results, provider.ToolResult{CallID: c.ID, Content: text, IsError: true})
-			rec := &ledger.ToolCall{Step: r.steps, CallID: r.withhold(ctx, "call id", c.ID), Tool: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments), Result: text}
-			if _, err := r.cfg.Ledger.Append(rec); err != nil {
-				return r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", err))
-			}
-			continue
-		}
-		out, s := r.callTool(ctx, c)
-		if s != nil {
-			return s
-		}
-		results = append(results, provider.ToolResult{CallID: c.ID, Content: out.text, IsError: out.isError})
-		switch {
-		case out.finish != nil:
-			r.summary = r.withhold(ctx, "finish summary", out.finish.Summary)
-			end = &stop{Finished, "the model called finish", nil}
-		case r.repeat.observe(c.Name, c.Arguments, out.text):
-			end = &stop{RepeatedCalls, "the model kept repeating itself: " + r.repeat.description, nil}
-		}
-	}
-	r.req.Messages = append(r.req.Messages, provider.Message{Role: provider.RoleUser, ToolResults: results})
-	return end
-}
-
-// callOutcome is what the model sees of one call.
-type callOutcome struct {
-	text    string
-	isError bool
-	finish  *tools.FinishRecord
-}
-
-// callTool runs one call. Mistakes the model can fix, a tool that does
-// not exist and a tool that panics become error results; a tool's Go
-// error ends the run.
-func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome, *stop) {
-	if ctx.Err() != nil {
-		return callOutcome{}, contextStop(ctx)
-	}
-	rec := &ledger.ToolCall{Step: r.steps, CallID: r.withhold(ctx, "call id", c.ID), Tool: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)}
-	start := r.now()
-	var res tools.Result
-	var err error
-	var cut bool
-	t, ok := r.byName[c.Name]
-	switch args, bad := checkArgs(c.Arguments); {
-	case !ok:
-		res = tools.Result{Code: tools.NotFound, Text: fmt.Sprintf("error: %s: there is no tool named %q; the tools are: %s", tools.NotFound, c.Name, strings.Join(r.names, ", "))}
-	case bad != "":
-		res = tools.Result{Code: tools.InvalidArguments, Text: fmt.Sprintf("error: %s: %s; send one JSON object that matches the %s tool's schema", tools.InvalidArguments, bad, c.Name)}
-	default:
-		tctx, ended := cutOnInterrupt(ctx)
-		res, rec.Panic, err = safeCall(tctx, t, args)
-		// A call that succeeded finished on its own, even if the interrupt
-		// came as it returned: its result stands, and the turn's later
-		// calls are the ones answered "not run".
-		if cut = ended() && (err != nil || isErrorResult(res, rec.Panic)); cut {
-			// What it ran and changed stays on record; its end is ours.
-			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
-		}
-		if rec.Panic != "" {
-			res = tools.Result{Text: fmt.Sprintf("error: internal: the %s tool crashed on this call (a bug in Patchwright, not in your call); try another way to reach your goal", c.Name)}
-		}
-	}
-	rec.Duration = r.now().Sub(start)
-	for _, cmd := range res.Commands {
-		// The output was scanned by the tool; the command is the model's.
-		cmd.Command = r.withhold(ctx, "command", cmd.Command)
-		if _, lerr := r.cfg.Ledger.Append(&ledger.Command{Step: r.steps, CallID: rec.CallID, Tool: rec.Tool, CommandRecord: cmd}); lerr != nil {
-			return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
-		}
-	}
-	if err != nil {
-		rec.Failure = err.Error()
-	}
-	// The tools scanned their output; what a result repeats of the call
-	// (a tool name, a path) is the model's, and scanned here, so that the
-	// record and what the model saw are one text. Stripped first (the
-	// repository's output is data, and may hide words in escapes), so
-	// the scan reads what the model will: removing invisible characters
-	// can join a split secret.
-	out := callOutcome{text: r.withhold(ctx, "tool result", cutMiddle(Strip(res.Text), r.lim.MaxToolOutput)), finish: res.Finish}
-	out.isError = isErrorResult(res, rec.Panic)
-	rec.Result, rec.ResultBytes, rec.ErrorCode, rec.Changed = out.text, len(res.Text), res.Code, r.withholdPaths(ctx, res.Changed)
-	for _, p := range res.Changed {
-		r.changed[p] = true
-	}
-	for _, f := range res.Secrets {
-		r.log.Warn("tool output withheld: it holds what looks like a secret", logkey.Step, r.steps, logkey.Tool, rec.Tool, "rule", f.Rule, "where", f.Where)
-	}
-	r.log.Debug("tool call", logkey.Step, r.steps, logkey.Tool, rec.Tool, "code", rec.ErrorCode, "duration", rec.Duration)
-	if _, lerr := r.cfg.Ledger.Append(rec); lerr != nil {
-		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("write ledger: %w", lerr))
-	}
-	if err != nil {
-		return callOutcome{}, r.failure(ctx, Infrastructure, fmt.Errorf("tool %s (call %s): %w", c.Name, c.ID, err))
-	}
-	if cut {
-		return callOutcome{}, interruptStop(ctx)
-	}
-	return out, nil
-}
-
-// isErrorResult reports whether a call's result tells the model it
-// failed: an error code, a crash, or text the tool began "error:".
-func isErrorResult(res tools.Result, panicked string) bool {
-	return res.Code != "" || panicked != "" || strings.HasPrefix(res.Text, "error:")
-}
-
-// checkArgs accepts one JSON object; an empty string counts as no
-// arguments, which some models send for tools without parameters.
-func checkArgs(raw string) (args []byte, problem string) {
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return []byte("{}"), ""
-	}
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return nil, "the arguments are not valid JSON (" + err.Error() + ")"
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, "the arguments must be a JSON object"
-	}
-	return []byte(s), ""
-}
-
-// safeCall runs a tool and turns a panic into a value the ledger records,
-// so one broken tool cannot take the worker down.
-func safeCall(ctx context.Context, t tools.Tool, args []byte) (res tools.Result, panicked string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			panicked = capText(fmt.Sprintf("%v\n%s", p, debug.Stack()), 4096)
-			res, err = tools.Result{}, nil
-		}
-	}()
-	res, err = t.Call(ctx, args)
-	return res, "", err
 }
 
 // finish records the run's end and builds the Result.
