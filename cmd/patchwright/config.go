@@ -333,33 +333,80 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		model: strings.TrimSpace(raw.model), summaryModel: strings.TrimSpace(raw.summaryModel), reviewModel: strings.TrimSpace(raw.reviewModel), runURL: strings.TrimSpace(raw.runURL),
 		queuePassword: raw.queuePassword, listenSet: listenSet,
 	}
+	if err := raw.parseValues(&cfg); err != nil {
+		return config{}, err
+	}
+	if err := storedCredentials(command, &raw.appID, &raw.key, &raw.keyFile, &raw.secret, raw.data, &cfg); err != nil {
+		return config{}, err
+	}
+	if err := raw.checkMissing(command, cfg.setupMode); err != nil {
+		return config{}, err
+	}
+	if cfg.triggerLabel == "" {
+		return config{}, errors.New("PATCHWRIGHT_TRIGGER_LABEL: empty")
+	}
+	if cfg.setupMode {
+		return cfg, nil
+	}
+	if err := raw.parseAppCredentials(&cfg); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// parseValues checks the optional settings into cfg, in the order
+// parseConfig has always checked them, so the first wrong one is reported.
+func (raw *rawConfig) parseValues(cfg *config) error {
 	if raw.redisCA != "" {
 		b, err := os.ReadFile(raw.redisCA)
 		if err != nil {
-			return config{}, fmt.Errorf("PATCHWRIGHT_REDIS_CA_FILE: %v", err)
+			return fmt.Errorf("PATCHWRIGHT_REDIS_CA_FILE: %v", err)
 		}
 		cfg.redisCA = b
 	}
 	if raw.reviewMaxCost != "" {
 		f, err := strconv.ParseFloat(raw.reviewMaxCost, 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
-			return config{}, fmt.Errorf("PATCHWRIGHT_REVIEW_MAX_COST_USD: %q is not a positive amount of dollars, such as 0.50", raw.reviewMaxCost)
+			return fmt.Errorf("PATCHWRIGHT_REVIEW_MAX_COST_USD: %q is not a positive amount of dollars, such as 0.50", raw.reviewMaxCost)
 		}
 		cfg.reviewMaxCostUSD = f
 	}
 	if raw.concurrency != "" {
 		n, err := strconv.Atoi(raw.concurrency)
 		if err != nil || n <= 0 {
-			return config{}, fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
+			return fmt.Errorf("PATCHWRIGHT_WORKER_CONCURRENCY: %q is not a positive number", raw.concurrency)
 		}
 		cfg.workerConcurrency = n
 	}
-	if err := parseWorkerBounds(raw.instConcurrency, raw.repoConcurrency, raw.grace, &cfg); err != nil {
-		return config{}, err
+	if err := parseWorkerBounds(raw.instConcurrency, raw.repoConcurrency, raw.grace, cfg); err != nil {
+		return err
 	}
-	if err := parseBodyBounds(raw.maxBodies, raw.maxBodyBytes, &cfg); err != nil {
-		return config{}, err
+	if err := parseBodyBounds(raw.maxBodies, raw.maxBodyBytes, cfg); err != nil {
+		return err
 	}
+	if err := raw.parseMonthlyCaps(cfg); err != nil {
+		return err
+	}
+	sb, err := raw.sandbox.parse()
+	if err != nil {
+		return err
+	}
+	cfg.sandbox = sb
+	if raw.retention != "" {
+		d, err := time.ParseDuration(raw.retention)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("PATCHWRIGHT_RUN_RETENTION: %q is not a positive duration such as 720h", raw.retention)
+		}
+		cfg.runRetention = d
+	}
+	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
+		return fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)
+	}
+	return nil
+}
+
+// parseMonthlyCaps reads the monthly cost caps; empty keeps no cap.
+func (raw *rawConfig) parseMonthlyCaps(cfg *config) error {
 	for _, c := range []struct {
 		env, raw string
 		dst      *float64
@@ -372,36 +419,24 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 		}
 		f, err := strconv.ParseFloat(c.raw, 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
-			return config{}, fmt.Errorf("%s: %q is not a positive amount of dollars, such as 200", c.env, c.raw)
+			return fmt.Errorf("%s: %q is not a positive amount of dollars, such as 200", c.env, c.raw)
 		}
 		*c.dst = f
 	}
-	sb, err := raw.sandbox.parse()
-	if err != nil {
-		return config{}, err
-	}
-	cfg.sandbox = sb
-	if raw.retention != "" {
-		d, err := time.ParseDuration(raw.retention)
-		if err != nil || d <= 0 {
-			return config{}, fmt.Errorf("PATCHWRIGHT_RUN_RETENTION: %q is not a positive duration such as 720h", raw.retention)
-		}
-		cfg.runRetention = d
-	}
-	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
-		return config{}, fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)
-	}
-	if err := storedCredentials(command, &raw.appID, &raw.key, &raw.keyFile, &raw.secret, raw.data, &cfg); err != nil {
-		return config{}, err
-	}
+	return nil
+}
+
+// checkMissing names every required setting command lacks, in one error;
+// setup mode needs no app credentials.
+func (raw *rawConfig) checkMissing(command string, setupMode bool) error {
 	var missing []string
-	if command == "serve" && raw.secret == "" && !cfg.setupMode {
+	if command == "serve" && raw.secret == "" && !setupMode {
 		missing = append(missing, "PATCHWRIGHT_WEBHOOK_SECRET (--webhook-secret)")
 	}
-	if raw.appID == "" && !cfg.setupMode {
+	if raw.appID == "" && !setupMode {
 		missing = append(missing, "PATCHWRIGHT_APP_ID (--app-id)")
 	}
-	if raw.key == "" && raw.keyFile == "" && !cfg.setupMode {
+	if raw.key == "" && raw.keyFile == "" && !setupMode {
 		missing = append(missing, "PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE (--private-key, --private-key-file)")
 	}
 	if command == "worker" && raw.redis == "" {
@@ -410,37 +445,37 @@ func parseConfig(command string, args []string, stderr io.Writer) (config, error
 	if command == "worker" && strings.TrimSpace(raw.model) == "" {
 		missing = append(missing, "PATCHWRIGHT_MODEL (--model, e.g. openai:gpt-4.1)")
 	}
-	if len(missing) > 0 {
-		msg := "missing " + strings.Join(missing, ", ")
-		if command == "serve" && raw.data == "" && raw.appID == "" {
-			msg += " (or set PATCHWRIGHT_DATA_DIR to register the app at /setup)"
-		}
-		return config{}, errors.New(msg)
+	if len(missing) == 0 {
+		return nil
 	}
-	if cfg.triggerLabel == "" {
-		return config{}, errors.New("PATCHWRIGHT_TRIGGER_LABEL: empty")
+	msg := "missing " + strings.Join(missing, ", ")
+	if command == "serve" && raw.data == "" && raw.appID == "" {
+		msg += " (or set PATCHWRIGHT_DATA_DIR to register the app at /setup)"
 	}
-	if cfg.setupMode {
-		return cfg, nil
-	}
+	return errors.New(msg)
+}
+
+// parseAppCredentials checks the app ID and reads its private key, given
+// inline or as a file but not both.
+func (raw *rawConfig) parseAppCredentials(cfg *config) error {
 	id, err := strconv.ParseInt(raw.appID, 10, 64)
 	if err != nil || id <= 0 {
-		return config{}, fmt.Errorf("PATCHWRIGHT_APP_ID: %q is not a positive number", raw.appID)
+		return fmt.Errorf("PATCHWRIGHT_APP_ID: %q is not a positive number", raw.appID)
 	}
 	cfg.appID = id
 	switch {
 	case raw.key != "" && raw.keyFile != "":
-		return config{}, errors.New("set PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE, not both")
+		return errors.New("set PATCHWRIGHT_PRIVATE_KEY or PATCHWRIGHT_PRIVATE_KEY_FILE, not both")
 	case raw.key != "":
 		cfg.privateKey = []byte(raw.key)
 	default:
 		b, err := os.ReadFile(raw.keyFile)
 		if err != nil {
-			return config{}, fmt.Errorf("PATCHWRIGHT_PRIVATE_KEY_FILE: %v", err)
+			return fmt.Errorf("PATCHWRIGHT_PRIVATE_KEY_FILE: %v", err)
 		}
 		cfg.privateKey = b
 	}
-	return cfg, nil
+	return nil
 }
 
 // storedCredentials fills unset app credentials from what the manifest
