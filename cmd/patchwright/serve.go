@@ -236,13 +236,9 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 		}
 	}
 	m, reg := newMetrics()
-	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, githubTransport(m))
+	app, bot, err := connectApp(ctx, cfg, m)
 	if err != nil {
 		return err
-	}
-	bot, err := app.BotLogin(ctx)
-	if err != nil {
-		return errInfra{fmt.Errorf("find the app's bot login: %w", err)}
 	}
 	rdb, closeRedis, err := openRedis(cfg, log)
 	if err != nil {
@@ -288,18 +284,37 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	h.set(mux)
 	srv.start()
 	log.Info("serving", "addr", addr, "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil, "queue_dashboard", dashboard != nil)
-	select {
-	case err := <-srv.errc:
-		return errInfra{fmt.Errorf("http server: %w", err)}
-	case <-ctx.Done():
-		return nil
+	return srv.await(ctx)
+}
+
+// connectApp is the app's GitHub client and its bot's login, which the
+// webhook is configured with.
+func connectApp(ctx context.Context, cfg config, m *metrics.Metrics) (*githubapi.App, string, error) {
+	app, err := githubapi.NewApp(cfg.appID, cfg.privateKey, cfg.githubAPIURL, githubTransport(m))
+	if err != nil {
+		return nil, "", err
 	}
+	bot, err := app.BotLogin(ctx)
+	if err != nil {
+		return nil, "", errInfra{fmt.Errorf("find the app's bot login: %w", err)}
+	}
+	return app, bot, nil
 }
 
 // receiving starts the HTTP server (once) and reports its failure.
 type receiving struct {
 	start func()
 	errc  <-chan error
+}
+
+// await is the HTTP server's failure, or nil once ctx is done.
+func (r receiving) await(ctx context.Context) error {
+	select {
+	case err := <-r.errc:
+		return errInfra{fmt.Errorf("http server: %w", err)}
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
