@@ -119,8 +119,6 @@ func (r *Repo) ChangesSince(pristine string, lim Limits) ([]Change, error) {
 // the work tree does.
 func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 	lim = lim.withDefaults()
-	var changed int64
-	entries := 0
 	idx, tracked, root, err := r.openTracked()
 	if err != nil {
 		return nil, err
@@ -131,95 +129,136 @@ func (r *Repo) changes(pristine *os.Root, lim Limits) ([]Change, error) {
 		return nil, err
 	}
 
-	var changes []Change
-	seen := make(map[string]bool, len(tracked))
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Name() == ".git" && p != "." {
-			// Never content: git itself cannot track a path named .git.
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if entries++; entries > lim.MaxEntries {
-			return limitf("the work tree has more than %d files and directories", lim.MaxEntries)
-		}
-		if err := lim.checkPath(p); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
-			return nil
-		}
-		entry := tracked[p]
-		if entry == nil && ignore.Match(strings.Split(p, "/"), false) {
-			return nil
-		}
-		if why := gitPathProblem(p, d.Type()&fs.ModeSymlink != 0); why != "" {
-			// Listed unread, for the caller to leave out of the commit
-			// and say so; the rest of the change goes on.
-			kind := Added
-			if entry != nil {
-				kind = Modified
-			}
-			changes = append(changes, Change{Path: p, Kind: kind, Binary: true, GitPath: why})
-			return nil
-		}
-		if entry == nil {
-			if same, err := sameIn(pristine, root, p); err != nil || same {
-				return err
-			}
-			c, err := r.describe(root, p, d, &changed, lim)
-			if err != nil {
-				return err
-			}
-			changes = append(changes, c)
-			return nil
-		}
-		seen[p] = true
-		c, isChanged, err := r.compare(root, p, entry, d, &changed, lim)
-		if err != nil || !isChanged {
-			return err
-		}
-		// Only a file that differs from its commit is read against
-		// pristine: the tree is not hashed twice.
-		if same, err := sameIn(pristine, root, p); err != nil || same {
-			return err
-		}
-		changes = append(changes, c)
-		return nil
-	})
-	if err != nil {
+	s := &changeScan{
+		r: r, root: root, pristine: pristine, tracked: tracked, ignore: ignore, lim: lim,
+		seen: make(map[string]bool, len(tracked)),
+	}
+	if err := fs.WalkDir(root.FS(), ".", s.visit); err != nil {
 		return nil, fmt.Errorf("scan work tree: %w", err)
 	}
-	r.cover(root, changes, idx.Entries)
-	for name, e := range tracked {
-		if seen[name] {
+	r.cover(root, s.changes, idx.Entries)
+	if err := s.addDeleted(); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.changes, func(i, j int) bool { return s.changes[i].Path < s.changes[j].Path })
+	return s.changes, nil
+}
+
+// changeScan is one walk of the work tree by changes: what it reads
+// against, the bounds it holds the tree to, and what it has found.
+type changeScan struct {
+	r        *Repo
+	root     *os.Root
+	pristine *os.Root // nil: none
+	tracked  map[string]*index.Entry
+	ignore   gitignore.Matcher
+	lim      Limits
+	changed  int64 // bytes of changed files read so far
+	entries  int   // files and directories walked so far
+	seen     map[string]bool
+	changes  []Change
+}
+
+// visit is the WalkDir function of changes: it skips what is never a
+// change and records the rest.
+func (s *changeScan) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	if d.Name() == ".git" && p != "." {
+		// Never content: git itself cannot track a path named .git.
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if s.entries++; s.entries > s.lim.MaxEntries {
+		return limitf("the work tree has more than %d files and directories", s.lim.MaxEntries)
+	}
+	if err := s.lim.checkPath(p); err != nil {
+		return err
+	}
+	if d.IsDir() {
+		return nil
+	}
+	if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	entry := s.tracked[p]
+	if entry == nil && s.ignore.Match(strings.Split(p, "/"), false) {
+		return nil
+	}
+	if why := gitPathProblem(p, d.Type()&fs.ModeSymlink != 0); why != "" {
+		// Listed unread, for the caller to leave out of the commit
+		// and say so; the rest of the change goes on.
+		kind := Added
+		if entry != nil {
+			kind = Modified
+		}
+		s.changes = append(s.changes, Change{Path: p, Kind: kind, Binary: true, GitPath: why})
+		return nil
+	}
+	if entry == nil {
+		return s.addUntracked(p, d)
+	}
+	return s.addTracked(p, d, entry)
+}
+
+// addUntracked records an untracked file as added, unless pristine
+// holds it as the work tree does.
+func (s *changeScan) addUntracked(p string, d fs.DirEntry) error {
+	if same, err := sameIn(s.pristine, s.root, p); err != nil || same {
+		return err
+	}
+	c, err := s.r.describe(s.root, p, d, &s.changed, s.lim)
+	if err != nil {
+		return err
+	}
+	s.changes = append(s.changes, c)
+	return nil
+}
+
+// addTracked records a tracked file that differs from its commit, unless
+// pristine holds it as the work tree does.
+func (s *changeScan) addTracked(p string, d fs.DirEntry, entry *index.Entry) error {
+	s.seen[p] = true
+	c, isChanged, err := s.r.compare(s.root, p, entry, d, &s.changed, s.lim)
+	if err != nil || !isChanged {
+		return err
+	}
+	// Only a file that differs from its commit is read against
+	// pristine: the tree is not hashed twice.
+	if same, err := sameIn(s.pristine, s.root, p); err != nil || same {
+		return err
+	}
+	s.changes = append(s.changes, c)
+	return nil
+}
+
+// addDeleted records every tracked file the walk did not see as
+// deleted, unless pristine lacks it too.
+func (s *changeScan) addDeleted() error {
+	for name, e := range s.tracked {
+		if s.seen[name] {
 			continue
 		}
-		if gone, err := absentFrom(pristine, name); err != nil || gone {
+		if gone, err := absentFrom(s.pristine, name); err != nil || gone {
 			if err != nil {
-				return nil, err
+				return err
 			}
 			continue // setup deleted it
 		}
-		old, err := r.blob(e.Hash)
+		old, err := s.r.blob(e.Hash)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c := Change{Path: name, Kind: Deleted, Binary: isBinary(old)}
 		if !c.Binary {
 			c.Removed = countLines(old)
 		}
-		changes = append(changes, c)
+		s.changes = append(s.changes, c)
 	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	return changes, nil
+	return nil
 }
 
 // compare reports whether a tracked file differs from its index entry:
