@@ -76,6 +76,12 @@ func (r *Repo) rewrite(h plumbing.Hash, dir string, edits map[string]*Change) (p
 	if len(entries) == 0 {
 		return plumbing.ZeroHash, true, nil
 	}
+	nh, err := r.storeTree(entries)
+	return nh, false, err
+}
+
+// storeTree stores a tree of entries in git's order and returns its hash.
+func (r *Repo) storeTree(entries map[string]object.TreeEntry) (plumbing.Hash, error) {
 	t := &object.Tree{}
 	for _, e := range entries {
 		t.Entries = append(t.Entries, e)
@@ -88,8 +94,7 @@ func (r *Repo) rewrite(h plumbing.Hash, dir string, edits map[string]*Change) (p
 		return e.Name
 	}
 	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	nh, err := r.store(t)
-	return nh, false, err
+	return r.store(t)
 }
 
 // encoder is a tree or a commit, which encode themselves.
