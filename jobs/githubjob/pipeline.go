@@ -274,57 +274,20 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		a.trigger += "; " + note
 	}
 	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry)
-	logURL := ""
-	switch {
-	case p.RunURL != "" && p.RunLink != nil:
-		logURL = p.RunLink(p.RunURL, id)
-	case p.RunURL != "":
-		logURL = strings.TrimRight(p.RunURL, "/") + "/" + id
-	}
+	logURL := p.runLink(id)
 	bot, err := p.GitHub.Bot(ctx, a.issue)
 	if err != nil {
 		return fmt.Errorf("find the app's bot user: %w", err)
 	}
 	a.bot = bot.Login
-	if a.ciHead != "" {
-		// Checked before anything is said on the issue: a CI result for
-		// a head that is not (or no longer) Patchwright's is not news.
-		ok, why, err := p.ciApplies(ctx, a)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			log.Info("CI fix not started", "head", a.ciHead, "why", why)
-			return nil
-		}
+	// Checked before anything is said on the issue: a CI result for a
+	// head that is not (or no longer) Patchwright's is not news.
+	if skip, err := p.ciSkipped(ctx, a, log); err != nil || skip {
+		return err
 	}
-	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot.Login, interval: p.StatusInterval, log: log}
-	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
-	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != jobs.RerunNone {
-		st.status.Trigger = a.trigger
-	}
-	if err := st.find(ctx); err != nil {
-		return refused(err, "read the issue's comments", "issues: read", "")
-	}
-	react := a.issue
-	if a.pr != 0 {
-		react.Number = a.pr
-	}
-	if err := p.GitHub.AddReaction(ctx, react, "eyes"); err != nil {
-		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
-	}
-	if err := st.write(ctx); err != nil {
-		// Without issues: write nothing can be said on the issue at all.
-		return refused(err, "comment on the issue", "issues: write", "")
-	}
-	if a.planTask != "" {
-		// The webhook (an approval) or Solve (the label) settled the
-		// plan; the comment says so.
-		settled := report.PlanSettlement{SetAsideBy: a.requester}
-		if a.approvedPlan != "" {
-			settled = report.PlanSettlement{ApprovedBy: a.requester, Notes: a.instructions}
-		}
-		p.settlePlanComment(ctx, a, settled)
+	st := p.newStatus(a, bot.Login, logURL, log)
+	if err := p.announce(ctx, a, st, log); err != nil {
+		return err
 	}
 	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
 	if err != nil {
@@ -336,13 +299,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
-	if a.ciHead != "" {
-		st.status.Trigger = job.Attempt.Trigger
-	}
-	if pub.pr != nil {
-		// A retry: the pull request is open whatever this attempt does.
-		st.status.PullRequestURL = pub.pr.URL
-	}
+	st.showPrepared(a, job.Attempt.Trigger, pub)
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
 	job.Notes = p.notes(a.issue)
@@ -368,6 +325,75 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		return p.failed(ctx, st, a, err)
 	}
 	return p.finished(ctx, st, pub, res, log)
+}
+
+// newStatus is the job's status comment as queued, before it is looked
+// for on the issue.
+func (p *Pipeline) newStatus(a request, bot, logURL string, log *slog.Logger) *statusComment {
+	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot, interval: p.StatusInterval, log: log}
+	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
+	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != jobs.RerunNone {
+		st.status.Trigger = a.trigger
+	}
+	return st
+}
+
+// showPrepared puts in the status what prepare settled: a CI fix's
+// trigger (the job's attempt's), and a retry's open pull request.
+func (st *statusComment) showPrepared(a request, trigger string, pub *publisher) {
+	if a.ciHead != "" {
+		st.status.Trigger = trigger
+	}
+	if pub.pr != nil {
+		// A retry: the pull request is open whatever this attempt does.
+		st.status.PullRequestURL = pub.pr.URL
+	}
+}
+
+// ciSkipped reports, for a CI fix, that its head is not (or no longer)
+// Patchwright's, logging why; false for any other job.
+func (p *Pipeline) ciSkipped(ctx context.Context, a request, log *slog.Logger) (bool, error) {
+	if a.ciHead == "" {
+		return false, nil
+	}
+	ok, why, err := p.ciApplies(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		log.Info("CI fix not started", "head", a.ciHead, "why", why)
+		return true, nil
+	}
+	return false, nil
+}
+
+// announce is what is said on the issue before the job is reserved: the
+// status comment found and written, the 👀 reaction, and a settled plan.
+func (p *Pipeline) announce(ctx context.Context, a request, st *statusComment, log *slog.Logger) error {
+	if err := st.find(ctx); err != nil {
+		return refused(err, "read the issue's comments", "issues: read", "")
+	}
+	react := a.issue
+	if a.pr != 0 {
+		react.Number = a.pr
+	}
+	if err := p.GitHub.AddReaction(ctx, react, "eyes"); err != nil {
+		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
+	}
+	if err := st.write(ctx); err != nil {
+		// Without issues: write nothing can be said on the issue at all.
+		return refused(err, "comment on the issue", "issues: write", "")
+	}
+	if a.planTask != "" {
+		// The webhook (an approval) or Solve (the label) settled the
+		// plan; the comment says so.
+		settled := report.PlanSettlement{SetAsideBy: a.requester}
+		if a.approvedPlan != "" {
+			settled = report.PlanSettlement{ApprovedBy: a.requester, Notes: a.instructions}
+		}
+		p.settlePlanComment(ctx, a, settled)
+	}
+	return nil
 }
 
 // prepare reads what the run needs from GitHub: the issue, the repository,
