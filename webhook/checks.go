@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -82,16 +83,22 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
+	return ciFixEnqueued(enq, issue, ev, log), nil
+}
+
+// ciFixEnqueued is the answer to a CI failure whose fix attempt was
+// offered to the queue, by what the queue did with it.
+func ciFixEnqueued(enq jobs.EnqueueResult, issue jobs.Issue, ev payload.CheckEvent, log *slog.Logger) response {
 	switch enq.Outcome {
 	case jobs.Enqueued:
 		log.Info("CI failed on Patchwright's head; fix attempt enqueued", "head", ev.HeadSHA, "check", ev.Name)
-		return done(http.StatusAccepted, "CI fix of %s enqueued", issue), nil
+		return done(http.StatusAccepted, "CI fix of %s enqueued", issue)
 	case jobs.Busy:
 		// Not answered with a comment: nobody asked, and the running job
 		// will push a new head that CI checks again.
-		return done(http.StatusOK, "busy: task %s is active; CI fix not started", enq.ActiveTaskID), nil
+		return done(http.StatusOK, "busy: task %s is active; CI fix not started", enq.ActiveTaskID)
 	}
-	return done(http.StatusOK, "CI fix for %s already enqueued", short(ev.HeadSHA)), nil
+	return done(http.StatusOK, "CI fix for %s already enqueued", short(ev.HeadSHA))
 }
 
 // forkRun says why a CI result is not from a branch of the repository
