@@ -83,18 +83,43 @@ func (r *Redeliverer) Pass(ctx context.Context) (int, error) {
 		r.requested = map[string]int{}
 	}
 	since := now().Add(-lookback)
-	// GUIDs in log order (newest first) and their newest attempt.
-	type guidState struct {
-		newest int64
-		ok     bool
+	states, order, err := r.readLog(ctx, since)
+	if err != nil {
+		return 0, err
 	}
+	n := 0
+	for _, guid := range order {
+		s := states[guid]
+		if s.ok || r.requested[guid] >= MaxRedeliveries {
+			continue
+		}
+		if err := r.Source.Redeliver(ctx, s.newest); err != nil {
+			return n, err
+		}
+		r.requested[guid]++
+		n++
+		r.logger().Info("requested redelivery", jobs.LogDelivery, guid, "attempt_id", s.newest)
+	}
+	return n, nil
+}
+
+// guidState is what the log says of one delivery GUID: its newest
+// attempt, and whether any attempt got a 2xx or 4xx answer.
+type guidState struct {
+	newest int64
+	ok     bool
+}
+
+// readLog reads the delivery log back to since, at most maxPages pages:
+// the GUIDs in log order (newest first) and their states.
+func (r *Redeliverer) readLog(ctx context.Context, since time.Time) (map[string]*guidState, []string, error) {
 	states := map[string]*guidState{}
 	var order []string
 	cursor := ""
 	for range maxPages {
 		page, next, err := r.Source.Deliveries(ctx, cursor)
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
 		old := false
 		for _, d := range page {
@@ -117,20 +142,7 @@ func (r *Redeliverer) Pass(ctx context.Context) (int, error) {
 		}
 		cursor = next
 	}
-	n := 0
-	for _, guid := range order {
-		s := states[guid]
-		if s.ok || r.requested[guid] >= MaxRedeliveries {
-			continue
-		}
-		if err := r.Source.Redeliver(ctx, s.newest); err != nil {
-			return n, err
-		}
-		r.requested[guid]++
-		n++
-		r.logger().Info("requested redelivery", jobs.LogDelivery, guid, "attempt_id", s.newest)
-	}
-	return n, nil
+	return states, order, nil
 }
 
 func (r *Redeliverer) logger() *slog.Logger {
