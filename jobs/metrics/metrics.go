@@ -81,64 +81,49 @@ var phases = map[string]bool{
 // wiring mistake, found on the first start.
 func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "webhook_deliveries_total",
-			Help: "Webhook deliveries by GitHub event and HTTP status answered.",
-		}, []string{"event", "status"}),
-		enqueue: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "enqueue_duration_seconds",
-			Help:    "Time to enqueue a task (lock, record and asynq enqueue), by task type and result.",
-			Buckets: enqueueBuckets,
-		}, []string{"type", "result"}),
-		jobs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "job_duration_seconds",
-			Help:    "Duration of a job's attempt, by task type and outcome.",
-			Buckets: jobBuckets,
-		}, []string{"type", "outcome"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "model_tokens_total",
-			Help: "Model tokens by model and kind (input, output, cached_input).",
-		}, []string{"model", "kind"}),
-		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "model_cost_usd_total",
-			Help: "Estimated model cost in US dollars from the price table, by model; models without a price are counted in model_cost_unknown_total instead.",
-		}, []string{"model"}),
-		costUnknown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "model_cost_unknown_total",
-			Help: "Model usage records whose model has no price in the table.",
-		}, []string{"model"}),
-		execs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "sandbox_exec_duration_seconds",
-			Help:    "Sandbox commands by outcome (ok, failed, timeout, error); the _count is the number of commands.",
-			Buckets: execBuckets,
-		}, []string{"outcome"}),
-		githubRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "github_requests_total",
-			Help: "GitHub API requests by HTTP status (\"error\": no answer), each retry counted.",
-		}, []string{"status"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "github_rate_limited_total",
-			Help: "GitHub answers that were a rate limit, by kind (primary: no requests left; secondary).",
-		}, []string{"kind"}),
-		githubWaits: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "github_retry_wait_seconds",
-			Help:    "Waits before retrying a GitHub request (rate limits and 5xx answers).",
-			Buckets: waitBuckets,
-		}),
-		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "phase_duration_seconds",
-			Help:    "Duration of each phase of a run (queued: from the enqueue of the trigger to the pipeline's start).",
-			Buckets: phaseBuckets,
-		}, []string{"phase"}),
-		labelToPR: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: Namespace, Name: "label_to_pr_seconds",
-			Help:    "Time from the enqueue of a trigger (the issues.labeled delivery or the retry command) to the end of publishing its pull request, for runs that published one.",
-			Buckets: labelToPRBuckets,
-		}),
+		deliveries: counterVec("webhook_deliveries_total",
+			"Webhook deliveries by GitHub event and HTTP status answered.", "event", "status"),
+		enqueue: histogramVec("enqueue_duration_seconds",
+			"Time to enqueue a task (lock, record and asynq enqueue), by task type and result.", enqueueBuckets, "type", "result"),
+		jobs: histogramVec("job_duration_seconds",
+			"Duration of a job's attempt, by task type and outcome.", jobBuckets, "type", "outcome"),
+		tokens: counterVec("model_tokens_total",
+			"Model tokens by model and kind (input, output, cached_input).", "model", "kind"),
+		cost: counterVec("model_cost_usd_total",
+			"Estimated model cost in US dollars from the price table, by model; models without a price are counted in model_cost_unknown_total instead.", "model"),
+		costUnknown: counterVec("model_cost_unknown_total",
+			"Model usage records whose model has no price in the table.", "model"),
+		execs: histogramVec("sandbox_exec_duration_seconds",
+			"Sandbox commands by outcome (ok, failed, timeout, error); the _count is the number of commands.", execBuckets, "outcome"),
+		githubRequests: counterVec("github_requests_total",
+			"GitHub API requests by HTTP status (\"error\": no answer), each retry counted.", "status"),
+		rateLimited: counterVec("github_rate_limited_total",
+			"GitHub answers that were a rate limit, by kind (primary: no requests left; secondary).", "kind"),
+		githubWaits: histogram("github_retry_wait_seconds",
+			"Waits before retrying a GitHub request (rate limits and 5xx answers).", waitBuckets),
+		phases: histogramVec("phase_duration_seconds",
+			"Duration of each phase of a run (queued: from the enqueue of the trigger to the pipeline's start).", phaseBuckets, "phase"),
+		labelToPR: histogram("label_to_pr_seconds",
+			"Time from the enqueue of a trigger (the issues.labeled delivery or the retry command) to the end of publishing its pull request, for runs that published one.", labelToPRBuckets),
 	}
 	reg.MustRegister(m.deliveries, m.enqueue, m.jobs, m.tokens, m.cost, m.costUnknown,
 		m.execs, m.githubRequests, m.rateLimited, m.githubWaits, m.phases, m.labelToPR)
 	return m
+}
+
+// counterVec is New's counter name in Namespace, by labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+// histogramVec is New's histogram name in Namespace, by labels.
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
+}
+
+// histogram is New's histogram name in Namespace, without labels.
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets})
 }
 
 // NewRegistry returns a registry with the Go runtime and process
