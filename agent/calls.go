@@ -75,29 +75,7 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 	}
 	rec := &ledger.ToolCall{Step: r.steps, CallID: r.withhold(ctx, "call id", c.ID), Tool: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)}
 	start := r.now()
-	var res tools.Result
-	var err error
-	var cut bool
-	t, ok := r.byName[c.Name]
-	switch args, bad := checkArgs(c.Arguments); {
-	case !ok:
-		res = tools.Result{Code: tools.NotFound, Text: fmt.Sprintf("error: %s: there is no tool named %q; the tools are: %s", tools.NotFound, c.Name, strings.Join(r.names, ", "))}
-	case bad != "":
-		res = tools.Result{Code: tools.InvalidArguments, Text: fmt.Sprintf("error: %s: %s; send one JSON object that matches the %s tool's schema", tools.InvalidArguments, bad, c.Name)}
-	default:
-		tctx, ended := cutOnInterrupt(ctx)
-		res, rec.Panic, err = safeCall(tctx, t, args)
-		// A call that succeeded finished on its own, even if the interrupt
-		// came as it returned: its result stands, and the turn's later
-		// calls are the ones answered "not run".
-		if cut = ended() && (err != nil || isErrorResult(res, rec.Panic)); cut {
-			// What it ran and changed stays on record; its end is ours.
-			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
-		}
-		if rec.Panic != "" {
-			res = tools.Result{Text: fmt.Sprintf("error: internal: the %s tool crashed on this call (a bug in Patchwright, not in your call); try another way to reach your goal", c.Name)}
-		}
-	}
+	res, cut, err := r.dispatch(ctx, c, rec)
 	rec.Duration = r.now().Sub(start)
 	for _, cmd := range res.Commands {
 		// The output was scanned by the tool; the command is the model's.
@@ -135,6 +113,33 @@ func (r *runner) callTool(ctx context.Context, c provider.ToolCall) (callOutcome
 		return callOutcome{}, interruptStop(ctx)
 	}
 	return out, nil
+}
+
+// dispatch runs the call's tool, or answers a call to a tool that does not
+// exist or with arguments that are not a JSON object. It sets rec.Panic
+// when the tool crashed; cut says an interrupt ended the call.
+func (r *runner) dispatch(ctx context.Context, c provider.ToolCall, rec *ledger.ToolCall) (res tools.Result, cut bool, err error) {
+	t, ok := r.byName[c.Name]
+	switch args, bad := checkArgs(c.Arguments); {
+	case !ok:
+		res = tools.Result{Code: tools.NotFound, Text: fmt.Sprintf("error: %s: there is no tool named %q; the tools are: %s", tools.NotFound, c.Name, strings.Join(r.names, ", "))}
+	case bad != "":
+		res = tools.Result{Code: tools.InvalidArguments, Text: fmt.Sprintf("error: %s: %s; send one JSON object that matches the %s tool's schema", tools.InvalidArguments, bad, c.Name)}
+	default:
+		tctx, ended := cutOnInterrupt(ctx)
+		res, rec.Panic, err = safeCall(tctx, t, args)
+		// A call that succeeded finished on its own, even if the interrupt
+		// came as it returned: its result stands, and the turn's later
+		// calls are the ones answered "not run".
+		if cut = ended() && (err != nil || isErrorResult(res, rec.Panic)); cut {
+			// What it ran and changed stays on record; its end is ours.
+			res.Text, res.Code, rec.Panic, err = cutText, "", "", nil
+		}
+		if rec.Panic != "" {
+			res = tools.Result{Text: fmt.Sprintf("error: internal: the %s tool crashed on this call (a bug in Patchwright, not in your call); try another way to reach your goal", c.Name)}
+		}
+	}
+	return res, cut, err
 }
 
 // isErrorResult reports whether a call's result tells the model it

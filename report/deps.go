@@ -111,6 +111,26 @@ func setupFacts(d DependencySetup) []fact {
 	}
 	out := []fact{say(append(append([]any{"The change edits "}, names...),
 		" ("+lock+"), so Patchwright ran dependency setup on a copy of the changed tree, with the setup network, before the final checks: "+whose+", never a command the model wrote.")...)}
+	out = append(out, setupCommandsFact(d)...)
+	out = append(out, setupFetchedFact(d)...)
+	if len(d.Sources) > 0 {
+		parts := []any{"From: "}
+		for i, s := range d.Sources {
+			if i > 0 {
+				parts = append(parts, ", ")
+			}
+			parts = append(parts, value(s))
+		}
+		out = append(out, say(append(parts, ".")...))
+	} else {
+		out = append(out, say("From: the registries the sandbox image configures (not recorded)."))
+	}
+	return out
+}
+
+// setupCommandsFact lists the setup commands run, each with how it ended.
+func setupCommandsFact(d DependencySetup) []fact {
+	var out []fact
 	var cmds []any
 	for i, c := range d.Commands {
 		if i > 0 {
@@ -125,6 +145,13 @@ func setupFacts(d DependencySetup) []fact {
 	if len(cmds) > 0 {
 		out = append(out, say(append([]any{"Commands: "}, append(cmds, ".")...)...))
 	}
+	return out
+}
+
+// setupFetchedFact lists what setup fetched, each with the version it
+// replaced or "(new)".
+func setupFetchedFact(d DependencySetup) []fact {
+	var out []fact
 	if len(d.Fetched) > 0 {
 		parts := []any{"Fetched: "}
 		for i, f := range d.Fetched {
@@ -142,18 +169,6 @@ func setupFacts(d DependencySetup) []fact {
 			}
 		}
 		out = append(out, say(append(parts, ".")...))
-	}
-	if len(d.Sources) > 0 {
-		parts := []any{"From: "}
-		for i, s := range d.Sources {
-			if i > 0 {
-				parts = append(parts, ", ")
-			}
-			parts = append(parts, value(s))
-		}
-		out = append(out, say(append(parts, ".")...))
-	} else {
-		out = append(out, say("From: the registries the sandbox image configures (not recorded)."))
 	}
 	return out
 }

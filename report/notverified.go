@@ -130,14 +130,35 @@ func notVerified(in Input) []fact {
 	if in.Unbounded != "" {
 		out = append(out, say("The work tree had no size limit, so a command could fill the worker's disk: ", text(strings.TrimSuffix(in.Unbounded, ".")), "."))
 	}
+	out = append(out, noLinterFact(in)...)
+	out = append(out, refusedFacts(in)...)
+	out = append(out, untestedLanguages(in)...)
+	out = append(out, finalCheckFacts(in.Final)...)
+	out = append(out, baselineFacts(in.Baseline)...)
+	out = append(out, flakyFacts(in)...)
+	out = append(out, uncoveredGo(in)...)
+	out = append(out, newTestFacts(in.NewTests)...)
+	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
+	return out
+}
+
+// noLinterFact says style was not checked when no check, before or after
+// the change, was a linter and no missing-linter line already says so.
+func noLinterFact(in Input) []fact {
+	var out []fact
 	if !slices.ContainsFunc(append(in.Final, in.Baseline...), func(c verify.CheckResult) bool {
 		return c.Role() == verify.RoleLint
 	}) && !slices.ContainsFunc(in.Missing, verify.SaysNoLinter) {
 		out = append(out, say("No linter is configured in .github/agent.yml or detected; style was not checked."))
 	}
-	out = append(out, refusedFacts(in)...)
-	out = append(out, untestedLanguages(in)...)
-	for _, c := range in.Final {
+	return out
+}
+
+// finalCheckFacts names the final checks that could not run, did not run,
+// or ran no tests.
+func finalCheckFacts(final []verify.CheckResult) []fact {
+	var out []fact
+	for _, c := range final {
 		switch {
 		case c.CouldNotRun:
 			out = append(out, say(value(c.Name), " (", value(c.Command), ") could not run after the change: ", text(c.NotRunReason), ", so what it covers was not checked."))
@@ -147,7 +168,14 @@ func notVerified(in Input) []fact {
 			out = append(out, say(value(c.Name), " ran no tests (", text(c.ZeroTestsDetail), "); its pass shows nothing."))
 		}
 	}
-	for _, b := range in.Baseline {
+	return out
+}
+
+// baselineFacts names the baseline checks that already failed or could
+// not run, so they cannot show what the change broke.
+func baselineFacts(baseline []verify.CheckResult) []fact {
+	var out []fact
+	for _, b := range baseline {
 		if b.Failed() && !b.Flaky {
 			out = append(out, say(value(b.Name), " was already failing before the change (", failFact(b), "), so the baseline cannot show whether the change broke anything it covers."))
 		}
@@ -155,13 +183,25 @@ func notVerified(in Input) []fact {
 			out = append(out, say(value(b.Name), " could not run before the change (", text(b.NotRunReason), "), so there is nothing to compare its result with."))
 		}
 	}
+	return out
+}
+
+// flakyFacts names each flaky check, baseline first, then final.
+func flakyFacts(in Input) []fact {
+	var out []fact
 	for _, c := range append(slices.Clone(in.Baseline), in.Final...) {
 		if c.Flaky {
 			out = append(out, say(value(c.Name), " is flaky "+phaseText(c.Phase)+": "+c.RunsText()+"; it is not counted as passed."))
 		}
 	}
-	out = append(out, uncoveredGo(in)...)
-	for _, t := range in.NewTests {
+	return out
+}
+
+// newTestFacts says, for each new or changed test, why it does not show
+// the fix when its run against the original code does not.
+func newTestFacts(tests []verify.NewTestResult) []fact {
+	var out []fact
+	for _, t := range tests {
 		switch t.Status {
 		case verify.PassesBefore:
 			if !t.LiteralOnly { // a new message is not meant to show the fix
@@ -179,7 +219,6 @@ func notVerified(in Input) []fact {
 			out = append(out, say(testLead(t.NewTest), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
 		}
 	}
-	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
 	return out
 }
 

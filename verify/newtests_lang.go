@@ -71,23 +71,7 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		seen := map[string]bool{}
 		for _, t := range tests {
 			nt := t.newTest(NewTest{Dir: project, File: name, Lang: lang, Kind: testKindOf(d, project, lang), Inline: inline})
-			switch lang {
-			case LangPython:
-				// A pytest node ID: classes, nested ones too, joined by "::".
-				nt.Name = strings.ReplaceAll(t.Name, ".", "::")
-				nt.ID = name + "::" + nt.Name
-			case LangRuby, LangJava:
-				// RSpec's full description, minitest's Class#test_name;
-				// Class.method for JUnit.
-				nt.Name, nt.ID = t.Name, t.Name
-			case LangPHP:
-				// Reported as Class::method, selected by the method.
-				nt.Name, nt.ID = t.Name, t.Short
-			default:
-				// Runners select JavaScript tests by title and Rust
-				// tests by function name; the same one twice is run once.
-				nt.Name, nt.ID = t.Short, t.Short
-			}
+			nameTest(&nt, t, lang)
 			if !seen[nt.ID] {
 				seen[nt.ID] = true
 				found = append(found, nt)
@@ -97,6 +81,28 @@ func FindNewTests(ws *sandbox.Workspace, base BaseTree, changed []string, d Dete
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// nameTest sets nt's Name and ID, the ID being what lang's runner selects
+// the test t by. nt.File is the file t is in.
+func nameTest(nt *NewTest, t found, lang string) {
+	switch lang {
+	case LangPython:
+		// A pytest node ID: classes, nested ones too, joined by "::".
+		nt.Name = strings.ReplaceAll(t.Name, ".", "::")
+		nt.ID = nt.File + "::" + nt.Name
+	case LangRuby, LangJava:
+		// RSpec's full description, minitest's Class#test_name;
+		// Class.method for JUnit.
+		nt.Name, nt.ID = t.Name, t.Name
+	case LangPHP:
+		// Reported as Class::method, selected by the method.
+		nt.Name, nt.ID = t.Name, t.Short
+	default:
+		// Runners select JavaScript tests by title and Rust
+		// tests by function name; the same one twice is run once.
+		nt.Name, nt.ID = t.Short, t.Short
+	}
 }
 
 // KindMakeTarget marks a new test that only a Makefile's test target

@@ -43,11 +43,7 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 		ids = append(ids, t.ID)
 	}
 	alt := func(quote func(string) string) string {
-		q := make([]string, len(ids))
-		for i, id := range ids {
-			q[i] = quote(id)
-		}
-		return strings.Join(q, "|")
+		return strings.Join(quoteEach(ids, quote), "|")
 	}
 	switch kind {
 	case KindRSpec:
@@ -68,27 +64,14 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 		}
 		return bundle + "ruby -Ilib -Itest " + file + " -v -n " + shellQuote("/^("+alt(minitestMethod)+")$/")
 	case KindPHPUnit:
-		if base == "" || !strings.Contains(base, "phpunit") {
-			base = "phpunit --log-junit " + phpunitXMLPath
-		}
-		// The original tree has no vendor/ of its own (it is not
-		// tracked): the image's phpunit runs there, as in a check whose
-		// vendor/bin/phpunit is missing.
-		if rest, ok := strings.CutPrefix(base, "vendor/bin/phpunit "); ok {
-			base = "phpunit " + rest
-		}
-		return base + " --filter " + shellQuote("/::("+alt(regexpQuote)+")( |$)/") + " " + file
+		return phpunitBase(base) + " --filter " + shellQuote("/::("+alt(regexpQuote)+")( |$)/") + " " + file
 	case KindCTest:
 		return "cmake -S . -B " + cmakeBuildDir + " >/dev/null && cmake --build " + cmakeBuildDir + " --parallel && ctest --test-dir " + cmakeBuildDir +
 			" --output-on-failure --output-junit " + ctestJUnitPath + " -R " + shellQuote("^("+alt(regexpQuote)+")$")
 	case KindMeson:
 		// meson test takes the tests to run by name.
-		q := make([]string, len(ids))
-		for i, id := range ids {
-			q[i] = shellQuote(id)
-		}
 		return "meson setup " + mesonBuildDir + " >/dev/null && meson compile -C " + mesonBuildDir + " && meson test -C " + mesonBuildDir +
-			" --print-errorlogs " + strings.Join(q, " ")
+			" --print-errorlogs " + strings.Join(quoteEach(ids, shellQuote), " ")
 	case KindMaven:
 		var sel []string
 		for _, id := range ids {
@@ -107,6 +90,30 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 		return base + " " + strings.Join(sel, " ")
 	}
 	return ""
+}
+
+// quoteEach is ids, each passed through quote.
+func quoteEach(ids []string, quote func(string) string) []string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = quote(id)
+	}
+	return q
+}
+
+// phpunitBase is the phpunit command to narrow: base, or one that logs
+// JUnit XML when base is not a phpunit command.
+func phpunitBase(base string) string {
+	if base == "" || !strings.Contains(base, "phpunit") {
+		base = "phpunit --log-junit " + phpunitXMLPath
+	}
+	// The original tree has no vendor/ of its own (it is not
+	// tracked): the image's phpunit runs there, as in a check whose
+	// vendor/bin/phpunit is missing.
+	if rest, ok := strings.CutPrefix(base, "vendor/bin/phpunit "); ok {
+		base = "phpunit " + rest
+	}
+	return base
 }
 
 // minitestMethod is the method a "Class#test_name" ID names.

@@ -303,32 +303,43 @@ func parseTAP(lines []string) *TestSummary {
 		s.Skipped = counts["skipped"] + counts["skip"] + counts["todo"] + commentSkips
 		s.Errors = counts["cancelled"]
 	} else {
-		for _, p := range points {
-			switch {
-			case p.indent > 0:
-			case p.skip:
-				s.Skipped++
-			case p.ok:
-				s.Passed++
-			default:
-				s.Failed++
-			}
-		}
+		countTAPPoints(s, points)
 		s.Skipped += commentSkips
 	}
 	// A plan is a promise: points it counted that never came are tests
 	// that did not run (the process exited or bailed out early).
+	if top := topLevelPoints(points); plan > top {
+		s.Errors += plan - top
+	}
+	s.NoTests = s.Ran() == 0 && s.Errors == 0
+	return s
+}
+
+// countTAPPoints counts the top-level points into s when the output had
+// no summary counts of its own; subtests (indented points) are left out.
+func countTAPPoints(s *TestSummary, points []tapPoint) {
+	for _, p := range points {
+		switch {
+		case p.indent > 0:
+		case p.skip:
+			s.Skipped++
+		case p.ok:
+			s.Passed++
+		default:
+			s.Failed++
+		}
+	}
+}
+
+// topLevelPoints is how many of points are not subtests.
+func topLevelPoints(points []tapPoint) int {
 	top := 0
 	for _, p := range points {
 		if p.indent == 0 {
 			top++
 		}
 	}
-	if plan > top {
-		s.Errors += plan - top
-	}
-	s.NoTests = s.Ran() == 0 && s.Errors == 0
-	return s
+	return top
 }
 
 // tapFailures names the failing points that are not a parent of another

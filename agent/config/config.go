@@ -320,18 +320,7 @@ const knownKeys = "image, setup, setup_network, network, services, verify, prote
 
 func (c Config) validate() error {
 	var errs []string
-	seen := map[string]bool{}
-	for i, v := range c.Verify {
-		switch {
-		case strings.TrimSpace(v.Name) == "":
-			errs = append(errs, fmt.Sprintf("verify[%d]: name is empty", i))
-		case strings.TrimSpace(v.Run) == "":
-			errs = append(errs, fmt.Sprintf("verify[%d] (%s): run is empty", i, v.Name))
-		case seen[v.Name]:
-			errs = append(errs, fmt.Sprintf("verify[%d]: the name %q is used twice", i, v.Name))
-		}
-		seen[v.Name] = true
-	}
+	errs = append(errs, c.verifyErrors()...)
 	for i, s := range c.Setup {
 		if strings.TrimSpace(s) == "" {
 			errs = append(errs, fmt.Sprintf("setup[%d]: empty command", i))
@@ -345,23 +334,7 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
 		}
 	}
-	names := map[string]bool{}
-	for i, sv := range c.Services {
-		switch {
-		case !serviceNameRE.MatchString(sv.Name):
-			errs = append(errs, fmt.Sprintf("services[%d]: name %q is not a host name (lower-case letters, digits and '-')", i, sv.Name))
-		case names[sv.Name]:
-			errs = append(errs, fmt.Sprintf("services[%d]: the name %q is used twice", i, sv.Name))
-		case strings.TrimSpace(sv.Image) == "":
-			errs = append(errs, fmt.Sprintf("services[%d] (%s): image is empty", i, sv.Name))
-		}
-		names[sv.Name] = true
-		for k := range sv.Environment {
-			if k == "" || strings.ContainsAny(k, "= \t\n") {
-				errs = append(errs, fmt.Sprintf("services[%d] (%s): environment: %q is not a variable name", i, sv.Name, k))
-			}
-		}
-	}
+	errs = append(errs, c.serviceErrors()...)
 	for i, a := range c.Egress.Allow {
 		if err := egress.CheckEntry(a); err != nil {
 			errs = append(errs, fmt.Sprintf("network.allow[%d]: %v", i, err))
@@ -398,4 +371,47 @@ func (c Config) validate() error {
 		return fmt.Errorf("%s: %s", Path, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// verifyErrors checks the verify entries: each needs a name, a command,
+// and a name no other entry uses.
+func (c Config) verifyErrors() []string {
+	var errs []string
+	seen := map[string]bool{}
+	for i, v := range c.Verify {
+		switch {
+		case strings.TrimSpace(v.Name) == "":
+			errs = append(errs, fmt.Sprintf("verify[%d]: name is empty", i))
+		case strings.TrimSpace(v.Run) == "":
+			errs = append(errs, fmt.Sprintf("verify[%d] (%s): run is empty", i, v.Name))
+		case seen[v.Name]:
+			errs = append(errs, fmt.Sprintf("verify[%d]: the name %q is used twice", i, v.Name))
+		}
+		seen[v.Name] = true
+	}
+	return errs
+}
+
+// serviceErrors checks the services entries: a host-name name used once,
+// an image, and environment keys that are variable names.
+func (c Config) serviceErrors() []string {
+	var errs []string
+	names := map[string]bool{}
+	for i, sv := range c.Services {
+		switch {
+		case !serviceNameRE.MatchString(sv.Name):
+			errs = append(errs, fmt.Sprintf("services[%d]: name %q is not a host name (lower-case letters, digits and '-')", i, sv.Name))
+		case names[sv.Name]:
+			errs = append(errs, fmt.Sprintf("services[%d]: the name %q is used twice", i, sv.Name))
+		case strings.TrimSpace(sv.Image) == "":
+			errs = append(errs, fmt.Sprintf("services[%d] (%s): image is empty", i, sv.Name))
+		}
+		names[sv.Name] = true
+		for k := range sv.Environment {
+			if k == "" || strings.ContainsAny(k, "= \t\n") {
+				errs = append(errs, fmt.Sprintf("services[%d] (%s): environment: %q is not a variable name", i, sv.Name, k))
+			}
+		}
+	}
+	return errs
 }

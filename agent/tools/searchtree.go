@@ -327,23 +327,7 @@ func (t *treeSearch) listHandle(h *sandbox.DirHandle) {
 	if dir != "." {
 		prefix = dir + "/"
 	}
-	var dirs, names []string
-	// A listing error (the directory went away) leaves what was listed:
-	// unreadable directories are skipped, as a walk skips them.
-	_ = h.List(func(e sandbox.Entry, notVisible error) {
-		p := prefix + e.Name()
-		// Symlinks and special files are left out; hard links to
-		// hidden files are found when read.
-		if notVisible != nil || t.ignored(p, e.IsDir()) {
-			return
-		}
-		switch {
-		case e.IsDir():
-			dirs = append(dirs, e.Name())
-		case e.Type().IsRegular() && t.glob.match(t.relToStart(p)):
-			names = append(names, e.Name())
-		}
-	})
+	dirs, names := t.listEntries(h, prefix)
 	batches := slices.Collect(slices.Chunk(names, maxBatch))
 	refs := new(atomic.Int32)
 	refs.Store(int32(len(batches) + len(dirs)))
@@ -369,22 +353,50 @@ func (t *treeSearch) listHandle(h *sandbox.DirHandle) {
 	for _, b := range batches {
 		tasks = append(tasks, func() {
 			defer release()
-			bp := readBufs.Get().(*[]byte)
-			defer readBufs.Put(bp)
-			t.searchFiles(prefix, b, func(name string) ([]byte, error) {
-				data, err := h.ReadFile(name, (*bp)[:0], t.s.limits.MaxSearchFileBytes)
-				if c := cap(data); c > cap(*bp) && c <= maxPooledBuf {
-					*bp = data[:0]
-				}
-				var nv *sandbox.NotVisibleError
-				if errors.As(err, &nv) && nv.Why == sandbox.WhyHardLink {
-					t.resMu.Lock()
-					t.linked = append(t.linked, prefix+name)
-					t.resMu.Unlock()
-				}
-				return data, err
-			})
+			t.searchBatch(h, prefix, b)
 		})
 	}
 	t.push(tasks...)
+}
+
+// listEntries lists h: the subdirectories and the files to search, each
+// by name, leaving out what is ignored, not visible or not a regular file.
+func (t *treeSearch) listEntries(h *sandbox.DirHandle, prefix string) (dirs, names []string) {
+	// A listing error (the directory went away) leaves what was listed:
+	// unreadable directories are skipped, as a walk skips them.
+	_ = h.List(func(e sandbox.Entry, notVisible error) {
+		p := prefix + e.Name()
+		// Symlinks and special files are left out; hard links to
+		// hidden files are found when read.
+		if notVisible != nil || t.ignored(p, e.IsDir()) {
+			return
+		}
+		switch {
+		case e.IsDir():
+			dirs = append(dirs, e.Name())
+		case e.Type().IsRegular() && t.glob.match(t.relToStart(p)):
+			names = append(names, e.Name())
+		}
+	})
+	return dirs, names
+}
+
+// searchBatch searches the files b of h, read from h into a pooled buffer.
+// A file hidden because it is a hard link is recorded in t.linked.
+func (t *treeSearch) searchBatch(h *sandbox.DirHandle, prefix string, b []string) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	t.searchFiles(prefix, b, func(name string) ([]byte, error) {
+		data, err := h.ReadFile(name, (*bp)[:0], t.s.limits.MaxSearchFileBytes)
+		if c := cap(data); c > cap(*bp) && c <= maxPooledBuf {
+			*bp = data[:0]
+		}
+		var nv *sandbox.NotVisibleError
+		if errors.As(err, &nv) && nv.Why == sandbox.WhyHardLink {
+			t.resMu.Lock()
+			t.linked = append(t.linked, prefix+name)
+			t.resMu.Unlock()
+		}
+		return data, err
+	})
 }

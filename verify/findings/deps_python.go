@@ -102,13 +102,7 @@ func pyprojectDeps(src []byte) map[string]dep {
 		add("optional/"+g, reqs)
 	}
 	for g, items := range doc.Groups {
-		var reqs []string
-		for _, it := range items {
-			if s, ok := it.(string); ok { // {include-group = …} names no package
-				reqs = append(reqs, s)
-			}
-		}
-		add("group/"+g, reqs)
+		add("group/"+g, groupRequirements(items))
 	}
 	poetry := func(section string, m map[string]any) {
 		for name, v := range m {
@@ -124,6 +118,18 @@ func pyprojectDeps(src []byte) map[string]dep {
 		poetry("poetry-group/"+g, grp.Dependencies)
 	}
 	return out
+}
+
+// groupRequirements is the requirement strings of a dependency group,
+// leaving out its {include-group = …} tables, which name no package.
+func groupRequirements(items []any) []string {
+	var reqs []string
+	for _, it := range items {
+		if s, ok := it.(string); ok {
+			reqs = append(reqs, s)
+		}
+	}
+	return reqs
 }
 
 // tableVersion reads a TOML dependency value: "1.2", or a table with a
