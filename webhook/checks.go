@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
@@ -57,7 +58,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if !jobs.ValidSHA(ev.HeadSHA) {
 		return done(http.StatusBadRequest, "malformed %s payload: head_sha %q", d.event, ev.HeadSHA), nil
 	}
-	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String())
+	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String())
 	pr, open, err := h.github.FindPullRequest(ctx, issue, ev.HeadBranch)
 	if err != nil {
 		return response{}, err

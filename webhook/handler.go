@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/webhook/payload"
@@ -221,14 +222,14 @@ func (h *Handler) serve(r *http.Request) response {
 	if !deliveryIDPattern.MatchString(id) {
 		return done(http.StatusBadRequest, "missing or malformed X-GitHub-Delivery")
 	}
-	log := h.cfg.Logger.With(jobs.LogEvent, event, jobs.LogDelivery, id)
+	log := h.cfg.Logger.With(logkey.Event, event, logkey.Delivery, id)
 	if r.ContentLength > MaxBodyBytes {
 		return done(http.StatusRequestEntityTooLarge, "body over %d bytes", MaxBodyBytes)
 	}
 	// A request that cannot be signed is refused before its body is read.
 	want, err := parseSignature(r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature"))
 	if err != nil {
-		log.Warn("refused delivery", jobs.LogError, err)
+		log.Warn("refused delivery", logkey.Err, err)
 		return done(http.StatusUnauthorized, "%v", err)
 	}
 	mac := h.macs.Get().(hash.Hash)
@@ -246,7 +247,7 @@ func (h *Handler) serve(r *http.Request) response {
 	}
 	defer body.done()
 	if err := checkSum(want, mac.Sum(nil)); err != nil {
-		log.Warn("refused delivery", jobs.LogError, err)
+		log.Warn("refused delivery", logkey.Err, err)
 		return done(http.StatusUnauthorized, "%v", err)
 	}
 	body.verified()
@@ -267,7 +268,7 @@ func (h *Handler) putMAC(mac hash.Hash) {
 func (h *Handler) handle(ctx context.Context, d delivery) response {
 	m, dup, err := h.claimMeaning(ctx, &d)
 	if err != nil {
-		d.log.Error("delivery failed", jobs.LogError, err)
+		d.log.Error("delivery failed", logkey.Err, err)
 		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}
 	if dup != "" {
@@ -275,7 +276,7 @@ func (h *Handler) handle(ctx context.Context, d delivery) response {
 	}
 	res, err := h.dispatch(ctx, d)
 	if err != nil {
-		d.log.Error("delivery failed", jobs.LogError, err)
+		d.log.Error("delivery failed", logkey.Err, err)
 		h.unclaimMeaning(ctx, d, m)
 		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 )
@@ -37,7 +38,7 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 	}
 	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body),
 		commentID: ev.CommentID}
-	c.d.log = d.log.With(jobs.LogInstallation, target.InstallationID, jobs.LogIssue, target.String(), jobs.LogSender, c.sender, "command", cmd.Command.String())
+	c.d.log = d.log.With(logkey.Installation, target.InstallationID, logkey.Issue, target.String(), logkey.Sender, c.sender, "command", cmd.Command.String())
 	if ev.Issue.PullRequest {
 		if !strings.EqualFold(ev.Issue.Author, h.cfg.BotLogin) {
 			return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
@@ -256,7 +257,7 @@ func (h *Handler) stop(ctx context.Context, c commentCtx, issue jobs.Issue) (res
 	if id == "" {
 		return h.answer(ctx, c, "Nothing is running for this issue.", "nothing to stop")
 	}
-	c.d.log.Info("job cancelled", jobs.LogTask, id)
+	c.d.log.Info("job cancelled", logkey.Task, id)
 	return h.answer(ctx, c, fmt.Sprintf("Stopped the running attempt (requested by @%s).", c.sender), "stopped task "+id)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
@@ -40,7 +41,7 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	if res != nil {
 		return *res, nil
 	}
-	log := d.log.With(jobs.LogInstallation, issue.InstallationID, jobs.LogIssue, issue.String(), jobs.LogSender, sender.Login)
+	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String(), logkey.Sender, sender.Login)
 	ok, role, err := h.github.CanWrite(ctx, issue, sender.Login)
 	if err != nil {
 		return response{}, err

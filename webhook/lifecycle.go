@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
@@ -40,7 +41,7 @@ func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.I
 	if id == "" {
 		return done(http.StatusOK, "%s: nothing was running", why), nil
 	}
-	d.log.Info("job cancelled", jobs.LogIssue, issue.String(), jobs.LogTask, id, "why", why)
+	d.log.Info("job cancelled", logkey.Issue, issue.String(), logkey.Task, id, "why", why)
 	return done(http.StatusOK, "%s: stopped task %s", why, id), nil
 }
 
@@ -185,7 +186,7 @@ func (h *Handler) cancelRepos(ctx context.Context, d delivery, ev payload.Instal
 		stopped = append(stopped, ids...)
 	}
 	if len(stopped) > 0 {
-		d.log.Info("jobs cancelled", jobs.LogInstallation, ev.Installation, "tasks", stopped, "why", why)
+		d.log.Info("jobs cancelled", logkey.Installation, ev.Installation, "tasks", stopped, "why", why)
 	}
 	return done(http.StatusOK, "%s: stopped %d jobs", why, len(stopped)), nil
 }

@@ -2,9 +2,11 @@ package webhook
 
 import (
 	"context"
-	"github.com/patchwright/patchwright/report/marker"
 	"net/http"
 	"strings"
+
+	"github.com/patchwright/patchwright/internal/logkey"
+	"github.com/patchwright/patchwright/report/marker"
 
 	"github.com/patchwright/patchwright/jobs"
 )
@@ -68,7 +70,7 @@ func (h *Handler) enqueueRebase(ctx context.Context, d delivery, repo jobs.Issue
 	issue.Number = n
 	pin, ok, err := h.queue.ApprovedPin(ctx, issue)
 	if err != nil || !ok {
-		d.log.Info("pull request not updated: no issue text a writer approved is known", "pr", pr, jobs.LogError, err)
+		d.log.Info("pull request not updated: no issue text a writer approved is known", "pr", pr, logkey.Err, err)
 		return false, err
 	}
 	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: pr, DeliveryID: jobs.RebaseID(issue, pr, base),

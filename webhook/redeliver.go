@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 )
 
 // Deliveries is the app's delivery log on GitHub. *githubapi.App satisfies it.
@@ -59,7 +58,7 @@ func (r *Redeliverer) Run(ctx context.Context, interval time.Duration) {
 	defer t.Stop()
 	for {
 		if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil {
-			r.logger().Error("redeliver failed deliveries", jobs.LogError, err)
+			r.logger().Error("redeliver failed deliveries", logkey.Err, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -98,7 +97,7 @@ func (r *Redeliverer) Pass(ctx context.Context) (int, error) {
 		}
 		r.requested[guid]++
 		n++
-		r.logger().Info("requested redelivery", jobs.LogDelivery, guid, "attempt_id", s.newest)
+		r.logger().Info("requested redelivery", logkey.Delivery, guid, "attempt_id", s.newest)
 	}
 	return n, nil
 }

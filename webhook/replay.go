@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
@@ -153,6 +154,6 @@ func (h *Handler) unclaimMeaning(ctx context.Context, d delivery, key string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if err := h.cfg.Meanings.ReleaseMeaning(rctx, key, d.id); err != nil {
-		d.log.Warn("release the delivery's meaning", jobs.LogError, err)
+		d.log.Warn("release the delivery's meaning", logkey.Err, err)
 	}
 }

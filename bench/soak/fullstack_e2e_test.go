@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/redistest"
@@ -280,7 +281,7 @@ func waitFor(t *testing.T, what string, bound time.Duration, cond func() bool, c
 func (f *fullStack) noEndWithoutPull(issues []fsIssue) {
 	ended := map[string]bool{}
 	f.eachLog(func(_ string, l map[string]any) {
-		task, _ := l[jobs.LogTask].(string)
+		task, _ := l[logkey.Task].(string)
 		if final, _ := l["final"].(bool); l["msg"] == "job done" || (l["msg"] == "job failed" && final) {
 			ended[task] = true
 		}
@@ -702,8 +703,8 @@ const raceReport = "WARNING: DATA RACE"
 func (f *fullStack) doneRetry(task string) int {
 	out := -1
 	f.eachLog(func(_ string, l map[string]any) {
-		if l["msg"] == "job done" && l[jobs.LogTask] == task {
-			r, _ := l[jobs.LogRetry].(float64)
+		if l["msg"] == "job done" && l[logkey.Task] == task {
+			r, _ := l[logkey.Retry].(float64)
 			out = int(r)
 		}
 	})
@@ -734,7 +735,7 @@ func (f *fullStack) eachLog(fn func(proc string, line map[string]any)) {
 func (f *fullStack) doneBy(task string) string {
 	out := ""
 	f.eachLog(func(proc string, l map[string]any) {
-		if l["msg"] == "job done" && l[jobs.LogTask] == task {
+		if l["msg"] == "job done" && l[logkey.Task] == task {
 			out = proc
 		}
 	})
@@ -781,8 +782,8 @@ func (f *fullStack) checkHandBack(is fsIssue, worker string) {
 	t := f.t
 	handed := false
 	f.eachLog(func(proc string, l map[string]any) {
-		msg, _ := l[jobs.LogError].(string)
-		if proc == worker && l["msg"] == "job failed" && l[jobs.LogTask] == is.delivery && strings.Contains(msg, jobs.ErrHandedBack.Error()) {
+		msg, _ := l[logkey.Err].(string)
+		if proc == worker && l["msg"] == "job failed" && l[logkey.Task] == is.delivery && strings.Contains(msg, jobs.ErrHandedBack.Error()) {
 			handed = true
 		}
 	})
@@ -855,7 +856,7 @@ func (f *fullStack) statusComments(is fsIssue) []githubtest.Comment {
 func (f *fullStack) jobsDone() map[string]int {
 	out := map[string]int{}
 	f.eachLog(func(_ string, l map[string]any) {
-		if task, _ := l[jobs.LogTask].(string); l["msg"] == "job done" && task != "" {
+		if task, _ := l[logkey.Task].(string); l["msg"] == "job done" && task != "" {
 			out[task]++
 		}
 	})

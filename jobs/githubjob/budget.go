@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/budget"
 )
@@ -43,7 +44,7 @@ func (p *Pipeline) reserve(ctx context.Context, issue jobs.Issue, task string, l
 			usd = *cost
 		}
 		if err := p.Budget.Settle(context.WithoutCancel(ctx), issue, task, usd); err != nil {
-			log.Error("the run's cost is not counted against the monthly budgets", jobs.LogError, err)
+			log.Error("the run's cost is not counted against the monthly budgets", logkey.Err, err)
 		}
 	}, nil
 }

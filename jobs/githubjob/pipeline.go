@@ -21,6 +21,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
@@ -273,7 +274,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if note := rerunNote(a.at.Rerun); note != "" {
 		a.trigger += "; " + note
 	}
-	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry)
+	log := p.logger().With(logkey.Issue, a.issue.String(), logkey.Task, a.at.TaskID, logkey.Retry, a.at.Retry)
 	logURL := p.runLink(id)
 	bot, err := p.GitHub.Bot(ctx, a.issue)
 	if err != nil {
@@ -378,7 +379,7 @@ func (p *Pipeline) announce(ctx context.Context, a request, st *statusComment, l
 		react.Number = a.pr
 	}
 	if err := p.GitHub.AddReaction(ctx, react, "eyes"); err != nil {
-		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
+		log.Warn("could not add the 👀 reaction", logkey.Err, err)
 	}
 	if err := st.write(ctx); err != nil {
 		// Without issues: write nothing can be said on the issue at all.
@@ -476,14 +477,14 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 		}
 		st.fail(fmt.Sprintf("stopped by @%s %s; the sandbox was removed and nothing was pushed", who, why))
 		if err := st.write(actx); err != nil {
-			p.logger().Warn("could not say on the issue that the run was stopped", jobs.LogError, err)
+			p.logger().Warn("could not say on the issue that the run was stopped", logkey.Err, err)
 		}
 		return permanent(fmt.Errorf("cancelled by %s", by))
 	}
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = ""
 	if err := st.write(actx); err != nil {
-		p.logger().Warn("could not update the status after an interruption", jobs.LogError, err)
+		p.logger().Warn("could not update the status after an interruption", logkey.Err, err)
 	}
 	return fmt.Errorf("run interrupted by a worker shutdown or timeout, to be tried again: %w", context.Cause(ctx))
 }
@@ -496,7 +497,7 @@ func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
 	if err := st.write(ctx); err != nil {
-		p.logger().Warn("could not say on the issue that the job was handed back", jobs.LogError, err)
+		p.logger().Warn("could not say on the issue that the job was handed back", logkey.Err, err)
 	}
 	return jobs.ErrHandedBack
 }
@@ -552,7 +553,7 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	}
 	st.fail(reason)
 	if err := st.write(actx); err != nil {
-		p.logger().Warn("could not report the failure on the issue", jobs.LogError, err)
+		p.logger().Warn("could not report the failure on the issue", logkey.Err, err)
 	}
 	if final && !errors.Is(cause, asynq.SkipRetry) {
 		return permanent(cause)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -23,7 +24,7 @@ import (
 // asked of it. No branch, commit or pull request.
 func (p *Pipeline) plan(ctx context.Context, a request) error {
 	id := runID(a.at)
-	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, jobs.LogRetry, a.at.Retry, "mode", "plan")
+	log := p.logger().With(logkey.Issue, a.issue.String(), logkey.Task, a.at.TaskID, logkey.Retry, a.at.Retry, "mode", "plan")
 	logURL := p.runLink(id)
 	bot, err := p.GitHub.Bot(ctx, a.issue)
 	if err != nil {
@@ -31,7 +32,7 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	}
 	a.bot = bot.Login
 	if err := p.GitHub.AddReaction(ctx, a.issue, "eyes"); err != nil {
-		log.Warn("could not add the 👀 reaction", jobs.LogError, err)
+		log.Warn("could not add the 👀 reaction", logkey.Err, err)
 	}
 	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
 	if err != nil {
@@ -93,7 +94,7 @@ func (p *Pipeline) planFailed(ctx context.Context, a request, logURL, reason str
 		reason += fmt.Sprintf(" (try %d of %d; Patchwright tries again by itself)", a.at.Retry+1, a.at.MaxRetry+1)
 	}
 	if _, err := p.postPlan(actx, a, report.Plan{Issue: a.issue.Number, Task: a.at.TaskID, Reason: reason, RunURL: logURL}); err != nil {
-		p.logger().Warn("could not say on the issue that no plan was made", jobs.LogError, err)
+		p.logger().Warn("could not say on the issue that no plan was made", logkey.Err, err)
 	}
 	if final && !errors.Is(cause, asynq.SkipRetry) {
 		return permanent(cause)
@@ -140,10 +141,10 @@ func (p *Pipeline) planComment(ctx context.Context, a request, task string) (git
 // comment only shows it). A failure is logged, not the job's: the work
 // goes on without the comment's word.
 func (p *Pipeline) settlePlanComment(ctx context.Context, a request, s report.PlanSettlement) {
-	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, "plan_task", a.planTask)
+	log := p.logger().With(logkey.Issue, a.issue.String(), logkey.Task, a.at.TaskID, "plan_task", a.planTask)
 	c, found, err := p.planComment(ctx, a, a.planTask)
 	if err != nil || !found {
-		log.Warn("the settled plan's comment was not found", jobs.LogError, err)
+		log.Warn("the settled plan's comment was not found", logkey.Err, err)
 		return
 	}
 	body, err := report.PlanSettled(c.Body, s)
@@ -151,7 +152,7 @@ func (p *Pipeline) settlePlanComment(ctx context.Context, a request, s report.Pl
 		err = p.GitHub.EditComment(ctx, a.issue, c.ID, body)
 	}
 	if err != nil {
-		log.Warn("could not say on the plan's comment what became of it", jobs.LogError, err)
+		log.Warn("could not say on the plan's comment what became of it", logkey.Err, err)
 	}
 }
 

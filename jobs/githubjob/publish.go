@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
@@ -143,7 +144,7 @@ func (g *publisher) update(ctx context.Context, repo *gitrepo.Repo, res *pipelin
 		case want && errors.Is(err, githubapi.ErrDraftUnsupported):
 			refused = true
 		case err != nil:
-			g.log.Warn("could not change the pull request's draft state", "draft", want, jobs.LogError, err)
+			g.log.Warn("could not change the pull request's draft state", "draft", want, logkey.Err, err)
 		}
 	}
 	body, err := g.body(res, refused)

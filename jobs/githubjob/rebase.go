@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchwright/patchwright/report/marker"
 	"log/slog"
 	"strings"
+
+	"github.com/patchwright/patchwright/internal/logkey"
+	"github.com/patchwright/patchwright/report/marker"
 
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 
@@ -43,7 +45,7 @@ func conflictMarker(head string) string { return "<!-- patchwright:conflict " + 
 // it as Patchwright's, and a names the merge for the history and the
 // model.
 func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, error) {
-	log := p.logger().With(jobs.LogIssue, a.issue.String(), jobs.LogTask, a.at.TaskID, "base", base)
+	log := p.logger().With(logkey.Issue, a.issue.String(), logkey.Task, a.at.TaskID, "base", base)
 	prIssue := a.issue
 	prIssue.Number = a.pr
 	pr, err := p.GitHub.GetPullRequest(ctx, prIssue)
@@ -57,7 +59,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 	if a.requester == "" {
 		on, err := p.keepsMergeable(ctx, a.issue)
 		if err != nil || !on {
-			log.Info("pull request not updated", "why", "merge_conflicts: off", jobs.LogError, err)
+			log.Info("pull request not updated", "why", "merge_conflicts: off", logkey.Err, err)
 			return false, err
 		}
 	}

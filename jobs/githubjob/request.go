@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/internal/text"
 
 	"github.com/patchwright/patchwright/jobs"
@@ -44,7 +45,7 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 	job.History, job.Attempt.Number = h.Attempts, len(h.Attempts)+1
 	lines, err := p.GitHub.ReviewComments(ctx, prIssue)
 	if errors.Is(err, githubapi.ErrThreadsUnknown) {
-		p.logger().Warn("review comments of resolved threads are not told apart", jobs.LogError, err)
+		p.logger().Warn("review comments of resolved threads are not told apart", logkey.Err, err)
 	} else if err != nil {
 		return err
 	}

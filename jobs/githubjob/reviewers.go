@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 )
 
@@ -17,7 +17,7 @@ import (
 func (g *publisher) requestReviews(ctx context.Context, pr githubapi.PullRequest, configured []string) {
 	for _, login := range reviewers(g.requester, configured) {
 		if err := g.gh.RequestReviews(ctx, g.prIssue(pr.Number), []string{login}); err != nil {
-			g.log.Warn("could not request a review", "reviewer", login, jobs.LogError, err)
+			g.log.Warn("could not request a review", "reviewer", login, logkey.Err, err)
 		}
 	}
 }

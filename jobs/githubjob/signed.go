@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -32,7 +32,7 @@ func (g *publisher) push(ctx context.Context, repo *gitrepo.Repo, res *pipeline.
 		res.HeadCommit = sha
 		return nil
 	case errors.Is(err, githubapi.ErrTooLargeForAPI):
-		g.log.Warn("pushing with git: the commit will not be signed", jobs.LogError, err)
+		g.log.Warn("pushing with git: the commit will not be signed", logkey.Err, err)
 		g.unsigned = true
 		return pushRefused(repo.Push(ctx, res.Branch, g.expected), res.Branch)
 	case errors.Is(err, githubapi.ErrRefMoved):

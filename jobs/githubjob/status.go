@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -154,7 +155,7 @@ func (s *statusComment) start(ctx context.Context) {
 			case <-s.dirty:
 			}
 			if err := s.write(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("could not update the status comment", jobs.LogError, err)
+				s.log.Warn("could not update the status comment", logkey.Err, err)
 			}
 			t := time.NewTimer(interval)
 			select {

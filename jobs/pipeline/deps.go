@@ -13,7 +13,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/tools"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
@@ -457,7 +457,7 @@ func (r *run) removeJobCache() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		if err := r.e.RemoveCache(ctx, v); err != nil {
-			r.e.logger().Warn("remove the job's cache volume", "volume", v, jobs.LogError, err)
+			r.e.logger().Warn("remove the job's cache volume", "volume", v, logkey.Err, err)
 		}
 		cancel()
 	}

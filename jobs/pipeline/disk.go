@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -83,7 +83,7 @@ func (r *run) diskFull() string {
 func (r *run) overDisk(phase Phase, err error) bool {
 	if errors.Is(err, sandbox.ErrDiskBound) {
 		// Fixed words: the error names the command that was running.
-		r.e.logger().Warn("the job passed its disk bound", jobs.LogError, err)
+		r.e.logger().Warn("the job passed its disk bound", logkey.Err, err)
 		r.diskBound = fmt.Sprintf("the job's services wrote past the job's disk bound during the %s phase, so they were stopped", phase)
 		return true
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/agent/tools"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
@@ -179,7 +179,7 @@ func (r *run) bound(ctx context.Context) error {
 	}
 	// A machine that cannot mount one (no loop device, no mkfs.ext4)
 	// still runs the job, unbounded, and the body says so.
-	r.e.logger().Warn("the work tree has no size limit", jobs.LogError, err)
+	r.e.logger().Warn("the work tree has no size limit", logkey.Err, err)
 	r.unboundWhy = scrubPaths(err, r.tmp).Error()
 	if err := os.RemoveAll(r.trees); err != nil {
 		return fmt.Errorf("bound the workspace: %w", err)
@@ -323,7 +323,7 @@ func (r *run) closeSandbox() {
 		return
 	}
 	if err := r.sb.Close(); err != nil {
-		r.e.logger().Warn("remove sandbox", jobs.LogError, err)
+		r.e.logger().Warn("remove sandbox", logkey.Err, err)
 	}
 	r.sb = nil
 }
@@ -572,7 +572,7 @@ func (r *run) loadTemplate(ctx context.Context) {
 		p, data, err = r.repo.BaseFirst(report.TemplatePaths)
 	}
 	if err != nil {
-		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", jobs.LogError, err)
+		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", logkey.Err, err)
 		return
 	}
 	r.template = report.Template{Path: p, Text: string(data)}
@@ -604,12 +604,12 @@ func (r *run) cleanup() {
 	}
 	if r.unbound != nil {
 		if err := r.unbound(); err != nil {
-			r.e.logger().Warn("unmount the workspace", jobs.LogError, err)
+			r.e.logger().Warn("unmount the workspace", logkey.Err, err)
 		}
 	}
 	if r.tmp != "" {
 		if err := os.RemoveAll(r.tmp); err != nil {
-			r.e.logger().Warn("remove work directory", "dir", r.tmp, jobs.LogError, err)
+			r.e.logger().Warn("remove work directory", "dir", r.tmp, logkey.Err, err)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ledger"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -75,7 +75,7 @@ func (r *run) recordServiceLogs() {
 			text = ""
 		}
 		if _, err := r.ledger.Append(&ledger.ServiceLog{Name: s.Name, Image: s.Image, Log: text}); err != nil {
-			r.e.logger().Warn("record a service's log", jobs.LogError, err)
+			r.e.logger().Warn("record a service's log", logkey.Err, err)
 		}
 	}
 }
@@ -86,7 +86,7 @@ func (r *run) stopServices() {
 		return
 	}
 	if err := r.services.Close(); err != nil {
-		r.e.logger().Warn("remove the services", jobs.LogError, err)
+		r.e.logger().Warn("remove the services", logkey.Err, err)
 	}
 	r.services = nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -283,6 +283,6 @@ func (r *run) create(ctx context.Context, s stage, dir string) (sandbox.Sandbox,
 	}
 	spec.CacheVolume, spec.CacheFrom = r.ownVolume(rowOf(s))
 	spec.CacheReadOnly = false
-	r.e.logger().Warn("the cache is too large to copy into memory; this sandbox writes the job's own copy on disk", jobs.LogError, err)
+	r.e.logger().Warn("the cache is too large to copy into memory; this sandbox writes the job's own copy on disk", logkey.Err, err)
 	return r.e.Sandboxes.Create(ctx, spec)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 )
 
@@ -110,7 +111,7 @@ func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Atte
 			}
 			// Renewing a slot it holds never finds it full.
 			if _, err := h.Queue.TakeSlot(ctx, issue, run.TaskID, jobs.Limits{}); err != nil {
-				h.Logger.Warn("could not renew the job's slot", jobs.LogTask, run.TaskID, jobs.LogError, err)
+				h.Logger.Warn("could not renew the job's slot", logkey.Task, run.TaskID, logkey.Err, err)
 			}
 		}
 	}()
@@ -142,7 +143,7 @@ func (h *Handlers) releaseSlot(ctx context.Context, issue jobs.Issue, taskID str
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	if err := h.Queue.ReleaseSlot(rctx, issue, taskID); err != nil {
-		h.Logger.Warn("slot kept until it expires", jobs.LogTask, taskID, jobs.LogError, err)
+		h.Logger.Warn("slot kept until it expires", logkey.Task, taskID, logkey.Err, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 )
 
@@ -121,7 +122,7 @@ func (s *Sweeper) Run(ctx context.Context, every time.Duration) {
 			log.InfoContext(ctx, "reported jobs abandoned by a dead worker", "count", n)
 		}
 		if err != nil && ctx.Err() == nil {
-			log.ErrorContext(ctx, "sweep abandoned jobs", jobs.LogError, err)
+			log.ErrorContext(ctx, "sweep abandoned jobs", logkey.Err, err)
 		}
 		select {
 		case <-ctx.Done():

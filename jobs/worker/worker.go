@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/report/marker"
@@ -173,7 +174,7 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("delete branch of %s: no Branches configured: %w", p.Issue, asynq.SkipRetry)
 	}
 	branch := jobs.AgentBranch(p.Number)
-	log := h.Logger.With(jobs.LogIssue, p.Issue.String(), "branch", branch)
+	log := h.Logger.With(logkey.Issue, p.Issue.String(), "branch", branch)
 	deleted, err := h.Branches.DeleteBranchAt(ctx, p.Issue, branch, p.SHA)
 	if err != nil {
 		if _, ok := githubapi.AsRefusal(err); ok {
@@ -193,7 +194,7 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 // and after the work, and releases the issue's lock once the job will not
 // run again (success, permanent failure, last retry, or cancelled).
 func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Attempt, work func(context.Context, jobs.Attempt) error) error {
-	log := h.Logger.With(jobs.LogTask, run.TaskID, jobs.LogIssue, issue.String(), jobs.LogRetry, run.Retry)
+	log := h.Logger.With(logkey.Task, run.TaskID, logkey.Issue, issue.String(), logkey.Retry, run.Retry)
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
@@ -220,11 +221,11 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	final := err == nil || errors.Is(err, asynq.SkipRetry) || run.Last()
 	if final {
 		if rerr := h.release(ctx, issue, run.TaskID); rerr != nil {
-			log.Error("job ended but its lock stays until it expires or the next trigger clears it", jobs.LogError, rerr)
+			log.Error("job ended but its lock stays until it expires or the next trigger clears it", logkey.Err, rerr)
 		}
 	}
 	if err != nil {
-		log.Error("job failed", jobs.LogError, err, "final", final)
+		log.Error("job failed", logkey.Err, err, "final", final)
 		return err
 	}
 	log.Info("job done")
@@ -245,7 +246,7 @@ func (h *Handlers) endRun(ctx context.Context, run jobs.Attempt, err error) {
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	if rerr := h.Queue.EndRun(rctx, run.TaskID, how); rerr != nil {
-		h.Logger.Error("the next run of this job may not say how this one ended", jobs.LogTask, run.TaskID, jobs.LogError, rerr)
+		h.Logger.Error("the next run of this job may not say how this one ended", logkey.Task, run.TaskID, logkey.Err, rerr)
 	}
 }
 
@@ -263,9 +264,9 @@ func (h *Handlers) checkCancelled(ctx context.Context, issue jobs.Issue, run job
 		return nil
 	}
 	if err := h.Queue.Release(rctx, issue, run.TaskID); err != nil {
-		h.Logger.Error("release lock after cancel", jobs.LogTask, run.TaskID, jobs.LogError, err)
+		h.Logger.Error("release lock after cancel", logkey.Task, run.TaskID, logkey.Err, err)
 	}
-	h.Logger.Info("job cancelled", jobs.LogTask, run.TaskID, jobs.LogIssue, issue.String(), "by", by)
+	h.Logger.Info("job cancelled", logkey.Task, run.TaskID, logkey.Issue, issue.String(), "by", by)
 	return fmt.Errorf("cancelled by %s: %w", by, asynq.SkipRetry)
 }
 

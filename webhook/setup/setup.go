@@ -38,9 +38,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/patchwright/patchwright/jobs"
 )
 
 //go:embed app.yml
@@ -138,7 +137,7 @@ func New(cfg Config) (*Handler, error) {
 	if configured {
 		// A code a crash left behind is spent too.
 		if err := removeCode(cfg.DataDir); err != nil {
-			cfg.Logger.Warn("setup: remove the spent one-time code", jobs.LogError, err)
+			cfg.Logger.Warn("setup: remove the spent one-time code", logkey.Err, err)
 		}
 		return h, nil
 	}
@@ -277,13 +276,13 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request, org string) {
 	base := h.publicURL(r)
 	manifest, err := h.manifestJSON(base)
 	if err != nil {
-		h.cfg.Logger.Error("setup: encode manifest", jobs.LogError, err)
+		h.cfg.Logger.Error("setup: encode manifest", logkey.Err, err)
 		h.page(w, http.StatusInternalServerError, "Setup failed", "The manifest could not be encoded.", nil)
 		return
 	}
 	state, err := h.issueState()
 	if err != nil {
-		h.cfg.Logger.Error("setup: issue state", jobs.LogError, err)
+		h.cfg.Logger.Error("setup: issue state", logkey.Err, err)
 		h.page(w, http.StatusInternalServerError, "Setup failed", "No random state could be made.", nil)
 		return
 	}
@@ -392,17 +391,17 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &gerr) && gerr.Response != nil &&
 		(gerr.Response.StatusCode == http.StatusNotFound || gerr.Response.StatusCode == http.StatusUnprocessableEntity):
-		h.cfg.Logger.Warn("setup: GitHub refused the code", "status", gerr.Response.StatusCode, jobs.LogError, err)
+		h.cfg.Logger.Warn("setup: GitHub refused the code", "status", gerr.Response.StatusCode, logkey.Err, err)
 		h.page(w, http.StatusBadRequest, "The code expired",
 			"GitHub no longer accepts this code: codes last an hour and work once. The app may exist on GitHub already; delete it there or start again with another name.", restart)
 		return
 	case err != nil:
-		h.cfg.Logger.Error("setup: exchange the manifest code", jobs.LogError, err)
+		h.cfg.Logger.Error("setup: exchange the manifest code", logkey.Err, err)
 		h.page(w, http.StatusBadGateway, "GitHub did not answer", "The code could not be exchanged: "+err.Error(), restart)
 		return
 	}
 	if err := h.store(creds); err != nil {
-		h.cfg.Logger.Error("setup: store credentials", jobs.LogError, err)
+		h.cfg.Logger.Error("setup: store credentials", logkey.Err, err)
 		status := http.StatusInternalServerError
 		if errors.Is(err, ErrConfigured) {
 			status = http.StatusConflict
@@ -449,7 +448,7 @@ func (h *Handler) store(c Credentials) error {
 		// The code is spent: registering was all it was for.
 		h.code = ""
 		if rerr := removeCode(h.cfg.DataDir); rerr != nil {
-			h.cfg.Logger.Warn("setup: remove the spent one-time code", jobs.LogError, rerr)
+			h.cfg.Logger.Warn("setup: remove the spent one-time code", logkey.Err, rerr)
 		}
 	}
 	h.mu.Unlock()
@@ -489,7 +488,7 @@ func (h *Handler) page(w http.ResponseWriter, status int, title, msg string, dat
 		Data           *view
 	}{title, msg, data})
 	if err != nil {
-		h.cfg.Logger.Error("setup: render page", jobs.LogError, err)
+		h.cfg.Logger.Error("setup: render page", logkey.Err, err)
 		http.Error(w, title, http.StatusInternalServerError)
 		return
 	}
