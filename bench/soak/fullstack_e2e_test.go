@@ -430,7 +430,7 @@ func TestSoakFullStack(t *testing.T) {
 	for _, r := range repos {
 		f.remote.Create(t, r.owner, r.name, "main", map[string]string{
 			"greeting.txt":      "helo\n",
-			".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n",
+			".github/agent.yml": "review: off\nverify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n",
 		})
 		f.fake.AddRepo(githubtest.Repo{Owner: r.owner, Name: r.name, DefaultBranch: "main", CloneURL: f.remote.CloneURL(r.owner, r.name),
 			Heads: func(b string) string { return f.remote.Head(t, r.owner, r.name, b) },
