@@ -92,6 +92,11 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	}
 	if review != nil {
 		exec.ReviewProvider = meteredProvider{review, m, prices}
+		if _, known := prices.Cost(review.Model(), provider.Usage{}); !known {
+			// The review fails closed without a price (its budget cannot be
+			// kept), which turns every pull request into a draft: say so now.
+			log.Warn("the review model has no price in the price table: every review will fail and every pull request will be a draft", "model", review.Model())
+		}
 	}
 	exec.ReviewMaxCostUSD = cfg.reviewMaxCostUSD
 	exec.AdvisoryCache = &pipeline.AdvisoryCache{}
