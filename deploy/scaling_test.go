@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/jobs/worker"
 )
 
@@ -100,7 +100,7 @@ func TestScaledObject(t *testing.T) {
 		}
 		for _, state := range []string{"pending", "active"} {
 			// asynq's key of a queue's list (internal/base: "asynq:{<queue>}:<state>").
-			if name := fmt.Sprintf("asynq:{%s}:%s", jobs.QueueAgent, state); !lists[name] {
+			if name := fmt.Sprintf("asynq:{%s}:%s", tasks.QueueAgent, state); !lists[name] {
 				t.Errorf("%s: no trigger on %s", o.file, name)
 			}
 		}

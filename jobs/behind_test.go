@@ -7,9 +7,12 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
-func retry(id string) RetryPR { return RetryPR{Issue: issue, PR: 9, DeliveryID: id, Requester: "u"} }
+func retry(id string) tasks.RetryPR {
+	return tasks.RetryPR{Issue: issue, PR: 9, DeliveryID: id, Requester: "u"}
+}
 
 // A retry that arrives while a job holds the issue waits behind it: it is
 // not in asynq until the job releases the lock, then it holds the lock and
@@ -30,7 +33,7 @@ func TestRetryQueuedBehindActiveJob(t *testing.T) {
 	}
 	// A label is never queued.
 	mustOutcome(t, q.EnqueueSolve, solve("b"), Busy)
-	if _, err := insp.GetTaskInfo(QueueAgent, "r1"); !errors.Is(err, asynq.ErrTaskNotFound) {
+	if _, err := insp.GetTaskInfo(tasks.QueueAgent, "r1"); !errors.Is(err, asynq.ErrTaskNotFound) {
 		t.Fatalf("the waiting retry is in asynq before the job ended: %v", err)
 	}
 	if err := q.Release(ctx, issue, "r1"); err != nil { // not the holder: nothing
@@ -45,9 +48,9 @@ func TestRetryQueuedBehindActiveJob(t *testing.T) {
 	if id, _ := q.Active(ctx, issue); id != "r1" {
 		t.Fatalf("lock %q after the job ended, want the waiting retry r1", id)
 	}
-	info, err := insp.GetTaskInfo(QueueAgent, "r1")
-	if err != nil || info.State != asynq.TaskStatePending || info.Type != TypeRetryPR {
-		t.Fatalf("waiting retry after the release: %+v, %v; want a pending %s", info, err, TypeRetryPR)
+	info, err := insp.GetTaskInfo(tasks.QueueAgent, "r1")
+	if err != nil || info.State != asynq.TaskStatePending || info.Type != tasks.TypeRetryPR {
+		t.Fatalf("waiting retry after the release: %+v, %v; want a pending %s", info, err, tasks.TypeRetryPR)
 	}
 	if w, _ := q.Waiting(ctx, issue); w != "" {
 		t.Errorf("waiting slot %q after the hand-over, want empty", w)
@@ -86,7 +89,7 @@ func TestStaleHolderHandsOverWaitingRetry(t *testing.T) {
 	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)
 	mustOutcome(t, q.EnqueueRetry, retry("r1"), Queued)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
-	if err := insp.DeleteTask(QueueAgent, "a"); err != nil { // its worker died, the task is gone
+	if err := insp.DeleteTask(tasks.QueueAgent, "a"); err != nil { // its worker died, the task is gone
 		t.Fatal(err)
 	}
 	if res := mustOutcome(t, q.EnqueueRetry, retry("r2"), Queued); res.ActiveTaskID != "r1" {
@@ -122,14 +125,14 @@ func TestRetryDuringFinishingJobRunsAfterIt(t *testing.T) {
 		running--
 	}
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(TypeSolveIssue, func(ctx context.Context, t *asynq.Task) error {
+	mux.HandleFunc(tasks.TypeSolveIssue, func(ctx context.Context, t *asynq.Task) error {
 		enter("solve")
 		close(finishing) // the pull request is open; the job is still finishing
 		<-proceed
 		leave("solve")
 		return q.Release(ctx, issue, t.ResultWriter().TaskID())
 	})
-	mux.HandleFunc(TypeRetryPR, func(ctx context.Context, t *asynq.Task) error {
+	mux.HandleFunc(tasks.TypeRetryPR, func(ctx context.Context, t *asynq.Task) error {
 		enter("retry")
 		leave("retry")
 		close(done)
@@ -137,7 +140,7 @@ func TestRetryDuringFinishingJobRunsAfterIt(t *testing.T) {
 	})
 	// Two workers: nothing but the lock keeps the retry from running beside
 	// the solve.
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{Concurrency: 2, Queues: map[string]int{QueueAgent: 1}, LogLevel: asynq.FatalLevel})
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{Concurrency: 2, Queues: map[string]int{tasks.QueueAgent: 1}, LogLevel: asynq.FatalLevel})
 	if err := srv.Start(mux); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hibiken/asynq"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +19,7 @@ import (
 // the worker running it to cancel. It returns the cancelled task's ID, or
 // "" when no job was active. A retry queued behind the job is dropped
 // first, so the release that follows does not start it.
-func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (string, error) {
+func (q *Queue) Cancel(ctx context.Context, issue tasks.Issue, requester string) (string, error) {
 	if err := q.rdb.Del(ctx, waitingKey(issue)).Err(); err != nil {
 		return "", fmt.Errorf("drop the retry waiting on %s: %w", issue, err)
 	}
@@ -29,7 +30,7 @@ func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (stri
 	if err := q.rdb.Set(ctx, cancelKey(id), requester, LockTTL).Err(); err != nil {
 		return "", fmt.Errorf("record cancel of %s: %w", issue, err)
 	}
-	info, err := q.insp.GetTaskInfo(QueueAgent, id)
+	info, err := q.insp.GetTaskInfo(tasks.QueueAgent, id)
 	switch {
 	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
 		return "", q.Release(ctx, issue, id)
@@ -46,7 +47,7 @@ func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (stri
 		}
 		return id, nil
 	}
-	if err := q.insp.DeleteTask(QueueAgent, id); err != nil {
+	if err := q.insp.DeleteTask(tasks.QueueAgent, id); err != nil {
 		// It may have just become active: cancel it there instead.
 		if cerr := q.insp.CancelProcessing(id); cerr != nil {
 			return "", fmt.Errorf("delete task %s: %w; cancel: %v", id, err, cerr)
@@ -58,8 +59,8 @@ func (q *Queue) Cancel(ctx context.Context, issue Issue, requester string) (stri
 
 // EnqueueDeleteBranch enqueues a branch deletion; a redelivery is a
 // Duplicate.
-func (q *Queue) EnqueueDeleteBranch(ctx context.Context, p DeleteBranch) (EnqueueResult, error) {
-	task, err := NewDeleteBranchTask(p)
+func (q *Queue) EnqueueDeleteBranch(ctx context.Context, p tasks.DeleteBranch) (EnqueueResult, error) {
+	task, err := tasks.NewDeleteBranchTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -127,20 +128,20 @@ func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([
 
 // issueOfLockKey is lockKey's inverse (owner and repo in lower case, as
 // the key holds them).
-func issueOfLockKey(k string) (Issue, bool) {
+func issueOfLockKey(k string) (tasks.Issue, bool) {
 	rest, ok := strings.CutPrefix(k, KeyPrefix+"active:")
 	if !ok {
-		return Issue{}, false
+		return tasks.Issue{}, false
 	}
 	slash, hash := strings.Index(rest, "/"), strings.LastIndex(rest, "#")
 	if slash <= 0 || hash <= slash+1 {
-		return Issue{}, false
+		return tasks.Issue{}, false
 	}
 	n, err := strconv.Atoi(rest[hash+1:])
 	if err != nil || n <= 0 {
-		return Issue{}, false
+		return tasks.Issue{}, false
 	}
-	return Issue{Owner: rest[:slash], Repo: rest[slash+1 : hash], Number: n}, true
+	return tasks.Issue{Owner: rest[:slash], Repo: rest[slash+1 : hash], Number: n}, true
 }
 
 // globEscape quotes Redis glob characters.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,7 +37,7 @@ func (q *Queue) ClaimMeaning(ctx context.Context, key, id string) (string, error
 // write access, for delivery id: true when id holds it (a new claim, or
 // id's own redelivery), false when an earlier delivery had it. The claim
 // lasts MeaningTTL.
-func (q *Queue) ClaimStrangerReply(ctx context.Context, issue Issue, id string) (bool, error) {
+func (q *Queue) ClaimStrangerReply(ctx context.Context, issue tasks.Issue, id string) (bool, error) {
 	holder, err := q.ClaimMeaning(ctx, KeyPrefix+"stranger-reply:"+issueKey(issue), id)
 	if err != nil {
 		return false, err

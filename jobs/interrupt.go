@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 type interruptKey struct{}
@@ -26,3 +27,10 @@ func Interrupt(ctx context.Context) <-chan struct{} {
 // changed anything: there is nothing to push, so the job goes back to the
 // queue like one whose grace period ran out (no failure counted).
 var ErrHandedBack = errors.New("the worker is shutting down and the run had no change yet: handed back to the queue")
+
+// AfterContext is for bookkeeping after a job's own context may have ended
+// (timeout or cancel): it keeps ctx's values but not its cancellation, and
+// gives the bookkeeping five seconds.
+func AfterContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+}

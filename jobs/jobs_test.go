@@ -11,15 +11,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 const testRedisDB = 1 // each package its own DB: packages' tests run in parallel
 
 func testRedis(t *testing.T) *redis.Client { return redistest.Client(t, testRedisDB) }
 
-var issue = Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
+var issue = tasks.Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
 
-func solve(id string) SolveIssue { return SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"} }
+func solve(id string) tasks.SolveIssue {
+	return tasks.SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"}
+}
 
 func TestBadPayloadsSkipRetry(t *testing.T) {
 	for name, payload := range map[string]string{
@@ -28,21 +31,21 @@ func TestBadPayloadsSkipRetry(t *testing.T) {
 		"no number":           `{"installation_id":1,"owner":"o","repo":"r","delivery_id":"d"}`,
 		"no delivery":         `{"installation_id":1,"owner":"o","repo":"r","number":1}`,
 		"plan approved":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"approved_plan":"p"}`,
-		"plan too long":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","approved_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
+		"plan too long":       `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","approved_plan":"` + strings.Repeat("x", tasks.MaxPlanBytes+1) + `"}`,
 		"revision not a plan": `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","previous_plan":"p"}`,
-		"revision too long":   `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"previous_plan":"` + strings.Repeat("x", MaxPlanBytes+1) + `"}`,
+		"revision too long":   `{"installation_id":1,"owner":"o","repo":"r","number":1,"delivery_id":"d","plan":true,"previous_plan":"` + strings.Repeat("x", tasks.MaxPlanBytes+1) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Decode[SolveIssue](asynq.NewTask(TypeSolveIssue, []byte(payload)))
+			_, err := tasks.Decode[tasks.SolveIssue](asynq.NewTask(tasks.TypeSolveIssue, []byte(payload)))
 			if !errors.Is(err, asynq.SkipRetry) {
 				t.Fatalf("err = %v, want SkipRetry", err)
 			}
 		})
 	}
-	if _, err := NewSolveIssueTask(SolveIssue{Issue: issue}); err == nil {
+	if _, err := tasks.NewSolveIssueTask(tasks.SolveIssue{Issue: issue}); err == nil {
 		t.Fatal("task without delivery ID accepted")
 	}
-	if _, err := NewReplyTask(Reply{Issue: issue, DeliveryID: "d", Body: " "}); err == nil {
+	if _, err := tasks.NewReplyTask(tasks.Reply{Issue: issue, DeliveryID: "d", Body: " "}); err == nil {
 		t.Fatal("reply without body accepted")
 	}
 }
@@ -89,7 +92,7 @@ func TestStaleLockIsCleared(t *testing.T) {
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	defer insp.Close()
-	if err := insp.DeleteTask(QueueAgent, "a"); err != nil {
+	if err := insp.DeleteTask(tasks.QueueAgent, "a"); err != nil {
 		t.Fatal(err)
 	}
 	mustOutcome(t, q.EnqueueSolve, solve("z"), Enqueued)
@@ -112,7 +115,7 @@ func TestCancelQueuedJob(t *testing.T) {
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	defer insp.Close()
-	if _, err := insp.GetTaskInfo(QueueAgent, "a"); !errors.Is(err, asynq.ErrTaskNotFound) {
+	if _, err := insp.GetTaskInfo(tasks.QueueAgent, "a"); !errors.Is(err, asynq.ErrTaskNotFound) {
 		t.Fatalf("task a still queued: %v", err)
 	}
 	mustOutcome(t, q.EnqueueSolve, solve("b"), Enqueued)
@@ -149,22 +152,22 @@ func TestAgentBranch(t *testing.T) {
 // EnqueuedAt reads the header NewSolveIssueTask sets, and a task without
 // one (or with a malformed one) has no enqueue time rather than a wrong one.
 func TestEnqueuedAtHeader(t *testing.T) {
-	task, err := NewSolveIssueTask(SolveIssue{Issue: Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d"})
+	task, err := tasks.NewSolveIssueTask(tasks.SolveIssue{Issue: tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at := EnqueuedAt(task); at.IsZero() || time.Since(at) < 0 {
+	if at := tasks.EnqueuedAt(task); at.IsZero() || time.Since(at) < 0 {
 		t.Errorf("EnqueuedAt = %v, want the time the task was built", at)
 	}
 	for name, h := range map[string]map[string]string{
 		"none":      nil,
-		"malformed": {HeaderEnqueuedAt: "yesterday"},
+		"malformed": {tasks.HeaderEnqueuedAt: "yesterday"},
 	} {
-		if at := EnqueuedAt(asynq.NewTaskWithHeaders(TypeSolveIssue, nil, h)); !at.IsZero() {
+		if at := tasks.EnqueuedAt(asynq.NewTaskWithHeaders(tasks.TypeSolveIssue, nil, h)); !at.IsZero() {
 			t.Errorf("%s: EnqueuedAt = %v, want zero", name, at)
 		}
 	}
-	reply, err := NewReplyTask(Reply{Issue: Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d", Body: "hi"})
+	reply, err := tasks.NewReplyTask(tasks.Reply{Issue: tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d", Body: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +181,7 @@ func TestEnqueuedAtHeader(t *testing.T) {
 func TestPlans(t *testing.T) {
 	q := NewQueue(testRedis(t))
 	ctx := t.Context()
-	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 3}
+	issue := tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 3}
 	if _, ok, err := q.LatestPlan(ctx, issue); ok || err != nil {
 		t.Fatalf("before any plan: %v %v", ok, err)
 	}
@@ -190,7 +193,7 @@ func TestPlans(t *testing.T) {
 	if rec, ok, err := q.LatestPlan(ctx, issue); !ok || err != nil || rec.Task != "p-2" || rec.Text != "plan of p-2" {
 		t.Fatalf("latest: %+v %v %v, want p-2's", rec, ok, err)
 	}
-	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-3", Text: strings.Repeat("x", MaxPlanBytes+1)}); err == nil {
+	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-3", Text: strings.Repeat("x", tasks.MaxPlanBytes+1)}); err == nil {
 		t.Fatal("a plan over MaxPlanBytes was kept")
 	}
 }
@@ -202,7 +205,7 @@ func TestApprovePlan(t *testing.T) {
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
 	ctx := t.Context()
-	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 4}
+	issue := tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 4}
 	if ok, err := q.ApprovePlan(ctx, issue, "p-1", "w"); ok || err != nil {
 		t.Fatalf("approval without a plan: %v %v", ok, err)
 	}
@@ -236,7 +239,7 @@ func TestApprovePlan(t *testing.T) {
 func TestSetAsidePlan(t *testing.T) {
 	q := NewQueue(testRedis(t))
 	ctx := t.Context()
-	issue := Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 5}
+	issue := tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 5}
 	if err := q.SavePlan(ctx, issue, PlanRecord{Task: "p-1", Text: "plan", RequestedBy: "r"}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,8 +23,8 @@ type Note struct {
 // not reading them).
 const MaxNotes = 20
 
-func notesKey(i Issue) string      { return KeyPrefix + "notes:" + issueKey(i) }
-func noteSeenKey(id string) string { return KeyPrefix + "note-seen:" + id }
+func notesKey(i tasks.Issue) string { return KeyPrefix + "notes:" + issueKey(i) }
+func noteSeenKey(id string) string  { return KeyPrefix + "note-seen:" + id }
 
 // addNoteScript adds a note while the issue's job lock is held, once per
 // delivery. KEYS: lock, notes, seen; ARGV: note JSON, max, ttl seconds.
@@ -55,7 +56,7 @@ const (
 )
 
 // AddNote stores n for the job active on issue, if one is.
-func (q *Queue) AddNote(ctx context.Context, issue Issue, n Note) (NoteOutcome, error) {
+func (q *Queue) AddNote(ctx context.Context, issue tasks.Issue, n Note) (NoteOutcome, error) {
 	b, err := json.Marshal(n)
 	if err != nil {
 		return 0, err
@@ -78,7 +79,7 @@ func (q *Queue) AddNote(ctx context.Context, issue Issue, n Note) (NoteOutcome, 
 
 // TakeNotes removes and returns the notes waiting for issue's job, oldest
 // first.
-func (q *Queue) TakeNotes(ctx context.Context, issue Issue) ([]Note, error) {
+func (q *Queue) TakeNotes(ctx context.Context, issue tasks.Issue) ([]Note, error) {
 	raw, err := q.rdb.LPopCount(ctx, notesKey(issue), MaxNotes).Result()
 	if err == redis.Nil {
 		return nil, nil

@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"testing"
+
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // A writer's trigger stores the pin of the text it approved, whether it
@@ -14,7 +16,7 @@ func TestApprovedPin(t *testing.T) {
 	if _, ok, err := q.ApprovedPin(ctx, issue); err != nil || ok {
 		t.Fatalf("before any trigger: ok=%v err=%v", ok, err)
 	}
-	label := IssueHash("title", "body")
+	label := tasks.IssueHash("title", "body")
 	s := solve("p-1")
 	s.IssueHash = label
 	if res, err := q.EnqueueSolve(ctx, s); err != nil || res.Outcome != Enqueued {
@@ -23,8 +25,8 @@ func TestApprovedPin(t *testing.T) {
 	if pin, ok, err := q.ApprovedPin(ctx, issue); err != nil || !ok || pin != label {
 		t.Fatalf("after the label: %q %v %v, want %q", pin, ok, err, label)
 	}
-	ci := retry(CIFixID(issue, "ec26c3e57ca3a959ca5aad62de7213c562f8c821"))
-	ci.Requester, ci.CIHead, ci.IssueHash = "", "ec26c3e57ca3a959ca5aad62de7213c562f8c821", IssueHash("title", "edited")
+	ci := retry(tasks.CIFixID(issue, "ec26c3e57ca3a959ca5aad62de7213c562f8c821"))
+	ci.Requester, ci.CIHead, ci.IssueHash = "", "ec26c3e57ca3a959ca5aad62de7213c562f8c821", tasks.IssueHash("title", "edited")
 	if _, err := q.EnqueueRetry(ctx, ci); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestApprovedPin(t *testing.T) {
 		t.Fatalf("a CI fix changed the approved pin to %q", pin)
 	}
 	busy := solve("p-2")
-	busy.IssueHash = IssueHash("title", "edited and labelled again")
+	busy.IssueHash = tasks.IssueHash("title", "edited and labelled again")
 	if res, err := q.EnqueueSolve(ctx, busy); err != nil || res.Outcome != Busy {
 		t.Fatalf("second solve: %+v, %v", res, err)
 	}
@@ -49,7 +51,7 @@ func TestClaimStrangerReply(t *testing.T) {
 	other := issue
 	other.Number++
 	for _, c := range []struct {
-		issue Issue
+		issue tasks.Issue
 		id    string
 		want  bool
 	}{{issue, "d-1", true}, {issue, "d-1", true}, {issue, "d-2", false}, {other, "d-3", true}, {other, "d-1", false}} {

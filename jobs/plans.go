@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,10 +17,6 @@ import (
 
 // PlanTTL is how long a plan waits for its approval.
 const PlanTTL = 30 * 24 * time.Hour
-
-// MaxPlanBytes bounds a kept plan (the plan tool's text is bounded below
-// it).
-const MaxPlanBytes = 16 << 10
 
 // PlanRecord is an issue's latest plan.
 type PlanRecord struct {
@@ -44,12 +41,12 @@ type PlanRecord struct {
 // comment only shows it.
 func (r PlanRecord) Waiting() bool { return r.ApprovedBy == "" && r.SetAsideBy == "" }
 
-func planKey(i Issue) string { return KeyPrefix + "plan:" + issueKey(i) }
+func planKey(i tasks.Issue) string { return KeyPrefix + "plan:" + issueKey(i) }
 
 // SavePlan keeps rec as issue's latest plan, replacing an earlier one.
-func (q *Queue) SavePlan(ctx context.Context, issue Issue, rec PlanRecord) error {
-	if len(rec.Text) > MaxPlanBytes {
-		return fmt.Errorf("plan of %d bytes, over %d", len(rec.Text), MaxPlanBytes)
+func (q *Queue) SavePlan(ctx context.Context, issue tasks.Issue, rec PlanRecord) error {
+	if len(rec.Text) > tasks.MaxPlanBytes {
+		return fmt.Errorf("plan of %d bytes, over %d", len(rec.Text), tasks.MaxPlanBytes)
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -63,7 +60,7 @@ func (q *Queue) SavePlan(ctx context.Context, issue Issue, rec PlanRecord) error
 
 // LatestPlan is issue's latest plan; ok is false when there is none (never
 // made, or expired).
-func (q *Queue) LatestPlan(ctx context.Context, issue Issue) (rec PlanRecord, ok bool, err error) {
+func (q *Queue) LatestPlan(ctx context.Context, issue tasks.Issue) (rec PlanRecord, ok bool, err error) {
 	b, err := q.rdb.Get(ctx, planKey(issue)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return PlanRecord{}, false, nil
@@ -93,7 +90,7 @@ return 1
 // ApprovePlan records that by approved issue's plan of task, so the issue
 // no longer waits on a plan. It reports false, changing nothing, when the
 // latest plan is another task's or there is none.
-func (q *Queue) ApprovePlan(ctx context.Context, issue Issue, task, by string) (bool, error) {
+func (q *Queue) ApprovePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error) {
 	return q.settlePlan(ctx, issue, task, "approved_by", by, "the approval")
 }
 
@@ -101,11 +98,11 @@ func (q *Queue) ApprovePlan(ctx context.Context, issue Issue, task, by string) (
 // of task (the trigger label while the plan waited), so the issue no
 // longer waits on it: a later `/agent retry` is an attempt, not a replan
 // of that plan. It reports false like ApprovePlan.
-func (q *Queue) SetAsidePlan(ctx context.Context, issue Issue, task, by string) (bool, error) {
+func (q *Queue) SetAsidePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error) {
 	return q.settlePlan(ctx, issue, task, "set_aside_by", by, "the setting aside")
 }
 
-func (q *Queue) settlePlan(ctx context.Context, issue Issue, task, field, by, what string) (bool, error) {
+func (q *Queue) settlePlan(ctx context.Context, issue tasks.Issue, task, field, by, what string) (bool, error) {
 	n, err := settlePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, task, field, by).Int()
 	if err != nil {
 		return false, fmt.Errorf("record %s of the plan of %s: %w", what, issue, err)

@@ -1,3 +1,8 @@
+// Package jobs is Patchwright's queue: enqueuing with one active job per
+// issue, slots, notes, plans, cancellation, interruption and the agent
+// branch name: everything the webhook needs of Redis and nothing more
+// (docs/design.md §2, §6). The task catalogue is jobs/tasks; the worker is
+// jobs/worker; the pipeline is jobs/pipeline.
 package jobs
 
 import (
@@ -9,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,13 +24,13 @@ const (
 	// is the agent queue's, the one asynq's keys of that queue carry
 	// (asynq:{agent}:…), so on a Redis Cluster every key a script of ours
 	// touches, asynq's task included, is in one hash slot.
-	KeyPrefix = "patchwright:{" + QueueAgent + "}:"
+	KeyPrefix = "patchwright:{" + tasks.QueueAgent + "}:"
 	// LockTTL is the safety net on an issue's active-job lock: longer than
 	// every attempt of a job together (AgentMaxRetry+1 times AgentTimeout,
 	// plus retry delays), so it never expires under a live job, yet a lock
 	// whose job died without releasing it cannot block the issue for ever.
 	// A lock whose task is finished is also cleared on the next trigger.
-	LockTTL = (AgentMaxRetry+1)*AgentTimeout + time.Hour
+	LockTTL = (tasks.AgentMaxRetry+1)*tasks.AgentTimeout + time.Hour
 	// WorkedTTL is how long Patchwright remembers that it worked on an issue
 	// (for `/agent retry` and `/agent stop` on the issue itself).
 	WorkedTTL = 90 * 24 * time.Hour
@@ -131,8 +137,8 @@ func (q *Queue) Ping(ctx context.Context) error {
 
 // EnqueueSolve enqueues a TypeSolveIssue task unless a job for the issue is
 // active (Busy) or the delivery was seen (Duplicate).
-func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, error) {
-	task, err := NewSolveIssueTask(p)
+func (q *Queue) EnqueueSolve(ctx context.Context, p tasks.SolveIssue) (EnqueueResult, error) {
+	task, err := tasks.NewSolveIssueTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -142,8 +148,8 @@ func (q *Queue) EnqueueSolve(ctx context.Context, p SolveIssue) (EnqueueResult, 
 // EnqueueSolveBehind is EnqueueSolve for a `/agent retry` on the issue:
 // while another job holds the issue's lock it is Queued behind that job,
 // as EnqueueRetry is, instead of Busy.
-func (q *Queue) EnqueueSolveBehind(ctx context.Context, p SolveIssue) (EnqueueResult, error) {
-	task, err := NewSolveIssueTask(p)
+func (q *Queue) EnqueueSolveBehind(ctx context.Context, p tasks.SolveIssue) (EnqueueResult, error) {
+	task, err := tasks.NewSolveIssueTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -155,8 +161,8 @@ func (q *Queue) EnqueueSolveBehind(ctx context.Context, p SolveIssue) (EnqueueRe
 // starts a job costs one round trip: Replayed, with nothing done, when
 // another delivery holds the meaning. The claim stays whatever else the
 // outcome (the delivery is answered); the caller releases it if it fails.
-func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning string) (EnqueueResult, error) {
-	task, err := NewSolveIssueTask(p)
+func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p tasks.SolveIssue, meaning string) (EnqueueResult, error) {
+	task, err := tasks.NewSolveIssueTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -169,8 +175,8 @@ func (q *Queue) EnqueueSolveClaiming(ctx context.Context, p SolveIssue, meaning 
 // request, still finishing), the retry is Queued behind it instead of
 // refused: it is enqueued when that job releases the lock, so there is
 // still one job per issue. One retry waits at a time; a second is Busy.
-func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, error) {
-	task, err := NewRetryPRTask(p)
+func (q *Queue) EnqueueRetry(ctx context.Context, p tasks.RetryPR) (EnqueueResult, error) {
+	task, err := tasks.NewRetryPRTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -188,7 +194,7 @@ func (q *Queue) EnqueueRetry(ctx context.Context, p RetryPR) (EnqueueResult, err
 // busy). ok is false when none is remembered (none in WorkedTTL, or
 // from before pins were kept). A CI fix carries it: nobody approves
 // the text CI runs on, so it runs only the text a writer did.
-func (q *Queue) ApprovedPin(ctx context.Context, issue Issue) (pin string, ok bool, err error) {
+func (q *Queue) ApprovedPin(ctx context.Context, issue tasks.Issue) (pin string, ok bool, err error) {
 	pin, err = q.rdb.Get(ctx, pinKey(issue)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -201,8 +207,8 @@ func (q *Queue) ApprovedPin(ctx context.Context, issue Issue) (pin string, ok bo
 
 // EnqueueReply enqueues a reply comment. A second reply for the same
 // delivery is a Duplicate.
-func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error) {
-	task, err := NewReplyTask(p)
+func (q *Queue) EnqueueReply(ctx context.Context, p tasks.Reply) (EnqueueResult, error) {
+	task, err := tasks.NewReplyTask(p)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -231,7 +237,7 @@ func (q *Queue) EnqueueReply(ctx context.Context, p Reply) (EnqueueResult, error
 // With behind, a task that finds a live holder waits behind it (Queued).
 func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResult, error) {
 	issue, task, id, behind := x.issue, x.task, x.id, x.behind
-	x.msg = taskMessage(task.Type(), task.Payload(), id, QueueAgent, AgentMaxRetry, AgentTimeout, Retention, task.Headers())
+	x.msg = taskMessage(task.Type(), task.Payload(), id, tasks.QueueAgent, tasks.AgentMaxRetry, tasks.AgentTimeout, tasks.Retention, task.Headers())
 	msg := x.msg
 	// Three rounds: a later one follows clearing a stale lock, or a lock
 	// that changed hands while the task was being queued behind it.
@@ -280,7 +286,7 @@ func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResul
 
 // exclusive is one agent task to enqueue under its issue's lock.
 type exclusive struct {
-	issue Issue
+	issue tasks.Issue
 	task  *asynq.Task
 	msg   []byte // the task as asynq stores it
 	id    string
@@ -345,7 +351,7 @@ func (q *Queue) enqueueLocked(ctx context.Context, x exclusive) (EnqueueOutcome,
 	if err := q.publish(ctx); err != nil {
 		return 0, "", err
 	}
-	keys := []string{lockKey(x.issue), workedKey(x.issue), asynqTaskKey(QueueAgent, x.id), asynqPendingKey(QueueAgent), pinKey(x.issue)}
+	keys := []string{lockKey(x.issue), workedKey(x.issue), asynqTaskKey(tasks.QueueAgent, x.id), asynqPendingKey(tasks.QueueAgent), pinKey(x.issue)}
 	if x.meaning != "" {
 		keys = append(keys, x.meaning)
 	}
@@ -381,8 +387,8 @@ func (q *Queue) publish(ctx context.Context) error {
 	if q.published.Load() {
 		return nil
 	}
-	if err := q.rdb.SAdd(ctx, asynqQueues, QueueAgent).Err(); err != nil {
-		return fmt.Errorf("publish queue %s: %w", QueueAgent, err)
+	if err := q.rdb.SAdd(ctx, asynqQueues, tasks.QueueAgent).Err(); err != nil {
+		return fmt.Errorf("publish queue %s: %w", tasks.QueueAgent, err)
 	}
 	q.published.Store(true)
 	return nil
@@ -391,7 +397,7 @@ func (q *Queue) publish(ctx context.Context) error {
 // stale reports whether the task holding a lock can no longer run: it is
 // gone, finished, archived, or cancelled and not running right now.
 func (q *Queue) stale(ctx context.Context, taskID string) (bool, error) {
-	info, err := q.insp.GetTaskInfo(QueueAgent, taskID)
+	info, err := q.insp.GetTaskInfo(tasks.QueueAgent, taskID)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return true, nil
 	}
@@ -433,7 +439,7 @@ return {1}`)
 
 // queueBehind runs behindScript; again is true when the lock changed
 // hands meanwhile and the enqueue should start over.
-func (q *Queue) queueBehind(ctx context.Context, issue Issue, msg []byte, id, holder string) (res EnqueueResult, again bool, err error) {
+func (q *Queue) queueBehind(ctx context.Context, issue tasks.Issue, msg []byte, id, holder string) (res EnqueueResult, again bool, err error) {
 	out, err := behindScript.Run(ctx, q.rdb, []string{lockKey(issue), waitingKey(issue), workedKey(issue)},
 		id, holder, msg, LockTTL.Milliseconds(), WorkedTTL.Milliseconds()).Slice()
 	if err != nil || len(out) == 0 {
@@ -491,12 +497,12 @@ return 2`)
 // Release frees the issue's lock if taskID holds it; otherwise it does
 // nothing. Workers call it when a job ends. A retry queued behind the job
 // takes the lock over and is enqueued in the same step.
-func (q *Queue) Release(ctx context.Context, issue Issue, taskID string) error {
+func (q *Queue) Release(ctx context.Context, issue tasks.Issue, taskID string) error {
 	if err := q.publish(ctx); err != nil {
 		return err
 	}
-	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(QueueAgent)}
-	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(QueueAgent, ""), LockTTL.Milliseconds(),
+	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(tasks.QueueAgent)}
+	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(tasks.QueueAgent, ""), LockTTL.Milliseconds(),
 		time.Now().UnixNano()).Err(); err != nil {
 		return fmt.Errorf("release lock of %s: %w", issue, err)
 	}
@@ -505,7 +511,7 @@ func (q *Queue) Release(ctx context.Context, issue Issue, taskID string) error {
 
 // Waiting returns the ID of the retry queued behind the issue's active
 // job, or "".
-func (q *Queue) Waiting(ctx context.Context, issue Issue) (string, error) {
+func (q *Queue) Waiting(ctx context.Context, issue tasks.Issue) (string, error) {
 	id, err := q.rdb.HGet(ctx, waitingKey(issue), "id").Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -517,7 +523,7 @@ func (q *Queue) Waiting(ctx context.Context, issue Issue) (string, error) {
 }
 
 // Active returns the ID of the task holding the issue's lock, or "".
-func (q *Queue) Active(ctx context.Context, issue Issue) (string, error) {
+func (q *Queue) Active(ctx context.Context, issue tasks.Issue) (string, error) {
 	id, err := q.rdb.Get(ctx, lockKey(issue)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -530,7 +536,7 @@ func (q *Queue) Active(ctx context.Context, issue Issue) (string, error) {
 
 // Worked reports whether a job was enqueued for the issue in the last
 // WorkedTTL.
-func (q *Queue) Worked(ctx context.Context, issue Issue) (bool, error) {
+func (q *Queue) Worked(ctx context.Context, issue tasks.Issue) (bool, error) {
 	n, err := q.rdb.Exists(ctx, workedKey(issue)).Result()
 	if err != nil {
 		return false, fmt.Errorf("read worked record of %s: %w", issue, err)
@@ -538,17 +544,17 @@ func (q *Queue) Worked(ctx context.Context, issue Issue) (bool, error) {
 	return n > 0, nil
 }
 
-func lockKey(i Issue) string   { return KeyPrefix + "active:" + issueKey(i) }
-func workedKey(i Issue) string { return KeyPrefix + "worked:" + issueKey(i) }
-func pinKey(i Issue) string    { return KeyPrefix + "pin:" + issueKey(i) }
+func lockKey(i tasks.Issue) string   { return KeyPrefix + "active:" + issueKey(i) }
+func workedKey(i tasks.Issue) string { return KeyPrefix + "worked:" + issueKey(i) }
+func pinKey(i tasks.Issue) string    { return KeyPrefix + "pin:" + issueKey(i) }
 
 // waitingKey holds the retry queued behind an issue's active job.
-func waitingKey(i Issue) string { return KeyPrefix + "waiting:" + issueKey(i) }
+func waitingKey(i tasks.Issue) string { return KeyPrefix + "waiting:" + issueKey(i) }
 func cancelKey(id string) string {
 	return KeyPrefix + "cancel:" + id
 }
 
 // issueKey is case-insensitive like GitHub's owner and repository names.
-func issueKey(i Issue) string {
+func issueKey(i tasks.Issue) string {
 	return strings.ToLower(i.Owner+"/"+i.Repo) + "#" + fmt.Sprint(i.Number)
 }

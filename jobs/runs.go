@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,24 +16,24 @@ const runTTL = 7 * 24 * time.Hour
 // StartRun records that a run of the task starts and returns how its
 // previous run ended: RerunNone when this is the first, RerunCrashed when
 // the previous one started and never said it ended.
-func (q *Queue) StartRun(ctx context.Context, taskID string) (Rerun, error) {
+func (q *Queue) StartRun(ctx context.Context, taskID string) (tasks.Rerun, error) {
 	prev, err := q.rdb.SetArgs(ctx, runKey(taskID), "running", redis.SetArgs{Get: true, TTL: runTTL}).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return RerunNone, nil
+		return tasks.RerunNone, nil
 	case err != nil:
-		return RerunNone, fmt.Errorf("record the start of %s: %w", taskID, err)
+		return tasks.RerunNone, fmt.Errorf("record the start of %s: %w", taskID, err)
 	case prev == "running":
-		return RerunCrashed, nil
+		return tasks.RerunCrashed, nil
 	}
-	return Rerun(prev), nil
+	return tasks.Rerun(prev), nil
 }
 
 // EndRun records how a run of the task ended, for its next run to say:
 // RerunNone (it will not run again) forgets the task.
-func (q *Queue) EndRun(ctx context.Context, taskID string, how Rerun) error {
+func (q *Queue) EndRun(ctx context.Context, taskID string, how tasks.Rerun) error {
 	var err error
-	if how == RerunNone {
+	if how == tasks.RerunNone {
 		err = q.rdb.Del(ctx, runKey(taskID)).Err()
 	} else {
 		err = q.rdb.Set(ctx, runKey(taskID), string(how), runTTL).Err()

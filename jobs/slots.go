@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,7 +60,7 @@ return 0`)
 // script, or renews the one it holds for another SlotTTL. full is "" when
 // it was taken, else the limit that is reached; the job should wait and
 // try again (ReleaseSlot frees a slot).
-func (q *Queue) TakeSlot(ctx context.Context, issue Issue, taskID string, l Limits) (full Slot, err error) {
+func (q *Queue) TakeSlot(ctx context.Context, issue tasks.Issue, taskID string, l Limits) (full Slot, err error) {
 	now := time.Now()
 	keys := []string{installationSlotsKey(issue), repoSlotsKey(issue)}
 	n, err := slotScript.Run(ctx, q.rdb, keys, taskID, now.UnixMilli(), now.Add(SlotTTL).UnixMilli(), l.Installation, l.Repo).Int()
@@ -77,7 +78,7 @@ func (q *Queue) TakeSlot(ctx context.Context, issue Issue, taskID string, l Limi
 
 // ReleaseSlot gives taskID's slot back; a slot it does not hold is left
 // alone.
-func (q *Queue) ReleaseSlot(ctx context.Context, issue Issue, taskID string) error {
+func (q *Queue) ReleaseSlot(ctx context.Context, issue tasks.Issue, taskID string) error {
 	err := q.rdb.ZRem(ctx, installationSlotsKey(issue), taskID).Err()
 	if err == nil {
 		err = q.rdb.ZRem(ctx, repoSlotsKey(issue), taskID).Err()
@@ -88,10 +89,10 @@ func (q *Queue) ReleaseSlot(ctx context.Context, issue Issue, taskID string) err
 	return nil
 }
 
-func installationSlotsKey(i Issue) string {
+func installationSlotsKey(i tasks.Issue) string {
 	return KeyPrefix + "slots:installation:" + strconv.FormatInt(i.InstallationID, 10)
 }
 
-func repoSlotsKey(i Issue) string {
+func repoSlotsKey(i tasks.Issue) string {
 	return KeyPrefix + "slots:repo:" + strings.ToLower(i.Owner+"/"+i.Repo)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -12,11 +13,11 @@ func TestSlots(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
-	a1 := Issue{InstallationID: 7, Owner: "Org", Repo: "A", Number: 1}
-	a2 := Issue{InstallationID: 7, Owner: "org", Repo: "a", Number: 2} // same repository, other case
-	b1 := Issue{InstallationID: 7, Owner: "org", Repo: "b", Number: 1}
-	c1 := Issue{InstallationID: 8, Owner: "other", Repo: "c", Number: 1}
-	take := func(i Issue, id string, l Limits, want Slot) {
+	a1 := tasks.Issue{InstallationID: 7, Owner: "Org", Repo: "A", Number: 1}
+	a2 := tasks.Issue{InstallationID: 7, Owner: "org", Repo: "a", Number: 2} // same repository, other case
+	b1 := tasks.Issue{InstallationID: 7, Owner: "org", Repo: "b", Number: 1}
+	c1 := tasks.Issue{InstallationID: 8, Owner: "other", Repo: "c", Number: 1}
+	take := func(i tasks.Issue, id string, l Limits, want Slot) {
 		t.Helper()
 		full, err := q.TakeSlot(ctx, i, id, l)
 		if err != nil || full != want {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
@@ -22,7 +23,7 @@ var ciFailures = map[string]bool{"failure": true, "timed_out": true, "startup_fa
 // repository's own CI fails on the head Patchwright pushed to
 // agent/issue-N, it enqueues a fix attempt on that pull request, like a
 // `/agent retry` nobody typed. Every event reporting the same failing head
-// maps to one task (jobs.CIFixID), so a suite, its runs and its workflow
+// maps to one task (tasks.CIFixID), so a suite, its runs and its workflow
 // run start one attempt between them. The worker checks the head again
 // and counts the attempts against ci_fix_attempts.
 //
@@ -55,7 +56,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if res != nil {
 		return *res, nil
 	}
-	if !jobs.ValidSHA(ev.HeadSHA) {
+	if !tasks.ValidSHA(ev.HeadSHA) {
 		return done(http.StatusBadRequest, "malformed %s payload: head_sha %q", d.event, ev.HeadSHA), nil
 	}
 	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String())
@@ -79,7 +80,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if !ok {
 		return done(http.StatusOK, "ignored: no issue text a writer approved is known for %s; comment `/agent retry` to fix CI", issue), nil
 	}
-	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: pr.Number, DeliveryID: jobs.CIFixID(issue, ev.HeadSHA),
+	enq, err := h.queue.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: pr.Number, DeliveryID: tasks.CIFixID(issue, ev.HeadSHA),
 		IssueHash: pin, CIHead: ev.HeadSHA, CIReported: ciReported(d.event, ev)})
 	if err != nil {
 		return response{}, err
@@ -89,7 +90,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 
 // ciFixEnqueued is the answer to a CI failure whose fix attempt was
 // offered to the queue, by what the queue did with it.
-func ciFixEnqueued(enq jobs.EnqueueResult, issue jobs.Issue, ev payload.CheckEvent, log *slog.Logger) response {
+func ciFixEnqueued(enq jobs.EnqueueResult, issue tasks.Issue, ev payload.CheckEvent, log *slog.Logger) response {
 	switch enq.Outcome {
 	case jobs.Enqueued:
 		log.Info("CI failed on Patchwright's head; fix attempt enqueued", "head", ev.HeadSHA, "check", ev.Name)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // checkSuite is a completed check_suite on branch at head, by app slug.
@@ -60,7 +61,7 @@ func TestCheckEventsThatDoNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Errorf("%d agent tasks, want none", n)
 	}
 }
@@ -70,12 +71,12 @@ func TestCheckEventsThatDoNothing(t *testing.T) {
 // and stored nowhere.
 func TestNoteCommand(t *testing.T) {
 	e := newEnv(t)
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	expectStatus(t, e.deliver("issue_comment", "n-idle", issueComment(t, writerLogin, "/agent note use the v2 API")), http.StatusOK)
 	if n, err := e.queue.TakeNotes(context.Background(), issue); err != nil || len(n) != 0 {
 		t.Fatalf("with nothing running: notes %v, %v", n, err)
 	}
-	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 1 {
 		t.Errorf("%d replies to a note with nothing running, want 1", n)
 	}
 	expectStatus(t, e.deliver("issues", "n-label", labeled(t, 7, writerLogin)), http.StatusAccepted)
@@ -90,13 +91,13 @@ func TestNoteCommand(t *testing.T) {
 	}
 	// The note taken is acknowledged with one 👀 on its comment (the
 	// redelivery adds none); the refusals are answered in words.
-	var acks []jobs.Reply
+	var acks []tasks.Reply
 	for _, r := range e.replies() {
 		if r.Reaction != "" {
 			acks = append(acks, r)
 		}
 	}
-	if len(acks) != 1 || acks[0].Reaction != jobs.ReactionNoted || acks[0].CommentID == 0 || acks[0].Number != 7 {
+	if len(acks) != 1 || acks[0].Reaction != tasks.ReactionNoted || acks[0].CommentID == 0 || acks[0].Number != 7 {
 		t.Errorf("acknowledgements of the note: %+v, want one 👀 on its comment", acks)
 	}
 	if n, _ := e.queue.TakeNotes(context.Background(), issue); len(n) != 0 {
@@ -118,28 +119,28 @@ func TestPlanCommand(t *testing.T) {
 		})
 	}
 	expectStatus(t, e.deliver("issue_comment", "p-reader", unlabelled(readerLogin, "/agent plan")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("a reader's plan enqueued %d agent tasks", n)
 	}
-	replies := e.tasks(jobs.QueueReplies)
+	replies := e.tasks(tasks.QueueReplies)
 	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "`/agent plan` needs write") {
 		t.Fatalf("reader's plan replies: %+v", replies)
 	}
 	expectStatus(t, e.deliver("issue_comment", "p-1", unlabelled(writerLogin, "/agent plan keep the old API")), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
+	ts := e.tasks(tasks.QueueAgent)
 	if len(ts) != 1 {
 		t.Fatalf("%d agent tasks, want 1", len(ts))
 	}
-	var p jobs.SolveIssue
+	var p tasks.SolveIssue
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if ts[0].Type != jobs.TypeSolveIssue || !p.Plan || p.Instructions != "keep the old API" || p.Requester != writerLogin {
+	if ts[0].Type != tasks.TypeSolveIssue || !p.Plan || p.Instructions != "keep the old API" || p.Requester != writerLogin {
 		t.Errorf("plan task %s %+v", ts[0].Type, p)
 	}
 	// One job per issue holds for plans too.
 	expectStatus(t, e.deliver("issue_comment", "p-2", unlabelled(writerLogin, "/agent plan")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 1 {
 		t.Errorf("second plan while one is queued: %d agent tasks", n)
 	}
 }
@@ -158,27 +159,27 @@ func TestApproveCommand(t *testing.T) {
 		})
 	}
 	expectStatus(t, e.deliver("issue_comment", "a-0", comment(writerLogin, "/agent approve")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("an approval without a plan enqueued %d agent tasks", n)
 	}
-	if r := e.tasks(jobs.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "no plan to approve") {
+	if r := e.tasks(tasks.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "no plan to approve") {
 		t.Fatalf("replies %+v, want one saying there is no plan", r)
 	}
 
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	if err := e.queue.SavePlan(t.Context(), issue, jobs.PlanRecord{Task: "p-1", Text: "Files: a.go\nApproach: fix it.", RequestedBy: writerLogin}); err != nil {
 		t.Fatal(err)
 	}
 	expectStatus(t, e.deliver("issue_comment", "a-reader", comment(readerLogin, "/agent approve")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("a reader's approval enqueued %d agent tasks", n)
 	}
 	expectStatus(t, e.deliver("issue_comment", "a-1", comment(writerLogin, "/agent approve but keep the old flag")), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
+	ts := e.tasks(tasks.QueueAgent)
 	if len(ts) != 1 {
 		t.Fatalf("%d agent tasks, want 1", len(ts))
 	}
-	var p jobs.SolveIssue
+	var p tasks.SolveIssue
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -201,15 +202,15 @@ func TestRetryReplansWhileAPlanWaits(t *testing.T) {
 			obj(m, "sender")["login"] = writerLogin
 		})
 	}
-	last := func() jobs.SolveIssue {
+	last := func() tasks.SolveIssue {
 		t.Helper()
-		ts := e.tasks(jobs.QueueAgent)
+		ts := e.tasks(tasks.QueueAgent)
 		if len(ts) == 0 {
 			t.Fatal("no agent task")
 		}
-		var p jobs.SolveIssue
+		var p tasks.SolveIssue
 		for _, ti := range ts {
-			var q jobs.SolveIssue
+			var q tasks.SolveIssue
 			if err := json.Unmarshal(ti.Payload, &q); err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +220,7 @@ func TestRetryReplansWhileAPlanWaits(t *testing.T) {
 		}
 		return p
 	}
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	const first = "Files: a.go\nApproach: fix it."
 	if err := e.queue.SavePlan(ctx, issue, jobs.PlanRecord{Task: "p-1", Text: first, RequestedBy: writerLogin}); err != nil {
 		t.Fatal(err)
@@ -256,15 +257,15 @@ func TestPlanLabel(t *testing.T) {
 		})
 	}
 	expectStatus(t, e.deliver("issues", "l-reader", planLabel(8, readerLogin)), http.StatusOK)
-	if r := e.tasks(jobs.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "`agent:plan` label") {
+	if r := e.tasks(tasks.QueueReplies); len(r) != 1 || !strings.Contains(string(r[0].Payload), "`agent:plan` label") {
 		t.Fatalf("reader's plan label replies %+v", r)
 	}
 	expectStatus(t, e.deliver("issues", "l-1", planLabel(7, writerLogin)), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
+	ts := e.tasks(tasks.QueueAgent)
 	if len(ts) != 1 {
 		t.Fatalf("%d agent tasks, want 1", len(ts))
 	}
-	var p jobs.SolveIssue
+	var p tasks.SolveIssue
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestPlanLabel(t *testing.T) {
 func TestLabelLeavesAWaitingPlanToTheWorker(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	if err := e.queue.SavePlan(ctx, issue, jobs.PlanRecord{Task: "p-1", Text: "Files: a.go", RequestedBy: writerLogin}); err != nil {
 		t.Fatal(err)
 	}
@@ -289,8 +290,8 @@ func TestLabelLeavesAWaitingPlanToTheWorker(t *testing.T) {
 		obj(m, "sender")["login"] = writerLogin
 	})
 	expectStatus(t, e.deliver("issues", "s-1", label), http.StatusAccepted)
-	var p jobs.SolveIssue
-	for _, ti := range e.tasks(jobs.QueueAgent) {
+	var p tasks.SolveIssue
+	for _, ti := range e.tasks(tasks.QueueAgent) {
 		if err := json.Unmarshal(ti.Payload, &p); err != nil {
 			t.Fatal(err)
 		}

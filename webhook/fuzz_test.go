@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // countingQueue is a Queue that counts calls: the seam the fuzzer needs,
@@ -25,43 +26,43 @@ func (q *countingQueue) add() {
 	q.mu.Unlock()
 }
 
-func (q *countingQueue) EnqueueSolve(context.Context, jobs.SolveIssue) (jobs.EnqueueResult, error) {
+func (q *countingQueue) EnqueueSolve(context.Context, tasks.SolveIssue) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
-func (q *countingQueue) EnqueueSolveBehind(context.Context, jobs.SolveIssue) (jobs.EnqueueResult, error) {
+func (q *countingQueue) EnqueueSolveBehind(context.Context, tasks.SolveIssue) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
-func (q *countingQueue) EnqueueRetry(context.Context, jobs.RetryPR) (jobs.EnqueueResult, error) {
+func (q *countingQueue) EnqueueRetry(context.Context, tasks.RetryPR) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
-func (q *countingQueue) EnqueueReply(context.Context, jobs.Reply) (jobs.EnqueueResult, error) {
+func (q *countingQueue) EnqueueReply(context.Context, tasks.Reply) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
-func (q *countingQueue) Cancel(context.Context, jobs.Issue, string) (string, error) {
+func (q *countingQueue) Cancel(context.Context, tasks.Issue, string) (string, error) {
 	q.add()
 	return "", nil
 }
 
-func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { return true, nil }
+func (q *countingQueue) Worked(context.Context, tasks.Issue) (bool, error) { return true, nil }
 
-func (q *countingQueue) ClaimStrangerReply(context.Context, jobs.Issue, string) (bool, error) {
+func (q *countingQueue) ClaimStrangerReply(context.Context, tasks.Issue, string) (bool, error) {
 	q.add()
 	return true, nil
 }
 
-func (q *countingQueue) ApprovedPin(context.Context, jobs.Issue) (string, bool, error) {
-	return jobs.IssueHash("t", "b"), true, nil
+func (q *countingQueue) ApprovedPin(context.Context, tasks.Issue) (string, bool, error) {
+	return tasks.IssueHash("t", "b"), true, nil
 }
 
-func (q *countingQueue) EnqueueDeleteBranch(context.Context, jobs.DeleteBranch) (jobs.EnqueueResult, error) {
+func (q *countingQueue) EnqueueDeleteBranch(context.Context, tasks.DeleteBranch) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
@@ -71,22 +72,22 @@ func (q *countingQueue) CancelRepo(context.Context, string, string, string) ([]s
 	return nil, nil
 }
 
-func (q *countingQueue) LatestPlan(context.Context, jobs.Issue) (jobs.PlanRecord, bool, error) {
+func (q *countingQueue) LatestPlan(context.Context, tasks.Issue) (jobs.PlanRecord, bool, error) {
 	q.add()
 	return jobs.PlanRecord{}, false, nil
 }
 
-func (q *countingQueue) ApprovePlan(context.Context, jobs.Issue, string, string) (bool, error) {
+func (q *countingQueue) ApprovePlan(context.Context, tasks.Issue, string, string) (bool, error) {
 	q.add()
 	return false, nil
 }
 
-func (q *countingQueue) SetAsidePlan(context.Context, jobs.Issue, string, string) (bool, error) {
+func (q *countingQueue) SetAsidePlan(context.Context, tasks.Issue, string, string) (bool, error) {
 	q.add()
 	return false, nil
 }
 
-func (q *countingQueue) AddNote(context.Context, jobs.Issue, jobs.Note) (jobs.NoteOutcome, error) {
+func (q *countingQueue) AddNote(context.Context, tasks.Issue, jobs.Note) (jobs.NoteOutcome, error) {
 	q.add()
 	return jobs.NoteAdded, nil
 }
@@ -94,23 +95,23 @@ func (q *countingQueue) AddNote(context.Context, jobs.Issue, jobs.Note) (jobs.No
 // writerGitHub says everyone can write and every pull request is Patchwright's.
 type writerGitHub struct{}
 
-func (writerGitHub) CanWrite(context.Context, jobs.Issue, string) (bool, string, error) {
+func (writerGitHub) CanWrite(context.Context, tasks.Issue, string) (bool, string, error) {
 	return true, "write", nil
 }
 
-func (writerGitHub) GetPullRequest(context.Context, jobs.Issue) (githubapi.PullRequest, error) {
+func (writerGitHub) GetPullRequest(context.Context, tasks.Issue) (githubapi.PullRequest, error) {
 	return githubapi.PullRequest{HeadRef: "agent/issue-1", State: "open"}, nil
 }
 
-func (writerGitHub) FindPullRequest(context.Context, jobs.Issue, string) (githubapi.PullRequest, bool, error) {
+func (writerGitHub) FindPullRequest(context.Context, tasks.Issue, string) (githubapi.PullRequest, bool, error) {
 	return githubapi.PullRequest{}, false, nil
 }
 
-func (writerGitHub) AgentPullRequests(context.Context, jobs.Issue, string) ([]githubapi.PullRequest, error) {
+func (writerGitHub) AgentPullRequests(context.Context, tasks.Issue, string) ([]githubapi.PullRequest, error) {
 	return nil, nil
 }
 
-func (writerGitHub) GetIssue(context.Context, jobs.Issue) (githubapi.IssueText, error) {
+func (writerGitHub) GetIssue(context.Context, tasks.Issue) (githubapi.IssueText, error) {
 	return githubapi.IssueText{Title: "t", Body: "b", State: "open"}, nil
 }
 

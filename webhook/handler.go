@@ -22,6 +22,7 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -33,52 +34,52 @@ const DefaultTriggerLabel = "agent"
 
 // Queue is what the handler needs from jobs.Queue.
 type Queue interface {
-	EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
+	EnqueueSolve(ctx context.Context, p tasks.SolveIssue) (jobs.EnqueueResult, error)
 	// EnqueueSolveBehind queues a solve behind the issue's running job.
-	EnqueueSolveBehind(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
-	EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error)
-	EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error)
-	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
-	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
-	EnqueueDeleteBranch(ctx context.Context, p jobs.DeleteBranch) (jobs.EnqueueResult, error)
+	EnqueueSolveBehind(ctx context.Context, p tasks.SolveIssue) (jobs.EnqueueResult, error)
+	EnqueueRetry(ctx context.Context, p tasks.RetryPR) (jobs.EnqueueResult, error)
+	EnqueueReply(ctx context.Context, p tasks.Reply) (jobs.EnqueueResult, error)
+	Cancel(ctx context.Context, issue tasks.Issue, requester string) (string, error)
+	Worked(ctx context.Context, issue tasks.Issue) (bool, error)
+	EnqueueDeleteBranch(ctx context.Context, p tasks.DeleteBranch) (jobs.EnqueueResult, error)
 	// AddNote stores a writer's note for the job active on issue.
-	AddNote(ctx context.Context, issue jobs.Issue, n jobs.Note) (jobs.NoteOutcome, error)
+	AddNote(ctx context.Context, issue tasks.Issue, n jobs.Note) (jobs.NoteOutcome, error)
 	// CancelRepo cancels every active job of owner/repo (of owner, for
 	// repo "").
 	CancelRepo(ctx context.Context, owner, repo, requester string) ([]string, error)
 	// LatestPlan is the issue's latest plan from a planning run, for
 	// `/agent approve`.
-	LatestPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error)
+	LatestPlan(ctx context.Context, issue tasks.Issue) (jobs.PlanRecord, bool, error)
 	// ApprovePlan records the approval of the issue's plan of task: the
 	// issue no longer waits on a plan, and `/agent retry` starts attempts
 	// again.
-	ApprovePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
+	ApprovePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error)
 	// ApprovedPin is the pin of the issue text a writer last approved,
 	// which a CI fix carries; ok is false when none is known.
-	ApprovedPin(ctx context.Context, issue jobs.Issue) (pin string, ok bool, err error)
+	ApprovedPin(ctx context.Context, issue tasks.Issue) (pin string, ok bool, err error)
 	// ClaimStrangerReply claims the issue's one reply to people without
 	// write access for a delivery; false: an earlier delivery had it.
-	ClaimStrangerReply(ctx context.Context, issue jobs.Issue, id string) (bool, error)
+	ClaimStrangerReply(ctx context.Context, issue tasks.Issue, id string) (bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an
 // installation; *githubapi.PermissionCache satisfies it. Repository calls
-// ignore the jobs.Issue's Number; GetPullRequest takes the pull request's.
+// ignore the tasks.Issue's Number; GetPullRequest takes the pull request's.
 type GitHub interface {
 	// CanWrite reports whether user has write, maintain or admin permission
 	// on the repository, and the role GitHub reported (for the refusal
 	// reply).
-	CanWrite(ctx context.Context, repo jobs.Issue, user string) (ok bool, role string, err error)
-	GetPullRequest(ctx context.Context, pr jobs.Issue) (githubapi.PullRequest, error)
+	CanWrite(ctx context.Context, repo tasks.Issue, user string) (ok bool, role string, err error)
+	GetPullRequest(ctx context.Context, pr tasks.Issue) (githubapi.PullRequest, error)
 	// FindPullRequest finds the open pull request from branch; ok is false
 	// when there is none.
-	FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (pr githubapi.PullRequest, ok bool, err error)
+	FindPullRequest(ctx context.Context, repo tasks.Issue, branch string) (pr githubapi.PullRequest, ok bool, err error)
 	// GetIssue reads an issue's text, to pin it for a retry asked on its
 	// pull request.
-	GetIssue(ctx context.Context, issue jobs.Issue) (githubapi.IssueText, error)
+	GetIssue(ctx context.Context, issue tasks.Issue) (githubapi.IssueText, error)
 	// AgentPullRequests lists the open pull requests into base from the
 	// repository's own agent branches.
-	AgentPullRequests(ctx context.Context, repo jobs.Issue, base string) ([]githubapi.PullRequest, error)
+	AgentPullRequests(ctx context.Context, repo tasks.Issue, base string) ([]githubapi.PullRequest, error)
 }
 
 // Config configures a Handler.
@@ -346,14 +347,14 @@ func isBot(login, typ string) bool {
 
 // reply enqueues a comment answering the delivery; one per delivery however
 // often it is redelivered.
-func (h *Handler) reply(ctx context.Context, d delivery, issue jobs.Issue, body string) error {
-	_, err := h.queue.EnqueueReply(ctx, jobs.Reply{Issue: issue, DeliveryID: d.id, Body: body})
+func (h *Handler) reply(ctx context.Context, d delivery, issue tasks.Issue, body string) error {
+	_, err := h.queue.EnqueueReply(ctx, tasks.Reply{Issue: issue, DeliveryID: d.id, Body: body})
 	return err
 }
 
 // enqueued maps an enqueue result to the response, replying on replyTo
 // when another job is active.
-func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo jobs.Issue, res jobs.EnqueueResult, what string) (response, error) {
+func (h *Handler) enqueued(ctx context.Context, d delivery, replyTo tasks.Issue, res jobs.EnqueueResult, what string) (response, error) {
 	switch res.Outcome {
 	case jobs.Enqueued:
 		return done(http.StatusAccepted, "%s enqueued", what), nil

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 func TestSignatureTestVector(t *testing.T) {
@@ -45,24 +44,24 @@ func TestLabelByWriterEnqueuesOneTask(t *testing.T) {
 	body := labeled(t, 7, writerLogin)
 	expectStatus(t, e.deliver("issues", "d-1", body), http.StatusAccepted)
 	expectStatus(t, e.deliver("issues", "d-1", body), http.StatusOK) // redelivery
-	ts := e.tasks(jobs.QueueAgent)
+	ts := e.tasks(tasks.QueueAgent)
 	if len(ts) != 1 {
 		t.Fatalf("%d agent tasks, want 1", len(ts))
 	}
-	var p jobs.SolveIssue
+	var p tasks.SolveIssue
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
 	// The task pins the issue's text as the delivery carried it.
-	pin := jobs.IssueHash("Spelling error in the README file", "It looks like you accidently spelled 'commit' with two 't's.")
-	want := jobs.SolveIssue{Issue: jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, DeliveryID: "d-1", Requester: writerLogin, IssueHash: pin}
-	if p != want || ts[0].ID != "d-1" || ts[0].Type != jobs.TypeSolveIssue {
-		t.Fatalf("task %s %s %+v, want d-1 %s %+v", ts[0].ID, ts[0].Type, p, jobs.TypeSolveIssue, want)
+	pin := tasks.IssueHash("Spelling error in the README file", "It looks like you accidently spelled 'commit' with two 't's.")
+	want := tasks.SolveIssue{Issue: tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, DeliveryID: "d-1", Requester: writerLogin, IssueHash: pin}
+	if p != want || ts[0].ID != "d-1" || ts[0].Type != tasks.TypeSolveIssue {
+		t.Fatalf("task %s %s %+v, want d-1 %s %+v", ts[0].ID, ts[0].Type, p, tasks.TypeSolveIssue, want)
 	}
-	if ts[0].MaxRetry != jobs.AgentMaxRetry || ts[0].Timeout != jobs.AgentTimeout {
-		t.Fatalf("task retry %d timeout %v, want %d %v", ts[0].MaxRetry, ts[0].Timeout, jobs.AgentMaxRetry, jobs.AgentTimeout)
+	if ts[0].MaxRetry != tasks.AgentMaxRetry || ts[0].Timeout != tasks.AgentTimeout {
+		t.Fatalf("task retry %d timeout %v, want %d %v", ts[0].MaxRetry, ts[0].Timeout, tasks.AgentMaxRetry, tasks.AgentTimeout)
 	}
-	if n := len(e.tasks(jobs.QueueReplies)); n != 0 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 0 {
 		t.Fatalf("%d replies, want 0", n)
 	}
 }
@@ -73,10 +72,10 @@ func TestSecondLabelWhileActiveGetsReply(t *testing.T) {
 	second := labeled(t, 7, writerLogin)
 	expectStatus(t, e.deliver("issues", "d-2", second), http.StatusOK)
 	expectStatus(t, e.deliver("issues", "d-2", second), http.StatusOK) // redelivered: still one reply
-	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 1 {
 		t.Fatalf("%d agent tasks, want 1", n)
 	}
-	replies := e.tasks(jobs.QueueReplies)
+	replies := e.tasks(tasks.QueueReplies)
 	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "already working") {
 		t.Fatalf("replies = %v, want one saying it is already working", replies)
 	}
@@ -131,10 +130,10 @@ func TestLabelRefusedOrIgnored(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			expectStatus(t, e.deliver("issues", "d-1", tc.body(t)), tc.status)
-			if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+			if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 				t.Fatalf("%d agent tasks, want 0", n)
 			}
-			if n := len(e.tasks(jobs.QueueReplies)); n != tc.replies {
+			if n := len(e.tasks(tasks.QueueReplies)); n != tc.replies {
 				t.Fatalf("%d replies, want %d", n, tc.replies)
 			}
 		})
@@ -159,11 +158,11 @@ func TestRetryCommentOnPullRequest(t *testing.T) {
 	e := newEnv(t)
 	rec := e.deliver("issue_comment", "c-1", prComment(t, e, writerLogin, "Almost.\n/agent retry please also update the docs"))
 	expectStatus(t, rec, http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
-	if len(ts) != 1 || ts[0].Type != jobs.TypeRetryPR {
-		t.Fatalf("tasks = %v, want one %s", ts, jobs.TypeRetryPR)
+	ts := e.tasks(tasks.QueueAgent)
+	if len(ts) != 1 || ts[0].Type != tasks.TypeRetryPR {
+		t.Fatalf("tasks = %v, want one %s", ts, tasks.TypeRetryPR)
 	}
-	var p jobs.RetryPR
+	var p tasks.RetryPR
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +181,7 @@ func TestRetryCommentOnPullRequest(t *testing.T) {
 		m["repository"] = pr["repository"]
 	})
 	expectStatus(t, e.deliver("issues", "d-2", label), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 1 {
 		t.Fatalf("%d agent tasks, want 1", n)
 	}
 }
@@ -235,10 +234,10 @@ func TestCommentsThatDoNothing(t *testing.T) {
 			e := newEnv(t)
 			rec := e.deliver("issue_comment", "c-1", tc.body(t, e))
 			expectStatus(t, rec, http.StatusOK)
-			if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+			if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 				t.Fatalf("%d agent tasks, want 0", n)
 			}
-			if n := len(e.tasks(jobs.QueueReplies)); n != tc.replies {
+			if n := len(e.tasks(tasks.QueueReplies)); n != tc.replies {
 				t.Fatalf("%d replies, want %d", n, tc.replies)
 			}
 		})
@@ -258,17 +257,17 @@ func issueComment(t testing.TB, sender, body string) []byte {
 func TestRetryAndStopOnIssue(t *testing.T) {
 	e := newEnv(t)
 	expectStatus(t, e.deliver("issue_comment", "c-1", issueComment(t, writerLogin, "/agent retry use the v2 API")), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
-	if len(ts) != 1 || ts[0].Type != jobs.TypeSolveIssue || !strings.Contains(string(ts[0].Payload), "use the v2 API") {
+	ts := e.tasks(tasks.QueueAgent)
+	if len(ts) != 1 || ts[0].Type != tasks.TypeSolveIssue || !strings.Contains(string(ts[0].Payload), "use the v2 API") {
 		t.Fatalf("tasks = %v, want one solve task with the instructions", ts)
 	}
 	expectStatus(t, e.deliver("issue_comment", "c-2", issueComment(t, writerLogin, "/agent stop")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("%d agent tasks after stop, want 0", n)
 	}
 	// The stopped job does not block a new trigger.
 	expectStatus(t, e.deliver("issues", "d-3", labeled(t, 7, writerLogin)), http.StatusAccepted)
-	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 1 {
 		t.Fatalf("%d replies, want 1 (the stop confirmation)", n)
 	}
 }
@@ -277,10 +276,10 @@ func TestRetryOnIssueWithOpenPullRequest(t *testing.T) {
 	e := newEnv(t)
 	e.gh.openPRs["agent/issue-7"] = 12
 	expectStatus(t, e.deliver("issue_comment", "c-1", issueComment(t, writerLogin, "/agent retry")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("%d agent tasks, want 0", n)
 	}
-	replies := e.tasks(jobs.QueueReplies)
+	replies := e.tasks(tasks.QueueReplies)
 	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "#12") {
 		t.Fatalf("replies = %v, want one pointing to #12", replies)
 	}
@@ -363,7 +362,7 @@ func TestBadRequests(t *testing.T) {
 			if tc.status == http.StatusAccepted {
 				want = 1
 			}
-			if n := len(e.tasks(jobs.QueueAgent)); n != want {
+			if n := len(e.tasks(tasks.QueueAgent)); n != want {
 				t.Fatalf("%d agent tasks, want %d", n, want)
 			}
 		})
@@ -406,10 +405,10 @@ func TestRetryWhileJobFinishingIsQueued(t *testing.T) {
 	expectStatus(t, e.deliver("issues", "d-1", label), http.StatusAccepted)
 	expectStatus(t, e.deliver("issue_comment", "c-1", prComment(t, e, writerLogin, "/agent retry")), http.StatusAccepted)
 	expectStatus(t, e.deliver("issue_comment", "c-2", prComment(t, e, writerLogin, "/agent retry again")), http.StatusOK)
-	if ts := e.tasks(jobs.QueueAgent); len(ts) != 1 || ts[0].Type != jobs.TypeSolveIssue {
+	if ts := e.tasks(tasks.QueueAgent); len(ts) != 1 || ts[0].Type != tasks.TypeSolveIssue {
 		t.Fatalf("agent tasks %v, want only the running solve (the retry waits outside asynq)", ts)
 	}
-	replies := e.tasks(jobs.QueueReplies)
+	replies := e.tasks(tasks.QueueReplies)
 	if len(replies) != 2 {
 		t.Fatalf("%d replies, want 2", len(replies))
 	}
@@ -440,15 +439,15 @@ func TestIssueRetryWhileJobRunsIsQueued(t *testing.T) {
 		obj(m, "sender")["login"] = writerLogin
 	})
 	expectStatus(t, e.deliver("issue_comment", "c-1", retry), http.StatusAccepted)
-	if ts := e.tasks(jobs.QueueAgent); len(ts) != 1 {
+	if ts := e.tasks(tasks.QueueAgent); len(ts) != 1 {
 		t.Fatalf("agent tasks %v, want only the running solve (the retry waits outside asynq)", ts)
 	}
-	replies := e.tasks(jobs.QueueReplies)
+	replies := e.tasks(tasks.QueueReplies)
 	if len(replies) != 1 || !strings.Contains(string(replies[0].Payload), "this retry is queued") {
 		t.Fatalf("replies %v, want one saying the retry is queued", replies)
 	}
 	// The running job ends: the retry is enqueued in its place.
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	if err := e.queue.Release(t.Context(), issue, "d-1"); err != nil {
 		t.Fatal(err)
 	}

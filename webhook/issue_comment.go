@@ -9,6 +9,7 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // agentBranch is the branch of Patchwright's pull request for an issue
@@ -36,7 +37,7 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 	if res != nil {
 		return *res, nil
 	}
-	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body),
+	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: tasks.IssueHash(ev.Issue.Title, ev.Issue.Body),
 		commentID: ev.CommentID}
 	c.d.log = d.log.With(logkey.Installation, target.InstallationID, logkey.Issue, target.String(), logkey.Sender, c.sender, "command", cmd.Command.String())
 	if ev.Issue.PullRequest {
@@ -58,7 +59,7 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 // commentCtx is one comment command with where it was made.
 type commentCtx struct {
 	d      delivery
-	target jobs.Issue // the issue or pull request commented on
+	target tasks.Issue // the issue or pull request commented on
 	sender string
 	cmd    ParseResult
 	isPR   bool
@@ -71,7 +72,7 @@ type commentCtx struct {
 
 // workedOn reports whether Patchwright was asked to work on an issue: it
 // carries the trigger label, or a job was enqueued for it recently.
-func (h *Handler) workedOn(ctx context.Context, labels []string, issue jobs.Issue) (bool, error) {
+func (h *Handler) workedOn(ctx context.Context, labels []string, issue tasks.Issue) (bool, error) {
 	for _, l := range labels {
 		if strings.EqualFold(l, h.cfg.TriggerLabel) {
 			return true, nil
@@ -142,8 +143,8 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 // solve enqueues the job a command on an issue without an open pull
 // request asks for: a plan, an approved attempt, a replan (a retry while
 // the issue waits on a plan) or an attempt.
-func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
-	p := jobs.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash,
+func (h *Handler) solve(ctx context.Context, c commentCtx, issue tasks.Issue) (response, error) {
+	p := tasks.SolveIssue{Issue: issue, DeliveryID: c.d.id, Requester: c.sender, Instructions: c.cmd.Instructions, IssueHash: c.issueHash,
 		Plan: c.cmd.Command == CommandPlan}
 	what := "solve of "
 	var approved string // the task whose plan this approves
@@ -201,7 +202,7 @@ func (h *Handler) solve(ctx context.Context, c commentCtx, issue jobs.Issue) (re
 }
 
 // waitingPlan is issue's latest plan when it waits for its approval.
-func (h *Handler) waitingPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error) {
+func (h *Handler) waitingPlan(ctx context.Context, issue tasks.Issue) (jobs.PlanRecord, bool, error) {
 	plan, ok, err := h.queue.LatestPlan(ctx, issue)
 	if err != nil || !ok || !plan.Waiting() {
 		return jobs.PlanRecord{}, false, err
@@ -212,7 +213,7 @@ func (h *Handler) waitingPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanR
 // retryPR enqueues a retry of the pull request c.target for issue, pinned
 // to the issue's text as it is now: the text the retry's requester
 // approves.
-func (h *Handler) retryPR(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+func (h *Handler) retryPR(ctx context.Context, c commentCtx, issue tasks.Issue) (response, error) {
 	text, err := h.github.GetIssue(ctx, issue)
 	if gh, ok := githubapi.AsRefusal(err); ok {
 		// Gone or out of reach: a redelivery would not change that.
@@ -221,8 +222,8 @@ func (h *Handler) retryPR(ctx context.Context, c commentCtx, issue jobs.Issue) (
 	if err != nil {
 		return response{}, err
 	}
-	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: c.target.Number, DeliveryID: c.d.id, Requester: c.sender,
-		Instructions: c.cmd.Instructions, IssueHash: jobs.IssueHash(text.Title, text.Body)})
+	enq, err := h.queue.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: c.target.Number, DeliveryID: c.d.id, Requester: c.sender,
+		Instructions: c.cmd.Instructions, IssueHash: tasks.IssueHash(text.Title, text.Body)})
 	if err != nil {
 		return response{}, err
 	}
@@ -249,7 +250,7 @@ func (h *Handler) prIssue(ctx context.Context, c commentCtx) (int, *response, er
 	return n, nil, nil
 }
 
-func (h *Handler) stop(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+func (h *Handler) stop(ctx context.Context, c commentCtx, issue tasks.Issue) (response, error) {
 	id, err := h.queue.Cancel(ctx, issue, c.sender)
 	if err != nil {
 		return response{}, err
@@ -262,7 +263,7 @@ func (h *Handler) stop(ctx context.Context, c commentCtx, issue jobs.Issue) (res
 }
 
 // note passes a writer's note to the job running on issue.
-func (h *Handler) note(ctx context.Context, c commentCtx, issue jobs.Issue) (response, error) {
+func (h *Handler) note(ctx context.Context, c commentCtx, issue tasks.Issue) (response, error) {
 	res, err := h.queue.AddNote(ctx, issue, jobs.Note{DeliveryID: c.d.id, Author: c.sender, Text: c.cmd.Instructions})
 	if err != nil {
 		return response{}, err
@@ -272,7 +273,7 @@ func (h *Handler) note(ctx context.Context, c commentCtx, issue jobs.Issue) (res
 		c.d.log.Info("note queued for the running job")
 		// A 👀 on the comment says the note was taken, without a
 		// comment for every note.
-		ack := jobs.Reply{Issue: c.target, DeliveryID: c.d.id, Reaction: jobs.ReactionNoted, CommentID: c.commentID}
+		ack := tasks.Reply{Issue: c.target, DeliveryID: c.d.id, Reaction: tasks.ReactionNoted, CommentID: c.commentID}
 		if _, err := h.queue.EnqueueReply(ctx, ack); err != nil {
 			return response{}, err
 		}

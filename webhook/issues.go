@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/internal/logkey"
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -63,8 +63,8 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	// A plan that waits for its approval is settled by the worker when
 	// this job starts (Pipeline.Solve), not here: a delivery that starts
 	// a job stays one Redis command.
-	enq, err := h.enqueueSolve(ctx, &d, jobs.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
-		IssueHash: jobs.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan})
+	enq, err := h.enqueueSolve(ctx, &d, tasks.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
+		IssueHash: tasks.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan})
 	if err != nil {
 		return response{}, err
 	}
@@ -77,8 +77,8 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 
 // issueOf builds the job's issue from a payload, or a 200 response saying
 // why the delivery cannot be acted on.
-func issueOf(inst int64, repo payload.Repo, number int) (jobs.Issue, *response) {
-	issue := jobs.Issue{
+func issueOf(inst int64, repo payload.Repo, number int) (tasks.Issue, *response) {
+	issue := tasks.Issue{
 		InstallationID: inst,
 		Owner:          repo.Owner,
 		Repo:           repo.Name,

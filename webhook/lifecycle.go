@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
@@ -77,7 +78,7 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	if pushed == "" || !strings.EqualFold(pushed, pr.HeadSHA) {
 		return done(http.StatusOK, "kept %s: its head %s is not the commit Patchwright pushed (%q)", pr.HeadRef, pr.HeadSHA, pushed), nil
 	}
-	enq, err := h.queue.EnqueueDeleteBranch(ctx, jobs.DeleteBranch{Issue: issue, PR: pr.Number, SHA: pushed, DeliveryID: d.id})
+	enq, err := h.queue.EnqueueDeleteBranch(ctx, tasks.DeleteBranch{Issue: issue, PR: pr.Number, SHA: pushed, DeliveryID: d.id})
 	if err != nil {
 		return response{}, err
 	}

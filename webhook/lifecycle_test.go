@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 )
 
@@ -15,7 +15,7 @@ const headSHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 
 func (e *env) active(n int) string {
 	e.t.Helper()
-	id, err := e.queue.Active(context.Background(), jobs.Issue{Owner: "Codertocat", Repo: "Hello-World", Number: n})
+	id, err := e.queue.Active(context.Background(), tasks.Issue{Owner: "Codertocat", Repo: "Hello-World", Number: n})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -40,17 +40,17 @@ func TestIssueClosedOrUnlabelledCancels(t *testing.T) {
 		t.Fatal("removing another label stopped the job")
 	}
 	expectStatus(t, e.deliver("issues", "d-3", issueEvent(t, "unlabeled", "agent", 7)), http.StatusOK)
-	if id := e.active(7); id != "" || len(e.tasks(jobs.QueueAgent)) != 0 {
-		t.Fatalf("after the label went: lock %q, %d tasks", id, len(e.tasks(jobs.QueueAgent)))
+	if id := e.active(7); id != "" || len(e.tasks(tasks.QueueAgent)) != 0 {
+		t.Fatalf("after the label went: lock %q, %d tasks", id, len(e.tasks(tasks.QueueAgent)))
 	}
 	expectStatus(t, e.deliver("issues", "d-4", labeled(t, 7, writerLogin)), http.StatusAccepted)
 	expectStatus(t, e.deliver("issues", "d-5", issueEvent(t, "closed", "", 7)), http.StatusOK)
-	if id := e.active(7); id != "" || len(e.tasks(jobs.QueueAgent)) != 0 {
+	if id := e.active(7); id != "" || len(e.tasks(tasks.QueueAgent)) != 0 {
 		t.Fatalf("after the issue closed: lock %q", id)
 	}
 	// Nothing running: still 200, nothing replied.
 	expectStatus(t, e.deliver("issues", "d-6", issueEvent(t, "closed", "", 8)), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueReplies)); n != 0 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 0 {
 		t.Fatalf("%d replies, want none", n)
 	}
 }
@@ -101,11 +101,11 @@ func closedPR(t *testing.T, edit func(p map[string]any)) []byte {
 func TestPullRequestClosedDeletesOnlyAnUntouchedBranch(t *testing.T) {
 	e := newEnv(t)
 	expectStatus(t, e.deliver("pull_request", "d-c1", closedPR(t, func(map[string]any) {})), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueReplies)
-	if len(ts) != 1 || ts[0].Type != jobs.TypeDeleteBranch {
+	ts := e.tasks(tasks.QueueReplies)
+	if len(ts) != 1 || ts[0].Type != tasks.TypeDeleteBranch {
 		t.Fatalf("tasks %+v, want one branch deletion", ts)
 	}
-	var p jobs.DeleteBranch
+	var p tasks.DeleteBranch
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil || p.Number != 7 || p.SHA != headSHA || p.PR != 2 {
 		t.Fatalf("payload %+v, %v", p, err)
 	}
@@ -120,7 +120,7 @@ func TestPullRequestClosedDeletesOnlyAnUntouchedBranch(t *testing.T) {
 			t.Errorf("%s: %d %s, want 200", name, rec.Code, rec.Body)
 		}
 	}
-	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 1 {
 		t.Fatalf("%d tasks, want still 1 (no deletion, no reply)", n)
 	}
 	expectStatus(t, e.deliver("pull_request", "d-open", fixturePayload(t, "pull_request.closed.json", func(m map[string]any) { m["action"] = "opened" })), http.StatusOK)
@@ -144,23 +144,23 @@ func TestChangesRequestedReviewRetries(t *testing.T) {
 	e := newEnv(t)
 	expectStatus(t, e.deliver("pull_request_review", "d-r0", review(t, "commented", "/agent retry", writerLogin)), http.StatusOK)
 	expectStatus(t, e.deliver("pull_request_review", "d-r1", review(t, "changes_requested", "Please add tests.", writerLogin)), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("%d tasks from reviews without the command or with another state", n)
 	}
 	expectStatus(t, e.deliver("pull_request_review", "d-r2", review(t, "changes_requested", "Close.\n/agent retry add tests", readerLogin)), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 || len(e.tasks(jobs.QueueReplies)) != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 || len(e.tasks(tasks.QueueReplies)) != 1 {
 		t.Fatal("a reader's review retried, or was not answered")
 	}
 	expectStatus(t, e.deliver("pull_request_review", "d-r3", review(t, "changes_requested", "Close.\n/agent retry add tests", writerLogin)), http.StatusAccepted)
-	ts := e.tasks(jobs.QueueAgent)
-	if len(ts) != 1 || ts[0].Type != jobs.TypeRetryPR {
+	ts := e.tasks(tasks.QueueAgent)
+	if len(ts) != 1 || ts[0].Type != tasks.TypeRetryPR {
 		t.Fatalf("tasks %+v", ts)
 	}
-	var p jobs.RetryPR
+	var p tasks.RetryPR
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Number != 7 || p.PR != 2 || p.Instructions != "add tests" || p.Requester != writerLogin || p.IssueHash != jobs.IssueHash("Issue title", "Issue body") {
+	if p.Number != 7 || p.PR != 2 || p.Instructions != "add tests" || p.Requester != writerLogin || p.IssueHash != tasks.IssueHash("Issue title", "Issue body") {
 		t.Fatalf("retry %+v", p)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // ownRedis starts a redis-server from PATH on a free port and returns its
@@ -68,7 +69,7 @@ func TestRedisDownThenBack(t *testing.T) {
 	expectStatus(t, e.deliver("issues", "d-1", labeled(t, 7, writerLogin)), http.StatusServiceUnavailable)
 	ownRedis(t, port)
 	expectStatus(t, e.deliver("issues", "d-1", labeled(t, 7, writerLogin)), http.StatusAccepted)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 1 {
 		t.Fatalf("%d agent tasks, want 1", n)
 	}
 }

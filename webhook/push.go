@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/patchwright/patchwright/internal/logkey"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 
 	"github.com/patchwright/patchwright/jobs"
@@ -14,8 +15,8 @@ import (
 // onPush keeps Patchwright's pull requests mergeable: when the default
 // branch moves, each open pull request from agent/issue-N into it whose
 // head is still the commit Patchwright pushed gets an update task that
-// merges the new base in and checks the result again (jobs.RetryPR with
-// Rebase). One task per pull request and base commit (jobs.RebaseID), so
+// merges the new base in and checks the result again (tasks.RetryPR with
+// Rebase). One task per pull request and base commit (tasks.RebaseID), so
 // a redelivery starts nothing new. A head a person pushed is theirs to
 // merge. Like a CI fix, nobody approves it, so it carries the pin of the
 // issue text a writer last approved and is not started without one.
@@ -30,7 +31,7 @@ func (h *Handler) onPush(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "ignored: %s is not a branch that moved", ev.Ref), nil
 	case branch != ev.DefaultBranch:
 		return done(http.StatusOK, "ignored: %s is not the default branch", ev.Ref), nil
-	case !jobs.ValidSHA(ev.After):
+	case !tasks.ValidSHA(ev.After):
 		return done(http.StatusBadRequest, "malformed push payload: after %q", ev.After), nil
 	}
 	repo, res := issueOf(ev.Installation, ev.Repo, 1)
@@ -60,7 +61,7 @@ func (h *Handler) onPush(ctx context.Context, d delivery) (response, error) {
 // enqueueRebase enqueues the update of pull request pr (from head) to
 // base; false when it is not Patchwright's to update or is already
 // enqueued or busy.
-func (h *Handler) enqueueRebase(ctx context.Context, d delivery, repo jobs.Issue, pr int, head, base string, ours bool) (bool, error) {
+func (h *Handler) enqueueRebase(ctx context.Context, d delivery, repo tasks.Issue, pr int, head, base string, ours bool) (bool, error) {
 	n, ok := jobs.ParseAgentBranch(head)
 	if !ok || !ours {
 		d.log.Info("pull request not updated: its head was not pushed by Patchwright", "pr", pr)
@@ -73,7 +74,7 @@ func (h *Handler) enqueueRebase(ctx context.Context, d delivery, repo jobs.Issue
 		d.log.Info("pull request not updated: no issue text a writer approved is known", "pr", pr, logkey.Err, err)
 		return false, err
 	}
-	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: pr, DeliveryID: jobs.RebaseID(issue, pr, base),
+	enq, err := h.queue.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: pr, DeliveryID: tasks.RebaseID(issue, pr, base),
 		IssueHash: pin, Rebase: base})
 	if err != nil {
 		return false, err

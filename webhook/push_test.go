@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // push is a push of ref to after, as GitHub sends it to the app.
@@ -47,7 +47,7 @@ func TestPushesThatDoNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Errorf("%d agent tasks, want none", n)
 	}
 }

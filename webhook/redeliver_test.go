@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 func TestRedeliverFailedDeliveries(t *testing.T) {
@@ -40,7 +40,7 @@ func TestRedeliverFailedDeliveries(t *testing.T) {
 	if n != 2 || !slices.Equal(e.gh.redelivered, []int64{8, 4}) {
 		t.Fatalf("redelivered %v (%d), want [8 4]", e.gh.redelivered, n)
 	}
-	if got := len(e.tasks(jobs.QueueAgent)); got != 1 {
+	if got := len(e.tasks(tasks.QueueAgent)); got != 1 {
 		t.Fatalf("%d agent tasks after redelivery, want 1", got)
 	}
 	// Each GUID is retried at most MaxRedeliveries times.

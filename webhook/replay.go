@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
@@ -108,7 +109,7 @@ func (h *Handler) claimMeaning(ctx context.Context, d *delivery) (key, dup strin
 // claimingQueue claims a delivery's meaning in the round trip that
 // enqueues its solve; *jobs.Queue is one.
 type claimingQueue interface {
-	EnqueueSolveClaiming(ctx context.Context, p jobs.SolveIssue, meaning string) (jobs.EnqueueResult, error)
+	EnqueueSolveClaiming(ctx context.Context, p tasks.SolveIssue, meaning string) (jobs.EnqueueResult, error)
 }
 
 // claimPending makes the claim claimMeaning left to the enqueue, before an
@@ -130,7 +131,7 @@ func (h *Handler) claimPending(ctx context.Context, d *delivery) (dup string, er
 
 // enqueueSolve enqueues p, claiming the delivery's meaning in the same
 // round trip when claimMeaning left it pending.
-func (h *Handler) enqueueSolve(ctx context.Context, d *delivery, p jobs.SolveIssue) (jobs.EnqueueResult, error) {
+func (h *Handler) enqueueSolve(ctx context.Context, d *delivery, p tasks.SolveIssue) (jobs.EnqueueResult, error) {
 	if d.meaning == "" {
 		return h.queue.EnqueueSolve(ctx, p)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // A captured signed delivery sent again under a new X-GitHub-Delivery is a
@@ -25,7 +26,7 @@ func TestReplayUnderANewDeliveryIDIsADuplicate(t *testing.T) {
 	// answers it, as before.
 	expectStatus(t, e.deliverExact("issues", "d-1", body), http.StatusOK)
 	// Free the issue, so a second job could start if the replay got through.
-	if _, err := e.queue.Cancel(context.Background(), jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, "test"); err != nil {
+	if _, err := e.queue.Cancel(context.Background(), tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	rec := e.deliverExact("issues", "d-replay", body)
@@ -33,10 +34,10 @@ func TestReplayUnderANewDeliveryIDIsADuplicate(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "duplicate") {
 		t.Errorf("replay answered %q, want a duplicate", rec.Body.String())
 	}
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Errorf("%d agent tasks after the replay, want 0 (the first was cancelled)", n)
 	}
-	if n := len(e.tasks(jobs.QueueReplies)); n != 0 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 0 {
 		t.Errorf("%d replies enqueued for the replay", n)
 	}
 }
@@ -59,7 +60,7 @@ type failingQueue struct {
 	failed bool
 }
 
-func (q *failingQueue) EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error) {
+func (q *failingQueue) EnqueueSolve(ctx context.Context, p tasks.SolveIssue) (jobs.EnqueueResult, error) {
 	if !q.failed {
 		q.failed = true
 		return jobs.EnqueueResult{}, errors.New("redis went away")
@@ -83,7 +84,7 @@ func TestRedeliveryAfterAFailureIsNotADuplicate(t *testing.T) {
 		t.Fatalf("a failed delivery left its meaning claimed: %v", keys)
 	}
 	expectStatus(t, e.deliverExact("issues", "d-1", body), http.StatusAccepted)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 1 {
 		t.Fatalf("%d agent tasks after the redelivery, want 1", n)
 	}
 }
@@ -190,7 +191,7 @@ func TestReplayedRefusalIsADuplicate(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "duplicate") {
 		t.Errorf("replay answered %q, want a duplicate", rec.Body.String())
 	}
-	if n := len(e.tasks(jobs.QueueReplies)); n != 1 {
+	if n := len(e.tasks(tasks.QueueReplies)); n != 1 {
 		t.Errorf("%d replies enqueued, want 1", n)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // stranger is a delivery from a person without write access, refused.
 type stranger struct {
 	d     delivery
-	issue jobs.Issue // where they asked
+	issue tasks.Issue // where they asked
 	// commentID is their comment, which a later refusal reacts to; 0 for
 	// a label, whose later refusals react to the issue.
 	commentID int64
@@ -32,7 +32,7 @@ func (h *Handler) refuseStranger(ctx context.Context, s stranger, msg, result st
 		}
 		return done(http.StatusOK, "%s", result), nil
 	}
-	_, err = h.queue.EnqueueReply(ctx, jobs.Reply{Issue: s.issue, DeliveryID: s.d.id, Reaction: jobs.ReactionRefused, CommentID: s.commentID})
+	_, err = h.queue.EnqueueReply(ctx, tasks.Reply{Issue: s.issue, DeliveryID: s.d.id, Reaction: tasks.ReactionRefused, CommentID: s.commentID})
 	if err != nil {
 		return response{}, err
 	}

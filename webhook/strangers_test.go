@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 const (
@@ -31,14 +31,14 @@ func failedRun(t testing.TB, head string, headRepo int64) []byte {
 }
 
 // ciFixes decodes the CI-fix tasks in the agent queue.
-func (e *env) ciFixes() []jobs.RetryPR {
+func (e *env) ciFixes() []tasks.RetryPR {
 	e.t.Helper()
-	var out []jobs.RetryPR
-	for _, ti := range e.tasks(jobs.QueueAgent) {
-		if ti.Type != jobs.TypeRetryPR {
+	var out []tasks.RetryPR
+	for _, ti := range e.tasks(tasks.QueueAgent) {
+		if ti.Type != tasks.TypeRetryPR {
 			continue
 		}
-		var p jobs.RetryPR
+		var p tasks.RetryPR
 		if err := json.Unmarshal(ti.Payload, &p); err != nil {
 			e.t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func (e *env) ciFixes() []jobs.RetryPR {
 // labelled start nothing. The one that does carries the label's pin.
 func TestCIFixOnlyForTheAppsOwnBranch(t *testing.T) {
 	e := newEnv(t)
-	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
 	e.gh.openPRs["agent/issue-7"] = 12
 	e.gh.pushed["agent/issue-7"] = someSHA
 	e.gh.openPRs["agent/issue-8"] = 13
@@ -114,7 +114,7 @@ func TestCIFixOnlyForTheAppsOwnBranch(t *testing.T) {
 	expectStatus(t, e.deliver("workflow_run", "ci-own", failedRun(t, someSHA, baseRepoID)), http.StatusAccepted)
 	fixes := e.ciFixes()
 	label := obj(mapOf(t, labeled(t, 7, writerLogin)), "issue")
-	want := jobs.IssueHash(label["title"].(string), label["body"].(string))
+	want := tasks.IssueHash(label["title"].(string), label["body"].(string))
 	if len(fixes) != 1 || fixes[0].CIHead != someSHA || fixes[0].IssueHash != want {
 		t.Fatalf("CI fixes %+v, want one at %s pinned to the label's text %s", fixes, someSHA, want)
 	}
@@ -130,11 +130,11 @@ func mapOf(t testing.TB, b []byte) map[string]any {
 }
 
 // replies decodes the reply tasks.
-func (e *env) replies() []jobs.Reply {
+func (e *env) replies() []tasks.Reply {
 	e.t.Helper()
-	var out []jobs.Reply
-	for _, ti := range e.tasks(jobs.QueueReplies) {
-		var p jobs.Reply
+	var out []tasks.Reply
+	for _, ti := range e.tasks(tasks.QueueReplies) {
+		var p tasks.Reply
 		if err := json.Unmarshal(ti.Payload, &p); err != nil {
 			e.t.Fatal(err)
 		}
@@ -158,13 +158,13 @@ func TestStrangersGetOneReplyPerIssue(t *testing.T) {
 	}
 	expectStatus(t, e.deliver("issue_comment", "s-3", issueComment(t, readerLogin, "/agent help")), http.StatusOK)
 	expectStatus(t, e.deliver("issue_comment", "s-4", issueComment(t, readerLogin, "/agent frobnicate")), http.StatusOK)
-	if n := len(e.tasks(jobs.QueueAgent)); n != 0 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("a stranger's commands enqueued %d agent tasks", n)
 	}
 	var bodies, reactions int
 	for _, r := range e.replies() {
 		switch {
-		case r.Reaction == jobs.ReactionRefused && r.Body == "" && r.CommentID != 0:
+		case r.Reaction == tasks.ReactionRefused && r.Body == "" && r.CommentID != 0:
 			reactions++
 		case r.Reaction == "" && strings.Contains(r.Body, "needs write"):
 			bodies++
@@ -201,15 +201,15 @@ func TestStrangersLabelOnceReplied(t *testing.T) {
 	expectStatus(t, e.deliver("issues", "sl-1", labeled(t, 7, readerLogin)), http.StatusOK)
 	expectStatus(t, e.deliver("issues", "sl-2", labeled(t, 7, readerLogin)), http.StatusOK)
 	rs := e.replies()
-	if len(rs) != 2 || len(e.tasks(jobs.QueueAgent)) != 0 {
-		t.Fatalf("replies %+v and %d agent tasks, want a reply and a reaction, no job", rs, len(e.tasks(jobs.QueueAgent)))
+	if len(rs) != 2 || len(e.tasks(tasks.QueueAgent)) != 0 {
+		t.Fatalf("replies %+v and %d agent tasks, want a reply and a reaction, no job", rs, len(e.tasks(tasks.QueueAgent)))
 	}
 	var body, reaction int
 	for _, r := range rs {
 		if r.Body != "" && strings.Contains(r.Body, "label starts Patchwright only") {
 			body++
 		}
-		if r.Reaction == jobs.ReactionRefused && r.CommentID == 0 {
+		if r.Reaction == tasks.ReactionRefused && r.CommentID == 0 {
 			reaction++
 		}
 	}

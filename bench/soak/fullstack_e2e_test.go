@@ -37,6 +37,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/runstore"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 	"github.com/patchwright/patchwright/webhook"
@@ -519,7 +520,7 @@ func TestSoakFullStack(t *testing.T) {
 	if killedTask == "" {
 		t.Fatalf("%s held a request of no known issue (%q)", held.worker, killedKey)
 	}
-	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
+	lease := "asynq:{" + tasks.QueueAgent + "}:lease"
 	if err := f.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: killedTask}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +576,7 @@ func TestSoakFullStack(t *testing.T) {
 				return false
 			}
 		}
-		qi, err := insp.GetQueueInfo(jobs.QueueAgent)
+		qi, err := insp.GetQueueInfo(tasks.QueueAgent)
 		return err == nil && qi.Pending+qi.Active+qi.Scheduled+qi.Retry == 0
 	}, func() { f.noEndWithoutPull(issues) })
 	elapsed := time.Since(start)
@@ -657,7 +658,7 @@ func (f *fullStack) check(issues []fsIssue, insp *asynq.Inspector, killedTask st
 	if f.model.Served(issues[0].key()) == 0 {
 		t.Errorf("the model never saw %s", issues[0].key())
 	}
-	for _, q := range []string{jobs.QueueAgent, jobs.QueueReplies} {
+	for _, q := range []string{tasks.QueueAgent, tasks.QueueReplies} {
 		qi, err := insp.GetQueueInfo(q)
 		if err != nil {
 			continue // a queue never used

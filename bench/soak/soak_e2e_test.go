@@ -38,6 +38,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/jobs/worker"
 )
 
@@ -86,7 +87,7 @@ type standIn struct {
 	outage string
 }
 
-func (s *standIn) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.Attempt) error {
+func (s *standIn) Solve(ctx context.Context, p tasks.SolveIssue, at tasks.Attempt) error {
 	e := ev{Worker: s.name, Task: at.TaskID, Issue: p.Issue.String(), Retry: at.Retry, Enqueued: at.EnqueuedAt}
 	e.Kind = "start"
 	s.rec.add(e)
@@ -112,18 +113,18 @@ func (s *standIn) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.Attempt)
 	return nil
 }
 
-func (s *standIn) Retry(ctx context.Context, p jobs.RetryPR, at jobs.Attempt) error {
-	return s.Solve(ctx, jobs.SolveIssue{Issue: p.Issue}, at)
+func (s *standIn) Retry(ctx context.Context, p tasks.RetryPR, at tasks.Attempt) error {
+	return s.Solve(ctx, tasks.SolveIssue{Issue: p.Issue}, at)
 }
 
 type nopCommenter struct{}
 
-func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
-func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
+func (nopCommenter) PostComment(context.Context, tasks.Issue, string) (int64, error) { return 1, nil }
+func (nopCommenter) Comments(context.Context, tasks.Issue) ([]githubapi.Comment, error) {
 	return nil, nil
 }
-func (nopCommenter) AddReaction(context.Context, jobs.Issue, string) error               { return nil }
-func (nopCommenter) AddCommentReaction(context.Context, jobs.Issue, int64, string) error { return nil }
+func (nopCommenter) AddReaction(context.Context, tasks.Issue, string) error               { return nil }
+func (nopCommenter) AddCommentReaction(context.Context, tasks.Issue, int64, string) error { return nil }
 
 // TestSoakWorker is a worker process of TestSoak; run any other way it is
 // skipped. SIGTERM drains it (grace 100 ms).
@@ -238,7 +239,7 @@ func running(es []ev, name string) string {
 	return open
 }
 
-func (h *harness) enqueue(p jobs.SolveIssue, want jobs.EnqueueOutcome) {
+func (h *harness) enqueue(p tasks.SolveIssue, want jobs.EnqueueOutcome) {
 	h.t.Helper()
 	var res jobs.EnqueueResult
 	var err error
@@ -286,14 +287,14 @@ func TestSoak(t *testing.T) {
 
 	// Installation 1 floods two repositories; 2 has one repository; 3 a
 	// single issue, labelled last.
-	var all []jobs.SolveIssue
+	var all []tasks.SolveIssue
 	for i := range n - 1 {
 		inst := int64(1 + i%2)
 		repo := fmt.Sprintf("repo-%d", i%3)
-		all = append(all, jobs.SolveIssue{Issue: jobs.Issue{InstallationID: inst, Owner: fmt.Sprintf("org%d", inst), Repo: repo, Number: i + 1},
+		all = append(all, tasks.SolveIssue{Issue: tasks.Issue{InstallationID: inst, Owner: fmt.Sprintf("org%d", inst), Repo: repo, Number: i + 1},
 			DeliveryID: fmt.Sprintf("d-%d", i+1), Requester: "u"})
 	}
-	all = append(all, jobs.SolveIssue{Issue: jobs.Issue{InstallationID: 3, Owner: "org3", Repo: "solo", Number: 1}, DeliveryID: "d-solo", Requester: "u"})
+	all = append(all, tasks.SolveIssue{Issue: tasks.Issue{InstallationID: 3, Owner: "org3", Repo: "solo", Number: 1}, DeliveryID: "d-solo", Requester: "u"})
 	start := time.Now()
 	half := len(all) / 2
 	for _, p := range all[:half] {
@@ -311,7 +312,7 @@ func TestSoak(t *testing.T) {
 	killed := running(es, "w1")
 	_ = h.workers["w1"].Process.Kill()
 	_ = h.workers["w1"].Wait()
-	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
+	lease := "asynq:{" + tasks.QueueAgent + "}:lease"
 	if err := h.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: killed}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestSoak(t *testing.T) {
 }
 
 // check asserts nothing was lost or run twice and the queue is clean.
-func (h *harness) check(all []jobs.SolveIssue, es []ev, killed, drained string) {
+func (h *harness) check(all []tasks.SolveIssue, es []ev, killed, drained string) {
 	t := h.t
 	done, starts := map[string]int{}, map[string]int{}
 	for _, e := range es {
@@ -385,7 +386,7 @@ func (h *harness) check(all []jobs.SolveIssue, es []ev, killed, drained string) 
 	var qi *asynq.QueueInfo
 	for range 100 {
 		var err error
-		if qi, err = insp.GetQueueInfo(jobs.QueueAgent); err == nil && qi.Retry == 0 && qi.Pending == 0 && qi.Active == 0 {
+		if qi, err = insp.GetQueueInfo(tasks.QueueAgent); err == nil && qi.Retry == 0 && qi.Pending == 0 && qi.Active == 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

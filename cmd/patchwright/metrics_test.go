@@ -18,10 +18,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/patchwright/patchwright/agent/provider"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/metrics"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/sandbox"
 )
 
@@ -175,7 +175,7 @@ func TestSecondaryLimitIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
+	if _, err := app.GetIssue(context.Background(), tasks.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if w := sleeps.All(); len(w) != 1 || w[0] != githubapi.SecondaryLimitWait {

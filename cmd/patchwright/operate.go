@@ -20,6 +20,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/metrics"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/setup"
@@ -234,23 +235,23 @@ func (q meteredQueue) record(taskType string, start time.Time, res jobs.EnqueueR
 	q.m.Enqueue(taskType, result, time.Since(start))
 }
 
-func (q meteredQueue) EnqueueSolve(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error) {
+func (q meteredQueue) EnqueueSolve(ctx context.Context, p tasks.SolveIssue) (jobs.EnqueueResult, error) {
 	start := time.Now()
 	res, err := q.Queue.EnqueueSolve(ctx, p)
-	q.record(jobs.TypeSolveIssue, start, res, err)
+	q.record(tasks.TypeSolveIssue, start, res, err)
 	return res, err
 }
 
-func (q meteredQueue) EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error) {
+func (q meteredQueue) EnqueueRetry(ctx context.Context, p tasks.RetryPR) (jobs.EnqueueResult, error) {
 	start := time.Now()
 	res, err := q.Queue.EnqueueRetry(ctx, p)
-	q.record(jobs.TypeRetryPR, start, res, err)
+	q.record(tasks.TypeRetryPR, start, res, err)
 	return res, err
 }
 
-func (q meteredQueue) EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error) {
+func (q meteredQueue) EnqueueReply(ctx context.Context, p tasks.Reply) (jobs.EnqueueResult, error) {
 	start := time.Now()
 	res, err := q.Queue.EnqueueReply(ctx, p)
-	q.record(jobs.TypeReply, start, res, err)
+	q.record(tasks.TypeReply, start, res, err)
 	return res, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // keyTTL outlives the month a key counts, so a late read still finds it.
@@ -84,13 +85,13 @@ func installationKey(m string, id int64) string {
 	return jobs.KeyPrefix + "spend:" + m + ":installation:" + strconv.FormatInt(id, 10)
 }
 
-func repositoryKey(m string, i jobs.Issue) string {
+func repositoryKey(m string, i tasks.Issue) string {
 	return jobs.KeyPrefix + "spend:" + m + ":repository:" + strings.ToLower(i.Owner+"/"+i.Repo)
 }
 
 // Add counts usd against the issue's installation and repository for the
 // current month. A negative or zero amount is not counted.
-func (s *Store) Add(ctx context.Context, issue jobs.Issue, usd float64) error {
+func (s *Store) Add(ctx context.Context, issue tasks.Issue, usd float64) error {
 	if usd <= 0 {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (s *Store) Add(ctx context.Context, issue jobs.Issue, usd float64) error {
 }
 
 // Spent is the month's spend of the issue's installation and repository.
-func (s *Store) Spent(ctx context.Context, issue jobs.Issue) (installation, repository float64, err error) {
+func (s *Store) Spent(ctx context.Context, issue tasks.Issue) (installation, repository float64, err error) {
 	m := month(s.now())
 	vals, err := s.Redis.MGet(ctx, installationKey(m, issue.InstallationID), repositoryKey(m, issue)).Result()
 	if err != nil {

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 const testRedisDB = 11 // each package its own DB: packages' tests run in parallel
 
 var (
-	issueA = jobs.Issue{InstallationID: 7, Owner: "Acme", Repo: "Widgets", Number: 1}
-	issueB = jobs.Issue{InstallationID: 7, Owner: "acme", Repo: "gadgets", Number: 2}
-	other  = jobs.Issue{InstallationID: 8, Owner: "else", Repo: "where", Number: 3}
+	issueA = tasks.Issue{InstallationID: 7, Owner: "Acme", Repo: "Widgets", Number: 1}
+	issueB = tasks.Issue{InstallationID: 7, Owner: "acme", Repo: "gadgets", Number: 2}
+	other  = tasks.Issue{InstallationID: 8, Owner: "else", Repo: "where", Number: 3}
 )
 
 // The repository cap refuses the next job of that repository only; the
@@ -25,7 +25,7 @@ func TestMonthlyCaps(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)
 	s := &Store{Redis: redistest.Client(t, testRedisDB), Caps: Caps{Installation: 5, Repository: 2}, Now: func() time.Time { return now }}
-	check := func(s *Store, i jobs.Issue) error {
+	check := func(s *Store, i tasks.Issue) error {
 		if err := s.Reserve(ctx, i, "check", 0); err != nil {
 			return err
 		}
@@ -43,7 +43,7 @@ func TestMonthlyCaps(t *testing.T) {
 	if err := s.Add(ctx, issueA, 0.5); err != nil {
 		t.Fatal(err)
 	}
-	err := check(s, jobs.Issue{InstallationID: 7, Owner: "ACME", Repo: "widgets", Number: 9})
+	err := check(s, tasks.Issue{InstallationID: 7, Owner: "ACME", Repo: "widgets", Number: 9})
 	r, ok := AsRefusal(err)
 	if !ok || r.Scope != "repository" || r.SpentUSD != 2 || r.Month != "2026-12" || !r.ResetsAt.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("repository cap reached (any case of its name): %v", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // A run holds a reservation of its estimated cap from the month's budgets
@@ -63,7 +64,7 @@ return {}
 // the issue's monthly budgets for task until Settle. It returns a
 // *Refusal when a cap is spent, or would be by this run on top of the
 // spend and the holds of runs still going. Without caps it holds nothing.
-func (s *Store) Reserve(ctx context.Context, issue jobs.Issue, task string, usd float64) error {
+func (s *Store) Reserve(ctx context.Context, issue tasks.Issue, task string, usd float64) error {
 	if s.Caps.Installation <= 0 && s.Caps.Repository <= 0 {
 		return nil
 	}
@@ -114,7 +115,7 @@ return usd
 // Settle counts what task's run cost in place of its hold, in the month
 // it reserved. A task that holds nothing (no caps, or settled already) is
 // counted as Add counts.
-func (s *Store) Settle(ctx context.Context, issue jobs.Issue, task string, usd float64) error {
+func (s *Store) Settle(ctx context.Context, issue tasks.Issue, task string, usd float64) error {
 	if usd < 0 {
 		usd = 0
 	}
@@ -128,12 +129,12 @@ func (s *Store) Settle(ctx context.Context, issue jobs.Issue, task string, usd f
 // SettleAbandoned settles the hold of a task whose worker died (the
 // sweeper's case) at its amount: the run's cost is unknown, and its cap
 // bounds it. A task that holds nothing is left as it is.
-func (s *Store) SettleAbandoned(ctx context.Context, issue jobs.Issue, task string) error {
+func (s *Store) SettleAbandoned(ctx context.Context, issue tasks.Issue, task string) error {
 	_, err := s.settle(ctx, issue, task, "")
 	return err
 }
 
-func (s *Store) settle(ctx context.Context, issue jobs.Issue, task, usd string) (bool, error) {
+func (s *Store) settle(ctx context.Context, issue tasks.Issue, task, usd string) (bool, error) {
 	if task == "" {
 		return false, nil
 	}
@@ -158,7 +159,7 @@ func (s *Store) settle(ctx context.Context, issue jobs.Issue, task, usd string) 
 
 // Reserved is what runs still going hold of the month's budgets of the
 // issue's installation and repository.
-func (s *Store) Reserved(ctx context.Context, issue jobs.Issue) (installation, repository float64, err error) {
+func (s *Store) Reserved(ctx context.Context, issue tasks.Issue) (installation, repository float64, err error) {
 	m := month(s.now())
 	sum := func(key string) (float64, error) {
 		vals, err := s.Redis.HVals(ctx, reservedKey(key)).Result()

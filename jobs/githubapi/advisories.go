@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // Advisory is one global security advisory of the GitHub advisory
@@ -26,7 +25,7 @@ const maxAdvisories = 100
 // database (GET /advisories) that affect affects ("name@version" or
 // "name") in ecosystem ("npm", "go", "pip", "rust", "maven", "rubygems",
 // "composer"…), as the installation of repo.
-func (a *App) Advisories(ctx context.Context, repo jobs.Issue, ecosystem, affects string) ([]Advisory, error) {
+func (a *App) Advisories(ctx context.Context, repo tasks.Issue, ecosystem, affects string) ([]Advisory, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // ActionsSlug is the slug of GitHub Actions' app: its check runs are jobs
@@ -52,7 +51,7 @@ var failedConclusions = map[string]bool{"failure": true, "timed_out": true, "sta
 // the job's log. A log or annotations that cannot be read (an
 // installation that has not granted actions: read, an expired log) are
 // said in LogErr, not an error: the rest is still worth a fix attempt.
-func (a *App) FailedChecks(ctx context.Context, repo jobs.Issue, sha string) ([]FailedCheck, error) {
+func (a *App) FailedChecks(ctx context.Context, repo tasks.Issue, sha string) ([]FailedCheck, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return nil, err
@@ -77,7 +76,7 @@ func (a *App) FailedChecks(ctx context.Context, repo jobs.Issue, sha string) ([]
 	}
 }
 
-func (a *App) failedCheck(ctx context.Context, c *github.Client, repo jobs.Issue, r *github.CheckRun) FailedCheck {
+func (a *App) failedCheck(ctx context.Context, c *github.Client, repo tasks.Issue, r *github.CheckRun) FailedCheck {
 	f := FailedCheck{ID: r.GetID(), Name: r.GetName(), App: r.GetApp().GetSlug(), Conclusion: r.GetConclusion(), URL: r.GetHTMLURL(),
 		Title: r.GetOutput().GetTitle(), Summary: r.GetOutput().GetSummary(), Text: r.GetOutput().GetText()}
 	if r.GetOutput().GetAnnotationsCount() > 0 {
@@ -101,7 +100,7 @@ func (a *App) failedCheck(ctx context.Context, c *github.Client, repo jobs.Issue
 
 // jobLog reads the end of an Actions job's log: the API answers with a
 // redirect to a short-lived download URL, read without the token.
-func (a *App) jobLog(ctx context.Context, c *github.Client, repo jobs.Issue, jobID int64) (string, error) {
+func (a *App) jobLog(ctx context.Context, c *github.Client, repo tasks.Issue, jobID int64) (string, error) {
 	u, _, err := c.Actions.GetWorkflowJobLogs(ctx, repo.Owner, repo.Repo, jobID, 0)
 	if err != nil {
 		return "", fmt.Errorf("job %d: %w", jobID, err)

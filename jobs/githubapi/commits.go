@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // Commit is one commit of a branch as GitHub lists it.
@@ -35,7 +34,7 @@ const (
 // oldest first, with each commit's files (GitHub's compare endpoint lists
 // the files of the range only, so each commit is read once more). At most
 // MaxCommits are read; more reports how many were left out.
-func (a *App) CommitsBetween(ctx context.Context, repo jobs.Issue, base, head string) (commits []Commit, more int, err error) {
+func (a *App) CommitsBetween(ctx context.Context, repo tasks.Issue, base, head string) (commits []Commit, more int, err error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return nil, 0, err

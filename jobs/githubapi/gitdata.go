@@ -9,8 +9,7 @@ import (
 	"net/http"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // A commit made through the Git Data API (blobs, a tree on the parent's
@@ -65,7 +64,7 @@ type CommitFile struct {
 // first and force-updated only if it is at c.Expected. It returns the
 // commit's SHA as GitHub made it (not the clone's: GitHub's signature and
 // time differ).
-func (a *App) CreateCommit(ctx context.Context, repo jobs.Issue, c NewCommit) (string, error) {
+func (a *App) CreateCommit(ctx context.Context, repo tasks.Issue, c NewCommit) (string, error) {
 	if len(c.Files) > MaxCommitAPIFiles {
 		return "", fmt.Errorf("%w: %d files, over %d", ErrTooLargeForAPI, len(c.Files), MaxCommitAPIFiles)
 	}
@@ -102,7 +101,7 @@ func (a *App) CreateCommit(ctx context.Context, repo jobs.Issue, c NewCommit) (s
 // createBlobs uploads each file as a base64 blob (binary files survive,
 // and a symlink's blob is its target) and returns the tree's entries; a
 // deletion is an entry without a SHA, which go-github sends as null.
-func createBlobs(ctx context.Context, gh *github.Client, repo jobs.Issue, files []CommitFile) ([]*github.TreeEntry, error) {
+func createBlobs(ctx context.Context, gh *github.Client, repo tasks.Issue, files []CommitFile) ([]*github.TreeEntry, error) {
 	var entries []*github.TreeEntry
 	for _, f := range files {
 		e := &github.TreeEntry{Path: github.String(f.Path), Mode: github.String(f.Mode), Type: github.String("blob")}
@@ -140,7 +139,7 @@ func readAll(f CommitFile) ([]byte, error) {
 }
 
 // moveBranch points c.Branch at sha as CreateCommit says.
-func moveBranch(ctx context.Context, gh *github.Client, repo jobs.Issue, c NewCommit, sha string) error {
+func moveBranch(ctx context.Context, gh *github.Client, repo tasks.Issue, c NewCommit, sha string) error {
 	ref := "refs/heads/" + c.Branch
 	target := &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(sha)}}
 	var err error

@@ -14,8 +14,7 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // DefaultBaseURL is GitHub.com's REST API.
@@ -140,7 +139,7 @@ func (p Permission) String() string {
 // Permission reads user's permission on owner/repo through installation
 // inst (GET /repos/{owner}/{repo}/collaborators/{user}/permission). go-github
 // v62 does not decode role_name, so this decodes the response itself.
-func (a *App) Permission(ctx context.Context, repo jobs.Issue, user string) (Permission, error) {
+func (a *App) Permission(ctx context.Context, repo tasks.Issue, user string) (Permission, error) {
 	owner := repo.Owner
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // AgentPullRequests lists the open pull requests into base whose head is
 // an agent branch (jobs.ParseAgentBranch) of the repository itself: a
 // fork's branch of the same name is someone else's. Every page is read.
-func (a *App) AgentPullRequests(ctx context.Context, repo jobs.Issue, base string) ([]PullRequest, error) {
+func (a *App) AgentPullRequests(ctx context.Context, repo tasks.Issue, base string) ([]PullRequest, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ var ErrMergeConflict = errors.New("merge conflict")
 // endpoint (POST /repos/{owner}/{repo}/merges), so GitHub makes (and
 // signs) the merge commit. It returns the new head of branch, or "" when
 // branch already holds head (204). A conflict wraps ErrMergeConflict.
-func (a *App) MergeInto(ctx context.Context, repo jobs.Issue, branch, head, message string) (string, error) {
+func (a *App) MergeInto(ctx context.Context, repo tasks.Issue, branch, head, message string) (string, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return "", err
@@ -70,7 +71,7 @@ func (a *App) MergeInto(ctx context.Context, repo jobs.Issue, branch, head, mess
 // RequestReviews asks logins to review pull request pr. GitHub answers
 // 422 for a login that is not a collaborator or is the pull request's
 // author; the error says so.
-func (a *App) RequestReviews(ctx context.Context, pr jobs.Issue, logins []string) error {
+func (a *App) RequestReviews(ctx context.Context, pr tasks.Issue, logins []string) error {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // DefaultPermissionTTL is how long a permission answer is reused: long
@@ -48,7 +48,7 @@ func NewPermissionCache(app *App, ttl time.Duration) *PermissionCache {
 // repo, and the role GitHub reported (for a refusal reply), through the
 // collaborator-permission endpoint. author_association is never used: it
 // misreports private org members.
-func (g *PermissionCache) CanWrite(ctx context.Context, repo jobs.Issue, user string) (bool, string, error) {
+func (g *PermissionCache) CanWrite(ctx context.Context, repo tasks.Issue, user string) (bool, string, error) {
 	key := strings.ToLower(repo.Owner + "/" + repo.Repo + "/" + user)
 	g.mu.Lock()
 	c, ok := g.cache[key]

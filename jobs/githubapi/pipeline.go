@@ -12,18 +12,17 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // The methods in this file are the calls of the GitHub pipeline, each
 // acting as the installation of the repository or issue it is given. An
-// issue's or pull request's calls take its number as the jobs.Issue's
+// issue's or pull request's calls take its number as the tasks.Issue's
 // Number; repository-level calls ignore it.
 
 // Bot returns the app's bot user: GET /app for the slug, then the user
 // "<slug>[bot]" for its ID (the commit e-mail needs it).
-func (a *App) Bot(ctx context.Context, repo jobs.Issue) (User, error) {
+func (a *App) Bot(ctx context.Context, repo tasks.Issue) (User, error) {
 	login, err := a.BotLogin(ctx)
 	if err != nil {
 		return User{}, err
@@ -33,7 +32,7 @@ func (a *App) Bot(ctx context.Context, repo jobs.Issue) (User, error) {
 
 // User reads GET /users/{login} as the installation of repo (an app JWT
 // is good for /app endpoints only).
-func (a *App) User(ctx context.Context, repo jobs.Issue, login string) (User, error) {
+func (a *App) User(ctx context.Context, repo tasks.Issue, login string) (User, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return User{}, err
@@ -47,7 +46,7 @@ func (a *App) User(ctx context.Context, repo jobs.Issue, login string) (User, er
 
 // RepoToken mints a token for repo.Repo only, with contents: write (clone
 // and push) and nothing else. It is never cached or written anywhere.
-func (a *App) RepoToken(ctx context.Context, repo jobs.Issue) (string, error) {
+func (a *App) RepoToken(ctx context.Context, repo tasks.Issue) (string, error) {
 	tok, _, err := a.app.Apps.CreateInstallationToken(ctx, repo.InstallationID, &github.InstallationTokenOptions{
 		Repositories: []string{repo.Repo},
 		Permissions:  &github.InstallationPermissions{Contents: github.String("write")},
@@ -62,7 +61,7 @@ func (a *App) RepoToken(ctx context.Context, repo jobs.Issue) (string, error) {
 }
 
 // Repository reads the default branch and clone URL.
-func (a *App) Repository(ctx context.Context, repo jobs.Issue) (Repository, error) {
+func (a *App) Repository(ctx context.Context, repo tasks.Issue) (Repository, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return Repository{}, err
@@ -75,7 +74,7 @@ func (a *App) Repository(ctx context.Context, repo jobs.Issue) (Repository, erro
 }
 
 // GetIssue reads an issue's title, body, state and author.
-func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (IssueText, error) {
+func (a *App) GetIssue(ctx context.Context, issue tasks.Issue) (IssueText, error) {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return IssueText{}, err
@@ -88,7 +87,7 @@ func (a *App) GetIssue(ctx context.Context, issue jobs.Issue) (IssueText, error)
 }
 
 // AddReaction adds a reaction (for example "eyes") to the issue.
-func (a *App) AddReaction(ctx context.Context, issue jobs.Issue, content string) error {
+func (a *App) AddReaction(ctx context.Context, issue tasks.Issue, content string) error {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return err
@@ -101,7 +100,7 @@ func (a *App) AddReaction(ctx context.Context, issue jobs.Issue, content string)
 
 // AddCommentReaction adds a reaction (for example "-1") to comment id of
 // the issue's repository.
-func (a *App) AddCommentReaction(ctx context.Context, issue jobs.Issue, id int64, content string) error {
+func (a *App) AddCommentReaction(ctx context.Context, issue tasks.Issue, id int64, content string) error {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return err
@@ -113,7 +112,7 @@ func (a *App) AddCommentReaction(ctx context.Context, issue jobs.Issue, id int64
 }
 
 // Comments lists every comment of the issue, 100 a page.
-func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]Comment, error) {
+func (a *App) Comments(ctx context.Context, issue tasks.Issue) ([]Comment, error) {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return nil, err
@@ -136,7 +135,7 @@ func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]Comment, error)
 }
 
 // PostComment creates a comment and returns its ID.
-func (a *App) PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error) {
+func (a *App) PostComment(ctx context.Context, issue tasks.Issue, body string) (int64, error) {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return 0, err
@@ -149,7 +148,7 @@ func (a *App) PostComment(ctx context.Context, issue jobs.Issue, body string) (i
 }
 
 // EditComment replaces the body of comment id.
-func (a *App) EditComment(ctx context.Context, issue jobs.Issue, id int64, body string) error {
+func (a *App) EditComment(ctx context.Context, issue tasks.Issue, id int64, body string) error {
 	c, err := a.Installation(issue.InstallationID)
 	if err != nil {
 		return err
@@ -161,7 +160,7 @@ func (a *App) EditComment(ctx context.Context, issue jobs.Issue, id int64, body 
 }
 
 // FindPullRequest looks up the open pull request from owner:branch.
-func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch string) (PullRequest, bool, error) {
+func (a *App) FindPullRequest(ctx context.Context, repo tasks.Issue, branch string) (PullRequest, bool, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return PullRequest{}, false, err
@@ -183,7 +182,7 @@ func (a *App) FindPullRequest(ctx context.Context, repo jobs.Issue, branch strin
 }
 
 // GetPullRequest reads pull request pr.Number.
-func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (PullRequest, error) {
+func (a *App) GetPullRequest(ctx context.Context, pr tasks.Issue) (PullRequest, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return PullRequest{}, err
@@ -197,7 +196,7 @@ func (a *App) GetPullRequest(ctx context.Context, pr jobs.Issue) (PullRequest, e
 
 // CreatePullRequest opens a pull request; GitHub's 422 "already exists"
 // becomes ErrPullRequestExists.
-func (a *App) CreatePullRequest(ctx context.Context, repo jobs.Issue, np NewPullRequest) (PullRequest, error) {
+func (a *App) CreatePullRequest(ctx context.Context, repo tasks.Issue, np NewPullRequest) (PullRequest, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return PullRequest{}, err
@@ -225,7 +224,7 @@ func alreadyExists(er *github.ErrorResponse) bool { return says(er, "already exi
 
 // EditPullRequest sets a pull request's title and body. The draft state
 // is left as it is: the REST API cannot change it.
-func (a *App) EditPullRequest(ctx context.Context, pr jobs.Issue, title, body string) error {
+func (a *App) EditPullRequest(ctx context.Context, pr tasks.Issue, title, body string) error {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return err
@@ -239,7 +238,7 @@ func (a *App) EditPullRequest(ctx context.Context, pr jobs.Issue, title, body st
 // ReviewComments lists review comments still placed on the diff: GitHub
 // sets line to null on outdated ones (position, which did the same, is
 // closing down). Whether a thread is resolved is only in the GraphQL API.
-func (a *App) ReviewComments(ctx context.Context, pr jobs.Issue) ([]Comment, error) {
+func (a *App) ReviewComments(ctx context.Context, pr tasks.Issue) ([]Comment, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return nil, err
@@ -310,7 +309,7 @@ type reviewThreadsPage struct {
 
 // resolvedComments returns the IDs of review comments in resolved threads
 // (the first 100 comments of each thread).
-func resolvedComments(ctx context.Context, c *github.Client, pr jobs.Issue) (map[int64]bool, error) {
+func resolvedComments(ctx context.Context, c *github.Client, pr tasks.Issue) (map[int64]bool, error) {
 	resolved := map[int64]bool{}
 	vars := map[string]any{"owner": pr.Owner, "repo": pr.Repo, "number": pr.Number}
 	for {
@@ -380,7 +379,7 @@ func graphql(ctx context.Context, c *github.Client, query string, vars map[strin
 
 // SetDraft marks a pull request as a draft or as ready for review. REST
 // cannot change the draft state; GraphQL's mutations can, by node ID.
-func (a *App) SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft bool) error {
+func (a *App) SetDraft(ctx context.Context, pr tasks.Issue, nodeID string, draft bool) error {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return err
@@ -419,7 +418,7 @@ func graphqlPath(rest *url.URL) string {
 }
 
 // CheckRunIDs lists check runs named name on sha.
-func (a *App) CheckRunIDs(ctx context.Context, repo jobs.Issue, sha, name string) ([]int64, error) {
+func (a *App) CheckRunIDs(ctx context.Context, repo tasks.Issue, sha, name string) ([]int64, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return nil, err
@@ -443,7 +442,7 @@ func (a *App) CheckRunIDs(ctx context.Context, repo jobs.Issue, sha, name string
 // at most 50 annotations per request and appends those of each update, so
 // a create sends the first batch and the rest follow as updates; an update
 // of an existing run sends none, keeping the annotations it has.
-func (a *App) PutCheckRun(ctx context.Context, repo jobs.Issue, id int64, run CheckRun) (int64, error) {
+func (a *App) PutCheckRun(ctx context.Context, repo tasks.Issue, id int64, run CheckRun) (int64, error) {
 	c, err := a.Installation(repo.InstallationID)
 	if err != nil {
 		return 0, err
@@ -505,7 +504,7 @@ func pullRequest(p *github.PullRequest) PullRequest {
 
 // Reviews lists a pull request's submitted reviews with a body, oldest
 // first (pending ones are the reviewer's own and not listed by GitHub).
-func (a *App) Reviews(ctx context.Context, pr jobs.Issue) ([]Comment, error) {
+func (a *App) Reviews(ctx context.Context, pr tasks.Issue) ([]Comment, error) {
 	c, err := a.Installation(pr.InstallationID)
 	if err != nil {
 		return nil, err

@@ -17,9 +17,9 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // fixture reads a file of testdata/fixtures/github-api.
@@ -31,7 +31,7 @@ type env struct {
 	fake   *githubtest.Server
 	app    *githubapi.App
 	sleeps *githubtest.Sleeps
-	repo   jobs.Issue
+	repo   tasks.Issue
 }
 
 func newEnv(t *testing.T) *env {
@@ -49,7 +49,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{fake: fake, app: app, sleeps: s, repo: jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}}
+	return &env{fake: fake, app: app, sleeps: s, repo: tasks.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}}
 }
 
 func TestBotUser(t *testing.T) {
@@ -369,7 +369,7 @@ func TestPrimaryRateLimitFromGitHubWaitsForReset(t *testing.T) {
 		f := githubtest.PrimaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", now.Add(90*time.Second))
 		f.Status = status
 		fake.Fail(f)
-		if _, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
+		if _, err := app.GetIssue(context.Background(), tasks.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}); err != nil {
 			t.Fatalf("%d: %v", status, err)
 		}
 		if w := s.All(); len(w) != 1 || w[0] != 91*time.Second {
@@ -384,7 +384,7 @@ func TestPrimaryRateLimitPastMaxWaitFailsAtOnce(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	fake, app, s := newClockedApp(t, now)
 	fake.Fail(githubtest.PrimaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", now.Add(40*time.Minute)))
-	_, err := app.GetIssue(context.Background(), jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7})
+	_, err := app.GetIssue(context.Background(), tasks.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -668,7 +668,7 @@ func TestRateLimitPausesOtherRequests(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	fake, app, s := newClockedApp(t, now)
 	fake.Fail(githubtest.SecondaryRateLimit(http.MethodGet, "/repos/acme/widgets/issues/7", 1))
-	repo := jobs.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}
+	repo := tasks.Issue{InstallationID: 11, Owner: "acme", Repo: "widgets", Number: 7}
 	if _, err := app.GetIssue(context.Background(), repo); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package githubjob
 import (
 	"context"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/verify/findings"
 )
 
@@ -12,14 +12,14 @@ import (
 type advisorySource interface {
 	// Advisories lists the advisory database's advisories affecting
 	// affects ("name@version") in ecosystem.
-	Advisories(ctx context.Context, repo jobs.Issue, ecosystem, affects string) ([]githubapi.Advisory, error)
+	Advisories(ctx context.Context, repo tasks.Issue, ecosystem, affects string) ([]githubapi.Advisory, error)
 }
 
 // advisories is the pipeline's advisory lookup through the app's client,
 // as the installation of the job's repository.
 type advisories struct {
 	gh   advisorySource
-	repo jobs.Issue
+	repo tasks.Issue
 }
 
 // Advisories implements pipeline.AdvisoryLookup.

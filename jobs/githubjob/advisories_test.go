@@ -8,9 +8,9 @@ import (
 	"encoding/pem"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/verify/findings"
 )
 
@@ -28,7 +28,7 @@ func TestAdvisoryLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := advisories{gh: app, repo: jobs.Issue{InstallationID: 3, Owner: "acme", Repo: "widgets"}}
+	lookup := advisories{gh: app, repo: tasks.Issue{InstallationID: 3, Owner: "acme", Repo: "widgets"}}
 	list, err := lookup.Advisories(context.Background(), findings.AdvisoryQuery{Ecosystem: "npm", Name: "lodash", Version: "4.17.11"})
 	if err != nil || len(list) != 1 || list[0].ID != "GHSA-jf85-cpcp-j695" || list[0].Severity != "critical" || list[0].URL == "" {
 		t.Fatalf("%+v, %v; want the critical advisory", list, err)

@@ -11,14 +11,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // BranchAPI is what Branches needs from GitHub; *githubapi.App is one.
 type BranchAPI interface {
-	RepoToken(ctx context.Context, repo jobs.Issue) (string, error)
-	Repository(ctx context.Context, repo jobs.Issue) (githubapi.Repository, error)
+	RepoToken(ctx context.Context, repo tasks.Issue) (string, error)
+	Repository(ctx context.Context, repo tasks.Issue) (githubapi.Repository, error)
 }
 
 // Branches deletes agent branches as a compare-and-swap: over git, with
@@ -33,7 +33,7 @@ type Branches struct {
 // DeleteBranchAt deletes branch of repo only while it points at sha.
 // deleted is false, with no error, when the branch is gone or points
 // elsewhere (someone pushed to it).
-func (b *Branches) DeleteBranchAt(ctx context.Context, repo jobs.Issue, branch, sha string) (bool, error) {
+func (b *Branches) DeleteBranchAt(ctx context.Context, repo tasks.Issue, branch, sha string) (bool, error) {
 	r, err := b.GitHub.Repository(ctx, repo)
 	if err != nil {
 		return false, err

@@ -8,9 +8,9 @@ import (
 	"encoding/pem"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // DeleteBranchAt deletes over git, only while the branch is at the
@@ -34,7 +34,7 @@ func TestDeleteBranchAtIsCompareAndSwap(t *testing.T) {
 	githubtest.Git(t, dir, "branch", "agent/issue-1", main)
 	githubtest.Git(t, dir, "branch", "agent/issue-2", main)
 	b := &Branches{GitHub: app}
-	repo := jobs.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets"}
+	repo := tasks.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets"}
 	ctx := context.Background()
 	other := "1111111111111111111111111111111111111111"
 

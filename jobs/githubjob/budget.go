@@ -5,19 +5,19 @@ import (
 	"log/slog"
 
 	"github.com/patchwright/patchwright/internal/logkey"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/budget"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // Budget is what monthly caps need (jobs/budget.Store).
 type Budget interface {
 	// Reserve holds usd of the month's caps for task until Settle, or
 	// returns a *budget.Refusal when a cap is spent or held.
-	Reserve(ctx context.Context, issue jobs.Issue, task string, usd float64) error
+	Reserve(ctx context.Context, issue tasks.Issue, task string, usd float64) error
 	// Settle counts the run's cost in place of task's hold.
-	Settle(ctx context.Context, issue jobs.Issue, task string, usd float64) error
+	Settle(ctx context.Context, issue tasks.Issue, task string, usd float64) error
 	// SettleAbandoned settles the hold of a task whose worker died.
-	SettleAbandoned(ctx context.Context, issue jobs.Issue, task string) error
+	SettleAbandoned(ctx context.Context, issue tasks.Issue, task string) error
 }
 
 func isBudgetRefusal(err error) bool {
@@ -31,7 +31,7 @@ func isBudgetRefusal(err error) bool {
 // budget costs nothing more. The settle it returns counts the run's cost
 // (nil: none known) in place of the hold; it is called once, on every
 // path, and outlives a cancelled ctx.
-func (p *Pipeline) reserve(ctx context.Context, issue jobs.Issue, task string, log *slog.Logger) (settle func(cost *float64), err error) {
+func (p *Pipeline) reserve(ctx context.Context, issue tasks.Issue, task string, log *slog.Logger) (settle func(cost *float64), err error) {
 	if p.Budget == nil {
 		return func(*float64) {}, nil
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/internal/text"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/report/marker"
 )
@@ -29,7 +29,7 @@ const (
 type ciSource interface {
 	// FailedChecks lists the failed check runs of other apps on sha,
 	// with output, annotations and Actions logs.
-	FailedChecks(ctx context.Context, repo jobs.Issue, sha string) ([]githubapi.FailedCheck, error)
+	FailedChecks(ctx context.Context, repo tasks.Issue, sha string) ([]githubapi.FailedCheck, error)
 }
 
 // errCILimit ends a CI fix that ci_fix_attempts no longer allows.

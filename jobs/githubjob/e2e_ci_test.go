@@ -11,8 +11,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -123,7 +123,7 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 	}); code != http.StatusOK {
 		t.Errorf("the same failure as a check_run: %d, want 200 (one attempt per head)", code)
 	}
-	fixID := jobs.CIFixID(issue1, head)
+	fixID := tasks.CIFixID(issue1, head)
 	if info := e.waitTask(fixID, asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("CI fix ended %s: %s", info.State, info.LastErr)
 	}
@@ -162,7 +162,7 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 	if code := e.checkSuite(newHead, "failure", "delivery-ci-red-2"); code != http.StatusAccepted {
 		t.Fatalf("red suite on the fix's head: %d, want 202", code)
 	}
-	if info := e.waitTask(jobs.CIFixID(issue1, newHead), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateArchived {
+	if info := e.waitTask(tasks.CIFixID(issue1, newHead), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateArchived {
 		t.Fatalf("the CI fix past the limit ended %s, want archived (refused)", info.State)
 	}
 	if n := len(e.model.Requests()); n != solveRequests+2 {
@@ -185,7 +185,7 @@ func TestCIFailureStartsOneFixAttempt(t *testing.T) {
 	if code := e.checkSuite(human, "failure", "delivery-ci-human"); code != http.StatusOK {
 		t.Errorf("red suite on a person's head: %d, want 200", code)
 	}
-	if _, err := e.insp.GetTaskInfo(jobs.QueueAgent, jobs.CIFixID(issue1, human)); err == nil {
+	if _, err := e.insp.GetTaskInfo(tasks.QueueAgent, tasks.CIFixID(issue1, human)); err == nil {
 		t.Error("a CI fix was enqueued for a head a person pushed")
 	}
 }

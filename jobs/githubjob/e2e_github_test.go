@@ -16,9 +16,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 )
 
@@ -47,7 +47,7 @@ func (e *e2e) addRepo(edit func(*githubtest.Repo)) {
 	e.fake.AddRepo(r)
 }
 
-var issue1 = jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
+var issue1 = tasks.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
 
 // An installation without pull_requests: write gets its change pushed and
 // then a 403 on opening the pull request. That ends the job at once: one
@@ -292,7 +292,7 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	info := e.waitTask("delivery-life-2", asynq.TaskStateArchived, asynq.TaskStateRetry)
 	if info.State == asynq.TaskStateRetry {
-		if err := e.insp.RunTask(jobs.QueueAgent, "delivery-life-2"); err != nil {
+		if err := e.insp.RunTask(tasks.QueueAgent, "delivery-life-2"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -294,7 +294,7 @@ func TestLabelSetsAWaitingPlanAside(t *testing.T) {
 	}
 	// Recorded, so a later `/agent retry` on the issue is an attempt,
 	// not a replan of the stale plan (the webhook asks Waiting).
-	issue := jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
+	issue := tasks.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
 	if rec, ok, err := e.queue.LatestPlan(t.Context(), issue); err != nil || !ok || rec.Waiting() || rec.SetAsideBy != "Codertocat" {
 		t.Errorf("after the label's solve the plan is %+v (%v, %v), want set aside by Codertocat", rec, ok, err)
 	}

@@ -1,18 +1,19 @@
 package githubjob_test
 
 import (
-	"github.com/patchwright/patchwright/report/marker"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/patchwright/patchwright/report/marker"
+
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -104,7 +105,7 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if code := e.pushEvent(base, "delivery-push-1"); code != http.StatusAccepted {
 		t.Fatalf("push to the default branch: %d, want 202", code)
 	}
-	if info := e.waitTask(jobs.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("update ended %s: %s", info.State, info.LastErr)
 	}
 	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
@@ -142,14 +143,14 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if code := e.pushEvent(conflicting, "delivery-push-2"); code != http.StatusAccepted {
 		t.Fatalf("conflicting push: %d, want 202", code)
 	}
-	if info := e.waitTask(jobs.RebaseID(issue1, pr, conflicting), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, conflicting), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("conflicting update ended %s: %s", info.State, info.LastErr)
 	}
 	later := e.pushMaster(t, "docs again", map[string]string{"README.md": "A greeting.\n"})
 	if code := e.pushEvent(later, "delivery-push-3"); code != http.StatusAccepted {
 		t.Fatalf("later push: %d, want 202", code)
 	}
-	if info := e.waitTask(jobs.RebaseID(issue1, pr, later), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, later), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("later update ended %s: %s", info.State, info.LastErr)
 	}
 	if got := e.merges() - mergesBefore; got != 2 {
@@ -173,7 +174,7 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if code := e.pushEvent(off, "delivery-push-4"); code != http.StatusAccepted {
 		t.Fatalf("push turning updates off: %d, want 202 (the worker reads the setting)", code)
 	}
-	if info := e.waitTask(jobs.RebaseID(issue1, pr, off), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, off), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("update with merge_conflicts off ended %s: %s", info.State, info.LastErr)
 	}
 	if got := e.merges() - mergesBefore; got != 0 {

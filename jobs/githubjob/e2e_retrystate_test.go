@@ -9,8 +9,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
@@ -80,7 +80,7 @@ func TestRetryWithoutChangeKeepsPushedState(t *testing.T) {
 	if code := e.checkSuite(head, "failure", "delivery-state-ci"); code != http.StatusAccepted {
 		t.Fatalf("red suite on Patchwright's head after the retry: %d, want 202", code)
 	}
-	if info := e.waitTask(jobs.CIFixID(issue1, head), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+	if info := e.waitTask(tasks.CIFixID(issue1, head), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
 		t.Fatalf("CI fix ended %s: %s", info.State, info.LastErr)
 	}
 	newHead := e.remote.Head(t, owner, repoName, "agent/issue-1")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
 
@@ -42,12 +42,12 @@ func TestCIFixRunsOnlyApprovedText(t *testing.T) {
 	}
 	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
 	solveRequests := len(e.model.Requests())
-	fixID := jobs.CIFixID(issue1, head)
+	fixID := tasks.CIFixID(issue1, head)
 
 	if code := e.failedWorkflowRun(head, 999001, "delivery-pin-fork"); code != http.StatusOK {
 		t.Errorf("a fork's failed run at Patchwright's head: %d, want 200", code)
 	}
-	if _, err := e.insp.GetTaskInfo(jobs.QueueAgent, fixID); err == nil {
+	if _, err := e.insp.GetTaskInfo(tasks.QueueAgent, fixID); err == nil {
 		t.Fatal("a fork's failed run enqueued a CI fix")
 	}
 

@@ -40,6 +40,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/sandbox"
@@ -304,7 +305,7 @@ func (e *e2e) waitTask(id string, states ...asynq.TaskState) *asynq.TaskInfo {
 	e.t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		info, err := e.insp.GetTaskInfo(jobs.QueueAgent, id)
+		info, err := e.insp.GetTaskInfo(tasks.QueueAgent, id)
 		if err == nil {
 			for _, s := range states {
 				if info.State == s {
@@ -578,7 +579,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	// for its backoff.
 	info = e.waitTask("delivery-label-2", asynq.TaskStateArchived, asynq.TaskStateRetry)
 	if info.State == asynq.TaskStateRetry {
-		if err := e.insp.RunTask(jobs.QueueAgent, "delivery-label-2"); err != nil {
+		if err := e.insp.RunTask(tasks.QueueAgent, "delivery-label-2"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -692,7 +693,7 @@ func (e *e2e) killWorkerMidRun(runID string) []container.Summary {
 	// move the lease into the past; the recoverer of the next worker then
 	// finds it at start-up.
 	taskID, _, _ := strings.Cut(runID, ".")
-	lease := "asynq:{" + jobs.QueueAgent + "}:lease"
+	lease := "asynq:{" + tasks.QueueAgent + "}:lease"
 	past := float64(time.Now().Add(-2 * time.Minute).Unix())
 	if err := e.rdb.ZAddXX(context.Background(), lease, redis.Z{Score: past, Member: taskID}).Err(); err != nil {
 		t.Fatal(err)
@@ -725,7 +726,7 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	e.startWorker()
 	info := e.waitTask("delivery-kill-1", asynq.TaskStateRetry, asynq.TaskStateCompleted, asynq.TaskStateArchived)
 	if info.State == asynq.TaskStateRetry {
-		if err := e.insp.RunTask(jobs.QueueAgent, "delivery-kill-1"); err != nil {
+		if err := e.insp.RunTask(tasks.QueueAgent, "delivery-kill-1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -756,7 +757,7 @@ func TestKilledWorkerIsRecovered(t *testing.T) {
 	if !strings.Contains(pulls[0].Body, rerun) {
 		t.Errorf("the body's history does not say the job ran again after a crash:\n%s", pulls[0].Body)
 	}
-	if id, err := e.queue.Active(context.Background(), jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}); err != nil || id != "" {
+	if id, err := e.queue.Active(context.Background(), tasks.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}); err != nil || id != "" {
 		t.Errorf("issue lock after the job: %q, %v", id, err)
 	}
 	if e.model.Remaining() != 0 {
@@ -771,8 +772,8 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	e := newE2E(t)
 	ctx := context.Background()
-	issue := jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
-	task, err := jobs.NewSolveIssueTask(jobs.SolveIssue{Issue: issue, DeliveryID: "delivery-last-1", Requester: owner})
+	issue := tasks.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 1}
+	task, err := tasks.NewSolveIssueTask(tasks.SolveIssue{Issue: issue, DeliveryID: "delivery-last-1", Requester: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -798,14 +799,14 @@ func TestKilledWorkerOnLastTryIsReported(t *testing.T) {
 	}
 
 	// A task archived for another reason is none of the Sweeper's business.
-	other, err := jobs.NewSolveIssueTask(jobs.SolveIssue{Issue: jobs.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 2}, DeliveryID: "delivery-other-2", Requester: owner})
+	other, err := tasks.NewSolveIssueTask(tasks.SolveIssue{Issue: tasks.Issue{InstallationID: e2eInst, Owner: owner, Repo: repoName, Number: 2}, DeliveryID: "delivery-other-2", Requester: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := enq.Enqueue(other, asynq.ProcessIn(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.insp.ArchiveTask(jobs.QueueAgent, "delivery-other-2"); err != nil {
+	if err := e.insp.ArchiveTask(tasks.QueueAgent, "delivery-other-2"); err != nil {
 		t.Fatal(err)
 	}
 

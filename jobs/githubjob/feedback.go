@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // Feedback bounds: the model hears the latest maxFeedbackComments of each
@@ -20,13 +20,13 @@ const (
 )
 
 // errIssueEdited is a job whose issue changed after its trigger pinned it
-// (jobs.IssueHash): running it would run text nobody approved.
+// (tasks.IssueHash): running it would run text nobody approved.
 var errIssueEdited = errors.New("the issue was edited after its trigger")
 
 // checkPin refuses an issue whose text is not the text the trigger saw.
 // A task from before pins existed has no hash and is not checked.
 func checkPin(pin string, text githubapi.IssueText) error {
-	if pin == "" || jobs.IssueHash(text.Title, text.Body) == pin {
+	if pin == "" || tasks.IssueHash(text.Title, text.Body) == pin {
 		return nil
 	}
 	return permanent(errIssueEdited)
@@ -38,7 +38,7 @@ func checkPin(pin string, text githubapi.IssueText) error {
 // once per job.
 type writers struct {
 	gh    attemptSource
-	repo  jobs.Issue
+	repo  tasks.Issue
 	bot   string
 	known map[string]bool
 }
@@ -116,7 +116,7 @@ func commentList(heading string, cs []githubapi.Comment) string {
 
 // issueContext is what a solve adds to the requester's instructions: the
 // issue's comments by people with write access.
-func (p *Pipeline) issueContext(ctx context.Context, w *writers, issue jobs.Issue) (string, error) {
+func (p *Pipeline) issueContext(ctx context.Context, w *writers, issue tasks.Issue) (string, error) {
 	cs, err := p.GitHub.Comments(ctx, issue)
 	if err != nil {
 		return "", err

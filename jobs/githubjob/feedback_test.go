@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // permOnly answers Permission from a map and counts the lookups; the
@@ -18,7 +18,7 @@ type permOnly struct {
 	lookups int
 }
 
-func (p *permOnly) Permission(_ context.Context, _ jobs.Issue, user string) (githubapi.Permission, error) {
+func (p *permOnly) Permission(_ context.Context, _ tasks.Issue, user string) (githubapi.Permission, error) {
 	p.lookups++
 	return githubapi.Permission{Permission: p.perms[user]}, nil
 }

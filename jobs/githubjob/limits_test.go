@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify"
 )
@@ -59,7 +59,7 @@ func TestLargestBodyIsAcceptedByGitHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := jobs.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets"}
+	repo := tasks.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets"}
 	for _, b := range bodies {
 		if _, err := app.CreatePullRequest(context.Background(), repo, githubapi.NewPullRequest{Title: prTitle(strings.Repeat("t", 400), 7),
 			Head: "agent/issue-7", Base: "main", Body: b}); err != nil {

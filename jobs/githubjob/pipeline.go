@@ -26,6 +26,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify"
 )
@@ -83,18 +84,18 @@ type Pipeline struct {
 
 // PlanStore keeps an issue's latest plan; *jobs.Queue is one.
 type PlanStore interface {
-	SavePlan(ctx context.Context, issue jobs.Issue, rec jobs.PlanRecord) error
-	LatestPlan(ctx context.Context, issue jobs.Issue) (jobs.PlanRecord, bool, error)
-	SetAsidePlan(ctx context.Context, issue jobs.Issue, task, by string) (bool, error)
+	SavePlan(ctx context.Context, issue tasks.Issue, rec jobs.PlanRecord) error
+	LatestPlan(ctx context.Context, issue tasks.Issue) (jobs.PlanRecord, bool, error)
+	SetAsidePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error)
 }
 
 // NoteSource drains the notes waiting for an issue's job.
 type NoteSource interface {
-	TakeNotes(ctx context.Context, issue jobs.Issue) ([]jobs.Note, error)
+	TakeNotes(ctx context.Context, issue tasks.Issue) ([]jobs.Note, error)
 }
 
 // notes is the loop's poll of p.Notes for issue.
-func (p *Pipeline) notes(issue jobs.Issue) func(context.Context) ([]agent.Note, error) {
+func (p *Pipeline) notes(issue tasks.Issue) func(context.Context) ([]agent.Note, error) {
 	if p.Notes == nil {
 		return nil
 	}
@@ -114,14 +115,14 @@ const DefaultStatusInterval = 10 * time.Second
 
 // request is one solve or retry job, as the pipeline runs it.
 type request struct {
-	issue        jobs.Issue
+	issue        tasks.Issue
 	requester    string
 	instructions string
 	trigger      string // for the attempt history
 	pr           int    // the pull request of a retry; 0 for a solve
 	issueHash    string // the issue's text as the trigger pinned it; "" for none
 	bot          string // the app's bot login
-	at           jobs.Attempt
+	at           tasks.Attempt
 	// ciHead and ciReported are set for a fix attempt the repository's
 	// CI started: the head it failed on and what the event said.
 	ciHead, ciReported string
@@ -141,7 +142,7 @@ type request struct {
 }
 
 // Solve runs a first (or new) attempt at an issue.
-func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error {
+func (p *Pipeline) Solve(ctx context.Context, job tasks.SolveIssue, at tasks.Attempt) error {
 	if job.PlanTask == "" && job.ApprovedPlan == "" {
 		task, err := p.settleWaitingPlan(ctx, job, at)
 		if err != nil {
@@ -171,7 +172,7 @@ func (p *Pipeline) Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attem
 // later `/agent retry` is an attempt, not a replan of it. "" when no plan
 // waits. Here rather than in the webhook, which enqueues in one Redis
 // command.
-func (p *Pipeline) settleWaitingPlan(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) (string, error) {
+func (p *Pipeline) settleWaitingPlan(ctx context.Context, job tasks.SolveIssue, at tasks.Attempt) (string, error) {
 	if p.Plans == nil {
 		return "", nil
 	}
@@ -188,7 +189,7 @@ func (p *Pipeline) settleWaitingPlan(ctx context.Context, job jobs.SolveIssue, a
 }
 
 // Retry runs another attempt on the pull request job.PR.
-func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error {
+func (p *Pipeline) Retry(ctx context.Context, job tasks.RetryPR, at tasks.Attempt) error {
 	a := request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
 		trigger: "/agent retry", pr: job.PR, issueHash: job.IssueHash, at: at}
 	if job.CIHead != "" {
@@ -205,13 +206,13 @@ func (p *Pipeline) Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt)
 
 // rerunNote says why a job runs again, for the status comment and the
 // body's history; "" on a first run.
-func rerunNote(r jobs.Rerun) string {
+func rerunNote(r tasks.Rerun) string {
 	switch r {
-	case jobs.RerunCrashed:
+	case tasks.RerunCrashed:
 		return "run again: the worker running the previous try stopped before it finished"
-	case jobs.RerunDrained:
+	case tasks.RerunDrained:
 		return "run again: the previous try was handed back when its worker shut down"
-	case jobs.RerunFailed:
+	case tasks.RerunFailed:
 		return "run again after a try that failed"
 	}
 	return ""
@@ -220,7 +221,7 @@ func rerunNote(r jobs.Rerun) string {
 // Abandoned says in the issue's status comment that its job was given up:
 // the worker running the last attempt died and asynq archived the task
 // without running it again (see Sweeper).
-func (p *Pipeline) Abandoned(ctx context.Context, issue jobs.Issue, taskID string) error {
+func (p *Pipeline) Abandoned(ctx context.Context, issue tasks.Issue, taskID string) error {
 	bot, err := p.GitHub.Bot(ctx, issue)
 	if err != nil {
 		return fmt.Errorf("find the app's bot user: %w", err)
@@ -245,7 +246,7 @@ var unsafeRunID = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // runID names one try of a task: stable across a shutdown's requeue (same
 // retry count, so the same directory is reused), new for each retry.
-func runID(at jobs.Attempt) string {
+func runID(at tasks.Attempt) string {
 	id := unsafeRunID.ReplaceAllString(at.TaskID, "_")
 	if len(id) > 80 {
 		id = id[:80]
@@ -333,7 +334,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 func (p *Pipeline) newStatus(a request, bot, logURL string, log *slog.Logger) *statusComment {
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
-	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != jobs.RerunNone {
+	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != tasks.RerunNone {
 		st.status.Trigger = a.trigger
 	}
 	return st

@@ -12,10 +12,10 @@ import (
 
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/internal/logkey"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify"
 )
@@ -27,7 +27,7 @@ import (
 // per attempt.
 type publisher struct {
 	gh       prPublisher
-	issue    jobs.Issue
+	issue    tasks.Issue
 	title    string
 	branch   string
 	base     string // the pull request's base branch
@@ -187,7 +187,7 @@ func draft(res *pipeline.Result) bool {
 	return res.Outcome != verify.Verified
 }
 
-func (g *publisher) prIssue(n int) jobs.Issue {
+func (g *publisher) prIssue(n int) tasks.Issue {
 	i := g.issue
 	i.Number = n
 	return i

@@ -17,6 +17,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 )
 
@@ -26,7 +27,7 @@ type merger interface {
 	// MergeInto merges commit head into branch with GitHub's merges
 	// endpoint; "" when branch already holds it, an error wrapping
 	// githubapi.ErrMergeConflict when git cannot merge them.
-	MergeInto(ctx context.Context, repo jobs.Issue, branch, head, message string) (string, error)
+	MergeInto(ctx context.Context, repo tasks.Issue, branch, head, message string) (string, error)
 }
 
 // conflictMarker marks the comment that says a base could not be merged
@@ -70,7 +71,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 		return false, p.sayConflict(ctx, a, pr, base, log)
 	case err != nil:
 		return false, refused(err, "merge the base branch into "+pr.HeadRef, "contents: write", "")
-	case sha == "" && a.at.Rerun == jobs.RerunNone:
+	case sha == "" && a.at.Rerun == tasks.RerunNone:
 		log.Info("pull request not updated", "why", "the branch already holds the base")
 		return false, p.tellRequester(ctx, a, prIssue, fmt.Sprintf("`%s` already holds `%s` (%s): nothing to merge.", pr.HeadRef, pr.BaseRef, baseName(base)))
 	case sha != "":
@@ -96,7 +97,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 // baseName is a base for people: a commit's short SHA, or a branch name
 // (what `/agent rebase` merges).
 func baseName(base string) string {
-	if jobs.ValidSHA(base) {
+	if tasks.ValidSHA(base) {
 		return shortSHA(base)
 	}
 	return base
@@ -104,7 +105,7 @@ func baseName(base string) string {
 
 // tellRequester answers the writer who asked for the update (`/agent
 // rebase`) with msg; the automatic update has nobody to tell.
-func (p *Pipeline) tellRequester(ctx context.Context, a *request, pr jobs.Issue, msg string) error {
+func (p *Pipeline) tellRequester(ctx context.Context, a *request, pr tasks.Issue, msg string) error {
 	if a.requester == "" {
 		return nil
 	}
@@ -132,7 +133,7 @@ func notOurs(pr githubapi.PullRequest, issue int) string {
 // keepsMergeable reads merge_conflicts from the default branch's
 // .github/agent.yml (the trusted one). A file that does not parse keeps
 // the pull request as it is: the run would stop on it anyway.
-func (p *Pipeline) keepsMergeable(ctx context.Context, repo jobs.Issue) (bool, error) {
+func (p *Pipeline) keepsMergeable(ctx context.Context, repo tasks.Issue) (bool, error) {
 	r, err := p.GitHub.Repository(ctx, repo)
 	if err != nil {
 		return false, err

@@ -10,9 +10,9 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/internal/text"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/report/marker"
 )
@@ -100,7 +100,7 @@ func (p *Pipeline) prepareCIFix(ctx context.Context, a request, h report.History
 // foreignCommits lists the commits pushed to the pull request's branch
 // since Patchwright's last push (the body's pushed marker): the retry
 // builds on them, and the body must say they are not Patchwright's.
-func (p *Pipeline) foreignCommits(ctx context.Context, repo jobs.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
+func (p *Pipeline) foreignCommits(ctx context.Context, repo tasks.Issue, pr githubapi.PullRequest) (report.Foreign, error) {
 	pushed := marker.ParsePushed(pr.Body)
 	if pushed == "" || pr.HeadSHA == "" || pushed == pr.HeadSHA {
 		return report.Foreign{}, nil

@@ -8,28 +8,29 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/patchwright/patchwright/report/marker"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/patchwright/patchwright/report/marker"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 type signedEnv struct {
 	fake   *githubtest.Server
 	remote *githubtest.GitRemote
 	app    *githubapi.App
-	repo   jobs.Issue
+	repo   tasks.Issue
 }
 
 func newSignedEnv(t *testing.T) *signedEnv {
@@ -38,7 +39,7 @@ func newSignedEnv(t *testing.T) *signedEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &signedEnv{fake: githubtest.New(t, &key.PublicKey), repo: jobs.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets", Number: 1}}
+	e := &signedEnv{fake: githubtest.New(t, &key.PublicKey), repo: tasks.Issue{InstallationID: 1, Owner: "acme", Repo: "widgets", Number: 1}}
 	e.remote = githubtest.NewGitRemote(t, e.fake.ValidToken)
 	e.remote.Create(t, "acme", "widgets", "main", map[string]string{
 		"a.txt": "a\n", "run.sh": "#!/bin/sh\necho hi\n", "old.txt": "going\n", "docs/keep.md": "kept\n",

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/patchwright/patchwright/internal/logkey"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/report/marker"
 )
@@ -22,7 +22,7 @@ import (
 // Progress callback never waits on GitHub.
 type statusComment struct {
 	gh       statusComments
-	issue    jobs.Issue
+	issue    tasks.Issue
 	bot      string
 	interval time.Duration
 	log      *slog.Logger

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/pipeline"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify"
 )
@@ -13,7 +13,7 @@ import (
 // TestStatusProgressCarriesBaseline: once the Executor reports the
 // baseline, the status comment ticks it with each check's result.
 func TestStatusProgressCarriesBaseline(t *testing.T) {
-	s := &statusComment{issue: jobs.Issue{Number: 41}, status: report.Status{Issue: 41}}
+	s := &statusComment{issue: tasks.Issue{Number: 41}, status: report.Status{Issue: 41}}
 	s.progress(pipeline.Progress{Phase: pipeline.PhaseBaseline})
 	before, err := report.StatusComment(s.status)
 	if err != nil {

@@ -115,7 +115,7 @@ type Job struct {
 	// what triggered it); its Number is 0 when the body has no history.
 	Attempt report.Attempt
 	// EnqueuedAt is when the trigger was enqueued (the task's
-	// jobs.HeaderEnqueuedAt); Timings then start with PhaseQueued and
+	// tasks.HeaderEnqueuedAt); Timings then start with PhaseQueued and
 	// measure the time to the published change. Zero: unknown.
 	EnqueuedAt time.Time
 	// Admit, when set, is asked once the trusted configuration is read,

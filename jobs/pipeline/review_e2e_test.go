@@ -15,9 +15,9 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/verify/findings"
 )
@@ -72,7 +72,7 @@ func (c reviewed) run(t *testing.T) (*Result, string, *pt.Server) {
 // over the real githubapi client talking to the fake.
 type appAdvisories struct {
 	app  *githubapi.App
-	repo jobs.Issue
+	repo tasks.Issue
 }
 
 func (a appAdvisories) Advisories(ctx context.Context, q findings.AdvisoryQuery) ([]findings.KnownAdvisory, error) {
@@ -98,7 +98,7 @@ func fakeAdvisories(t *testing.T, list []githubtest.Advisory) AdvisoryLookup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return appAdvisories{app: app, repo: jobs.Issue{InstallationID: 1, Owner: "acme", Repo: "calc"}}
+	return appAdvisories{app: app, repo: tasks.Issue{InstallationID: 1, Owner: "acme", Repo: "calc"}}
 }
 
 // calcWith is the calc module with a cheap check and extra files.

@@ -13,6 +13,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // TestCluster runs the queue on a real Redis Cluster of three masters on
@@ -42,7 +43,7 @@ func TestCluster(t *testing.T) {
 	}
 	// What the test rests on: our keys share the queue's slot, and asynq's
 	// set of queues is in another, which a script may not touch with them.
-	if slot(jobs.KeyPrefix+"active:o/r#1") != slot("asynq:{"+jobs.QueueAgent+"}:pending") {
+	if slot(jobs.KeyPrefix+"active:o/r#1") != slot("asynq:{"+tasks.QueueAgent+"}:pending") {
 		t.Fatal("Patchwright's keys are not in the agent queue's hash slot")
 	}
 	if slot("asynq:queues") == slot(jobs.KeyPrefix) {
@@ -50,7 +51,7 @@ func TestCluster(t *testing.T) {
 	}
 
 	q := jobs.NewQueue(c)
-	issue := jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}
+	issue := tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}
 	meaning := jobs.KeyPrefix + "meaning:m1"
 	enqueue := func(want jobs.EnqueueOutcome, f func() (jobs.EnqueueResult, error)) jobs.EnqueueResult {
 		t.Helper()
@@ -61,23 +62,23 @@ func TestCluster(t *testing.T) {
 		return res
 	}
 	enqueue(jobs.Enqueued, func() (jobs.EnqueueResult, error) {
-		return q.EnqueueSolveClaiming(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: "d-1", Requester: "o"}, meaning)
+		return q.EnqueueSolveClaiming(ctx, tasks.SolveIssue{Issue: issue, DeliveryID: "d-1", Requester: "o"}, meaning)
 	})
 	enqueue(jobs.Replayed, func() (jobs.EnqueueResult, error) {
-		return q.EnqueueSolveClaiming(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: "d-2", Requester: "o"}, meaning)
+		return q.EnqueueSolveClaiming(ctx, tasks.SolveIssue{Issue: issue, DeliveryID: "d-2", Requester: "o"}, meaning)
 	})
 	if res := enqueue(jobs.Busy, func() (jobs.EnqueueResult, error) {
-		return q.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: "d-3", Requester: "o"})
+		return q.EnqueueSolve(ctx, tasks.SolveIssue{Issue: issue, DeliveryID: "d-3", Requester: "o"})
 	}); res.ActiveTaskID != "d-1" {
 		t.Fatalf("busy with %q, want d-1", res.ActiveTaskID)
 	}
 	enqueue(jobs.Queued, func() (jobs.EnqueueResult, error) {
-		return q.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: 5, DeliveryID: "d-4", Requester: "o"})
+		return q.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: 5, DeliveryID: "d-4", Requester: "o"})
 	})
 	if full, err := q.TakeSlot(ctx, issue, "d-1", jobs.Limits{Installation: 1, Repo: 1}); err != nil || full != "" {
 		t.Fatalf("slot: %q %v", full, err)
 	}
-	if full, err := q.TakeSlot(ctx, jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, "d-9", jobs.Limits{Installation: 1}); err != nil || full == "" {
+	if full, err := q.TakeSlot(ctx, tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, "d-9", jobs.Limits{Installation: 1}); err != nil || full == "" {
 		t.Fatalf("second slot of installation 1: %q %v, want it full", full, err)
 	}
 	if n, err := q.AddNote(ctx, issue, jobs.Note{DeliveryID: "n-1", Author: "o", Text: "use v2"}); err != nil || n != jobs.NoteAdded {
@@ -87,9 +88,9 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("notes: %+v %v", notes, err)
 	}
 
-	other := jobs.Issue{InstallationID: 2, Owner: "p", Repo: "s", Number: 7}
+	other := tasks.Issue{InstallationID: 2, Owner: "p", Repo: "s", Number: 7}
 	enqueue(jobs.Enqueued, func() (jobs.EnqueueResult, error) {
-		return q.EnqueueSolve(ctx, jobs.SolveIssue{Issue: other, DeliveryID: "d-5", Requester: "p"})
+		return q.EnqueueSolve(ctx, tasks.SolveIssue{Issue: other, DeliveryID: "d-5", Requester: "p"})
 	})
 	if ids, err := q.CancelRepo(ctx, "p", "s", "uninstall"); err != nil || !slices.Equal(ids, []string{"d-5"}) {
 		t.Fatalf("cancel p/s: %v %v, want d-5", ids, err)
@@ -122,7 +123,7 @@ func runTasks(t *testing.T, c redis.UniversalClient, n int) []string {
 	var mu sync.Mutex
 	var seen []string
 	done := make(chan struct{})
-	srv := asynq.NewServerFromRedisClient(c, asynq.Config{Queues: map[string]int{jobs.QueueAgent: 1}, Concurrency: 1,
+	srv := asynq.NewServerFromRedisClient(c, asynq.Config{Queues: map[string]int{tasks.QueueAgent: 1}, Concurrency: 1,
 		LogLevel: asynq.ErrorLevel})
 	err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
 		id, _ := asynq.GetTaskID(ctx)

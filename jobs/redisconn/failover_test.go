@@ -19,6 +19,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // TestClusterFailover crashes (SIGKILL) the master that holds the queue's
@@ -53,18 +54,18 @@ func TestClusterFailover(t *testing.T) {
 	ctx := t.Context()
 
 	q := jobs.NewQueue(c)
-	issue := jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}
-	enqueue := func(p jobs.SolveIssue, want jobs.EnqueueOutcome) {
+	issue := tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}
+	enqueue := func(p tasks.SolveIssue, want jobs.EnqueueOutcome) {
 		t.Helper()
 		if res, err := q.EnqueueSolve(ctx, p); err != nil || res.Outcome != want {
 			t.Fatalf("enqueue %s: %+v %v, want %v", p.DeliveryID, res, err, want)
 		}
 	}
-	enqueue(jobs.SolveIssue{Issue: issue, DeliveryID: "d-1", Requester: "o"}, jobs.Enqueued)
+	enqueue(tasks.SolveIssue{Issue: issue, DeliveryID: "d-1", Requester: "o"}, jobs.Enqueued)
 	if full, err := q.TakeSlot(ctx, issue, "d-1", jobs.Limits{Installation: 1, Repo: 1}); err != nil || full != "" {
 		t.Fatalf("slot: %q %v", full, err)
 	}
-	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunNone {
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != tasks.RerunNone {
 		t.Fatalf("first run: %q %v", how, err)
 	}
 
@@ -73,7 +74,7 @@ func TestClusterFailover(t *testing.T) {
 	// after the node the cluster's start waited on did.
 	var master, replica string
 	waitUntil(t, "the slot's master and replica are online", func() bool {
-		master, replica = slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending")
+		master, replica = slotNodes(t, cc, "asynq:{"+tasks.QueueAgent+"}:pending")
 		return master != "" && replica != ""
 	})
 	var masterProc *redistest.Process
@@ -105,7 +106,7 @@ func TestClusterFailover(t *testing.T) {
 		return err == nil
 	})
 	t.Logf("the cluster client answered %v after the promotion", time.Since(promoted).Round(time.Millisecond))
-	if got, _ := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending"); got != replica {
+	if got, _ := slotNodes(t, cc, "asynq:{"+tasks.QueueAgent+"}:pending"); got != replica {
 		t.Fatalf("the slot's master is %s after the failover, want the replica %s", got, replica)
 	}
 
@@ -113,23 +114,23 @@ func TestClusterFailover(t *testing.T) {
 	if holder != "d-1" {
 		t.Fatalf("lock after the failover: %q, want d-1", holder)
 	}
-	if full, err := q.TakeSlot(ctx, jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, "d-9", jobs.Limits{Installation: 1}); err != nil || full == "" {
+	if full, err := q.TakeSlot(ctx, tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, "d-9", jobs.Limits{Installation: 1}); err != nil || full == "" {
 		t.Fatalf("a second slot of installation 1 after the failover: %q %v, want it full", full, err)
 	}
-	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunCrashed {
-		t.Fatalf("run record after the failover: %q %v, want %q", how, err, jobs.RerunCrashed)
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != tasks.RerunCrashed {
+		t.Fatalf("run record after the failover: %q %v, want %q", how, err, tasks.RerunCrashed)
 	}
 
 	// And the queue goes on: scripts, run records, asynq's server.
-	if err := q.EndRun(ctx, "d-1", jobs.RerunDrained); err != nil {
+	if err := q.EndRun(ctx, "d-1", tasks.RerunDrained); err != nil {
 		t.Fatal(err)
 	}
-	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != jobs.RerunDrained {
-		t.Fatalf("run record: %q %v, want %q", how, err, jobs.RerunDrained)
+	if how, err := q.StartRun(ctx, "d-1"); err != nil || how != tasks.RerunDrained {
+		t.Fatalf("run record: %q %v, want %q", how, err, tasks.RerunDrained)
 	}
-	enqueue(jobs.SolveIssue{Issue: issue, DeliveryID: "d-2", Requester: "o"}, jobs.Busy)
-	other := jobs.Issue{InstallationID: 2, Owner: "p", Repo: "s", Number: 7}
-	enqueue(jobs.SolveIssue{Issue: other, DeliveryID: "d-5", Requester: "p"}, jobs.Enqueued)
+	enqueue(tasks.SolveIssue{Issue: issue, DeliveryID: "d-2", Requester: "o"}, jobs.Busy)
+	other := tasks.Issue{InstallationID: 2, Owner: "p", Repo: "s", Number: 7}
+	enqueue(tasks.SolveIssue{Issue: other, DeliveryID: "d-5", Requester: "p"}, jobs.Enqueued)
 	if full, err := q.TakeSlot(ctx, other, "d-5", jobs.Limits{Installation: 1, Repo: 1}); err != nil || full != "" {
 		t.Fatalf("slot of installation 2: %q %v", full, err)
 	}
@@ -148,11 +149,11 @@ func TestClusterFailover(t *testing.T) {
 	// A job enqueued on the new master, then the old master's return: it
 	// must follow the new master (whose data replaces its own), not take
 	// the slot back with d-1 pending and locked as it was at the crash.
-	third := jobs.Issue{InstallationID: 3, Owner: "q", Repo: "u", Number: 3}
-	enqueue(jobs.SolveIssue{Issue: third, DeliveryID: "d-6", Requester: "q"}, jobs.Enqueued)
+	third := tasks.Issue{InstallationID: 3, Owner: "q", Repo: "u", Number: 3}
+	enqueue(tasks.SolveIssue{Issue: third, DeliveryID: "d-6", Requester: "q"}, jobs.Enqueued)
 	// What the test rests on: the old master's append-only file holds
 	// d-1's task, which it would bring back were it master again.
-	if !fileHolds(t, masterProc.Dir, "asynq:{"+jobs.QueueAgent+"}:t:d-1") {
+	if !fileHolds(t, masterProc.Dir, "asynq:{"+tasks.QueueAgent+"}:t:d-1") {
 		t.Fatal("the old master's append-only file does not hold d-1: its return would show nothing")
 	}
 	masterProc.Restart()
@@ -162,7 +163,7 @@ func TestClusterFailover(t *testing.T) {
 			infoField(t, master, "replication", "master_port") == replicaPort &&
 			infoField(t, master, "replication", "master_link_status") == "up"
 	})
-	if got, _ := slotNodes(t, cc, "asynq:{"+jobs.QueueAgent+"}:pending"); got != replica {
+	if got, _ := slotNodes(t, cc, "asynq:{"+tasks.QueueAgent+"}:pending"); got != replica {
 		t.Fatalf("the slot's master is %s after the old master's return, want %s still", got, replica)
 	}
 	if holder, err := q.Active(ctx, issue); err != nil || holder != "" {
@@ -171,7 +172,7 @@ func TestClusterFailover(t *testing.T) {
 	if seen := runTasks(t, c, 1); !slices.Equal(seen, []string{"d-6"}) {
 		t.Fatalf("asynq ran %v after the old master's return, want d-6", seen)
 	}
-	qi, err := asynq.NewInspectorFromRedisClient(c).GetQueueInfo(jobs.QueueAgent)
+	qi, err := asynq.NewInspectorFromRedisClient(c).GetQueueInfo(tasks.QueueAgent)
 	if err != nil || qi.Pending+qi.Active+qi.Scheduled+qi.Retry+qi.Archived != 0 || qi.Completed != 3 {
 		t.Fatalf("the agent queue after the old master's return: %+v %v, want d-1, d-5 and d-6 completed and nothing else (d-1 not back)", qi, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 func TestOpenRefuses(t *testing.T) {
@@ -176,7 +177,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	defer c.Close()
 	q := jobs.NewQueue(c)
-	first := jobs.SolveIssue{Issue: jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}, DeliveryID: "d-1", Requester: "o"}
+	first := tasks.SolveIssue{Issue: tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 1}, DeliveryID: "d-1", Requester: "o"}
 	if res, err := q.EnqueueSolve(t.Context(), first); err != nil || res.Outcome != jobs.Enqueued {
 		t.Fatalf("before failover: %+v %v", res, err)
 	}
@@ -201,11 +202,11 @@ func TestSentinelFailover(t *testing.T) {
 	if res, err := q.EnqueueSolve(t.Context(), again); err != nil || res.Outcome != jobs.Busy || res.ActiveTaskID != "d-1" {
 		t.Fatalf("the lock after failover: %+v %v, want busy with d-1", res, err)
 	}
-	second := jobs.SolveIssue{Issue: jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d-3", Requester: "o"}
+	second := tasks.SolveIssue{Issue: tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}, DeliveryID: "d-3", Requester: "o"}
 	if res, err := q.EnqueueSolve(t.Context(), second); err != nil || res.Outcome != jobs.Enqueued {
 		t.Fatalf("after failover: %+v %v", res, err)
 	}
-	pending, err := asynq.NewInspectorFromRedisClient(c).ListPendingTasks(jobs.QueueAgent)
+	pending, err := asynq.NewInspectorFromRedisClient(c).ListPendingTasks(tasks.QueueAgent)
 	if err != nil || len(pending) != 2 {
 		t.Fatalf("pending after failover: %d tasks, %v; want both", len(pending), err)
 	}

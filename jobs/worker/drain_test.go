@@ -13,12 +13,13 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // drainPipeline: issue 1's job finishes when finish is closed, issue 2's
 // only when its context ends, and says why it ended.
 type drainPipeline struct {
-	started chan jobs.Attempt
+	started chan tasks.Attempt
 	finish  chan struct{}
 	mu      sync.Mutex
 	causes  []error
@@ -27,7 +28,7 @@ type drainPipeline struct {
 	early bool
 }
 
-func (d *drainPipeline) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.Attempt) error {
+func (d *drainPipeline) Solve(ctx context.Context, p tasks.SolveIssue, at tasks.Attempt) error {
 	d.started <- at
 	if p.Number == 1 {
 		<-d.finish
@@ -46,7 +47,7 @@ func (d *drainPipeline) Solve(ctx context.Context, p jobs.SolveIssue, at jobs.At
 	return ctx.Err()
 }
 
-func (d *drainPipeline) Retry(context.Context, jobs.RetryPR, jobs.Attempt) error { return nil }
+func (d *drainPipeline) Retry(context.Context, tasks.RetryPR, tasks.Attempt) error { return nil }
 
 // TestDrain stops a worker running two jobs: the one that finishes within
 // the grace period completes; the other is first interrupted (its
@@ -62,14 +63,14 @@ func TestDrain(t *testing.T) {
 	q := jobs.NewQueue(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	d := &drainPipeline{started: make(chan jobs.Attempt, 4), finish: make(chan struct{})}
+	d := &drainPipeline{started: make(chan tasks.Attempt, 4), finish: make(chan struct{})}
 	h := &Handlers{Queue: q, Pipeline: d, Commenter: nopCommenter{}, Logger: log}
 	srv := NewServer(rdb, Config{Concurrency: 2, ShutdownTimeout: 200 * time.Millisecond, Logger: log})
 	if err := srv.Start(h.Mux()); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 2; n++ {
-		mustOutcome(t, q.EnqueueSolve, jobs.SolveIssue{Issue: jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: n}, DeliveryID: "d-" + string(rune('0'+n)), Requester: "u"}, jobs.Enqueued)
+		mustOutcome(t, q.EnqueueSolve, tasks.SolveIssue{Issue: tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: n}, DeliveryID: "d-" + string(rune('0'+n)), Requester: "u"}, jobs.Enqueued)
 	}
 	<-d.started
 	<-d.started
@@ -78,7 +79,7 @@ func TestDrain(t *testing.T) {
 	close(d.finish) // issue 1's job ends inside the grace period
 	<-done
 
-	if info, err := insp.GetTaskInfo(jobs.QueueAgent, "d-1"); err != nil || info.State != asynq.TaskStateCompleted {
+	if info, err := insp.GetTaskInfo(tasks.QueueAgent, "d-1"); err != nil || info.State != asynq.TaskStateCompleted {
 		t.Errorf("the job that finished in time: %+v %v, want completed", info, err)
 	}
 	d.mu.Lock()
@@ -90,7 +91,7 @@ func TestDrain(t *testing.T) {
 	if len(causes) != 1 || causes[0] != ErrDrained {
 		t.Fatalf("the running job's context ended by %v, want ErrDrained", causes)
 	}
-	info, err := insp.GetTaskInfo(jobs.QueueAgent, "d-2")
+	info, err := insp.GetTaskInfo(tasks.QueueAgent, "d-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestDrain(t *testing.T) {
 		(info.State != asynq.TaskStateRetry && info.State != asynq.TaskStatePending) {
 		t.Fatalf("the drained job: state %v, retried %d, last error %q; want it back in the queue, no failure counted", info.State, info.Retried, info.LastErr)
 	}
-	if id, _ := q.Active(t.Context(), jobs.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}); id != "d-2" {
+	if id, _ := q.Active(t.Context(), tasks.Issue{InstallationID: 1, Owner: "o", Repo: "r", Number: 2}); id != "d-2" {
 		t.Errorf("issue 2's lock is held by %q, want d-2 still (the job is not over)", id)
 	}
 
@@ -107,7 +108,7 @@ func TestDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer next.Shutdown()
-	if at := <-d.started; at.TaskID != "d-2" || at.Retry != 0 || at.Rerun != jobs.RerunDrained {
+	if at := <-d.started; at.TaskID != "d-2" || at.Retry != 0 || at.Rerun != tasks.RerunDrained {
 		t.Errorf("the next worker ran %+v, want d-2 as try 0, knowing it was drained", at)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // ErrWaiting is the error of an agent job that found its installation or
@@ -75,7 +76,7 @@ func (f *Fairness) poolSize() int {
 	}
 	n := 0
 	for _, s := range servers {
-		if _, ok := s.Queues[jobs.QueueAgent]; ok {
+		if _, ok := s.Queues[tasks.QueueAgent]; ok {
 			n += s.Concurrency
 		}
 	}
@@ -92,7 +93,7 @@ const waitPoll = time.Second
 // a slot instead, holding its worker.
 // The slot is renewed until release is called, so that it lapses soon
 // (jobs.SlotTTL) after its worker dies.
-func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Attempt) (release func(), err error) {
+func (h *Handlers) takeSlot(ctx context.Context, issue tasks.Issue, run tasks.Attempt) (release func(), err error) {
 	if h.Fairness == nil {
 		return func() {}, nil
 	}
@@ -122,7 +123,7 @@ func (h *Handlers) takeSlot(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	}, nil
 }
 
-func (h *Handlers) waitSlot(ctx context.Context, issue jobs.Issue, run jobs.Attempt) error {
+func (h *Handlers) waitSlot(ctx context.Context, issue tasks.Issue, run tasks.Attempt) error {
 	for {
 		full, err := h.Queue.TakeSlot(ctx, issue, run.TaskID, h.Fairness.Limits())
 		if err != nil || full == "" {
@@ -139,7 +140,7 @@ func (h *Handlers) waitSlot(ctx context.Context, issue jobs.Issue, run jobs.Atte
 	}
 }
 
-func (h *Handlers) releaseSlot(ctx context.Context, issue jobs.Issue, taskID string) {
+func (h *Handlers) releaseSlot(ctx context.Context, issue tasks.Issue, taskID string) {
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	if err := h.Queue.ReleaseSlot(rctx, issue, taskID); err != nil {

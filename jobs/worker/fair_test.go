@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // timeline is a Pipeline that works jobDur per job and records when each
@@ -20,17 +21,17 @@ import (
 type timeline struct {
 	mu     sync.Mutex
 	events []event
-	ends   chan jobs.Issue
+	ends   chan tasks.Issue
 }
 
 type event struct {
-	issue jobs.Issue
+	issue tasks.Issue
 	start bool
 }
 
 const jobDur = 150 * time.Millisecond
 
-func (tl *timeline) Solve(ctx context.Context, p jobs.SolveIssue, _ jobs.Attempt) error {
+func (tl *timeline) Solve(ctx context.Context, p tasks.SolveIssue, _ tasks.Attempt) error {
 	tl.record(p.Issue, true)
 	select {
 	case <-ctx.Done():
@@ -42,11 +43,11 @@ func (tl *timeline) Solve(ctx context.Context, p jobs.SolveIssue, _ jobs.Attempt
 	return nil
 }
 
-func (tl *timeline) Retry(ctx context.Context, p jobs.RetryPR, at jobs.Attempt) error {
-	return tl.Solve(ctx, jobs.SolveIssue{Issue: p.Issue}, at)
+func (tl *timeline) Retry(ctx context.Context, p tasks.RetryPR, at tasks.Attempt) error {
+	return tl.Solve(ctx, tasks.SolveIssue{Issue: p.Issue}, at)
 }
 
-func (tl *timeline) record(i jobs.Issue, start bool) {
+func (tl *timeline) record(i tasks.Issue, start bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	tl.events = append(tl.events, event{i, start})
@@ -54,7 +55,7 @@ func (tl *timeline) record(i jobs.Issue, start bool) {
 
 // before counts the jobs of others that ended before small started, and
 // the most jobs of group that ran at once.
-func (tl *timeline) before(small jobs.Issue, group func(jobs.Issue) bool) (ended, most int) {
+func (tl *timeline) before(small tasks.Issue, group func(tasks.Issue) bool) (ended, most int) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	running, smallStarted := 0, false
@@ -82,14 +83,14 @@ const fairWorkers = 2
 
 // floodThenOne enqueues flood jobs of big(n), then small's, and runs
 // fairWorkers workers of one job each until small's job has ended.
-func floodThenOne(t *testing.T, rdb *redis.Client, f func() *Fairness, big func(n int) jobs.Issue, small jobs.Issue) *timeline {
+func floodThenOne(t *testing.T, rdb *redis.Client, f func() *Fairness, big func(n int) tasks.Issue, small tasks.Issue) *timeline {
 	t.Helper()
 	q := jobs.NewQueue(rdb)
 	for n := 1; n <= 6; n++ {
-		mustOutcome(t, q.EnqueueSolve, jobs.SolveIssue{Issue: big(n), DeliveryID: fmt.Sprintf("big-%d", n), Requester: "u"}, jobs.Enqueued)
+		mustOutcome(t, q.EnqueueSolve, tasks.SolveIssue{Issue: big(n), DeliveryID: fmt.Sprintf("big-%d", n), Requester: "u"}, jobs.Enqueued)
 	}
-	mustOutcome(t, q.EnqueueSolve, jobs.SolveIssue{Issue: small, DeliveryID: "small", Requester: "u"}, jobs.Enqueued)
-	tl := &timeline{ends: make(chan jobs.Issue, 16)}
+	mustOutcome(t, q.EnqueueSolve, tasks.SolveIssue{Issue: small, DeliveryID: "small", Requester: "u"}, jobs.Enqueued)
+	tl := &timeline{ends: make(chan tasks.Issue, 16)}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	for range fairWorkers {
 		h := &Handlers{Queue: q, Pipeline: tl, Commenter: nopCommenter{}, Fairness: f(), Logger: log}
@@ -120,8 +121,8 @@ func TestFairness(t *testing.T) {
 		t.Cleanup(func() { rdb.Close() })
 		return rdb
 	}
-	inst := func(id int64, repo string) func(int) jobs.Issue {
-		return func(n int) jobs.Issue { return jobs.Issue{InstallationID: id, Owner: "org", Repo: repo, Number: n} }
+	inst := func(id int64, repo string) func(int) tasks.Issue {
+		return func(n int) tasks.Issue { return tasks.Issue{InstallationID: id, Owner: "org", Repo: repo, Number: n} }
 	}
 	t.Run("installations", func(t *testing.T) {
 		t.Parallel()
@@ -131,7 +132,7 @@ func TestFairness(t *testing.T) {
 		f := func() *Fairness { return &Fairness{Inspector: insp} }
 		small := inst(2, "other")(1)
 		tl := floodThenOne(t, rdb, f, inst(1, "big"), small)
-		ended, most := tl.before(small, func(i jobs.Issue) bool { return i.InstallationID == 1 })
+		ended, most := tl.before(small, func(i tasks.Issue) bool { return i.InstallationID == 1 })
 		t.Logf("flood jobs ended before the lone one started: %d; most at once: %d", ended, most)
 		if ended > fairWorkers || most > 1 {
 			t.Errorf("%d flood jobs ended before the other installation's started (want at most %d), %d ran at once (limit 1)", ended, fairWorkers, most)
@@ -143,7 +144,7 @@ func TestFairness(t *testing.T) {
 		f := func() *Fairness { return &Fairness{Installation: -1, Repo: 1} }
 		small := inst(1, "quiet")(1)
 		tl := floodThenOne(t, rdb, f, inst(1, "busy"), small)
-		ended, most := tl.before(small, func(i jobs.Issue) bool { return i.Repo == "busy" })
+		ended, most := tl.before(small, func(i tasks.Issue) bool { return i.Repo == "busy" })
 		t.Logf("busy repository's jobs ended before the quiet one started: %d; most at once: %d", ended, most)
 		if ended > fairWorkers || most > 1 {
 			t.Errorf("%d jobs of the busy repository ended before the quiet one's started (want at most %d), %d ran at once (limit 1)", ended, fairWorkers, most)
@@ -154,7 +155,7 @@ func TestFairness(t *testing.T) {
 		rdb := redisAt(t)
 		small := inst(2, "other")(1)
 		tl := floodThenOne(t, rdb, func() *Fairness { return nil }, inst(1, "big"), small)
-		ended, _ := tl.before(small, func(jobs.Issue) bool { return true })
+		ended, _ := tl.before(small, func(tasks.Issue) bool { return true })
 		t.Logf("without limits, flood jobs ended before the lone one started: %d", ended)
 		if ended <= fairWorkers {
 			t.Errorf("without limits only %d flood jobs ended before the lone one: the flood does not measure fairness", ended)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // memGitHub keeps comments and branches in memory.
@@ -27,7 +27,7 @@ type memGitHub struct {
 	reactions  []string
 }
 
-func (m *memGitHub) PostComment(_ context.Context, _ jobs.Issue, body string) (int64, error) {
+func (m *memGitHub) PostComment(_ context.Context, _ tasks.Issue, body string) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.comments = append(m.comments, githubapi.Comment{ID: int64(len(m.comments) + 1), Body: body})
@@ -38,27 +38,27 @@ func (m *memGitHub) PostComment(_ context.Context, _ jobs.Issue, body string) (i
 	return int64(len(m.comments)), nil
 }
 
-func (m *memGitHub) AddReaction(_ context.Context, _ jobs.Issue, content string) error {
+func (m *memGitHub) AddReaction(_ context.Context, _ tasks.Issue, content string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reactions = append(m.reactions, "issue:"+content)
 	return nil
 }
 
-func (m *memGitHub) AddCommentReaction(_ context.Context, _ jobs.Issue, id int64, content string) error {
+func (m *memGitHub) AddCommentReaction(_ context.Context, _ tasks.Issue, id int64, content string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reactions = append(m.reactions, fmt.Sprintf("comment %d:%s", id, content))
 	return nil
 }
 
-func (m *memGitHub) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
+func (m *memGitHub) Comments(context.Context, tasks.Issue) ([]githubapi.Comment, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]githubapi.Comment(nil), m.comments...), nil
 }
 
-func (m *memGitHub) DeleteBranchAt(_ context.Context, _ jobs.Issue, b, sha string) (bool, error) {
+func (m *memGitHub) DeleteBranchAt(_ context.Context, _ tasks.Issue, b, sha string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if head, ok := m.branches[b]; !ok || head != sha {
@@ -78,7 +78,7 @@ func memHandlers(t *testing.T, gh *memGitHub) *Handlers {
 func TestReplyIsPostedOnceAcrossAServerError(t *testing.T) {
 	gh := &memGitHub{landedFail: true}
 	h := memHandlers(t, gh)
-	task, err := jobs.NewReplyTask(jobs.Reply{Issue: issue, DeliveryID: "d-reply", Body: "Nothing is running for this issue."})
+	task, err := tasks.NewReplyTask(tasks.Reply{Issue: issue, DeliveryID: "d-reply", Body: "Nothing is running for this issue."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +98,11 @@ func TestReplyIsPostedOnceAcrossAServerError(t *testing.T) {
 func TestReplyReactionPostsNothing(t *testing.T) {
 	gh := &memGitHub{}
 	h := memHandlers(t, gh)
-	for _, p := range []jobs.Reply{
-		{Issue: issue, DeliveryID: "d-1", Reaction: jobs.ReactionRefused, CommentID: 42},
-		{Issue: issue, DeliveryID: "d-2", Reaction: jobs.ReactionRefused},
+	for _, p := range []tasks.Reply{
+		{Issue: issue, DeliveryID: "d-1", Reaction: tasks.ReactionRefused, CommentID: 42},
+		{Issue: issue, DeliveryID: "d-2", Reaction: tasks.ReactionRefused},
 	} {
-		task, err := jobs.NewReplyTask(p)
+		task, err := tasks.NewReplyTask(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,11 +113,11 @@ func TestReplyReactionPostsNothing(t *testing.T) {
 	if len(gh.comments) != 0 || strings.Join(gh.reactions, ",") != "comment 42:-1,issue:-1" {
 		t.Fatalf("comments %+v, reactions %v", gh.comments, gh.reactions)
 	}
-	for _, bad := range []jobs.Reply{
+	for _, bad := range []tasks.Reply{
 		{Issue: issue, DeliveryID: "d-3", Reaction: "shrug"},
 		{Issue: issue, DeliveryID: "d-4", Reaction: "-1", Body: "and a comment"},
 	} {
-		if _, err := jobs.NewReplyTask(bad); err == nil {
+		if _, err := tasks.NewReplyTask(bad); err == nil {
 			t.Errorf("reply %+v accepted", bad)
 		}
 	}
@@ -130,7 +130,7 @@ func TestDeleteBranchOnlyWhereNobodyPushed(t *testing.T) {
 	for _, n := range []int{5, 6, 7} { // 7 has no branch at all
 		i := issue
 		i.Number = n
-		task, err := jobs.NewDeleteBranchTask(jobs.DeleteBranch{Issue: i, PR: 10 + n, SHA: pushed, DeliveryID: "d-close"})
+		task, err := tasks.NewDeleteBranchTask(tasks.DeleteBranch{Issue: i, PR: 10 + n, SHA: pushed, DeliveryID: "d-close"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestDeleteBranchOnlyWhereNobodyPushed(t *testing.T) {
 	}
 	// Without a client for branches the task cannot succeed: no retries.
 	h = &Handlers{Commenter: nopCommenter{}, Logger: h.Logger}
-	task, _ := jobs.NewDeleteBranchTask(jobs.DeleteBranch{Issue: issue, PR: 15, SHA: pushed, DeliveryID: "d-close"})
+	task, _ := tasks.NewDeleteBranchTask(tasks.DeleteBranch{Issue: issue, PR: 15, SHA: pushed, DeliveryID: "d-close"})
 	if err := h.deleteBranch(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("no branch client: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // A worker that dies during a job's last allowed attempt leaves the task to
@@ -22,7 +23,7 @@ import (
 // AbandonReporter says on an issue that its job was given up because the
 // worker running its last attempt died. *githubjob.Pipeline is one.
 type AbandonReporter interface {
-	Abandoned(ctx context.Context, issue jobs.Issue, taskID string) error
+	Abandoned(ctx context.Context, issue tasks.Issue, taskID string) error
 }
 
 // Sweeper reports agent tasks that asynq archived after their worker died.
@@ -45,7 +46,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 	n := 0
 	var errs []error
 	for page := 1; ; page++ {
-		tasks, err := s.Inspector.ListArchivedTasks(jobs.QueueAgent, asynq.Page(page), asynq.PageSize(pageSize))
+		tasks, err := s.Inspector.ListArchivedTasks(tasks.QueueAgent, asynq.Page(page), asynq.PageSize(pageSize))
 		if errors.Is(err, asynq.ErrQueueNotFound) {
 			return n, nil
 		}
@@ -91,17 +92,17 @@ func (s *Sweeper) sweep(ctx context.Context, t *asynq.TaskInfo) (bool, error) {
 }
 
 // taskIssue is the issue an agent task works on.
-func taskIssue(t *asynq.TaskInfo) (jobs.Issue, error) {
+func taskIssue(t *asynq.TaskInfo) (tasks.Issue, error) {
 	task := asynq.NewTask(t.Type, t.Payload)
 	switch t.Type {
-	case jobs.TypeSolveIssue:
-		p, err := jobs.Decode[jobs.SolveIssue](task)
+	case tasks.TypeSolveIssue:
+		p, err := tasks.Decode[tasks.SolveIssue](task)
 		return p.Issue, err
-	case jobs.TypeRetryPR:
-		p, err := jobs.Decode[jobs.RetryPR](task)
+	case tasks.TypeRetryPR:
+		p, err := tasks.Decode[tasks.RetryPR](task)
 		return p.Issue, err
 	}
-	return jobs.Issue{}, fmt.Errorf("task %s: type %q is not an agent job", t.ID, t.Type)
+	return tasks.Issue{}, fmt.Errorf("task %s: type %q is not an agent job", t.ID, t.Type)
 }
 
 // Run sweeps now and then every interval (DefaultSweepInterval when zero)

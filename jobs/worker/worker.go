@@ -18,6 +18,7 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 )
 
@@ -25,21 +26,21 @@ import (
 // idempotent: asynq runs a job again after a crash, a timeout or a failure.
 // An error wrapping asynq.SkipRetry is permanent; any other is retried.
 type Pipeline interface {
-	Solve(ctx context.Context, job jobs.SolveIssue, at jobs.Attempt) error
-	Retry(ctx context.Context, job jobs.RetryPR, at jobs.Attempt) error
+	Solve(ctx context.Context, job tasks.SolveIssue, at tasks.Attempt) error
+	Retry(ctx context.Context, job tasks.RetryPR, at tasks.Attempt) error
 }
 
 // Commenter posts a comment on an issue or pull request and returns its
 // ID, and lists an issue's comments (a reply retried after a 5xx looks
 // for itself first); *githubapi.App is one.
 type Commenter interface {
-	PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error)
-	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
+	PostComment(ctx context.Context, issue tasks.Issue, body string) (int64, error)
+	Comments(ctx context.Context, issue tasks.Issue) ([]githubapi.Comment, error)
 	// AddReaction reacts to the issue, AddCommentReaction to one of its
 	// comments; GitHub keeps one reaction per content and user, so a
 	// repeat changes nothing.
-	AddReaction(ctx context.Context, issue jobs.Issue, content string) error
-	AddCommentReaction(ctx context.Context, issue jobs.Issue, commentID int64, content string) error
+	AddReaction(ctx context.Context, issue tasks.Issue, content string) error
+	AddCommentReaction(ctx context.Context, issue tasks.Issue, commentID int64, content string) error
 }
 
 // Branches deletes a branch as a compare-and-swap; *githubjob.Branches is
@@ -47,7 +48,7 @@ type Commenter interface {
 type Branches interface {
 	// DeleteBranchAt deletes branch only while it points at sha; deleted
 	// is false, with no error, when it is gone or points elsewhere.
-	DeleteBranchAt(ctx context.Context, repo jobs.Issue, branch, sha string) (deleted bool, err error)
+	DeleteBranchAt(ctx context.Context, repo tasks.Issue, branch, sha string) (deleted bool, err error)
 }
 
 // ErrNoModel is what NoModelPipeline fails every job with.
@@ -61,12 +62,12 @@ var ErrNoModel = errors.New("no model is configured (set PATCHWRIGHT_MODEL), so 
 type NoModelPipeline struct{}
 
 // Solve fails with ErrNoModel wrapped in asynq.SkipRetry.
-func (NoModelPipeline) Solve(context.Context, jobs.SolveIssue, jobs.Attempt) error {
+func (NoModelPipeline) Solve(context.Context, tasks.SolveIssue, tasks.Attempt) error {
 	return fmt.Errorf("%w: %w", ErrNoModel, asynq.SkipRetry)
 }
 
 // Retry fails with ErrNoModel wrapped in asynq.SkipRetry.
-func (NoModelPipeline) Retry(context.Context, jobs.RetryPR, jobs.Attempt) error {
+func (NoModelPipeline) Retry(context.Context, tasks.RetryPR, tasks.Attempt) error {
 	return fmt.Errorf("%w: %w", ErrNoModel, asynq.SkipRetry)
 }
 
@@ -89,37 +90,37 @@ type Handlers struct {
 // Mux routes every task type of the catalogue to its handler.
 func (h *Handlers) Mux() *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(jobs.TypeSolveIssue, h.solve)
-	mux.HandleFunc(jobs.TypeRetryPR, h.retry)
-	mux.HandleFunc(jobs.TypeReply, h.reply)
-	mux.HandleFunc(jobs.TypeDeleteBranch, h.deleteBranch)
+	mux.HandleFunc(tasks.TypeSolveIssue, h.solve)
+	mux.HandleFunc(tasks.TypeRetryPR, h.retry)
+	mux.HandleFunc(tasks.TypeReply, h.reply)
+	mux.HandleFunc(tasks.TypeDeleteBranch, h.deleteBranch)
 	return mux
 }
 
 func (h *Handlers) solve(ctx context.Context, t *asynq.Task) error {
-	p, err := jobs.Decode[jobs.SolveIssue](t)
+	p, err := tasks.Decode[tasks.SolveIssue](t)
 	if err != nil {
 		return err
 	}
 	at := attemptOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at jobs.Attempt) error {
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at tasks.Attempt) error {
 		return h.Pipeline.Solve(ctx, p, at)
 	})
 }
 
 func (h *Handlers) retry(ctx context.Context, t *asynq.Task) error {
-	p, err := jobs.Decode[jobs.RetryPR](t)
+	p, err := tasks.Decode[tasks.RetryPR](t)
 	if err != nil {
 		return err
 	}
 	at := attemptOf(ctx, t)
-	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at jobs.Attempt) error {
+	return h.agentJob(ctx, p.Issue, at, func(ctx context.Context, at tasks.Attempt) error {
 		return h.Pipeline.Retry(ctx, p, at)
 	})
 }
 
 func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
-	p, err := jobs.Decode[jobs.Reply](t)
+	p, err := tasks.Decode[tasks.Reply](t)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (h *Handlers) reply(ctx context.Context, t *asynq.Task) error {
 }
 
 // react adds a reply's reaction, to its comment or else to its issue.
-func (h *Handlers) react(ctx context.Context, p jobs.Reply) error {
+func (h *Handlers) react(ctx context.Context, p tasks.Reply) error {
 	var err error
 	if p.CommentID != 0 {
 		err = h.Commenter.AddCommentReaction(ctx, p.Issue, p.CommentID, p.Reaction)
@@ -166,7 +167,7 @@ func (h *Handlers) react(ctx context.Context, p jobs.Reply) error {
 // is still the commit Patchwright pushed; a branch someone pushed to since
 // is kept, and nothing is said about it.
 func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
-	p, err := jobs.Decode[jobs.DeleteBranch](t)
+	p, err := tasks.Decode[tasks.DeleteBranch](t)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 // agentJob runs one attempt of an agent job: it checks for a cancel before
 // and after the work, and releases the issue's lock once the job will not
 // run again (success, permanent failure, last retry, or cancelled).
-func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Attempt, work func(context.Context, jobs.Attempt) error) error {
+func (h *Handlers) agentJob(ctx context.Context, issue tasks.Issue, run tasks.Attempt, work func(context.Context, tasks.Attempt) error) error {
 	log := h.Logger.With(logkey.Task, run.TaskID, logkey.Issue, issue.String(), logkey.Retry, run.Retry)
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
@@ -234,14 +235,14 @@ func (h *Handlers) agentJob(ctx context.Context, issue jobs.Issue, run jobs.Atte
 
 // endRun records how the run ended for the task's next run: a task that
 // will not run again is forgotten.
-func (h *Handlers) endRun(ctx context.Context, run jobs.Attempt, err error) {
-	how := jobs.RerunNone
+func (h *Handlers) endRun(ctx context.Context, run tasks.Attempt, err error) {
+	how := tasks.RerunNone
 	switch {
 	case err == nil, errors.Is(err, asynq.SkipRetry):
 	case errors.Is(err, ErrDrained):
-		how = jobs.RerunDrained
+		how = tasks.RerunDrained
 	case !run.Last():
-		how = jobs.RerunFailed
+		how = tasks.RerunFailed
 	}
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
@@ -253,7 +254,7 @@ func (h *Handlers) endRun(ctx context.Context, run jobs.Attempt, err error) {
 // checkCancelled returns an error wrapping asynq.SkipRetry if the task was
 // cancelled (and releases the lock), nil if not. A Redis error is returned
 // as is, so the task is retried rather than run unchecked.
-func (h *Handlers) checkCancelled(ctx context.Context, issue jobs.Issue, run jobs.Attempt) error {
+func (h *Handlers) checkCancelled(ctx context.Context, issue tasks.Issue, run tasks.Attempt) error {
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	by, cancelled, err := h.Queue.Cancelled(rctx, run.TaskID)
@@ -270,17 +271,17 @@ func (h *Handlers) checkCancelled(ctx context.Context, issue jobs.Issue, run job
 	return fmt.Errorf("cancelled by %s: %w", by, asynq.SkipRetry)
 }
 
-func (h *Handlers) release(ctx context.Context, issue jobs.Issue, taskID string) error {
+func (h *Handlers) release(ctx context.Context, issue tasks.Issue, taskID string) error {
 	rctx, cancel := jobs.AfterContext(ctx)
 	defer cancel()
 	return h.Queue.Release(rctx, issue, taskID)
 }
 
 // attemptOf is the one place that reads asynq's context helpers.
-func attemptOf(ctx context.Context, t *asynq.Task) jobs.Attempt {
+func attemptOf(ctx context.Context, t *asynq.Task) tasks.Attempt {
 	retry, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	return jobs.Attempt{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry, EnqueuedAt: jobs.EnqueuedAt(t)}
+	return tasks.Attempt{TaskID: t.ResultWriter().TaskID(), Retry: retry, MaxRetry: maxRetry, EnqueuedAt: tasks.EnqueuedAt(t)}
 }
 
 // Config configures NewServer. Zero values take the defaults named.
@@ -388,8 +389,8 @@ func (s *Server) Shutdown() {
 	drain()
 }
 
-// NewServer returns an asynq server on rdb serving jobs.QueueReplies and
-// jobs.QueueAgent weighted 3 to 1 (asynq's weights, not strict priority:
+// NewServer returns an asynq server on rdb serving tasks.QueueReplies and
+// tasks.QueueAgent weighted 3 to 1 (asynq's weights, not strict priority:
 // jobs are never starved by replies). Start it with Start(h.Mux()) or
 // Run(h.Mux()).
 func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
@@ -408,7 +409,7 @@ func NewServer(rdb redis.UniversalClient, cfg Config) *Server {
 	}
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     cfg.Concurrency,
-		Queues:          map[string]int{jobs.QueueReplies: 3, jobs.QueueAgent: 1},
+		Queues:          map[string]int{tasks.QueueReplies: 3, tasks.QueueAgent: 1},
 		ShutdownTimeout: cfg.ShutdownTimeout + HandBackTimeout,
 		Logger:          asynqLogger{cfg.Logger},
 		IsFailure:       isFailure,

@@ -14,16 +14,17 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/redistest"
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 const testRedisDB = 2 // each package its own DB: packages' tests run in parallel
 
 func testRedis(t *testing.T) *redis.Client { return redistest.Client(t, testRedisDB) }
 
-var issue = jobs.Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
+var issue = tasks.Issue{InstallationID: 1, Owner: "O", Repo: "R", Number: 5}
 
-func solve(id string) jobs.SolveIssue {
-	return jobs.SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"}
+func solve(id string) tasks.SolveIssue {
+	return tasks.SolveIssue{Issue: issue, DeliveryID: id, Requester: "u"}
 }
 
 func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (jobs.EnqueueResult, error), p P, want jobs.EnqueueOutcome) jobs.EnqueueResult {
@@ -41,12 +42,12 @@ func mustOutcome[P any](t *testing.T, enqueue func(context.Context, P) (jobs.Enq
 // recorder is a Pipeline that records calls and, if block is set, waits
 // for the job's context to end.
 type recorder struct {
-	calls chan jobs.Attempt
+	calls chan tasks.Attempt
 	block bool
 	err   error
 }
 
-func (r *recorder) Solve(ctx context.Context, _ jobs.SolveIssue, run jobs.Attempt) error {
+func (r *recorder) Solve(ctx context.Context, _ tasks.SolveIssue, run tasks.Attempt) error {
 	r.calls <- run
 	if r.block {
 		<-ctx.Done()
@@ -55,19 +56,19 @@ func (r *recorder) Solve(ctx context.Context, _ jobs.SolveIssue, run jobs.Attemp
 	return r.err
 }
 
-func (r *recorder) Retry(ctx context.Context, _ jobs.RetryPR, run jobs.Attempt) error {
-	return r.Solve(ctx, jobs.SolveIssue{}, run)
+func (r *recorder) Retry(ctx context.Context, _ tasks.RetryPR, run tasks.Attempt) error {
+	return r.Solve(ctx, tasks.SolveIssue{}, run)
 }
 
 type nopCommenter struct{}
 
-func (nopCommenter) PostComment(context.Context, jobs.Issue, string) (int64, error) { return 1, nil }
-func (nopCommenter) AddReaction(context.Context, jobs.Issue, string) error          { return nil }
-func (nopCommenter) AddCommentReaction(context.Context, jobs.Issue, int64, string) error {
+func (nopCommenter) PostComment(context.Context, tasks.Issue, string) (int64, error) { return 1, nil }
+func (nopCommenter) AddReaction(context.Context, tasks.Issue, string) error          { return nil }
+func (nopCommenter) AddCommentReaction(context.Context, tasks.Issue, int64, string) error {
 	return nil
 }
 
-func (nopCommenter) Comments(context.Context, jobs.Issue) ([]githubapi.Comment, error) {
+func (nopCommenter) Comments(context.Context, tasks.Issue) ([]githubapi.Comment, error) {
 	return nil, nil
 }
 
@@ -92,7 +93,7 @@ func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := jobs.NewQueue(rdb)
-	rec := &recorder{calls: make(chan jobs.Attempt, 1)}
+	rec := &recorder{calls: make(chan tasks.Attempt, 1)}
 	srv := NewServer(rdb, Config{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestWorkerRunsPipelineAndReleasesLock(t *testing.T) {
 		t.Errorf("enqueued at %v, want the time of the enqueue", run.EnqueuedAt)
 	}
 	run.EnqueuedAt = time.Time{}
-	if run != (jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: jobs.AgentMaxRetry}) {
+	if run != (tasks.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: tasks.AgentMaxRetry}) {
 		t.Fatalf("run = %+v", run)
 	}
 	waitFor(t, "lock release", func() bool { id, _ := q.Active(ctx, issue); return id == "" })
@@ -120,7 +121,7 @@ func TestCancelActiveJob(t *testing.T) {
 	ctx := context.Background()
 	rdb := testRedis(t)
 	q := jobs.NewQueue(rdb)
-	rec := &recorder{calls: make(chan jobs.Attempt, 1), block: true}
+	rec := &recorder{calls: make(chan tasks.Attempt, 1), block: true}
 	srv := NewServer(rdb, Config{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestAgentJobChecksCancelFirst(t *testing.T) {
 	}
 	h := testHandlers(t, q, nil)
 	ran := false
-	err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context, jobs.Attempt) error { ran = true; return nil })
+	err := h.agentJob(ctx, issue, tasks.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(context.Context, tasks.Attempt) error { ran = true; return nil })
 	if ran || !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("ran %v, err %v; want not run and SkipRetry", ran, err)
 	}
@@ -160,19 +161,19 @@ func TestAgentJobKeepsLockWhileRetrying(t *testing.T) {
 	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
 	h := testHandlers(t, q, nil)
 	boom := errors.New("github 502")
-	var reruns []jobs.Rerun
-	failing := func(_ context.Context, at jobs.Attempt) error { reruns = append(reruns, at.Rerun); return boom }
-	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: 3}, failing); !errors.Is(err, boom) {
+	var reruns []tasks.Rerun
+	failing := func(_ context.Context, at tasks.Attempt) error { reruns = append(reruns, at.Rerun); return boom }
+	if err := h.agentJob(ctx, issue, tasks.Attempt{TaskID: "d-1", Retry: 0, MaxRetry: 3}, failing); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if id, _ := q.Active(ctx, issue); id != "d-1" {
 		t.Fatalf("lock = %q after a retryable failure, want d-1", id)
 	}
-	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 3, MaxRetry: 3}, failing); !errors.Is(err, boom) {
+	if err := h.agentJob(ctx, issue, tasks.Attempt{TaskID: "d-1", Retry: 3, MaxRetry: 3}, failing); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	// The retry knows its previous run failed; the first run knows nothing.
-	if want := []jobs.Rerun{jobs.RerunNone, jobs.RerunFailed}; !slices.Equal(reruns, want) {
+	if want := []tasks.Rerun{tasks.RerunNone, tasks.RerunFailed}; !slices.Equal(reruns, want) {
 		t.Errorf("runs saw reruns %q, want %q", reruns, want)
 	}
 	if id, _ := q.Active(ctx, issue); id != "" {
@@ -190,20 +191,20 @@ func TestAgentJobTellsARunAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := testHandlers(t, q, nil)
-	var got jobs.Rerun
-	if err := h.agentJob(ctx, issue, jobs.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(_ context.Context, at jobs.Attempt) error { got = at.Rerun; return nil }); err != nil {
+	var got tasks.Rerun
+	if err := h.agentJob(ctx, issue, tasks.Attempt{TaskID: "d-1", Retry: 1, MaxRetry: 3}, func(_ context.Context, at tasks.Attempt) error { got = at.Rerun; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got != jobs.RerunCrashed {
-		t.Errorf("rerun = %q, want %q", got, jobs.RerunCrashed)
+	if got != tasks.RerunCrashed {
+		t.Errorf("rerun = %q, want %q", got, tasks.RerunCrashed)
 	}
-	if again, err := q.StartRun(ctx, "d-1"); err != nil || again != jobs.RerunNone {
+	if again, err := q.StartRun(ctx, "d-1"); err != nil || again != tasks.RerunNone {
 		t.Errorf("after a finished run StartRun = %q, %v; want a first run", again, err)
 	}
 }
 
 func TestNoModelPipelineFailsPermanently(t *testing.T) {
-	err := NoModelPipeline{}.Solve(context.Background(), jobs.SolveIssue{}, jobs.Attempt{})
+	err := NoModelPipeline{}.Solve(context.Background(), tasks.SolveIssue{}, tasks.Attempt{})
 	if !errors.Is(err, ErrNoModel) || !errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("err = %v", err)
 	}

@@ -1,11 +1,11 @@
-// Package jobs is Patchwright's task catalogue and queue: the task types and
-// their payloads, enqueuing with one active job per issue, cancellation, and
-// the agent branch name: everything the webhook needs and nothing more
-// (docs/design.md §2, §6). The worker is jobs/worker; the pipeline is jobs/pipeline.
-package jobs
+// Package tasks is Patchwright's task catalogue: the task types, their
+// payloads (IDs only), the queues and their limits, and building and
+// decoding tasks (docs/design.md §2, §6). It imports nothing of ours, so
+// the webhook, the queue (jobs), the worker and the pipeline all read the
+// one catalogue.
+package tasks
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -192,6 +192,10 @@ type Reply struct {
 // ReactionRefused is the reaction a refused command or label gets when
 // its issue already had its one reply to someone without write access.
 const ReactionRefused = "-1"
+
+// MaxPlanBytes bounds a kept plan (the plan tool's text is bounded below
+// it) and the plans a task carries.
+const MaxPlanBytes = 16 << 10
 
 // ReactionNoted is the reaction a writer's `/agent note` gets once the
 // running job has it.
@@ -401,10 +405,3 @@ const (
 
 // Last reports whether this is the task's last try.
 func (a Attempt) Last() bool { return a.Retry >= a.MaxRetry }
-
-// AfterContext is for bookkeeping after a job's own context may have ended
-// (timeout or cancel): it keeps ctx's values but not its cancellation, and
-// gives the bookkeeping five seconds.
-func AfterContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-}
