@@ -27,7 +27,7 @@ func (q *Queue) Cancel(ctx context.Context, issue tasks.Issue, requester string)
 	if err != nil || id == "" {
 		return "", err
 	}
-	if err := q.rdb.Set(ctx, cancelKey(id), requester, LockTTL).Err(); err != nil {
+	if err := q.rdb.Set(ctx, cancelKey(id), requester, lockTTL).Err(); err != nil {
 		return "", fmt.Errorf("record cancel of %s: %w", issue, err)
 	}
 	info, err := q.insp.GetTaskInfo(tasks.QueueAgent, id)

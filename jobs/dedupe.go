@@ -9,10 +9,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MeaningTTL is how long a delivery's meaning is remembered (see
+// meaningTTL is how long a delivery's meaning is remembered (see
 // webhook/replay.go). It outlives GitHub's delivery log (3 days, all a
 // redelivery can reach) and the task retention that keeps delivery IDs.
-const MeaningTTL = 30 * 24 * time.Hour
+const meaningTTL = 30 * 24 * time.Hour
 
 // claimScript sets KEYS[1] to the delivery ID ARGV[1] unless it is set, and
 // returns the ID it holds.
@@ -26,7 +26,7 @@ return redis.call("GET", KEYS[1])`)
 // returns the ID of the delivery holding it: id itself when the claim is
 // new or was id's already (a redelivery).
 func (q *Queue) ClaimMeaning(ctx context.Context, key, id string) (string, error) {
-	holder, err := claimScript.Run(ctx, q.rdb, []string{key}, id, MeaningTTL.Milliseconds()).Text()
+	holder, err := claimScript.Run(ctx, q.rdb, []string{key}, id, meaningTTL.Milliseconds()).Text()
 	if err != nil {
 		return "", fmt.Errorf("claim delivery meaning: %w", err)
 	}
@@ -36,7 +36,7 @@ func (q *Queue) ClaimMeaning(ctx context.Context, key, id string) (string, error
 // ClaimStrangerReply claims the one reply an issue gives people without
 // write access, for delivery id: true when id holds it (a new claim, or
 // id's own redelivery), false when an earlier delivery had it. The claim
-// lasts MeaningTTL.
+// lasts meaningTTL.
 func (q *Queue) ClaimStrangerReply(ctx context.Context, issue tasks.Issue, id string) (bool, error) {
 	holder, err := q.ClaimMeaning(ctx, KeyPrefix+"stranger-reply:"+issueKey(issue), id)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// A meaning is held by the first delivery that claims it, for MeaningTTL;
+// A meaning is held by the first delivery that claims it, for meaningTTL;
 // the same delivery claims it again (a redelivery); only its holder
 // releases it.
 func TestClaimMeaning(t *testing.T) {
@@ -20,8 +20,8 @@ func TestClaimMeaning(t *testing.T) {
 			t.Fatalf("ClaimMeaning(%s) = %q, %v; want %q", c.id, got, err, c.want)
 		}
 	}
-	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= MeaningTTL-time.Minute || ttl > MeaningTTL {
-		t.Errorf("TTL %v, want about %v", ttl, MeaningTTL)
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= meaningTTL-time.Minute || ttl > meaningTTL {
+		t.Errorf("TTL %v, want about %v", ttl, meaningTTL)
 	}
 	if err := q.ReleaseMeaning(ctx, key, "d-2"); err != nil {
 		t.Fatal(err)

@@ -48,8 +48,8 @@ func TestEnqueueSolveClaiming(t *testing.T) {
 	if holder, _ := q.ClaimMeaning(ctx, meaning, "other"); holder != "c-1" {
 		t.Fatalf("meaning held by %q, want c-1", holder)
 	}
-	if ttl := rdb.PTTL(ctx, meaning).Val(); ttl <= MeaningTTL-time.Minute || ttl > MeaningTTL {
-		t.Errorf("meaning TTL %v, want about %v", ttl, MeaningTTL)
+	if ttl := rdb.PTTL(ctx, meaning).Val(); ttl <= meaningTTL-time.Minute || ttl > meaningTTL {
+		t.Errorf("meaning TTL %v, want about %v", ttl, meaningTTL)
 	}
 	if res, err := q.EnqueueSolveClaiming(ctx, solve("c-1"), meaning); err != nil || res.Outcome != Duplicate {
 		t.Fatalf("redelivery: %+v, %v", res, err)

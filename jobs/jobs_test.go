@@ -79,7 +79,7 @@ func TestStaleLockIsCleared(t *testing.T) {
 	rdb := testRedis(t)
 	q := NewQueue(rdb)
 	// A lock whose task does not exist (its worker died and it was deleted).
-	if err := rdb.Set(ctx, lockKey(issue), "ghost", LockTTL).Err(); err != nil {
+	if err := rdb.Set(ctx, lockKey(issue), "ghost", lockTTL).Err(); err != nil {
 		t.Fatal(err)
 	}
 	mustOutcome(t, q.EnqueueSolve, solve("a"), Enqueued)

@@ -37,7 +37,7 @@ func TestMigrateKeys(t *testing.T) {
 		t.Errorf("moved %+v, want %d renamed and 1 kept", m, len(keys))
 	}
 	mustOutcome(t, q.EnqueueSolve, solve("b"), Busy)
-	if ttl := rdb.PTTL(ctx, lockKey(issue)).Val(); ttl <= 0 || ttl > LockTTL {
+	if ttl := rdb.PTTL(ctx, lockKey(issue)).Val(); ttl <= 0 || ttl > lockTTL {
 		t.Errorf("lock TTL after the move = %v, want the one it had", ttl)
 	}
 	if v := rdb.Get(ctx, KeyPrefix+"spend:2026-12:installation:1").Val(); v != "2.5" {

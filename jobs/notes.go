@@ -61,7 +61,7 @@ func (q *Queue) AddNote(ctx context.Context, issue tasks.Issue, n Note) (NoteOut
 	if err != nil {
 		return 0, err
 	}
-	ttl := int(LockTTL.Seconds())
+	ttl := int(lockTTL.Seconds())
 	res, err := addNoteScript.Run(ctx, q.rdb, []string{lockKey(issue), notesKey(issue), noteSeenKey(n.DeliveryID)}, b, MaxNotes, ttl).Text()
 	if err != nil {
 		return 0, fmt.Errorf("add note on %s: %w", issue, err)

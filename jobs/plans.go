@@ -15,8 +15,8 @@ import (
 // starts an attempt on the text the model submitted, read from here, and
 // never from the plan comment, which people with write access can edit.
 
-// PlanTTL is how long a plan waits for its approval.
-const PlanTTL = 30 * 24 * time.Hour
+// planTTL is how long a plan waits for its approval.
+const planTTL = 30 * 24 * time.Hour
 
 // PlanRecord is an issue's latest plan.
 type PlanRecord struct {
@@ -52,7 +52,7 @@ func (q *Queue) SavePlan(ctx context.Context, issue tasks.Issue, rec PlanRecord)
 	if err != nil {
 		return err
 	}
-	if err := q.rdb.Set(ctx, planKey(issue), b, PlanTTL).Err(); err != nil {
+	if err := q.rdb.Set(ctx, planKey(issue), b, planTTL).Err(); err != nil {
 		return fmt.Errorf("keep the plan of %s: %w", issue, err)
 	}
 	return nil

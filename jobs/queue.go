@@ -25,15 +25,15 @@ const (
 	// (asynq:{agent}:…), so on a Redis Cluster every key a script of ours
 	// touches, asynq's task included, is in one hash slot.
 	KeyPrefix = "patchwright:{" + tasks.QueueAgent + "}:"
-	// LockTTL is the safety net on an issue's active-job lock: longer than
+	// lockTTL is the safety net on an issue's active-job lock: longer than
 	// every attempt of a job together (AgentMaxRetry+1 times AgentTimeout,
 	// plus retry delays), so it never expires under a live job, yet a lock
 	// whose job died without releasing it cannot block the issue for ever.
 	// A lock whose task is finished is also cleared on the next trigger.
-	LockTTL = (tasks.AgentMaxRetry+1)*tasks.AgentTimeout + time.Hour
-	// WorkedTTL is how long Patchwright remembers that it worked on an issue
+	lockTTL = (tasks.AgentMaxRetry+1)*tasks.AgentTimeout + time.Hour
+	// workedTTL is how long Patchwright remembers that it worked on an issue
 	// (for `/agent retry` and `/agent stop` on the issue itself).
-	WorkedTTL = 90 * 24 * time.Hour
+	workedTTL = 90 * 24 * time.Hour
 )
 
 // EnqueueOutcome is what an enqueue request came to.
@@ -191,7 +191,7 @@ func (q *Queue) EnqueueRetry(ctx context.Context, p tasks.RetryPR) (EnqueueResul
 // ApprovedPin is the pin (IssueHash) of the issue text a person with
 // write access last approved on issue: the text of the latest label or
 // command that reached the queue (whether it started a job or found one
-// busy). ok is false when none is remembered (none in WorkedTTL, or
+// busy). ok is false when none is remembered (none in workedTTL, or
 // from before pins were kept). A CI fix carries it: nobody approves
 // the text CI runs on, so it runs only the text a writer did.
 func (q *Queue) ApprovedPin(ctx context.Context, issue tasks.Issue) (pin string, ok bool, err error) {
@@ -232,7 +232,7 @@ func (q *Queue) EnqueueReply(ctx context.Context, p tasks.Reply) (EnqueueResult,
 //     as after a success; the redelivery of the delivery is a Duplicate;
 //   - the worker died without releasing: a lock whose task is gone,
 //     finished, or cancelled and not running is cleared here;
-//   - otherwise LockTTL ends it.
+//   - otherwise lockTTL ends it.
 //
 // With behind, a task that finds a live holder waits behind it (Queued).
 func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResult, error) {
@@ -355,8 +355,8 @@ func (q *Queue) enqueueLocked(ctx context.Context, x exclusive) (EnqueueOutcome,
 	if x.meaning != "" {
 		keys = append(keys, x.meaning)
 	}
-	res, err := enqueueScript.Run(ctx, q.rdb, keys, x.id, LockTTL.Milliseconds(), WorkedTTL.Milliseconds(),
-		x.msg, time.Now().UnixNano(), MeaningTTL.Milliseconds(), x.pin).Slice()
+	res, err := enqueueScript.Run(ctx, q.rdb, keys, x.id, lockTTL.Milliseconds(), workedTTL.Milliseconds(),
+		x.msg, time.Now().UnixNano(), meaningTTL.Milliseconds(), x.pin).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -441,7 +441,7 @@ return {1}`)
 // hands meanwhile and the enqueue should start over.
 func (q *Queue) queueBehind(ctx context.Context, issue tasks.Issue, msg []byte, id, holder string) (res EnqueueResult, again bool, err error) {
 	out, err := behindScript.Run(ctx, q.rdb, []string{lockKey(issue), waitingKey(issue), workedKey(issue)},
-		id, holder, msg, LockTTL.Milliseconds(), WorkedTTL.Milliseconds()).Slice()
+		id, holder, msg, lockTTL.Milliseconds(), workedTTL.Milliseconds()).Slice()
 	if err != nil || len(out) == 0 {
 		return EnqueueResult{}, false, fmt.Errorf("queue %s behind %s on %s: %v %w", id, holder, issue, out, err)
 	}
@@ -502,7 +502,7 @@ func (q *Queue) Release(ctx context.Context, issue tasks.Issue, taskID string) e
 		return err
 	}
 	keys := []string{lockKey(issue), waitingKey(issue), asynqPendingKey(tasks.QueueAgent)}
-	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(tasks.QueueAgent, ""), LockTTL.Milliseconds(),
+	if err := handOverScript.Run(ctx, q.rdb, keys, taskID, asynqTaskKey(tasks.QueueAgent, ""), lockTTL.Milliseconds(),
 		time.Now().UnixNano()).Err(); err != nil {
 		return fmt.Errorf("release lock of %s: %w", issue, err)
 	}
@@ -535,7 +535,7 @@ func (q *Queue) Active(ctx context.Context, issue tasks.Issue) (string, error) {
 }
 
 // Worked reports whether a job was enqueued for the issue in the last
-// WorkedTTL.
+// workedTTL.
 func (q *Queue) Worked(ctx context.Context, issue tasks.Issue) (bool, error) {
 	n, err := q.rdb.Exists(ctx, workedKey(issue)).Result()
 	if err != nil {
