@@ -14,7 +14,7 @@ var (
 	// phpTestDoc is PHPUnit's @test annotation in a doc comment.
 	phpTestDoc = regexp.MustCompile(`(^|\s|\*)@test\b`)
 	// phpSkipCall: $this->markTestSkipped(), markTestIncomplete().
-	phpSkipCall = regexp.MustCompile(`^markTest(Skipped|Incomplete)$`)
+	phpSkipCall = skipCall{"member_call_expression", "name", regexp.MustCompile(`^markTest(Skipped|Incomplete)$`)}
 	// phpSkipDoc: @group skip-like markers are not PHPUnit's; only
 	// attributes and calls skip. Requires* skip a test when unmet.
 	phpSkipAttr = regexp.MustCompile(`^Requires\w*$`)
@@ -64,8 +64,8 @@ func phpMethods(body *sitter.Node, src []byte, class string, out *[]Test) {
 			}
 		}
 		if isTest {
-			marks = append(marks, callMarks(c.ChildByFieldName("body"), src, "member_call_expression", "name", phpSkipCall)...)
-			t := nodeTest(c, c, src, class+"::"+name, name, marks)
+			marks = append(marks, callMarks(c.ChildByFieldName("body"), src, phpSkipCall)...)
+			t := nodeTest(c, c, src, Test{Name: class + "::" + name, Short: name, Skips: marks})
 			t.Text = string(blankComments(c, src)[c.StartByte():c.EndByte()])
 			if doc != "" {
 				t.Text = doc + "\n" + t.Text // @test in the doc comment decides that it runs

@@ -36,9 +36,9 @@ func rubyTests(_ string, src []byte) []Test {
 	}
 	defer tree.Close()
 	src = blankComments(tree.RootNode(), src)
-	var out []Test
-	rubyWalk(tree.RootNode(), src, "", "", nil, &out)
-	return out
+	w := walker{src: src}
+	w.ruby(tree.RootNode(), "", scope{})
+	return w.out
 }
 
 // rubyDescription is a call's first argument as RSpec words it: a
@@ -70,22 +70,25 @@ func joinRSpec(prefix, desc string) string {
 	return prefix + " " + desc
 }
 
-func rubyWalk(n *sitter.Node, src []byte, group, class string, inherited []Marker, out *[]Test) {
+// ruby walks n inside class (minitest's, "" outside one) and sc, whose
+// prefix is the enclosing RSpec groups' description.
+func (w *walker) ruby(n *sitter.Node, class string, sc scope) {
+	src := w.src
 	switch n.Type() {
 	case "call":
 		method := text(n.ChildByFieldName("method"), src)
 		recv := text(n.ChildByFieldName("receiver"), src)
 		r, ok := rubyRoles[method]
 		if ok && (recv == "" || recv == "RSpec") {
-			if rubyDeclared(n, r, method, src, group, class, inherited, out) {
+			if w.rubyDeclared(n, r, class, sc) {
 				return
 			}
 		}
 		if method == "test" && recv == "" && class != "" { // ActiveSupport's test "name" do
 			if desc, ok := rubyDescription(n, src); ok && n.ChildByFieldName("block") != nil {
 				name := "test_" + strings.ReplaceAll(strings.TrimSpace(desc), " ", "_")
-				marks := append(append([]Marker(nil), inherited...), rubySkips(n.ChildByFieldName("block"), src)...)
-				*out = append(*out, nodeTest(n, n, src, class+"#"+name, name, marks))
+				marks := append(append([]Marker(nil), sc.marks...), rubySkips(n.ChildByFieldName("block"), src)...)
+				w.out = append(w.out, nodeTest(n, n, src, Test{Name: class + "#" + name, Short: name, Skips: marks}))
 				return
 			}
 		}
@@ -93,27 +96,29 @@ func rubyWalk(n *sitter.Node, src []byte, group, class string, inherited []Marke
 		name := text(n.ChildByFieldName("name"), src)
 		if body := n.ChildByFieldName("body"); body != nil {
 			for _, c := range children(body) {
-				rubyWalk(c, src, group, name, inherited, out)
+				w.ruby(c, name, sc)
 			}
 		}
 		return
 	case "method":
 		name := text(n.ChildByFieldName("name"), src)
 		if class != "" && strings.HasPrefix(name, "test_") {
-			marks := append(append([]Marker(nil), inherited...), rubySkips(n, src)...)
-			*out = append(*out, nodeTest(n, n, src, class+"#"+name, name, marks))
+			marks := append(append([]Marker(nil), sc.marks...), rubySkips(n, src)...)
+			w.out = append(w.out, nodeTest(n, n, src, Test{Name: class + "#" + name, Short: name, Skips: marks}))
 		}
 		return
 	}
 	for _, c := range children(n) {
-		rubyWalk(c, src, group, class, inherited, out)
+		w.ruby(c, class, sc)
 	}
 }
 
 // rubyDeclared records an RSpec example, or walks a group's block with
 // its description and markers passed down. It returns false for a call
 // that is no example or group after all (skip "why" inside an example).
-func rubyDeclared(call *sitter.Node, r jsRole, method string, src []byte, group, class string, inherited []Marker, out *[]Test) bool {
+func (w *walker) rubyDeclared(call *sitter.Node, r jsRole, class string, sc scope) bool {
+	src := w.src
+	method := text(call.ChildByFieldName("method"), src)
 	desc, ok := rubyDescription(call, src)
 	block := call.ChildByFieldName("block")
 	if r.test && (method == "skip" || method == "pending") && block == nil {
@@ -122,7 +127,7 @@ func rubyDeclared(call *sitter.Node, r jsRole, method string, src []byte, group,
 	if !ok && r.test {
 		return false
 	}
-	marks := append([]Marker(nil), inherited...)
+	marks := append([]Marker(nil), sc.marks...)
 	if r.skip || r.only {
 		marks = append(marks, Marker{Text: method, Line: line(call), Only: r.only && !r.skip})
 	}
@@ -138,7 +143,7 @@ func rubyDeclared(call *sitter.Node, r jsRole, method string, src []byte, group,
 	if r.group {
 		if block != nil {
 			for _, c := range children(block) {
-				rubyWalk(c, src, joinRSpec(group, desc), class, marks, out)
+				w.ruby(c, class, scope{joinRSpec(sc.prefix, desc), marks})
 			}
 		}
 		return true
@@ -149,14 +154,14 @@ func rubyDeclared(call *sitter.Node, r jsRole, method string, src []byte, group,
 	} else {
 		marks = append(marks, rubySkips(block, src)...)
 	}
-	*out = append(*out, nodeTest(call, call, src, joinRSpec(group, desc), desc, marks))
+	w.out = append(w.out, nodeTest(call, call, src, Test{Name: joinRSpec(sc.prefix, desc), Short: desc, Skips: marks}))
 	return true
 }
 
 // rubySkips finds skip and pending in a test's body: calls with a reason,
 // and the bare word, which Ruby parses as an identifier.
 func rubySkips(body *sitter.Node, src []byte) []Marker {
-	out := callMarks(body, src, "call", "method", rubySkipCall)
+	out := callMarks(body, src, skipCall{"call", "method", rubySkipCall})
 	walk(body, func(n *sitter.Node) bool {
 		if n.Type() == "identifier" && rubySkipCall.MatchString(text(n, src)) && n.Parent() != nil && n.Parent().Type() != "call" {
 			out = append(out, Marker{Text: text(n, src), Line: line(n)})

@@ -154,6 +154,7 @@ func normalizeCode(src []byte, drop []span, indented bool) string {
 var (
 	pySkipDecorator = regexp.MustCompile(`\b(skip|skipif|skipIf|skipUnless|xfail|expectedFailure)\b`)
 	pySkipCall      = regexp.MustCompile(`(^|\.)(skip|skipTest|xfail)$`)
+	pySkip          = skipCall{"call", "function", pySkipCall}
 )
 
 // pyTests lists test* functions at module level and test* methods of
@@ -166,9 +167,9 @@ func pyTests(_ string, src []byte) []Test {
 	}
 	defer tree.Close()
 	src = blankComments(tree.RootNode(), src)
-	var out []Test
-	pyBlock(tree.RootNode(), src, "", pyMarks(tree.RootNode(), src, nil), &out)
-	return out
+	w := walker{src: src}
+	w.pyBlock(tree.RootNode(), scope{marks: pyMarks(tree.RootNode(), src, nil)})
+	return w.out
 }
 
 // pyMarks returns the markers a module or class body sets for all its
@@ -190,7 +191,8 @@ func pyMarks(block *sitter.Node, src []byte, inherited []Marker) []Marker {
 	return out
 }
 
-func pyBlock(block *sitter.Node, src []byte, prefix string, inherited []Marker, out *[]Test) {
+func (w *walker) pyBlock(block *sitter.Node, sc scope) {
+	src := w.src
 	for _, c := range children(block) {
 		def, decorated := c, []Marker(nil)
 		if c.Type() == "decorated_definition" {
@@ -205,17 +207,17 @@ func pyBlock(block *sitter.Node, src []byte, prefix string, inherited []Marker, 
 			continue
 		}
 		name := text(def.ChildByFieldName("name"), src)
-		marks := append(append([]Marker(nil), inherited...), decorated...)
+		marks := append(append([]Marker(nil), sc.marks...), decorated...)
 		switch def.Type() {
 		case "function_definition":
 			if !strings.HasPrefix(name, "test") {
 				continue
 			}
-			*out = append(*out, nodeTest(c, c, src, prefix+name, name,
-				append(marks, callMarks(def.ChildByFieldName("body"), src, "call", "function", pySkipCall)...)))
+			marks = append(marks, callMarks(def.ChildByFieldName("body"), src, pySkip)...)
+			w.out = append(w.out, nodeTest(c, c, src, Test{Name: sc.prefix + name, Short: name, Skips: marks}))
 		case "class_definition":
 			if body := def.ChildByFieldName("body"); body != nil && pyCollected(def, name) {
-				pyBlock(body, src, prefix+name+".", pyMarks(body, src, marks), out)
+				w.pyBlock(body, scope{sc.prefix + name + ".", pyMarks(body, src, marks)})
 			}
 		}
 	}
@@ -228,18 +230,41 @@ func pyCollected(class *sitter.Node, name string) bool {
 	return strings.HasPrefix(name, "Test") || class.ChildByFieldName("superclasses") != nil
 }
 
-// nodeTest makes a Test from the nodes where it starts and ends.
-func nodeTest(first, last *sitter.Node, src []byte, name, short string, skips []Marker) Test {
-	return Test{Name: name, Short: short, Kind: KindTest, Line: line(first),
-		Start: int(first.StartByte()), End: int(last.EndByte()),
-		Text: string(src[first.StartByte():last.EndByte()]), Skips: skips}
+// walker gathers the tests of one file's tree: src is the file (comments
+// blanked), out the tests found so far.
+type walker struct {
+	src []byte
+	out []Test
 }
 
-// callMarks finds calls (nodes of callType) whose callee (field) matches re.
-func callMarks(body *sitter.Node, src []byte, callType, field string, re *regexp.Regexp) []Marker {
+// scope is where a walk stands: the name the enclosing groups give a
+// test (prefix) and the markers they pass down to every test inside.
+type scope struct {
+	prefix string
+	marks  []Marker
+}
+
+// nodeTest completes t (its name, short name and markers) with the place
+// and text of the nodes where it starts and ends.
+func nodeTest(first, last *sitter.Node, src []byte, t Test) Test {
+	t.Kind, t.Line = KindTest, line(first)
+	t.Start, t.End = int(first.StartByte()), int(last.EndByte())
+	t.Text = string(src[first.StartByte():last.EndByte()])
+	return t
+}
+
+// skipCall is a language's call that skips or assumes inside a test:
+// nodes of type node whose callee (field) matches re.
+type skipCall struct {
+	node, field string
+	re          *regexp.Regexp
+}
+
+// callMarks finds the skip calls c describes in body.
+func callMarks(body *sitter.Node, src []byte, c skipCall) []Marker {
 	var out []Marker
 	walk(body, func(n *sitter.Node) bool {
-		if n.Type() == callType && re.MatchString(text(n.ChildByFieldName(field), src)) {
+		if n.Type() == c.node && c.re.MatchString(text(n.ChildByFieldName(c.field), src)) {
 			out = append(out, Marker{Text: text(n, src), Line: line(n)})
 		}
 		return true
@@ -332,33 +357,34 @@ func jsTests(grammar func() *sitter.Language) func(string, []byte) []Test {
 		}
 		defer tree.Close()
 		src = blankComments(tree.RootNode(), src)
-		var out []Test
-		jsWalk(tree.RootNode(), src, "", nil, &out)
-		return out
+		w := walker{src: src}
+		w.js(tree.RootNode(), scope{})
+		return w.out
 	}
 }
 
-func jsWalk(n *sitter.Node, src []byte, prefix string, inherited []Marker, out *[]Test) {
+func (w *walker) js(n *sitter.Node, sc scope) {
 	if n.Type() == "call_expression" {
-		if r, ok := jsRoleOf(n, src); ok && (r.test || r.group) {
-			jsDeclared(n, r, src, prefix, inherited, out)
+		if r, ok := jsRoleOf(n, w.src); ok && (r.test || r.group) {
+			w.jsDeclared(n, r, sc)
 			return
 		}
 	}
 	for _, c := range children(n) {
-		jsWalk(c, src, prefix, inherited, out)
+		w.js(c, sc)
 	}
 }
 
 // jsDeclared records a test, or walks a describe block's body with its
 // markers passed down.
-func jsDeclared(call *sitter.Node, r jsRole, src []byte, prefix string, inherited []Marker, out *[]Test) {
+func (w *walker) jsDeclared(call *sitter.Node, r jsRole, sc scope) {
+	src := w.src
 	args := call.ChildByFieldName("arguments")
 	name := ""
 	if a := children(args); len(a) > 0 {
 		name = jsUnquote.Replace(strings.Trim(text(a[0], src), "'\"`"))
 	}
-	marks := append([]Marker(nil), inherited...)
+	marks := append([]Marker(nil), sc.marks...)
 	callee := text(call.ChildByFieldName("function"), src)
 	if i := strings.IndexByte(callee, '('); i > 0 {
 		callee = callee[:i] // it.each([...]) is marked as it.each
@@ -378,7 +404,7 @@ func jsDeclared(call *sitter.Node, r jsRole, src []byte, prefix string, inherite
 	}
 	if r.group {
 		for _, a := range children(args) {
-			jsWalk(a, src, prefix+name+" > ", marks, out)
+			w.js(a, scope{sc.prefix + name + " > ", marks})
 		}
 		return
 	}
@@ -391,7 +417,7 @@ func jsDeclared(call *sitter.Node, r jsRole, src []byte, prefix string, inherite
 		}
 		return true
 	})
-	*out = append(*out, nodeTest(call, call, src, prefix+name, name, marks))
+	w.out = append(w.out, nodeTest(call, call, src, Test{Name: sc.prefix + name, Short: name, Skips: marks}))
 }
 
 // --- Rust (#[test] and test-framework attributes) ---
@@ -412,7 +438,7 @@ func rustTests(_ string, src []byte) []Test {
 	defer tree.Close()
 	src = blankComments(tree.RootNode(), src)
 	var f rustFile
-	f.items(tree.RootNode(), src, "", nil)
+	f.items(tree.RootNode(), src, scope{})
 	return f.tests
 }
 
@@ -424,7 +450,7 @@ func rustCode(_ string, src []byte) (string, bool) {
 	}
 	defer tree.Close()
 	var f rustFile
-	f.items(tree.RootNode(), src, "", nil)
+	f.items(tree.RootNode(), src, scope{})
 	drop := f.testCode
 	walk(tree.RootNode(), func(n *sitter.Node) bool {
 		if isComment(n) {
@@ -484,8 +510,8 @@ func isRustSkipAttr(attr string) bool {
 
 // items walks one module's items. Attributes precede the item they apply
 // to, with comments allowed between.
-func (f *rustFile) items(list *sitter.Node, src []byte, prefix string, inherited []Marker) {
-	marks := append([]Marker(nil), inherited...)
+func (f *rustFile) items(list *sitter.Node, src []byte, sc scope) {
+	marks := append([]Marker(nil), sc.marks...)
 	for _, c := range children(list) {
 		if c.Type() == "inner_attribute_item" {
 			if a := rustAttr(c, src); isRustSkipAttr(a) {
@@ -502,17 +528,17 @@ func (f *rustFile) items(list *sitter.Node, src []byte, prefix string, inherited
 		case "line_comment", "block_comment":
 			continue
 		case "function_item":
-			f.function(c, pending, src, prefix, marks)
+			f.function(c, pending, src, scope{sc.prefix, marks})
 		case "mod_item":
-			f.module(c, pending, src, prefix, marks)
+			f.module(c, pending, src, scope{sc.prefix, marks})
 		}
 		pending = nil
 	}
 }
 
-func (f *rustFile) function(fn *sitter.Node, attrs []*sitter.Node, src []byte, prefix string, inherited []Marker) {
+func (f *rustFile) function(fn *sitter.Node, attrs []*sitter.Node, src []byte, sc scope) {
 	isTest := false
-	marks := append([]Marker(nil), inherited...)
+	marks := append([]Marker(nil), sc.marks...)
 	for _, a := range attrs {
 		s := rustAttr(a, src)
 		isTest = isTest || isRustTestAttr(s)
@@ -528,12 +554,12 @@ func (f *rustFile) function(fn *sitter.Node, attrs []*sitter.Node, src []byte, p
 		start = attrs[0]
 	}
 	name := text(fn.ChildByFieldName("name"), src)
-	f.tests = append(f.tests, nodeTest(start, fn, src, prefix+name, name, marks))
+	f.tests = append(f.tests, nodeTest(start, fn, src, Test{Name: sc.prefix + name, Short: name, Skips: marks}))
 	f.testCode = append(f.testCode, span{start.StartByte(), fn.EndByte()})
 }
 
-func (f *rustFile) module(mod *sitter.Node, attrs []*sitter.Node, src []byte, prefix string, inherited []Marker) {
-	marks := append([]Marker(nil), inherited...)
+func (f *rustFile) module(mod *sitter.Node, attrs []*sitter.Node, src []byte, sc scope) {
+	marks := append([]Marker(nil), sc.marks...)
 	cfgTest := false
 	for _, a := range attrs {
 		s := rustAttr(a, src)
@@ -546,7 +572,7 @@ func (f *rustFile) module(mod *sitter.Node, attrs []*sitter.Node, src []byte, pr
 	if body == nil {
 		return
 	}
-	f.items(body, src, prefix+text(mod.ChildByFieldName("name"), src)+"::", marks)
+	f.items(body, src, scope{sc.prefix + text(mod.ChildByFieldName("name"), src) + "::", marks})
 	if cfgTest {
 		start := mod
 		if len(attrs) > 0 {
@@ -561,7 +587,7 @@ func (f *rustFile) module(mod *sitter.Node, attrs []*sitter.Node, src []byte, pr
 var (
 	javaTestAnnotations = map[string]bool{"Test": true, "ParameterizedTest": true, "RepeatedTest": true, "TestFactory": true, "TestTemplate": true, "Property": true}
 	javaSkipAnnotation  = regexp.MustCompile(`^(Disabled\w*|Ignore|Enabled\w+)$`)
-	javaAssume          = regexp.MustCompile(`^assum(e|ing)\w*$`)
+	javaAssume          = skipCall{"method_invocation", "name", regexp.MustCompile(`^assum(e|ing)\w*$`)}
 )
 
 func javaTests(_ string, src []byte) []Test {
@@ -571,9 +597,9 @@ func javaTests(_ string, src []byte) []Test {
 	}
 	defer tree.Close()
 	src = blankComments(tree.RootNode(), src)
-	var out []Test
-	javaTypes(tree.RootNode(), src, "", nil, &out)
-	return out
+	w := walker{src: src}
+	w.java(tree.RootNode(), scope{})
+	return w.out
 }
 
 // javaAnnotations returns the simple names of a declaration's annotations
@@ -607,13 +633,14 @@ func javaSkips(decl *sitter.Node, src []byte) []Marker {
 	return out
 }
 
-func javaTypes(n *sitter.Node, src []byte, prefix string, inherited []Marker, out *[]Test) {
+func (w *walker) java(n *sitter.Node, sc scope) {
+	src := w.src
 	for _, c := range children(n) {
 		switch c.Type() {
 		case "class_declaration", "record_declaration", "enum_declaration", "interface_declaration":
 			name := text(c.ChildByFieldName("name"), src)
 			if body := c.ChildByFieldName("body"); body != nil {
-				javaTypes(body, src, prefix+name+".", append(append([]Marker(nil), inherited...), javaSkips(c, src)...), out)
+				w.java(body, scope{sc.prefix + name + ".", append(append([]Marker(nil), sc.marks...), javaSkips(c, src)...)})
 			}
 		case "method_declaration":
 			names, _ := javaAnnotations(c, src)
@@ -625,9 +652,9 @@ func javaTypes(n *sitter.Node, src []byte, prefix string, inherited []Marker, ou
 				continue
 			}
 			name := text(c.ChildByFieldName("name"), src)
-			marks := append(append([]Marker(nil), inherited...), javaSkips(c, src)...)
-			marks = append(marks, callMarks(c.ChildByFieldName("body"), src, "method_invocation", "name", javaAssume)...)
-			*out = append(*out, nodeTest(c, c, src, prefix+name, name, marks))
+			marks := append(append([]Marker(nil), sc.marks...), javaSkips(c, src)...)
+			marks = append(marks, callMarks(c.ChildByFieldName("body"), src, javaAssume)...)
+			w.out = append(w.out, nodeTest(c, c, src, Test{Name: sc.prefix + name, Short: name, Skips: marks}))
 		}
 	}
 }
