@@ -24,25 +24,35 @@ func asynqPendingKey(queue string) string  { return "asynq:{" + queue + "}:pendi
 
 const asynqQueues = "asynq:queues"
 
-// taskMessage encodes asynq's TaskMessage (its internal/proto/asynq.proto)
-// for a task enqueued now with a timeout and no deadline, as asynq's client
+// message is the part of asynq's TaskMessage (its
+// internal/proto/asynq.proto) the queue writes.
+type message struct {
+	typ                string
+	payload            []byte
+	id, queue          string
+	retry              int
+	timeout, retention time.Duration
+	headers            map[string]string
+}
+
+// taskMessage encodes m as asynq's TaskMessage for a task enqueued now with a timeout and no deadline, as asynq's client
 // does: field numbers 1 type, 2 payload, 3 id, 4 queue, 5 retry,
 // 8 timeout (seconds), 12 retention (seconds), 15 headers (a map: one
 // entry message per key, key 1 and value 2), in the protocol buffers
 // wire format, zero values left out. The fields are written in field
 // order, as the protobuf library writes them; the entries in key order
 // (the library's order is unspecified: agent tasks carry one header).
-func taskMessage(typ string, payload []byte, id, queue string, retry int, timeout, retention time.Duration, headers map[string]string) []byte {
-	b := make([]byte, 0, len(typ)+len(payload)+len(id)+len(queue)+32)
-	b = appendBytes(b, 1, []byte(typ))
-	b = appendBytes(b, 2, payload)
-	b = appendBytes(b, 3, []byte(id))
-	b = appendBytes(b, 4, []byte(queue))
-	b = appendVarint(b, 5, uint64(retry))
-	b = appendVarint(b, 8, uint64(timeout/time.Second))
-	b = appendVarint(b, 12, uint64(retention/time.Second))
-	for _, k := range slices.Sorted(maps.Keys(headers)) {
-		entry := appendBytes(appendBytes(nil, 1, []byte(k)), 2, []byte(headers[k]))
+func taskMessage(m message) []byte {
+	b := make([]byte, 0, len(m.typ)+len(m.payload)+len(m.id)+len(m.queue)+32)
+	b = appendBytes(b, 1, []byte(m.typ))
+	b = appendBytes(b, 2, m.payload)
+	b = appendBytes(b, 3, []byte(m.id))
+	b = appendBytes(b, 4, []byte(m.queue))
+	b = appendVarint(b, 5, uint64(m.retry))
+	b = appendVarint(b, 8, uint64(m.timeout/time.Second))
+	b = appendVarint(b, 12, uint64(m.retention/time.Second))
+	for _, k := range slices.Sorted(maps.Keys(m.headers)) {
+		entry := appendBytes(appendBytes(nil, 1, []byte(k)), 2, []byte(m.headers[k]))
 		b = binary.AppendUvarint(b, 15<<3|2)
 		b = binary.AppendUvarint(b, uint64(len(entry)))
 		b = append(b, entry...)

@@ -237,7 +237,8 @@ func (q *Queue) EnqueueReply(ctx context.Context, p tasks.Reply) (EnqueueResult,
 // With behind, a task that finds a live holder waits behind it (Queued).
 func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResult, error) {
 	issue, task, id, behind := x.issue, x.task, x.id, x.behind
-	x.msg = taskMessage(task.Type(), task.Payload(), id, tasks.QueueAgent, tasks.AgentMaxRetry, tasks.AgentTimeout, tasks.Retention, task.Headers())
+	x.msg = taskMessage(message{typ: task.Type(), payload: task.Payload(), id: id, queue: tasks.QueueAgent,
+		retry: tasks.AgentMaxRetry, timeout: tasks.AgentTimeout, retention: tasks.Retention, headers: task.Headers()})
 	msg := x.msg
 	// Three rounds: a later one follows clearing a stale lock, or a lock
 	// that changed hands while the task was being queued behind it.

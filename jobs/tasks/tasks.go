@@ -220,7 +220,7 @@ func NewSolveIssueTask(p SolveIssue) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("solve task: %w", err)
 	}
-	return newTask(TypeSolveIssue, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout, enqueuedNow())
+	return newTask(TypeSolveIssue, p, p.DeliveryID, agentQueue)
 }
 
 // NewRetryPRTask builds the task for p like NewSolveIssueTask.
@@ -228,7 +228,7 @@ func NewRetryPRTask(p RetryPR) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("retry task: %w", err)
 	}
-	return newTask(TypeRetryPR, p, p.DeliveryID, QueueAgent, AgentMaxRetry, AgentTimeout, enqueuedNow())
+	return newTask(TypeRetryPR, p, p.DeliveryID, agentQueue)
 }
 
 func enqueuedNow() map[string]string {
@@ -251,7 +251,7 @@ func NewDeleteBranchTask(p DeleteBranch) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("delete-branch task: %w", err)
 	}
-	return newTask(TypeDeleteBranch, p, "branch:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout, nil)
+	return newTask(TypeDeleteBranch, p, "branch:"+p.DeliveryID, replyQueue)
 }
 
 func (p DeleteBranch) validate() error {
@@ -273,19 +273,38 @@ func NewReplyTask(p Reply) (*asynq.Task, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("reply task: %w", err)
 	}
-	return newTask(TypeReply, p, "reply:"+p.DeliveryID, QueueReplies, ReplyMaxRetry, ReplyTimeout, nil)
+	return newTask(TypeReply, p, "reply:"+p.DeliveryID, replyQueue)
 }
 
-func newTask(typ string, payload any, id, queue string, maxRetry int, timeout time.Duration, headers map[string]string) (*asynq.Task, error) {
+// queue is a queue's settings for the tasks built for it.
+type queue struct {
+	name     string
+	maxRetry int
+	timeout  time.Duration
+	// stamped: its tasks carry HeaderEnqueuedAt (the agent's, whose time
+	// to a pull request is measured).
+	stamped bool
+}
+
+var (
+	agentQueue = queue{QueueAgent, AgentMaxRetry, AgentTimeout, true}
+	replyQueue = queue{QueueReplies, ReplyMaxRetry, ReplyTimeout, false}
+)
+
+func newTask(typ string, payload any, id string, q queue) (*asynq.Task, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
 	}
+	var headers map[string]string
+	if q.stamped {
+		headers = enqueuedNow()
+	}
 	return asynq.NewTaskWithHeaders(typ, b, headers,
 		asynq.TaskID(id),
-		asynq.Queue(queue),
-		asynq.MaxRetry(maxRetry),
-		asynq.Timeout(timeout),
+		asynq.Queue(q.name),
+		asynq.MaxRetry(q.maxRetry),
+		asynq.Timeout(q.timeout),
 		asynq.Retention(Retention),
 	), nil
 }
