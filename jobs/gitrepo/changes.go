@@ -210,7 +210,7 @@ func (s *changeScan) addUntracked(p string, d fs.DirEntry) error {
 	if same, err := sameIn(s.pristine, s.root, p); err != nil || same {
 		return err
 	}
-	c, err := s.r.describe(s.root, p, d, &s.changed, s.lim)
+	c, err := s.describe(p, d)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (s *changeScan) addUntracked(p string, d fs.DirEntry) error {
 // pristine holds it as the work tree does.
 func (s *changeScan) addTracked(p string, d fs.DirEntry, entry *index.Entry) error {
 	s.seen[p] = true
-	c, isChanged, err := s.r.compare(s.root, p, entry, d, &s.changed, s.lim)
+	c, isChanged, err := s.compare(p, entry, d)
 	if err != nil || !isChanged {
 		return err
 	}
@@ -264,7 +264,7 @@ func (s *changeScan) addDeleted() error {
 // compare reports whether a tracked file differs from its index entry:
 // its bytes are hashed as they stream, and only a changed file is read
 // again into a blob.
-func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry, changed *int64, lim Limits) (Change, bool, error) {
+func (s *changeScan) compare(p string, e *index.Entry, d fs.DirEntry) (Change, bool, error) {
 	info, err := d.Info()
 	if err != nil {
 		return Change{}, false, err
@@ -274,7 +274,7 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry, c
 		return Change{Path: p, Kind: Modified, Binary: true, TooLarge: true}, true, nil
 	}
 	if mode == e.Mode && mode != filemode.Symlink {
-		h, err := hashFile(root, p)
+		h, err := hashFile(s.root, p)
 		if err != nil {
 			return Change{}, false, err
 		}
@@ -282,7 +282,7 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry, c
 			return Change{}, false, nil
 		}
 	}
-	c, err := r.read(root, p, Modified, info, e.Hash, changed, lim)
+	c, err := s.read(p, Modified, info, e.Hash)
 	if err != nil {
 		return Change{}, false, err
 	}
@@ -293,7 +293,7 @@ func (r *Repo) compare(root *os.Root, p string, e *index.Entry, d fs.DirEntry, c
 }
 
 // describe builds the Change of an added path.
-func (r *Repo) describe(root *os.Root, p string, d fs.DirEntry, changed *int64, lim Limits) (Change, error) {
+func (s *changeScan) describe(p string, d fs.DirEntry) (Change, error) {
 	info, err := d.Info()
 	if err != nil {
 		return Change{}, err
@@ -301,37 +301,37 @@ func (r *Repo) describe(root *os.Root, p string, d fs.DirEntry, changed *int64, 
 	if info.Size() > MaxFileBytes {
 		return Change{Path: p, Kind: Added, Binary: true, TooLarge: true}, nil
 	}
-	return r.read(root, p, Added, info, plumbing.ZeroHash, changed, lim)
+	return s.read(p, Added, info, plumbing.ZeroHash)
 }
 
 // read streams p's new version into a blob, counting it against the
 // change's bound before a byte is read, and describes it against the
 // blob old (zero for an added file): binary when either is, line counts
 // otherwise.
-func (r *Repo) read(root *os.Root, p string, kind Kind, info fs.FileInfo, old plumbing.Hash, changed *int64, lim Limits) (Change, error) {
-	if *changed += info.Size(); *changed > lim.MaxBytes {
-		return Change{}, limitf("the change is larger than %d MB", lim.MaxBytes>>20)
+func (s *changeScan) read(p string, kind Kind, info fs.FileInfo, old plumbing.Hash) (Change, error) {
+	if s.changed += info.Size(); s.changed > s.lim.MaxBytes {
+		return Change{}, limitf("the change is larger than %d MB", s.lim.MaxBytes>>20)
 	}
-	s, err := r.storeFile(root, p, info)
+	st, err := s.r.storeFile(s.root, p, info)
 	if err != nil {
 		return Change{}, err
 	}
 	mode := modeOf(info)
-	c := Change{Path: p, Kind: kind, Symlink: mode == filemode.Symlink, mode: mode, blob: s.hash, size: s.size}
+	c := Change{Path: p, Kind: kind, Symlink: mode == filemode.Symlink, mode: mode, blob: st.hash, size: st.size}
 	if c.Symlink {
-		c.target = string(s.text)
+		c.target = string(st.text)
 	}
 	var before []byte
-	if !old.IsZero() && !s.binary {
-		if before, err = r.blob(old); err != nil {
+	if !old.IsZero() && !st.binary {
+		if before, err = s.r.blob(old); err != nil {
 			return Change{}, err
 		}
 	}
-	if s.binary || isBinary(before) {
+	if st.binary || isBinary(before) {
 		c.Binary = true
 		return c, nil
 	}
-	c.Added, c.Removed = lineDelta(string(before), string(s.text))
+	c.Added, c.Removed = lineDelta(string(before), string(st.text))
 	return c, nil
 }
 
