@@ -39,7 +39,7 @@ func commandExecutors(t *testing.T) (map[string]*pipeline.Executor, eval.Options
 		if err != nil {
 			t.Fatalf("%s: %v", command, err)
 		}
-		execs[command] = workerExecutor(cfg, nopEngine{}, fakeProvider{}, nil, nil)
+		execs[command] = workerExecutor(workerDeps{cfg: cfg}, nopEngine{}, fakeProvider{})
 	}
 
 	plan, err := prepareRun(runOptions{repo: userRepo(t), title: "Fix Add", model: "openai:gpt-4.1", out: t.TempDir()})

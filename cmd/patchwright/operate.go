@@ -43,7 +43,7 @@ func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // awaitSetup serves the manifest flow (webhook/setup) until the app is
 // registered, and returns cfg with the new credentials. /webhook answers
 // 503 meanwhile (docs/design.md §4.2). It returns cfg unchanged when ctx ends.
-func awaitSetup(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, srv receiving) (config, error) {
+func awaitSetup(ctx context.Context, cfg config, log *slog.Logger, srv receiving) (config, error) {
 	web, err := setup.WebURLFor(cfg.githubAPIURL)
 	if err != nil {
 		return cfg, fmt.Errorf("PATCHWRIGHT_GITHUB_API_URL: %w", err)
@@ -64,7 +64,7 @@ func awaitSetup(ctx context.Context, cfg config, log *slog.Logger, h *swapHandle
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not ready: setup mode, register the app at /setup", http.StatusServiceUnavailable)
 	})
-	h.set(mux)
+	srv.h.set(mux)
 	srv.start()
 	log.Warn("no GitHub App credentials: setup mode; open /setup on this server to register the app", "data_dir", cfg.dataDir)
 	select {

@@ -47,11 +47,23 @@ type errInfra struct{ err error }
 func (e errInfra) Error() string { return e.err.Error() }
 func (e errInfra) Unwrap() error { return e.err }
 
+// workerDeps are the clients a worker is built from, shared by serve's
+// embedded worker and `worker`.
+type workerDeps struct {
+	cfg   config
+	log   *slog.Logger
+	rdb   redis.UniversalClient
+	queue *jobs.Queue
+	app   *githubapi.App
+	m     *metrics.Metrics
+}
+
 // newPipeline is the pipeline the worker runs: the GitHub pipeline over
 // the Docker sandbox and the configured model. serve's embedded worker
 // without PATCHWRIGHT_MODEL gets worker.NoModelPipeline (every agent job
 // fails permanently, saying so), with a warning; `worker` requires a model.
-func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githubapi.App, queue *jobs.Queue, rdb redis.UniversalClient, m *metrics.Metrics) (worker.Pipeline, func(), error) {
+func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), error) {
+	cfg, log, m := d.cfg, d.log, d.m
 	if cfg.model == "" {
 		log.Warn("PATCHWRIGHT_MODEL is not set: solve and retry jobs fail permanently; reply comments are posted")
 		return worker.NoModelPipeline{}, func() {}, nil
@@ -81,7 +93,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	}
 	// Sandboxes a crashed worker left behind, and old cache volumes.
 	go engine.RunReaper(ctx, 0, log)
-	exec := workerExecutor(cfg, engine, meteredProvider{prov, m, prices}, m, log)
+	exec := workerExecutor(d, engine, meteredProvider{prov, m, prices})
 	exec.Window = window
 	if summary != nil {
 		exec.SummaryProvider = meteredProvider{summary, m, prices}
@@ -101,16 +113,16 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 	exec.ReviewMaxCostUSD = cfg.reviewMaxCostUSD
 	exec.AdvisoryCache = &pipeline.AdvisoryCache{}
 	p := &githubjob.Pipeline{
-		GitHub:   app,
+		GitHub:   d.app,
 		Executor: exec,
-		Cancels:  queue,
-		Budget:   monthlyBudget(cfg, rdb),
+		Cancels:  d.queue,
+		Budget:   monthlyBudget(cfg, d.rdb),
 		DataDir:  cfg.dataDir,
 		RunURL:   cfg.runURL,
 		RunLink:  signer.Link,
 		Logger:   log,
-		Notes:    queue,
-		Plans:    queue,
+		Notes:    d.queue,
+		Plans:    d.queue,
 	}
 	return p, func() { engine.Close() }, nil
 }
@@ -154,12 +166,12 @@ func reviewProvider(spec string, model provider.Provider, log *slog.Logger) (pro
 
 // workerExecutor is the worker's executor: newExecutor's, with every
 // sandbox command metered and the job's log lines kept.
-func workerExecutor(cfg config, e engine, p provider.Provider, m *metrics.Metrics, log *slog.Logger) *pipeline.Executor {
-	exec := newExecutor(cfg.sandbox, e)
-	exec.Sandboxes = meteredRunner{exec.Sandboxes, m}
+func workerExecutor(d workerDeps, e engine, p provider.Provider) *pipeline.Executor {
+	exec := newExecutor(d.cfg.sandbox, e)
+	exec.Sandboxes = meteredRunner{exec.Sandboxes, d.m}
 	exec.Provider = p
-	exec.Logger = log
-	exec.Timings = phaseMetrics(m)
+	exec.Logger = d.log
+	exec.Timings = phaseMetrics(d.m)
 	return &exec
 }
 
@@ -219,7 +231,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 	errc := make(chan error, 1)
 	// Serving starts once h has a handler: the receiver's, or setup's.
 	start := sync.OnceFunc(func() { go func() { errc <- srv.Serve(ln) }() })
-	err := receive(ctx, cfg, log, h, receiving{start, errc}, ln.Addr().String())
+	err := receive(ctx, cfg, log, receiving{h, start, errc, ln.Addr().String()})
 	if ctx.Err() != nil {
 		log.Info("shutting down")
 	}
@@ -233,10 +245,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ln net.Listener) e
 
 // receive sets up the receiver behind h and waits until ctx ends or the
 // HTTP server fails.
-func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, srv receiving, addr string) error {
+func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) error {
 	if cfg.setupMode {
 		var err error
-		if cfg, err = awaitSetup(ctx, cfg, log, h, srv); err != nil || ctx.Err() != nil {
+		if cfg, err = awaitSetup(ctx, cfg, log, srv); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -267,7 +279,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 	var embedded *worker.Server
 	if cfg.redisURL == "" {
 		var closeWorker func()
-		if embedded, closeWorker, err = startWorker(ctx, cfg, rdb, queue, app, log, m); err != nil {
+		if embedded, closeWorker, err = startWorker(ctx, workerDeps{cfg, log, rdb, queue, app, m}); err != nil {
 			return err
 		}
 		defer closeWorker()
@@ -286,9 +298,9 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 		defer dashboard.Close()
 		mux.Handle(queueui.DefaultPath+"/", dashboard)
 	}
-	h.set(mux)
+	srv.h.set(mux)
 	srv.start()
-	log.Info("serving", "addr", addr, "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil, "queue_dashboard", dashboard != nil)
+	log.Info("serving", "addr", srv.addr, "bot", bot, "trigger_label", cfg.triggerLabel, "embedded_worker", embedded != nil, "queue_dashboard", dashboard != nil)
 	return srv.await(ctx)
 }
 
@@ -306,10 +318,13 @@ func connectApp(ctx context.Context, cfg config, m *metrics.Metrics) (*githubapi
 	return app, bot, nil
 }
 
-// receiving starts the HTTP server (once) and reports its failure.
+// receiving is the HTTP side of serve: the handler it swaps in, start
+// (once) and its failure, and the address it listens on.
 type receiving struct {
+	h     *swapHandler
 	start func()
 	errc  <-chan error
+	addr  string
 }
 
 // await is the HTTP server's failure, or nil once ctx is done.
@@ -342,8 +357,9 @@ func routes(hook http.Handler, queue *jobs.Queue) *http.ServeMux {
 
 // startWorker starts the asynq server with the catalogue's handlers; the
 // returned function shuts it down and releases the pipeline's clients.
-func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, queue *jobs.Queue, app *githubapi.App, log *slog.Logger, m *metrics.Metrics) (*worker.Server, func(), error) {
-	pipe, closePipeline, err := newPipeline(ctx, cfg, log, app, queue, rdb, m)
+func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), error) {
+	cfg, rdb, queue, app, log := d.cfg, d.rdb, d.queue, d.app, d.log
+	pipe, closePipeline, err := newPipeline(ctx, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -353,7 +369,7 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 		Branches: &githubjob.Branches{GitHub: app}, Fairness: fair, Logger: log}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
-	mux.Use(jobMetrics(m))
+	mux.Use(jobMetrics(d.m))
 	if err := srv.Start(mux); err != nil {
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
@@ -384,7 +400,7 @@ func work(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer closeRedis()
 	queue := jobs.NewQueue(rdb)
-	_, closeWorker, err := startWorker(ctx, cfg, rdb, queue, app, log, m)
+	_, closeWorker, err := startWorker(ctx, workerDeps{cfg, log, rdb, queue, app, m})
 	if err != nil {
 		return err
 	}
