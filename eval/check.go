@@ -85,10 +85,19 @@ type checker struct {
 	runtime string
 }
 
-// run creates a sandbox on dir, runs the repository's setup and then the
-// commands in order, and removes the sandbox. An error means the commands
-// could not be run (no sandbox, a failed setup), not that they failed.
-func (c checker) run(ctx context.Context, jobID, image, cache string, rs repoSetup, dir string, cmds []command) ([]outcome, error) {
+// checkJob is one run of commands on a tree: the sandbox's job ID, the
+// tree and the commands.
+type checkJob struct {
+	id, dir string
+	cmds    []command
+}
+
+// run creates a sandbox on job.dir with p's image and cache, runs p's
+// repository setup and then job's commands in order, and removes the
+// sandbox. An error means the commands could not be run (no sandbox, a
+// failed setup), not that they failed.
+func (c checker) run(ctx context.Context, p *prepared, job checkJob) ([]outcome, error) {
+	jobID, image, cache, rs, dir, cmds := job.id, p.image, p.cache, p.setup, job.dir, job.cmds
 	if err := sandbox.HandOver(dir, sandboxUID, sandboxGID); err != nil {
 		return nil, err
 	}

@@ -156,7 +156,7 @@ func (e *evaluator) judge(ctx context.Context, s runSlot, rr RunResult, repo, wo
 		return res, "", ""
 	}
 	cmds := append([]command{{"hidden", t.HiddenRun}}, s.p.setup.existing...)
-	outs, err := e.chk.run(ctx, jobID(t, "judge-"+strconv.Itoa(s.run)), s.p.image, s.p.cache, s.p.setup, tree, cmds)
+	outs, err := e.chk.run(ctx, s.p, checkJob{jobID(t, "judge-"+strconv.Itoa(s.run)), tree, cmds})
 	if err != nil {
 		res.Why = "the hidden tests could not be run"
 		writeLog(out, "The hidden tests could not be run: "+err.Error()+"\n")

@@ -153,7 +153,7 @@ func (e *evaluator) baseline(ctx context.Context, p *prepared, dir string) (stri
 	if err := exportTree(ctx, p.repo, t.Commit, tree); err != nil {
 		return "", errInfra{err}
 	}
-	outs, err := e.chk.run(ctx, jobID(t, "validate-existing"), p.image, p.cache, p.setup, tree, p.setup.existing)
+	outs, err := e.chk.run(ctx, p, checkJob{jobID(t, "validate-existing"), tree, p.setup.existing})
 	if err != nil {
 		return e.sandboxProblem(err)
 	}
@@ -168,7 +168,7 @@ func (e *evaluator) baseline(ctx context.Context, p *prepared, dir string) (stri
 
 // hidden runs the hidden tests alone on a tree.
 func (e *evaluator) hidden(ctx context.Context, p *prepared, tree, what string) (outcome, string, error) {
-	outs, err := e.chk.run(ctx, jobID(p.task, what), p.image, p.cache, p.setup, tree, []command{{"hidden", p.task.HiddenRun}})
+	outs, err := e.chk.run(ctx, p, checkJob{jobID(p.task, what), tree, []command{{"hidden", p.task.HiddenRun}}})
 	if err != nil {
 		reason, err := e.sandboxProblem(err)
 		return outcome{}, reason, err

@@ -91,7 +91,7 @@ return 1
 // no longer waits on a plan. It reports false, changing nothing, when the
 // latest plan is another task's or there is none.
 func (q *Queue) ApprovePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error) {
-	return q.settlePlan(ctx, issue, task, "approved_by", by, "the approval")
+	return q.settlePlan(ctx, issue, settlement{task: task, by: by, field: "approved_by", what: "the approval"})
 }
 
 // SetAsidePlan records that by started a solve of issue without its plan
@@ -99,13 +99,19 @@ func (q *Queue) ApprovePlan(ctx context.Context, issue tasks.Issue, task, by str
 // longer waits on it: a later `/agent retry` is an attempt, not a replan
 // of that plan. It reports false like ApprovePlan.
 func (q *Queue) SetAsidePlan(ctx context.Context, issue tasks.Issue, task, by string) (bool, error) {
-	return q.settlePlan(ctx, issue, task, "set_aside_by", by, "the setting aside")
+	return q.settlePlan(ctx, issue, settlement{task: task, by: by, field: "set_aside_by", what: "the setting aside"})
 }
 
-func (q *Queue) settlePlan(ctx context.Context, issue tasks.Issue, task, field, by, what string) (bool, error) {
-	n, err := settlePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, task, field, by).Int()
+// settlement is how a plan was settled: the plan's task, who settled it,
+// the plan record's field that says so, and the words for an error.
+type settlement struct {
+	task, by, field, what string
+}
+
+func (q *Queue) settlePlan(ctx context.Context, issue tasks.Issue, s settlement) (bool, error) {
+	n, err := settlePlanScript.Run(ctx, q.rdb, []string{planKey(issue)}, s.task, s.field, s.by).Int()
 	if err != nil {
-		return false, fmt.Errorf("record %s of the plan of %s: %w", what, issue, err)
+		return false, fmt.Errorf("record %s of the plan of %s: %w", s.what, issue, err)
 	}
 	return n == 1, nil
 }

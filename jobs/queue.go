@@ -239,7 +239,6 @@ func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResul
 	issue, task, id, behind := x.issue, x.task, x.id, x.behind
 	x.msg = taskMessage(message{typ: task.Type(), payload: task.Payload(), id: id, queue: tasks.QueueAgent,
 		retry: tasks.AgentMaxRetry, timeout: tasks.AgentTimeout, retention: tasks.Retention, headers: task.Headers()})
-	msg := x.msg
 	// Three rounds: a later one follows clearing a stale lock, or a lock
 	// that changed hands while the task was being queued behind it.
 	for range 3 {
@@ -272,7 +271,7 @@ func (q *Queue) enqueueExclusive(ctx context.Context, x exclusive) (EnqueueResul
 			return EnqueueResult{Outcome: Busy, ActiveTaskID: holder}, nil
 		}
 		if !stale {
-			res, again, err := q.queueBehind(ctx, issue, msg, id, holder)
+			res, again, err := q.queueBehind(ctx, x, holder)
 			if err != nil || !again {
 				return res, err
 			}
@@ -440,9 +439,10 @@ return {1}`)
 
 // queueBehind runs behindScript; again is true when the lock changed
 // hands meanwhile and the enqueue should start over.
-func (q *Queue) queueBehind(ctx context.Context, issue tasks.Issue, msg []byte, id, holder string) (res EnqueueResult, again bool, err error) {
+func (q *Queue) queueBehind(ctx context.Context, x exclusive, holder string) (res EnqueueResult, again bool, err error) {
+	issue, id := x.issue, x.id
 	out, err := behindScript.Run(ctx, q.rdb, []string{lockKey(issue), waitingKey(issue), workedKey(issue)},
-		id, holder, msg, lockTTL.Milliseconds(), workedTTL.Milliseconds()).Slice()
+		id, holder, x.msg, lockTTL.Milliseconds(), workedTTL.Milliseconds()).Slice()
 	if err != nil || len(out) == 0 {
 		return EnqueueResult{}, false, fmt.Errorf("queue %s behind %s on %s: %v %w", id, holder, issue, out, err)
 	}

@@ -59,18 +59,18 @@ func (s *Set) handOver(rels []string) error {
 		return nil // the tree is the worker's own: nothing to give
 	}
 	for _, rel := range rels {
-		if err := giveTo(root, rel, int(st.Uid), int(st.Gid), euid); err != nil {
+		if err := giveTo(root, rel, st, euid); err != nil {
 			return fmt.Errorf("hand %s to the sandbox user: %w", rel, err)
 		}
 	}
 	return nil
 }
 
-// giveTo gives one path to uid:gid as root, or makes it writable for
-// everyone otherwise (as sandbox.HandOver does).
-func giveTo(root *os.Root, rel string, uid, gid, euid int) error {
+// giveTo gives one path to owner's uid:gid as root, or makes it writable
+// for everyone otherwise (as sandbox.HandOver does).
+func giveTo(root *os.Root, rel string, owner *syscall.Stat_t, euid int) error {
 	if euid == 0 {
-		return root.Lchown(rel, uid, gid)
+		return root.Lchown(rel, int(owner.Uid), int(owner.Gid))
 	}
 	info, err := root.Lstat(rel)
 	if err != nil || info.Mode()&fs.ModeSymlink != 0 {

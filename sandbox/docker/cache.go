@@ -15,7 +15,7 @@ import (
 const cacheSharedDir = "/patchwright-shared-cache"
 
 // readOnlyCache turns the writable cache volume mount of hc into the
-// read-only mount at cacheSharedDir, puts a tmpfs owned by uid:gid (of
+// read-only mount at cacheSharedDir, puts a tmpfs owned by d.uid:d.gid (of
 // size lim bytes) where the volume was, and returns that path: the
 // per-sandbox layer, which fillCacheLayer fills with a copy of the shared
 // cache once the container runs. It returns "" when hc mounts no volume
@@ -29,7 +29,7 @@ const cacheSharedDir = "/patchwright-shared-cache"
 // 3,000 files) and, being a tmpfs, counts against the memory limit for as
 // long as the sandbox lives. A tmpfs rather than an anonymous volume because
 // it can be given to the sandbox user at mount time, whatever the image.
-func readOnlyCache(hc *container.HostConfig, volume string, size int64, uid, gid int) string {
+func (d *Docker) readOnlyCache(hc *container.HostConfig, volume string, size int64) string {
 	for i, m := range hc.Mounts {
 		if m.Type != mount.TypeVolume || m.Source != volume {
 			continue
@@ -41,7 +41,7 @@ func readOnlyCache(hc *container.HostConfig, volume string, size int64, uid, gid
 		if hc.Tmpfs == nil {
 			hc.Tmpfs = map[string]string{}
 		}
-		hc.Tmpfs[layer] = fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=0755,uid=%d,gid=%d", size, uid, gid)
+		hc.Tmpfs[layer] = fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=0755,uid=%d,gid=%d", size, d.uid, d.gid)
 		return layer
 	}
 	return ""

@@ -271,7 +271,7 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	}
 	cacheLayer := ""
 	if spec.CacheReadOnly && spec.CacheVolume != "" {
-		cacheLayer = readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes, d.uid, d.gid)
+		cacheLayer = d.readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes)
 	}
 	created, err := d.createContainer(ctx, config, host)
 	if err != nil {
