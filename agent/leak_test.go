@@ -256,9 +256,9 @@ func TestInstructionFilesDoNotLeakOrHang(t *testing.T) {
 	r.noLeak(t)
 	first := r.srv.Requests()[0].Messages[0].Text
 	for _, want := range []string{
-		"source=\"AGENTS.md\">\n[not shown: AGENTS.md is a FIFO, not a regular file]",
-		"source=\"CLAUDE.md\">\n[not shown: CLAUDE.md is a symbolic link, which is never followed]",
-		"source=\".github/copilot-instructions.md\">\n[not shown: it holds what looks like a secret (rule aws-access-token)]",
+		"source=\"AGENTS.md\">\n[withheld: AGENTS.md is a FIFO, not a regular file]",
+		"source=\"CLAUDE.md\">\n[withheld: CLAUDE.md is a symbolic link, which is never followed]",
+		"source=\".github/copilot-instructions.md\">\n[withheld: it holds what looks like a secret (aws-access-token at .github/copilot-instructions.md line 1)]",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first message lacks %q:\n%s", want, first)
@@ -277,7 +277,7 @@ func TestHardLinkedInstructionFile(t *testing.T) {
 	res, err := Run(context.Background(), r.cfg)
 	wantStop(t, res, err, Finished)
 	r.noLeak(t)
-	if first := r.srv.Requests()[0].Messages[0].Text; !strings.Contains(first, "[not shown: AGENTS.md is a hard link") {
+	if first := r.srv.Requests()[0].Messages[0].Text; !strings.Contains(first, "[withheld: AGENTS.md is a hard link") {
 		t.Errorf("first message:\n%s", first)
 	}
 }

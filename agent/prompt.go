@@ -134,7 +134,7 @@ func readInstructions(ctx context.Context, ws *sandbox.Workspace, max int) (stri
 	var b strings.Builder
 	left := max
 	notShown := func(name, why string) {
-		fmt.Fprintf(&b, "<repository_instructions source=%s>\n[not shown: %s]\n</repository_instructions>\n\n", strconv.Quote(name), why)
+		fmt.Fprintf(&b, "<repository_instructions source=%s>\n%s\n</repository_instructions>\n\n", strconv.Quote(name), secrets.Withheld(why))
 	}
 	for _, name := range InstructionFiles {
 		if err := ctx.Err(); err != nil {
@@ -157,7 +157,7 @@ func readInstructions(ctx context.Context, ws *sandbox.Workspace, max int) (stri
 		// The sanitised text is scanned: it is what the model would see,
 		// and removing invisible characters can join a split secret.
 		if hits := scanner.ScanContext(ctx, name, text); len(hits) > 0 {
-			notShown(name, "it holds what looks like a secret (rule "+hits[0].RuleID+")")
+			notShown(name, secrets.HoldsSecret(hits...))
 			continue
 		}
 		if err := ctx.Err(); err != nil {

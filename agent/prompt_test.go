@@ -126,7 +126,7 @@ func TestInstructionFiles(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<repository_instructions source=\"AGENTS.md\">\nUse tabs.  Run make test.\n</repository_instructions>",
-		"<repository_instructions source=\"CLAUDE.md\">\n[not shown:",
+		"<repository_instructions source=\"CLAUDE.md\">\n[withheld:",
 		"<repository_instructions source=\".github/copilot-instructions.md\">\n" + strings.Repeat("x", 175) + "\n[… 325 more bytes not shown]",
 	} {
 		if !strings.Contains(got, want) {

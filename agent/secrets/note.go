@@ -10,9 +10,34 @@ import (
 // Note is the one text that stands in for withheld text, wherever it is
 // withheld: a tool result, a command's or a check's output, the model's
 // turns and tool arguments, its summary, a path. It names each finding's
-// rule and place, never a value. A place that matches a rule itself (a
-// file named after a key) is left out.
+// rule and place (Describe), never a value.
 func Note(found ...Finding) string {
+	if list := Describe(found...); list != "" {
+		return Withheld("secret_detected: " + list)
+	}
+	return Withheld("secret_detected")
+}
+
+// Withheld is the bracket that stands where text was withheld, saying
+// why: Note's for findings, and the same words for what is withheld
+// for another reason (a value of a secret file, a file the model may
+// not see), so every withholding reads alike to the model and to people.
+func Withheld(why string) string { return "[withheld: " + why + "]" }
+
+// HoldsSecret is the reason a whole text is withheld for its findings:
+// "it holds what looks like a secret (" + Describe(found) + ")".
+func HoldsSecret(found ...Finding) string {
+	if list := Describe(found...); list != "" {
+		return "it holds what looks like a secret (" + list + ")"
+	}
+	return "it holds what looks like a secret"
+}
+
+// Describe names findings by rule and place, never by value: the first
+// three as "RULE at FILE line N", then "and N more"; "" for none. A
+// place that matches a rule itself (a file named after a key) is left
+// out.
+func Describe(found ...Finding) string {
 	const show = 3
 	var parts []string
 	for _, f := range found {
@@ -21,13 +46,10 @@ func Note(found ...Finding) string {
 			parts = append(parts, p)
 		}
 	}
-	if len(parts) == 0 {
-		return "[withheld: secret_detected]"
-	}
 	if len(parts) > show {
 		parts = append(parts[:show], fmt.Sprintf("and %d more", len(parts)-show))
 	}
-	return "[withheld: secret_detected: " + strings.Join(parts, ", ") + "]"
+	return strings.Join(parts, ", ")
 }
 
 // place is " at FILE line N", " at FILE" or " at line N", without the

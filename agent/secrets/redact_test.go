@@ -113,6 +113,33 @@ func TestNote(t *testing.T) {
 	}
 }
 
+// Every withholding reads alike: the bracket is Withheld's, the list of
+// findings Describe's, in the note, in a whole text's reason and for a
+// reason that is no finding (tools, prompt and pipeline use these).
+func TestWithheldWording(t *testing.T) {
+	found := []Finding{{RuleID: "private-key", File: "cfg/x.go", Line: 9}, {RuleID: "a", Line: 1}, {RuleID: "b", Line: 2},
+		{RuleID: "c", Line: 3}, {RuleID: "d", Line: 4}, {RuleID: "a", Line: 1}}
+	list := "private-key at cfg/x.go line 9, a at line 1, b at line 2, and 2 more"
+	if got := Describe(found...); got != list {
+		t.Errorf("Describe = %q, want %q", got, list)
+	}
+	if got := Note(found...); got != Withheld("secret_detected: "+list) || got != "[withheld: secret_detected: "+list+"]" {
+		t.Errorf("Note = %q", got)
+	}
+	if got := HoldsSecret(found...); got != "it holds what looks like a secret ("+list+")" {
+		t.Errorf("HoldsSecret = %q", got)
+	}
+	if got := HoldsSecret(); got != "it holds what looks like a secret" {
+		t.Errorf("HoldsSecret() = %q", got)
+	}
+	if got := Withheld("a value of a secret file"); got != "[withheld: a value of a secret file]" {
+		t.Errorf("Withheld = %q", got)
+	}
+	if Describe() != "" {
+		t.Error("Describe() is not empty")
+	}
+}
+
 func TestScanPath(t *testing.T) {
 	s := scanner(t)
 	enc := base64.RawURLEncoding.EncodeToString([]byte("AWS_ACCESS_KEY_ID=" + awsKey))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/patchwright/patchwright/agent/secrets"
 )
 
 // DependencyFetcher runs trusted dependency setup for the work tree as it
@@ -86,7 +88,7 @@ func (s *Set) fetchDependencies(ctx context.Context, _ FetchDependenciesParams) 
 			return Result{}, err
 		}
 		if len(hits) > 0 {
-			src = "(withheld: it is a value of a secret file of the work tree, such as .npmrc)"
+			src = secrets.Withheld("it is a value of a secret file of the work tree, such as .npmrc")
 		}
 		fmt.Fprintf(&b, "from: %s\n", src)
 	}

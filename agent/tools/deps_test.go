@@ -150,7 +150,7 @@ func TestFetchDependenciesWithholdsARegistryOfNpmrc(t *testing.T) {
 	env := newEnv(t, map[string]string{".npmrc": "registry=http://registry.internal.test:4873/\n"}, withFetcher(f))
 	res := env.call(t, "fetch_dependencies", map[string]any{})
 	if res.Code != "" || strings.Contains(res.Text, "registry.internal.test") ||
-		!strings.Contains(res.Text, "from: (withheld") || !strings.Contains(res.Text, "installed into the work tree: node_modules") {
+		!strings.Contains(res.Text, "from: [withheld: it is a value of a secret file") || !strings.Contains(res.Text, "installed into the work tree: node_modules") {
 		t.Errorf("code %q, result:\n%s", res.Code, res.Text)
 	}
 }

@@ -184,12 +184,12 @@ func (s *Set) scan(ctx context.Context, text string) ([]hit, error) {
 
 // withheld builds the secret_detected result that replaces res.
 func (s *Set) withheld(tool string, res Result, found []SecretFinding) Result {
-	what := fmt.Sprintf("the %s result was withheld because it holds what looks like a secret (%s)", tool, describeFindings(found))
+	what := fmt.Sprintf("the %s result was withheld: %s", tool, secrets.HoldsSecret(asFindings(found)...))
 	out := fail(SecretDetected, what, secretHint(tool))
 	if len(s.secrets.Scan("", out.Text)) > 0 {
 		// A location (a file name, the model's own command) matched a
 		// rule itself: say less.
-		out = fail(SecretDetected, fmt.Sprintf("the %s result was withheld because it holds what looks like a secret", tool), secretHint(tool))
+		out = fail(SecretDetected, fmt.Sprintf("the %s result was withheld: %s", tool, secrets.HoldsSecret()), secretHint(tool))
 		for i := range found {
 			found[i].Where = "(location withheld)"
 		}
@@ -207,17 +207,14 @@ func (s *Set) withheld(tool string, res Result, found []SecretFinding) Result {
 	return out
 }
 
-// describeFindings lists the first few findings as "rule at where".
-func describeFindings(found []SecretFinding) string {
-	const show = 3
-	var parts []string
-	for _, f := range found[:min(len(found), show)] {
-		parts = append(parts, f.Rule+" at "+f.Where)
+// asFindings are the tool's findings as secrets names them: the rule,
+// and the location for people as the place.
+func asFindings(found []SecretFinding) []secrets.Finding {
+	out := make([]secrets.Finding, len(found))
+	for i, f := range found {
+		out[i] = secrets.Finding{RuleID: f.Rule, File: f.Where}
 	}
-	if len(found) > show {
-		parts = append(parts, fmt.Sprintf("and %d more", len(found)-show))
-	}
-	return strings.Join(parts, "; ")
+	return out
 }
 
 func secretHint(tool string) string {

@@ -206,7 +206,7 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = r.agentRes.Detail
 	}
 	if len(r.findings) > 0 {
-		in.Secret = describeFindings(r.findings)
+		in.Secret = secrets.Describe(r.findings...)
 	}
 	for _, f := range findings.Blocking(r.evidence) {
 		switch {
@@ -225,22 +225,6 @@ func (r *run) decide() (verify.Outcome, string) {
 		reason = fmt.Sprintf("every check passed, but the branch holds %d commit%s Patchwright did not make, which it did not write or review", n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
 	return o, reason
-}
-
-func describeFindings(fs []secrets.Finding) string {
-	parts := make([]string, 0, 3)
-	for i, f := range fs {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-3))
-			break
-		}
-		if f.Line > 0 {
-			parts = append(parts, fmt.Sprintf("rule %s in %s line %d", f.RuleID, f.File, f.Line))
-		} else {
-			parts = append(parts, fmt.Sprintf("rule %s in the name %s", f.RuleID, f.File))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // allFindings are result.json's findings: those on the change and the
