@@ -107,12 +107,12 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			return
 		}
 	}
-	r.write(w, wire, req, name, n, turns[n])
+	writeTurn(w, wire, req, withCallIDs(turns[n], wire, name, n))
 }
 
-// write sends turn n of a script, its calls named after the script and
-// the turn so that a retry sees the same IDs.
-func (r *Router) write(w http.ResponseWriter, wire string, req Request, name string, n int, turn Turn) {
+// withCallIDs is turn n of script name with its calls named after the
+// script and the turn, so that a retry sees the same IDs.
+func withCallIDs(turn Turn, wire, name string, n int) Turn {
 	turn.ToolCalls = append([]ToolCall(nil), turn.ToolCalls...)
 	prefix := "call_"
 	if wire == provider.NameAnthropic {
@@ -123,6 +123,11 @@ func (r *Router) write(w http.ResponseWriter, wire string, req Request, name str
 			turn.ToolCalls[i].ID = fmt.Sprintf("%s%x_%d_%d", prefix, fnv32(name), n, i)
 		}
 	}
+	return turn
+}
+
+// writeTurn sends turn in the wire format of wire.
+func writeTurn(w http.ResponseWriter, wire string, req Request, turn Turn) {
 	if wire == provider.NameOpenAI {
 		writeOpenAI(w, req, turn)
 	} else {
