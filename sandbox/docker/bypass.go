@@ -35,13 +35,14 @@ import (
 const bypassTag = "pw-egress:"
 
 // bypassRules are the mangle PREROUTING rules that log sandbox ip's
-// bypassing packets to group as prefix: everything but TCP to the
-// proxy's port on the gateway, in three rules because a rule cannot say
-// "not (to the gateway and to that port)".
-func bypassRules(ip, gw, proxyPort, prefix string, group uint16) [][]string {
+// bypassing packets to st's log group as prefix: everything but TCP to
+// the proxy's port on st's gateway, in three rules because a rule cannot
+// say "not (to the gateway and to that port)".
+func bypassRules(ip, prefix string, st *egressState) [][]string {
+	gw, proxyPort := st.gw, st.port
 	log := []string{"-m", "conntrack", "--ctstate", "NEW",
 		"-m", "comment", "--comment", bypassTag + prefix,
-		"-j", "NFLOG", "--nflog-group", fmt.Sprint(group), "--nflog-prefix", prefix}
+		"-j", "NFLOG", "--nflog-group", fmt.Sprint(st.log.group), "--nflog-prefix", prefix}
 	head := []string{"PREROUTING", "-i", EgressBridge, "-s", ip}
 	var out [][]string
 	for _, match := range [][]string{
@@ -74,7 +75,7 @@ func (c *dockerSandbox) logBypasses(ctx context.Context, st *egressState, info c
 	st.clients[prefix] = c.egress
 	st.clientsMu.Unlock()
 	c.egressLog = st
-	c.bypassRules = bypassRules(c.egressIP, st.gw, st.port, prefix, st.log.group)
+	c.bypassRules = bypassRules(c.egressIP, prefix, st)
 	for _, rule := range c.bypassRules {
 		if err := iptables(ctx, "mangle", "-I", rule[0], "1", rule[1:]...); err != nil {
 			return fmt.Errorf("sandbox %.12s: log what bypasses the egress proxy: %w", c.id, err)
