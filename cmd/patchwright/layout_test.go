@@ -1,7 +1,11 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -114,4 +118,59 @@ func TestLayout(t *testing.T) {
 			t.Errorf("sandbox depends on %s", d)
 		}
 	}
+}
+
+// TestJobsRootSurface keeps the jobs root the queue the webhook needs:
+// at most 35 exported names. What only the worker or the pipeline uses
+// belongs below it (the task catalogue is jobs/tasks).
+func TestJobsRootSurface(t *testing.T) {
+	const max = 35
+	paths, err := filepath.Glob("../../jobs/*.go")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no jobs sources: %v", err)
+	}
+	var names []string
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, exported(f)...)
+	}
+	if len(names) > max {
+		slices.Sort(names)
+		t.Errorf("the jobs root exports %d names, over %d: %v", len(names), max, names)
+	}
+}
+
+// exported lists f's exported top-level names (methods are their type's).
+func exported(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.IsExported() {
+				out = append(out, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				switch sp := sp.(type) {
+				case *ast.TypeSpec:
+					if sp.Name.IsExported() {
+						out = append(out, sp.Name.Name)
+					}
+				case *ast.ValueSpec:
+					for _, n := range sp.Names {
+						if n.IsExported() {
+							out = append(out, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
 }
