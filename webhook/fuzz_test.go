@@ -52,6 +52,10 @@ func (q *countingQueue) Cancel(context.Context, jobs.Issue, string) (string, err
 
 func (q *countingQueue) Worked(context.Context, jobs.Issue) (bool, error) { return true, nil }
 
+func (q *countingQueue) SameStart(context.Context, string, string, string) (bool, error) {
+	return false, nil
+}
+
 func (q *countingQueue) ClaimStrangerReply(context.Context, jobs.Issue, string) (bool, error) {
 	q.add()
 	return true, nil
