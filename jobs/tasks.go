@@ -124,8 +124,12 @@ type SolveIssue struct {
 	PlanTask string `json:"plan_task,omitempty"`
 }
 
-// TriggerAssigned is SolveIssue.Trigger for an issue assigned to the app.
-const TriggerAssigned = "assigned"
+// SolveIssue.Trigger values: an issue assigned to the app, a tracking
+// issue a schedule opened (jobs/schedule).
+const (
+	TriggerAssigned = "assigned"
+	TriggerSchedule = "schedule"
+)
 
 // IssueHash is the pin of an issue's text: SHA-256 of its title and body,
 // hex. The label approves the text it was put on, not what someone edits
