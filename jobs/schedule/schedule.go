@@ -267,7 +267,8 @@ func (s *Scanner) enqueue(ctx context.Context, repo jobs.Issue, id string, sc co
 }
 
 // Run scans now and then every interval (DefaultInterval when zero) until
-// ctx ends, logging what failed.
+// ctx ends, logging what failed. Of the workers that run it, one scans
+// per interval (Tick).
 func (s *Scanner) Run(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = DefaultInterval
@@ -275,7 +276,7 @@ func (s *Scanner) Run(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if _, err := s.Scan(ctx); err != nil && ctx.Err() == nil {
+		if _, err := s.Tick(ctx, every); err != nil && ctx.Err() == nil {
 			s.log().ErrorContext(ctx, "scan schedules", logkey.Err, err)
 		}
 		select {
@@ -284,4 +285,23 @@ func (s *Scanner) Run(ctx context.Context, every time.Duration) {
 		case <-tick.C:
 		}
 	}
+}
+
+// scanKey is held by the worker that scans in the current interval.
+const scanKey = jobs.KeyPrefix + "schedule-scan"
+
+// Tick scans unless another scanner did within the interval every: each
+// scan reads every installed repository's agent.yml, so N workers
+// scanning would cost N times the API calls for nothing (the period
+// claims already keep the runs single). scanned is false when another
+// scanner held the interval.
+func (s *Scanner) Tick(ctx context.Context, every time.Duration) (scanned bool, err error) {
+	// A little under the interval, so the next tick of the same worker
+	// finds it free.
+	first, err := s.Redis.SetNX(ctx, scanKey, s.now().Format(time.RFC3339Nano), every*9/10).Result()
+	if err != nil || !first {
+		return false, err
+	}
+	_, err = s.Scan(ctx)
+	return true, err
 }

@@ -174,3 +174,33 @@ func TestScheduleFailureGivesThePeriodBack(t *testing.T) {
 		t.Fatalf("scan after the refusal = %+v, want issue 1 started", out)
 	}
 }
+
+// Of several workers ticking in one interval, one scans: the others read
+// nothing from GitHub.
+func TestOneScanPerInterval(t *testing.T) {
+	e := newEnv(t)
+	listings := func() int {
+		n := 0
+		for _, r := range e.fake.Requests() {
+			if r.Method == http.MethodGet && r.Path == "/app/installations" {
+				n++
+			}
+		}
+		return n
+	}
+	if scanned, err := e.scanner().Tick(context.Background(), time.Minute); !scanned || err != nil {
+		t.Fatalf("first tick: %v, %v; want a scan", scanned, err)
+	}
+	if scanned, err := e.scanner().Tick(context.Background(), time.Minute); scanned || err != nil {
+		t.Fatalf("second tick in the interval: %v, %v; want none", scanned, err)
+	}
+	if n := listings(); n != 1 {
+		t.Fatalf("%d installation listings, want 1", n)
+	}
+	if err := e.rdb.Del(context.Background(), scanKey).Err(); err != nil { // the interval ended
+		t.Fatal(err)
+	}
+	if scanned, _ := e.scanner().Tick(context.Background(), time.Minute); !scanned || listings() != 2 {
+		t.Fatal("the next interval did not scan")
+	}
+}
