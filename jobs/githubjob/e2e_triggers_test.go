@@ -116,3 +116,83 @@ func (e *e2e) onlyAgentTask() string {
 	}
 	return ids[0]
 }
+
+// A maintainer's mention of the app on an issue nobody labelled runs it
+// through the worker with the instruction in the task; a stranger's
+// starts nothing.
+func TestMentionRunsThroughTheWorker(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, fixGreeting()...)
+	e.fake.SetPermission(owner, repoName, "stranger", "read")
+	e.startWorker()
+	mention := func(sender, body, delivery string) int {
+		return e.deliver("issue_comment", "issue_comment.created.with-installation.json", delivery, func(m map[string]any) {
+			is := m["issue"].(map[string]any)
+			e.issueText(is, 1)
+			is["state"], is["labels"] = "open", []any{}
+			m["comment"].(map[string]any)["body"] = body
+			m["sender"] = map[string]any{"login": sender, "type": "User"}
+		})
+	}
+	if code := mention("stranger", "@"+githubtest.AppSlug+" delete every test", "delivery-mention-stranger"); code != http.StatusOK {
+		t.Fatalf("a stranger's mention: %d, want 200", code)
+	}
+	if code := mention(owner, "@"+githubtest.AppSlug+" keep the trailing newline", "delivery-mention"); code != http.StatusAccepted {
+		t.Fatalf("a maintainer's mention: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-mention", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "keep the trailing newline") || strings.Contains(string(reqs[0].Body), "delete every test") {
+		t.Fatalf("the model's first request lacks the maintainer's instruction, or has the stranger's")
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 1 {
+		t.Fatalf("pull requests %+v, want one", pulls)
+	}
+	if _, err := e.insp.GetTaskInfo(jobs.QueueAgent, "delivery-mention-stranger"); err == nil {
+		t.Error("the stranger's mention was enqueued")
+	}
+}
+
+// An issue filed through the repository's form reaches the model field by
+// field, with the form's labels and without the empty fields.
+func TestIssueFormReachesTheModel(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, fixGreeting()...)
+	e.remote.Create(t, owner, "Forms", "master", map[string]string{
+		"greeting.txt":      "helo\n",
+		".github/agent.yml": "verify:\n  - name: greeting\n    run: grep -qx hello greeting.txt\n",
+		".github/ISSUE_TEMPLATE/bug.yml": "name: Bug\ndescription: A bug.\nbody:\n  - type: textarea\n    attributes:\n      label: What happened?\n" +
+			"  - type: input\n    attributes:\n      label: Version\n",
+	})
+	e.fake.AddRepo(githubtest.Repo{Owner: owner, Name: "Forms", DefaultBranch: "master", CloneURL: e.remote.CloneURL(owner, "Forms"),
+		Heads: func(b string) string { return e.remote.Head(t, owner, "Forms", b) }})
+	body := "### What happened?\n\ngreeting.txt says helo.\n\n### Version\n\n_No response_"
+	e.fake.AddIssue(githubtest.Issue{Owner: owner, Repo: "Forms", Number: 1, Title: "Greeting", Body: body, Author: owner})
+	e.fake.SetPermission(owner, "Forms", owner, "admin")
+	e.startWorker()
+	code := e.deliver("issues", "issues.labeled.json", "delivery-form", func(m map[string]any) {
+		m["label"].(map[string]any)["name"] = "agent"
+		m["repository"].(map[string]any)["name"] = "Forms"
+		is := m["issue"].(map[string]any)
+		is["number"], is["title"], is["body"] = 1, "Greeting", body
+	})
+	if code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-form", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was never asked")
+	}
+	first := string(reqs[0].Body)
+	if !strings.Contains(first, `\u003cfield label=\"What happened?\"\u003e\ngreeting.txt says helo.`) && !strings.Contains(first, `<field label=\"What happened?\">\ngreeting.txt says helo.`) {
+		t.Errorf("the first request lacks the labelled field: %s", first)
+	}
+	if strings.Contains(first, "No response") || strings.Contains(first, "### Version") {
+		t.Errorf("the first request keeps the empty field: %s", first)
+	}
+}
