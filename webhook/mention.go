@@ -19,7 +19,8 @@ import (
 // for `/agent retry`. A comment with an `/agent` command is that command,
 // not a mention (onIssueComment reads the command first).
 func ParseMention(body, slug string) ParseResult {
-	if slug == "" {
+	// Most comments name nobody: they cost a search, not a regexp.
+	if slug == "" || !strings.Contains(strings.ToLower(body), "@"+strings.ToLower(slug)) {
 		return ParseResult{}
 	}
 	line := regexp.MustCompile(`(?i)^[ \t]*@` + regexp.QuoteMeta(slug) + `(?:[ \t,:]+(.*))?[ \t]*$`)
