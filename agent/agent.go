@@ -360,6 +360,7 @@ func (r *runner) buildFirst(ctx context.Context) (string, error) {
 		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {
 			return "", fmt.Errorf("read repository instructions: %w", err)
 		}
+		parts.Issue.Body, _ = renderForm(parts.Issue.Body, formLabels(ws))
 		if r.lim.RepoMapTokens > 0 {
 			if parts.RepoMap, err = repomap.Build(ctx, ws, repomap.Options{TokenBudget: r.lim.RepoMapTokens}); err != nil {
 				return "", fmt.Errorf("build repository map: %w", err)

@@ -208,6 +208,7 @@ func TestAgentYMLSchemaKeys(t *testing.T) {
 		{[]string{"limits"}, reflect.TypeFor[config.Limits]()},
 		{[]string{"services"}, reflect.TypeFor[config.Service]()},
 		{[]string{"verify"}, reflect.TypeFor[config.Check]()},
+		{[]string{"schedules"}, reflect.TypeFor[config.Schedule]()},
 	} {
 		where := "agent-yml.json " + strings.Join(c.path, ".")
 		diff(t, "key", c.typ.String(), where, tagKeys(c.typ, "yaml"), props(t, schema, c.path...))

@@ -53,6 +53,10 @@ func (q *countingQueue) Cancel(context.Context, tasks.Issue, string) (string, er
 
 func (q *countingQueue) Worked(context.Context, tasks.Issue) (bool, error) { return true, nil }
 
+func (q *countingQueue) SameStart(context.Context, string, string, string) (bool, error) {
+	return false, nil
+}
+
 func (q *countingQueue) ClaimStrangerReply(context.Context, tasks.Issue, string) (bool, error) {
 	q.add()
 	return true, nil

@@ -60,6 +60,9 @@ type Queue interface {
 	// ClaimStrangerReply claims the issue's one reply to people without
 	// write access for a delivery; false: an earlier delivery had it.
 	ClaimStrangerReply(ctx context.Context, issue tasks.Issue, id string) (bool, error)
+	// SameStart reports whether task taskID is a plain start of the
+	// issue text pinned as pin by the other trigger (assign.go).
+	SameStart(ctx context.Context, taskID, pin, trigger string) (bool, error)
 }
 
 // GitHub is the part of the GitHub API the handler reads, acting as an

@@ -29,7 +29,11 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 	if isBot(sender.Login, sender.Type) || strings.EqualFold(sender.Login, h.cfg.BotLogin) {
 		return done(http.StatusOK, "ignored: sender %s is a bot", sender.Login), nil
 	}
-	cmd := ParseComment(ev.Body)
+	cmd, mention := ParseComment(ev.Body), false
+	if cmd.Ignore() {
+		cmd = ParseMention(ev.Body, h.slug())
+		mention = !cmd.Ignore()
+	}
 	if cmd.Ignore() {
 		return done(http.StatusOK, "no command"), nil
 	}
@@ -38,16 +42,17 @@ func (h *Handler) onIssueComment(ctx context.Context, d delivery) (response, err
 		return *res, nil
 	}
 	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, issueHash: tasks.IssueHash(ev.Issue.Title, ev.Issue.Body),
-		commentID: ev.CommentID}
+		commentID: ev.CommentID, mention: mention}
 	c.d.log = d.log.With(logkey.Installation, target.InstallationID, logkey.Issue, target.String(), logkey.Sender, c.sender, "command", cmd.Command.String())
 	if ev.Issue.PullRequest {
 		if !strings.EqualFold(ev.Issue.Author, h.cfg.BotLogin) {
 			return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
 		}
 		c.isPR = true
-	} else if cmd.Command == CommandPlan {
-		// A plan may be the first thing asked on an issue: a writer's
-		// `/agent plan` needs no label (the permission check follows).
+	} else if cmd.Command == CommandPlan || mention {
+		// A plan or a mention may be the first thing asked on an
+		// issue: a writer's needs no label (the permission check
+		// follows).
 	} else if ok, err := h.workedOn(ctx, ev.Issue.Labels, target); err != nil {
 		return response{}, err
 	} else if !ok {
@@ -68,6 +73,8 @@ type commentCtx struct {
 	issueHash string
 	// commentID is the comment's id, for a reaction to it.
 	commentID int64
+	// mention: the command is an @mention of the app (mention.go).
+	mention bool
 }
 
 // workedOn reports whether Patchwright was asked to work on an issue: it
@@ -96,6 +103,9 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		if msg == "" {
 			c.d.log.Info("command refused: no write permission", "role", role)
 			msg = fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
+			if c.mention {
+				msg = fmt.Sprintf("@%s, mentioning @%s starts Patchwright only for someone with write, maintain or admin permission on this repository (yours: %s).", c.sender, h.slug(), role)
+			}
 			result = "refused: no write permission"
 		}
 		return h.refuseStranger(ctx, stranger{d: c.d, issue: c.target, commentID: c.commentID}, msg, result)

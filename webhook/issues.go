@@ -11,18 +11,21 @@ import (
 	"github.com/patchwright/patchwright/webhook/payload"
 )
 
-// onIssues handles issues events: issues.labeled with the trigger label, by
-// a non-bot sender with write access, enqueues a solve job pinned to the
-// issue's text as the payload carries it; issues.closed and the trigger
-// label's removal stop the running job.
+// onIssues handles issues events: issues.labeled with the trigger label, or
+// issues.assigned to the app's bot user (assign.go), by a non-bot sender
+// with write access, enqueues a solve job pinned to the issue's text as the
+// payload carries it; issues.closed, the trigger label's removal and the
+// app's unassignment stop the running job.
 func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	ev, err := d.doc.Issues()
 	if err != nil {
 		return malformed(d, err), nil
 	}
 	switch ev.Action {
-	case "closed", "unlabeled":
+	case "closed", "unlabeled", "unassigned":
 		return h.onIssueLifecycle(ctx, d, ev)
+	case "assigned":
+		return h.onAssigned(ctx, d, ev)
 	case "labeled":
 	default:
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
@@ -33,6 +36,24 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 	if !plan && !strings.EqualFold(ev.Label, h.cfg.TriggerLabel) {
 		return done(http.StatusOK, "label %q is not the trigger", ev.Label), nil
 	}
+	what := "the `" + ev.Label + "` label"
+	return h.startIssue(ctx, d, ev, issueTrigger{plan: plan, what: what})
+}
+
+// issueTrigger is what started work on an issue: its label (with plan,
+// the :plan label) or its assignment to the app.
+type issueTrigger struct {
+	plan bool
+	// trigger is SolveIssue.Trigger.
+	trigger string
+	what    string // for the refusal: "the `agent` label"
+}
+
+// startIssue enqueues the solve a trigger on an issue asks for, by a
+// non-bot sender with write access, pinned to the issue's text as the
+// payload carries it. The label and the assignment share it: the same
+// permission check, pin and dedupe.
+func (h *Handler) startIssue(ctx context.Context, d delivery, ev payload.Issues, t issueTrigger) (response, error) {
 	sender := ev.Sender
 	if isBot(sender.Login, sender.Type) {
 		return done(http.StatusOK, "ignored: sender %s is a bot", sender.Login), nil
@@ -56,20 +77,24 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 			return replayed(d, dup), nil
 		}
 		log.Info("trigger refused: no write permission", "role", role)
-		msg := fmt.Sprintf("@%s, the `%s` label starts Patchwright only when added by someone with write, maintain or admin permission on this repository (yours: %s).",
-			sender.Login, ev.Label, role)
+		msg := fmt.Sprintf("@%s, %s starts Patchwright only when done by someone with write, maintain or admin permission on this repository (yours: %s).",
+			sender.Login, t.what, role)
 		return h.refuseStranger(ctx, stranger{d: d, issue: issue}, msg, fmt.Sprintf("refused: %s has %s permission", sender.Login, role))
 	}
 	// A plan that waits for its approval is settled by the worker when
 	// this job starts (Pipeline.Solve), not here: a delivery that starts
 	// a job stays one Redis command.
+	pin := tasks.IssueHash(ev.Issue.Title, ev.Issue.Body)
 	enq, err := h.enqueueSolve(ctx, &d, tasks.SolveIssue{Issue: issue, DeliveryID: d.id, Requester: sender.Login,
-		IssueHash: tasks.IssueHash(ev.Issue.Title, ev.Issue.Body), Plan: plan})
+		IssueHash: pin, Plan: t.plan, Trigger: t.trigger})
 	if err != nil {
 		return response{}, err
 	}
+	if res, same, err := h.sameStart(ctx, enq, pin, t); same || err != nil {
+		return res, err
+	}
 	what := "solve of "
-	if plan {
+	if t.plan {
 		what = "plan of "
 	}
 	return h.enqueued(ctx, d, issue, enq, what+issue.String())

@@ -20,8 +20,8 @@ import (
 // stops the jobs it can no longer finish; a review that requests changes
 // with an `/agent retry` line starts a retry.
 
-// onIssueLifecycle stops the issue's running job for an issue closed, or
-// for the trigger label removed. Nothing is answered: the person did it
+// onIssueLifecycle stops the issue's running job for an issue closed, for
+// the trigger label removed, or for the app unassigned. Nothing is answered: the person did it
 // on purpose, and the job's status comment says it stopped.
 func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.Issues) (response, error) {
 	why := "closed the issue"
@@ -30,6 +30,12 @@ func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.I
 			return done(http.StatusOK, "label %q is not the trigger", ev.Label), nil
 		}
 		why = "removed the " + h.cfg.TriggerLabel + " label"
+	}
+	if ev.Action == "unassigned" {
+		if !h.isApp(ev.Assignee) {
+			return done(http.StatusOK, "unassigned %q, not the app", ev.Assignee), nil
+		}
+		why = "unassigned " + h.cfg.BotLogin
 	}
 	issue, res := issueOf(ev.Installation, ev.Repo, ev.Issue.Number)
 	if res != nil {

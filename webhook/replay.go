@@ -37,7 +37,7 @@ type Meanings interface {
 // something; other actions are answered "ignored" whatever their meaning
 // and claim nothing.
 var acting = map[string][]string{
-	"issues":                    {"labeled", "unlabeled", "closed"},
+	"issues":                    {"labeled", "unlabeled", "closed", "assigned", "unassigned"},
 	"issue_comment":             {"created"},
 	"pull_request":              {"closed"},
 	"pull_request_review":       {"submitted"},
@@ -92,7 +92,7 @@ func (h *Handler) claimMeaning(ctx context.Context, d *delivery) (key, dup strin
 	if key == "" {
 		return "", "", nil
 	}
-	if h.claiming != nil && d.event == "issues" && action == "labeled" {
+	if h.claiming != nil && d.event == "issues" && (action == "labeled" || action == "assigned") {
 		d.meaning = key
 		return key, "", nil
 	}

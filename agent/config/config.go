@@ -89,6 +89,9 @@ type Config struct {
 	// Reviewers are GitHub logins asked to review every pull request
 	// Patchwright opens, besides whoever asked for it.
 	Reviewers []string `yaml:"reviewers"`
+	// Schedules open a tracking issue on a cron schedule and run it as
+	// if labelled; read from the default branch only (jobs/schedule).
+	Schedules []Schedule `yaml:"schedules"`
 }
 
 // Review says whether the review before publishing runs.
@@ -316,7 +319,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -335,6 +338,7 @@ func (c Config) validate() error {
 		}
 	}
 	errs = append(errs, c.serviceErrors()...)
+	errs = append(errs, c.scheduleErrors()...)
 	for i, a := range c.Egress.Allow {
 		if err := egress.CheckEntry(a); err != nil {
 			errs = append(errs, fmt.Sprintf("network.allow[%d]: %v", i, err))

@@ -24,6 +24,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/runstore"
+	"github.com/patchwright/patchwright/jobs/schedule"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
@@ -383,6 +384,9 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 		lastSync = func() { mirror.Sync(context.WithoutCancel(ctx)) }
 		insp := asynq.NewInspectorFromRedisClient(rdb)
 		go (&worker.Sweeper{Inspector: insp, Queue: queue, Reporter: gp, Logger: log}).Run(ctx, 0)
+		// Every worker scans; a Redis claim per schedule and period
+		// makes one of them open the issue.
+		go (&schedule.Scanner{GitHub: app, Queue: queue, Redis: rdb, Logger: log}).Run(ctx, 0)
 	}
 	return srv, func() { srv.Shutdown(); lastSync(); closePipeline() }, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
@@ -162,8 +163,20 @@ func (p *Pipeline) Solve(ctx context.Context, job tasks.SolveIssue, at tasks.Att
 		return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions,
 			trigger: "/agent approve", issueHash: job.IssueHash, at: at, approvedPlan: job.ApprovedPlan, planTask: job.PlanTask})
 	}
-	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: "on the issue",
+	return p.run(ctx, request{issue: job.Issue, requester: job.Requester, instructions: job.Instructions, trigger: solveTrigger(job),
 		issueHash: job.IssueHash, at: at, planTask: job.PlanTask})
+}
+
+// solveTrigger words what started a solve, for the status and the
+// attempt history: a schedule's run has no person to name.
+func solveTrigger(job tasks.SolveIssue) string {
+	switch job.Trigger {
+	case tasks.TriggerAssigned:
+		return "assigned to the app"
+	case tasks.TriggerSchedule:
+		return "on a schedule of " + config.Path
+	}
+	return "on the issue"
 }
 
 // settleWaitingPlan returns the task of the plan that waits for its
@@ -334,7 +347,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 func (p *Pipeline) newStatus(a request, bot, logURL string, log *slog.Logger) *statusComment {
 	st := &statusComment{gh: p.GitHub, issue: a.issue, bot: bot, interval: p.StatusInterval, log: log}
 	st.status = report.Status{Issue: a.issue.Number, Phase: report.PhaseQueued, RunURL: logURL, TriggeredBy: a.requester}
-	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != tasks.RerunNone {
+	if a.ciHead != "" || a.rebase != "" || a.at.Rerun != tasks.RerunNone || a.requester == "" {
 		st.status.Trigger = a.trigger
 	}
 	return st

@@ -100,6 +100,12 @@ type Repo struct {
 	// holds head; conflict when git cannot merge them. GitRemote.Merge
 	// does it in the remote. nil: the endpoint answers 404.
 	Merge func(base, head, message string) (sha string, conflict bool, err error)
+	// Installation is the installation the repository belongs to, for
+	// the installation listings (0: installation 1).
+	Installation int64
+	// Files are files of the default branch, by path, for the contents
+	// endpoint; one not listed answers 404.
+	Files map[string]string
 }
 
 // GitCommit is a commit as the compare and commit endpoints show it.

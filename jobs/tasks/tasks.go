@@ -114,12 +114,22 @@ type SolveIssue struct {
 	// run recorded it: the model gets it with the writer's changes
 	// (Instructions).
 	PreviousPlan string `json:"previous_plan,omitempty"`
+	// Trigger is what started a plain solve: "" the trigger label,
+	// TriggerAssigned the issue's assignment to the app.
+	Trigger string `json:"trigger,omitempty"`
 	// PlanTask is the task whose plan this job settles, so the worker
 	// can say so on that plan's comment: the plan a new plan replaces,
 	// the plan approved (with ApprovedPlan), or the waiting plan a
 	// label's solve set aside. Empty when no plan waited.
 	PlanTask string `json:"plan_task,omitempty"`
 }
+
+// SolveIssue.Trigger values: an issue assigned to the app, a tracking
+// issue a schedule opened (jobs/schedule).
+const (
+	TriggerAssigned = "assigned"
+	TriggerSchedule = "schedule"
+)
 
 // IssueHash is the pin of an issue's text: SHA-256 of its title and body,
 // hex. The label approves the text it was put on, not what someone edits

@@ -3,6 +3,7 @@ package payload
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -18,7 +19,8 @@ func TestScanServesParserAndIdentity(t *testing.T) {
 			Number    int
 			UpdatedAt json.RawMessage `json:"updated_at"`
 		}
-		Label struct{ Name json.RawMessage }
+		Label    struct{ Name json.RawMessage }
+		Assignee struct{ ID json.RawMessage }
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		t.Fatal(err)
@@ -28,7 +30,7 @@ func TestScanServesParserAndIdentity(t *testing.T) {
 	if err != nil || !ok || action != "labeled" {
 		t.Fatalf("Identity = %q, %v, %v", action, ok, err)
 	}
-	want := []string{`"labeled"`, string(m.Repo.ID), string(m.Issue.ID), string(m.Label.Name), string(m.Issue.UpdatedAt)}
+	want := []string{`"labeled"`, string(m.Repo.ID), string(m.Issue.ID), string(m.Label.Name), string(m.Issue.UpdatedAt), string(m.Assignee.ID)}
 	if !slices.Equal(fields, want) {
 		t.Errorf("fields %q, want %q", fields, want)
 	}
@@ -60,5 +62,23 @@ func TestScanValidatesOtherEvents(t *testing.T) {
 	}
 	if _, _, _, err := doc.Identity(); err == nil {
 		t.Error("Identity of a malformed body")
+	}
+}
+
+// An assignment names its assignee, and two assignees of one change are
+// two meanings.
+func TestAssigneeDecodedAndIdentifies(t *testing.T) {
+	body := func(login string, id int) []byte {
+		return []byte(`{"action":"assigned","assignee":{"login":"` + login + `","id":` + strconv.Itoa(id) + `},` +
+			`"issue":{"id":1,"number":7,"updated_at":"2026-01-01T00:00:00Z","assignee":{"login":"x","id":9}},"repository":{"id":2,"name":"r","owner":{"login":"o"}}}`)
+	}
+	ev, err := ParseIssues(body("patchwright[bot]", 5))
+	if err != nil || ev.Assignee != "patchwright[bot]" || ev.Action != "assigned" {
+		t.Fatalf("Issues = %+v, %v", ev, err)
+	}
+	_, a, _, _ := Scan("issues", body("a", 5)).Identity()
+	_, b, _, _ := Scan("issues", body("b", 6)).Identity()
+	if slices.Equal(a, b) {
+		t.Fatalf("two assignees, one identity %q", a)
 	}
 }

@@ -15,8 +15,9 @@ type identity struct {
 // decoding.
 var identities = map[string]identity{
 	// An issue's updated_at moves with every label added or removed, and
-	// with closing; label.name tells two labels of one change apart.
-	"issues": {[]string{"action", "repository.id", "issue.id", "label.name", "issue.updated_at"}, []int{1, 2, 4}},
+	// with closing; label.name tells two labels of one change apart, and
+	// assignee.id two assignees.
+	"issues": {[]string{"action", "repository.id", "issue.id", "label.name", "issue.updated_at", "assignee.id"}, []int{1, 2, 4}},
 	// A comment is created once; its ID is never reused.
 	"issue_comment": {[]string{"action", "repository.id", "comment.id", "comment.created_at", "comment.updated_at"}, []int{1, 2}},
 	// A pull request closed, reopened and closed again has a new

@@ -26,8 +26,10 @@ import (
 
 // Issues is an issues event.
 type Issues struct {
-	Action       string
-	Label        string // label.name: the label added or removed
+	Action string
+	Label  string // label.name: the label added or removed
+	// Assignee is assignee.login: the user assigned or unassigned.
+	Assignee     string
 	Issue        Issue
 	Repo         Repo
 	Sender       User
@@ -76,7 +78,7 @@ var whereWho = []string{
 	"sender.login", "sender.type", "installation.id",
 }
 
-var issuesPaths = append([]string{"action", "label.name", "issue.number", "issue.title", "issue.body"}, whereWho...)
+var issuesPaths = append([]string{"action", "label.name", "issue.number", "issue.title", "issue.body", "assignee.login"}, whereWho...)
 
 // ParseIssues decodes an issues event.
 func ParseIssues(body []byte) (Issues, error) { return Scan("issues", body).Issues() }
@@ -93,6 +95,7 @@ func (doc *Doc) Issues() (Issues, error) {
 	d.integer(&e.Issue.Number)
 	d.str(&e.Issue.Title)
 	d.str(&e.Issue.Body)
+	d.str(&e.Assignee)
 	d.whereWho(&e.Repo, &e.Sender, &e.Installation)
 	return e, d.err
 }
