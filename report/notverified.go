@@ -92,6 +92,8 @@ var languages = []struct {
 	{verify.LanguagePython, []string{".py"}},
 	{verify.LanguageRust, []string{".rs"}},
 	{verify.LanguageJava, []string{".java"}},
+	{verify.LanguageRuby, []string{".rb"}},
+	{verify.LanguagePHP, []string{".php"}},
 }
 
 // notVerified lists everything the run did not establish, in the order a

@@ -403,6 +403,14 @@ func TestChecksAreWhatVerifySays(t *testing.T) {
 			file: "calc.go", wantNot: []string{noLint}},
 		"go test is no linter": {final: []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)},
 			file: "calc.go", want: []string{noLint}},
+		"Ruby with no test run is said": {final: []verify.CheckResult{check("lint", "bundle exec rubocop", verify.Final, true, time.Second)},
+			file: "lib/gem.rb", want: []string{"touches Ruby files but no Ruby test command ran"}},
+		"a Ruby test run covers Ruby": {final: []verify.CheckResult{check("test", "bundle exec rake test", verify.Final, true, time.Second)},
+			file: "lib/gem.rb", wantNot: []string{"no Ruby test command ran"}},
+		"PHP with no test run is said": {final: []verify.CheckResult{check("lint", "vendor/bin/phpstan analyse", verify.Final, true, time.Second)},
+			file: "src/Html2Text.php", want: []string{"touches PHP files but no PHP test command ran"}},
+		"a PHPUnit run covers PHP": {final: []verify.CheckResult{check("test", "vendor/bin/phpunit", verify.Final, true, time.Second)},
+			file: "src/Html2Text.php", wantNot: []string{"no PHP test command ran"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := base()
