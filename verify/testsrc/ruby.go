@@ -85,7 +85,9 @@ func rubyWalk(n *sitter.Node, src []byte, group, class string, inherited []Marke
 			if desc, ok := rubyDescription(n, src); ok && n.ChildByFieldName("block") != nil {
 				name := "test_" + strings.ReplaceAll(strings.TrimSpace(desc), " ", "_")
 				marks := append(append([]Marker(nil), inherited...), rubySkips(n.ChildByFieldName("block"), src)...)
-				*out = append(*out, nodeTest(n, n, src, class+"#"+name, name, marks))
+				t := nodeTest(n, n, src, class+"#"+name, name, marks)
+				t.Described = desc
+				*out = append(*out, t)
 				return
 			}
 		}
