@@ -187,17 +187,31 @@ var failureRE = regexp.MustCompile(`^(?:ERROR:|Error:|error:|error\[|npm error |
 // maxFailureLine bounds the line failureLine gives, in bytes.
 const maxFailureLine = 200
 
+// composerErrorRE is the head of composer's boxed error ("In
+// RemoteFilesystem.php line 476:"); the message is the lines after it.
+var composerErrorRE = regexp.MustCompile(`^In \S+\.php line \d+:$`)
+
 // failureLine is the last line of a failed setup command's output that
-// says why it failed, one line and bounded; "" when none does: a reader
-// then has the command's whole output in the ledger.
+// says why it failed (for composer, its boxed message as one line), one
+// line and bounded; "" when none does: a reader then has the command's
+// whole output in the ledger.
 func failureLine(output string) string {
 	lines := strings.Split(output, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
+	last := ""
+	for i := 0; i < len(lines); i++ {
 		line := strings.TrimSpace(lines[i])
+		switch {
+		case composerErrorRE.MatchString(line):
+			var msg []string
+			for i+1 < len(lines) && (len(msg) == 0 || strings.TrimSpace(lines[i+1]) != "") {
+				i++
+				msg = append(msg, lines[i])
+			}
+			last = strings.Join(msg, " ")
 		// npm ends with where its log is, which says nothing of why.
-		if failureRE.MatchString(line) && !strings.Contains(line, "A complete log of this run") {
-			return text.Head(text.Line(line), maxFailureLine)
+		case failureRE.MatchString(line) && !strings.Contains(line, "A complete log of this run"):
+			last = line
 		}
 	}
-	return ""
+	return text.Head(text.Line(last), maxFailureLine)
 }
