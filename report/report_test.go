@@ -448,3 +448,33 @@ func TestPRBodySaysHowChecksRan(t *testing.T) {
 		t.Errorf("body lacks %q:\n%s", want, body)
 	}
 }
+
+// TestTestEditOutsideTests: a test file whose edit holds no new or
+// changed test (uniseg's fix changed a table of cases the tests share) is
+// named in Not verified: nothing ran the edit on the original code. A
+// file with a new test, and test data, are not.
+func TestTestEditOutsideTests(t *testing.T) {
+	const said = "`width_test.go` changed, but no new or changed test was found in it"
+	in := base()
+	in.Baseline, in.GoModule = nil, ""
+	in.Final = []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)}
+	in.NewTests = []verify.NewTestResult{{NewTest: verify.NewTest{File: "step_test.go", Name: "TestStep", Added: true}, Status: verify.FailsBefore}}
+	in.Files = []FileStat{{Path: "width.go", Added: 3}, {Path: "width_test.go", Added: 3, Deleted: 3}, {Path: "step_test.go", Added: 9},
+		{Path: "testdata/cases.golden", Added: 2}}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, said) {
+		t.Errorf("body lacks %q:\n%s", said, body)
+	}
+	for _, not := range []string{"`step_test.go` changed, but", "`testdata/cases.golden` changed, but"} {
+		if strings.Contains(body, not) {
+			t.Errorf("body has %q:\n%s", not, body)
+		}
+	}
+	in.Final = []verify.CheckResult{check("vet", "go vet ./...", verify.Final, true, time.Second)}
+	if body, _ := PRBody(in); strings.Contains(body, said) {
+		t.Errorf("said with no test run after the change:\n%s", body)
+	}
+}
