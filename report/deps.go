@@ -48,6 +48,9 @@ func detectedNotVerified(in Input) []fact {
 				parts = append(parts, ", ")
 			}
 			parts = append(parts, value(c.Command))
+			if c.Error != "" {
+				parts = append(parts, ": ", value(c.Error))
+			}
 		}
 	}
 	if len(parts) == 0 {

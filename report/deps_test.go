@@ -91,12 +91,13 @@ func TestPRBodyDependenciesNoneRan(t *testing.T) {
 
 // TestPRBodyDetectedSetup: a detected first setup is shown under Changes
 // as detected, with the manifest that called for each command; a failed
-// one is named in Not verified, a passing one is not.
+// one is named in Not verified with the line that says why it failed, a
+// passing one is not.
 func TestPRBodyDetectedSetup(t *testing.T) {
 	in := base()
 	in.DetectedSetup = []DetectedCommand{
 		{Command: "npm ci --ignore-scripts --no-audit --no-fund", Manifest: "web/package.json"},
-		{Command: "bundle install", Manifest: "Gemfile", ExitCode: 15},
+		{Command: "bundle install", Manifest: "Gemfile", ExitCode: 15, Error: "Could not fetch specs from https://rubygems.org/"},
 	}
 	body, err := PRBody(in)
 	if err != nil {
@@ -113,7 +114,7 @@ func TestPRBodyDetectedSetup(t *testing.T) {
 		}
 	}
 	notVerified := body[strings.Index(body, "## Not verified"):]
-	if !strings.Contains(notVerified, "Detected setup failed (`bundle install`), so the checks ran without what it was to fetch") {
+	if !strings.Contains(notVerified, "Detected setup failed (`bundle install`: `Could not fetch specs from https://rubygems.org/`), so the checks ran without what it was to fetch") {
 		t.Errorf("Not verified does not name the failed detected setup:\n%s", body)
 	}
 	if strings.Contains(notVerified, "npm ci") {

@@ -10,6 +10,7 @@ import (
 	"github.com/patchwright/patchwright/sandbox/egress"
 	"github.com/patchwright/patchwright/verify"
 	"github.com/patchwright/patchwright/verify/findings"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 // claimKind is what a phrase in the model's summary asserts.
@@ -92,6 +93,8 @@ var languages = []struct {
 	{verify.LanguagePython, []string{".py"}},
 	{verify.LanguageRust, []string{".rs"}},
 	{verify.LanguageJava, []string{".java"}},
+	{verify.LanguageRuby, []string{".rb"}},
+	{verify.LanguagePHP, []string{".php"}},
 }
 
 // notVerified lists everything the run did not establish, in the order a
@@ -138,6 +141,7 @@ func notVerified(in Input) []fact {
 	out = append(out, flakyFacts(in)...)
 	out = append(out, uncoveredGo(in)...)
 	out = append(out, newTestFacts(in.NewTests)...)
+	out = append(out, testEditsUnnamed(in)...)
 	out = append(out, unbackedClaims(in.Summary, in.Final, in.Outcome)...)
 	return out
 }
@@ -218,6 +222,28 @@ func newTestFacts(tests []verify.NewTestResult) []fact {
 		case verify.CannotShow:
 			out = append(out, say(testLead(t.NewTest), " ", text(strings.TrimSuffix(t.Reason, ".")), "."))
 		}
+	}
+	return out
+}
+
+// testEditsUnnamed names each test file the change added lines to in
+// which no new or changed test was found: the edit is outside the tests
+// (a table of cases they share, a helper), so no run on the original
+// code tried it, and nothing says whether it shows the fix. Only when a
+// test command ran after the change: else no test was looked for.
+func testEditsUnnamed(in Input) []fact {
+	if !slices.ContainsFunc(in.Final, func(c verify.CheckResult) bool { return c.Ran && c.Role() == verify.RoleTest }) {
+		return nil
+	}
+	var out []fact
+	for _, f := range in.Files {
+		if f.Added == 0 || !testsrc.IsTestPath(f.Path) || testsrc.IsTestData(f.Path) {
+			continue
+		}
+		if slices.ContainsFunc(in.NewTests, func(t verify.NewTestResult) bool { return t.File == f.Path }) {
+			continue
+		}
+		out = append(out, say(value(f.Path), " changed, but no new or changed test was found in it (the edit is outside the tests Patchwright can name, such as cases they share or a helper), so the edit was not run against the original code and is not shown to fail without the change."))
 	}
 	return out
 }

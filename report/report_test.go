@@ -403,6 +403,14 @@ func TestChecksAreWhatVerifySays(t *testing.T) {
 			file: "calc.go", wantNot: []string{noLint}},
 		"go test is no linter": {final: []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)},
 			file: "calc.go", want: []string{noLint}},
+		"Ruby with no test run is said": {final: []verify.CheckResult{check("lint", "bundle exec rubocop", verify.Final, true, time.Second)},
+			file: "lib/gem.rb", want: []string{"touches Ruby files but no Ruby test command ran"}},
+		"a Ruby test run covers Ruby": {final: []verify.CheckResult{check("test", "bundle exec rake test", verify.Final, true, time.Second)},
+			file: "lib/gem.rb", wantNot: []string{"no Ruby test command ran"}},
+		"PHP with no test run is said": {final: []verify.CheckResult{check("lint", "vendor/bin/phpstan analyse", verify.Final, true, time.Second)},
+			file: "src/Html2Text.php", want: []string{"touches PHP files but no PHP test command ran"}},
+		"a PHPUnit run covers PHP": {final: []verify.CheckResult{check("test", "vendor/bin/phpunit", verify.Final, true, time.Second)},
+			file: "src/Html2Text.php", wantNot: []string{"no PHP test command ran"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := base()
@@ -438,5 +446,35 @@ func TestPRBodySaysHowChecksRan(t *testing.T) {
 	want := "How they ran: `test`: `vendor/bin/phpunit` is missing (there is no `vendor/`: `composer install` did not run or failed in setup), so the check ran the image's `phpunit`."
 	if !strings.Contains(body, want) {
 		t.Errorf("body lacks %q:\n%s", want, body)
+	}
+}
+
+// TestTestEditOutsideTests: a test file whose edit holds no new or
+// changed test (uniseg's fix changed a table of cases the tests share) is
+// named in Not verified: nothing ran the edit on the original code. A
+// file with a new test, and test data, are not.
+func TestTestEditOutsideTests(t *testing.T) {
+	const said = "`width_test.go` changed, but no new or changed test was found in it"
+	in := base()
+	in.Baseline, in.GoModule = nil, ""
+	in.Final = []verify.CheckResult{check("test", "go test ./...", verify.Final, true, time.Second)}
+	in.NewTests = []verify.NewTestResult{{NewTest: verify.NewTest{File: "step_test.go", Name: "TestStep", Added: true}, Status: verify.FailsBefore}}
+	in.Files = []FileStat{{Path: "width.go", Added: 3}, {Path: "width_test.go", Added: 3, Deleted: 3}, {Path: "step_test.go", Added: 9},
+		{Path: "testdata/cases.golden", Added: 2}}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, said) {
+		t.Errorf("body lacks %q:\n%s", said, body)
+	}
+	for _, not := range []string{"`step_test.go` changed, but", "`testdata/cases.golden` changed, but"} {
+		if strings.Contains(body, not) {
+			t.Errorf("body has %q:\n%s", not, body)
+		}
+	}
+	in.Final = []verify.CheckResult{check("vet", "go vet ./...", verify.Final, true, time.Second)}
+	if body, _ := PRBody(in); strings.Contains(body, said) {
+		t.Errorf("said with no test run after the change:\n%s", body)
 	}
 }

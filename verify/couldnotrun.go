@@ -45,7 +45,11 @@ var (
 	// Bundler without the Gemfile's gems: "Could not find gem 'httparty'
 	// in locally installed gems."; Gradle offline: "No cached version of
 	// junit:junit:4.13.2 available for offline mode."
-	bundlerGemRE    = regexp.MustCompile(`Could not find gem '([^']+)' in locally installed gems`)
+	bundlerGemRE = regexp.MustCompile(`Could not find gem '([^']+)' in locally installed gems`)
+	// Ruby without the test framework itself: "x_test.rb:2:in `require':
+	// cannot load such file -- test/unit (LoadError)". Only the
+	// frameworks: a file the change adds is the test's own failure.
+	rubyFrameworkRE = regexp.MustCompile(`cannot load such file -- (test/unit|minitest/autorun|minitest|rspec|rspec/core|rspec/autorun) \(LoadError\)$`)
 	gradleOfflineRE = regexp.MustCompile(`No cached version of (\S+) available for offline mode`)
 )
 
@@ -94,6 +98,9 @@ func couldNotRun(exit int, output string) string {
 		}
 		if m := bundlerGemRE.FindStringSubmatch(line); m != nil {
 			return fmt.Sprintf("the gem %s is not installed in the image (bundle install in setup fetches it)", quoteName(m[1]))
+		}
+		if m := rubyFrameworkRE.FindStringSubmatch(line); m != nil && early <= 10 {
+			return fmt.Sprintf("Ruby cannot load the test framework %s (LoadError): its gem is not installed in the image or not in the bundle", quoteText(m[1]))
 		}
 		if m := gradleOfflineRE.FindStringSubmatch(line); m != nil {
 			return fmt.Sprintf("Gradle is offline and %s is not in its cache (fetch it in setup)", quoteName(m[1]))

@@ -33,6 +33,21 @@ func TestCouldNotRun(t *testing.T) {
 
 // TestCouldNotRunNotATestFailure: failing tests, and a "not found" a test
 // printed itself, are failures, never "could not run".
+// TestCouldNotRunRubyFramework: ruby/ostruct's new test, run alone on the
+// original tree through bundle exec, could not load test-unit at all; that
+// is a run that could not start, not a test that does not compile. A
+// project file the test requires is the test's own failure.
+func TestCouldNotRunRubyFramework(t *testing.T) {
+	out := "test/ostruct/test_ostruct.rb:2:in `require': cannot load such file -- test/unit (LoadError)\n\tfrom test/ostruct/test_ostruct.rb:2:in `<main>'\n"
+	if got, want := couldNotRun(1, out), "Ruby cannot load the test framework `test/unit` (LoadError): its gem is not installed in the image or not in the bundle"; got != want {
+		t.Errorf("couldNotRun = %q, want %q", got, want)
+	}
+	own := "test/slug_test.rb:3:in `require_relative': cannot load such file -- /w/lib/slug/nil (LoadError)\n"
+	if got := couldNotRun(1, own); got != "" {
+		t.Errorf("the project's own file: %q", got)
+	}
+}
+
 func TestCouldNotRunNotATestFailure(t *testing.T) {
 	for _, tc := range parserCases {
 		if got := couldNotRun(1, outputFixture(t, tc.file)); got != "" {

@@ -72,7 +72,8 @@ var rakeTestRE = regexp.MustCompile(`Rake::TestTask|\btask\s*\(?\s*(:test\b|"tes
 
 // ruby adds one test check per Ruby project (a directory with a Gemfile,
 // a gemspec or a Rakefile, not inside another): RSpec when it has spec/
-// or .rspec, else the Rakefile's test task, else minitest's test/ files
+// or .rspec (minitest specs run by the Rakefile's spec task when they are
+// such), else the Rakefile's test task, else minitest's test/ files
 // loaded by ruby; through `bundle exec` when a Gemfile says which gems.
 func (d *detector) ruby() error {
 	for _, dir := range d.outermost("Gemfile", gemspecMarker, "Rakefile") {
@@ -111,8 +112,9 @@ func (d *detector) ruby() error {
 		}
 		switch {
 		case spec || dotRSpec:
-			tool = "rspec"
-			c = Check{Name: "test", Run: bundle + "rspec", Kind: KindRSpec, Why: "spec/ or .rspec: RSpec"}
+			if c, tool, err = d.rubySpecCheck(dir, bundle, rakefile, dotRSpec); err != nil {
+				return err
+			}
 		case rakeTestRE.MatchString(rakefile):
 			tool = "rake"
 			c = Check{Name: "test", Run: bundle + "rake test", Kind: xunit, Why: "the Rakefile defines a test task, run by " + string(xunit) + " (" + xwhy + ")"}
@@ -129,6 +131,19 @@ func (d *detector) ruby() error {
 		d.add(Project{Dir: dir, Language: "ruby", Tool: tool, Setup: s}, c)
 	}
 	return nil
+}
+
+// rubySpecCheck is the check of a Ruby project with spec/ or .rspec:
+// the Rakefile's spec task, as minitest, when spec/ holds minitest specs
+// (no .rspec; minitestSpecs), else RSpec.
+func (d *detector) rubySpecCheck(dir, bundle, rakefile string, dotRSpec bool) (Check, string, error) {
+	if !dotRSpec && rakeSpecRE.MatchString(rakefile) {
+		ok, why, err := d.minitestSpecs(dir)
+		if err != nil || ok {
+			return Check{Name: "test", Run: bundle + "rake spec", Kind: KindMinitest, Why: "spec/ holds minitest specs (" + why + "); the Rakefile's spec task runs them"}, "rake", err
+		}
+	}
+	return Check{Name: "test", Run: bundle + "rspec", Kind: KindRSpec, Why: "spec/ or .rspec: RSpec"}, "rspec", nil
 }
 
 // composerJSON is the part of composer.json detection reads.

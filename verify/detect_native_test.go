@@ -130,6 +130,14 @@ func TestDetectRubyFramework(t *testing.T) {
 			want: KindMinitest, whyHas: "no test-unit in the Gemfile, gemspec or test files"},
 		"a gem named like it is not it": {files: map[string]string{"Gemfile": "gem 'test-unit-rr'\n", "Rakefile": rake, "test/a_test.rb": ""},
 			want: KindMinitest},
+		// roda: minitest specs in spec/, run by the Rakefile's spec task.
+		"minitest specs": {files: map[string]string{"roda.gemspec": "Gem::Specification.new do |s|\n  s.add_development_dependency \"minitest\", \">= 5.7.0\"\nend\n",
+			"Rakefile": "desc \"Run specs\"\ntask \"spec\" do\n  sh \"ruby spec/all.rb\"\nend\n", "spec/a_spec.rb": "describe 'a' do\nend\n"},
+			want: KindMinitest, whyHas: "spec/ holds minitest specs (roda.gemspec declares minitest, not rspec)", command: "rake spec"},
+		"rspec beside minitest": {files: map[string]string{"Gemfile": "gem 'minitest'\ngem 'rspec'\n", "Rakefile": "task :spec\n", "spec/a_spec.rb": ""},
+			want: KindRSpec, command: "bundle exec rspec"},
+		"spec/ without a spec task": {files: map[string]string{"x.gemspec": "s.add_development_dependency 'minitest'\n", "spec/a_spec.rb": ""},
+			want: KindRSpec, command: "rspec"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := Detect(repo(t, tc.files), DetectOptions{})

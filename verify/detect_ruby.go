@@ -19,6 +19,9 @@ var (
 	// "minitest", spec.add_dependency 'test-unit'.
 	gemTestUnitRE = regexp.MustCompile(`(?m)^\s*(gem|\w+\.add_(development_|runtime_)?dependency)\s*\(?\s*["']test-unit["']`)
 	gemMinitestRE = regexp.MustCompile(`(?m)^\s*(gem|\w+\.add_(development_|runtime_)?dependency)\s*\(?\s*["']minitest["']`)
+	gemRSpecRE    = regexp.MustCompile(`(?m)^\s*(gem|\w+\.add_(development_|runtime_)?dependency)\s*\(?\s*["']rspec(-core)?["']`)
+	// rakeSpecRE finds a Rakefile's spec task.
+	rakeSpecRE = regexp.MustCompile(`Rake::TestTask\.new\(\s*:spec\b|\btask\s*\(?\s*(:spec\b|"spec"|'spec'|spec:)`)
 	// testUnitSourceRE finds test-unit in a test file.
 	testUnitSourceRE = regexp.MustCompile(`require\s*\(?\s*["']test/unit["']|Test::Unit::TestCase`)
 	minitestSourceRE = regexp.MustCompile(`require\s*\(?\s*["']minitest/autorun["']|Minitest::Test|MiniTest::Unit::TestCase`)
@@ -100,4 +103,35 @@ func (d *detector) rubyXUnitFromSources(dir string) (TestKind, string, error) {
 		return "", "", err
 	}
 	return kind, why, nil
+}
+
+// minitestSpecs reports whether a project's spec/ holds minitest specs,
+// not RSpec's: its Gemfile or gemspec declares minitest and not rspec
+// (roda, sequel). why names the file that said so.
+func (d *detector) minitestSpecs(dir string) (ok bool, why string, err error) {
+	minitest, rspec := "", false
+	err = d.ws.WalkVisible(dir, func(p string, e fs.DirEntry, err error) error {
+		switch n := path.Base(p); {
+		case err != nil:
+			return nil
+		case e.IsDir():
+			if p != dir {
+				return fs.SkipDir
+			}
+		case e.Type().IsRegular() && (n == "Gemfile" || strings.HasSuffix(n, ".gemspec")):
+			data, err := d.read(p)
+			if err != nil {
+				return err
+			}
+			rspec = rspec || gemRSpecRE.Match(data)
+			if minitest == "" && gemMinitestRE.Match(data) {
+				minitest = n
+			}
+		}
+		return nil
+	})
+	if err != nil || rspec || minitest == "" {
+		return false, "", err
+	}
+	return true, minitest + " declares minitest, not rspec", nil
 }

@@ -95,6 +95,13 @@ func nameTest(nt *NewTest, t found, lang string) {
 		// RSpec's full description, minitest's Class#test_name;
 		// Class.method for JUnit.
 		nt.Name, nt.ID = t.Name, t.Name
+		if nt.Kind == KindTestUnit && t.Described != "" {
+			// test-unit defines `test "adds two" do` as the
+			// method "test: adds two" and reports it so.
+			class, _, _ := strings.Cut(t.Name, "#")
+			nt.Name = class + "#test: " + t.Described
+			nt.ID = nt.Name
+		}
 	case LangPHP:
 		// Reported as Class::method, selected by the method.
 		nt.Name, nt.ID = t.Name, t.Short

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/patchwright/patchwright/sandbox"
+	"github.com/patchwright/patchwright/verify/testsrc"
 )
 
 func TestOverlayable(t *testing.T) {
@@ -419,5 +420,31 @@ func TestMakeNewTestCannotBeShownAlone(t *testing.T) {
 	}
 	if want := []string{"tests/test_a.c added=false", "tests/test_one.c added=true"}; !slices.Equal(got, want) {
 		t.Errorf("new tests %q, want %q", got, want)
+	}
+}
+
+// TestTestUnitDescribedNames: test-unit defines `test "nil title" do` as
+// the method "test: nil title", so a new test of that form is named, run
+// alone (-n) and read back by that name; minitest's form stays
+// test_nil_title.
+func TestTestUnitDescribedNames(t *testing.T) {
+	src := testsrc.Test{Name: "SlugTest#test_nil_title", Short: "test_nil_title", Described: "nil title"}
+	for kind, want := range map[TestKind]string{KindTestUnit: "SlugTest#test: nil title", KindMinitest: "SlugTest#test_nil_title"} {
+		nt := NewTest{File: "test/slug_test.rb", Lang: LangRuby, Kind: kind}
+		nameTest(&nt, found{Test: src}, LangRuby)
+		if nt.Name != want || nt.ID != want {
+			t.Errorf("%s: name %q id %q, want %q", kind, nt.Name, nt.ID, want)
+		}
+	}
+	nt := NewTest{File: "test/slug_test.rb", Lang: LangRuby, Kind: KindTestUnit}
+	nameTest(&nt, found{Test: src}, LangRuby)
+	cmd := reportedCommand(KindTestUnit, []NewTest{nt}, "bundle exec rake test")
+	if want := `bundle exec ruby -Ilib -Itest 'test/slug_test.rb' -v -n '/^(test: nil title)$/'`; cmd != want {
+		t.Errorf("command %q, want %q", cmd, want)
+	}
+	out := "SlugTest: \n  test: nil title:\t\t\tE\n===\nError: test: nil title(SlugTest): NoMethodError: undefined method `downcase' for nil\n" +
+		"1 tests, 0 assertions, 0 failures, 1 errors, 0 pendings, 0 omissions, 0 notifications\n"
+	if status, _ := classifyReported(nt, 1, out, parseTestUnit(outputLines(out))); status != FailsBefore {
+		t.Errorf("status %s, want %s", status, FailsBefore)
 	}
 }

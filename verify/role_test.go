@@ -42,6 +42,7 @@ func TestTestLanguage(t *testing.T) {
 		{CheckResult{Name: "test", Command: "python -m pytest"}, LanguagePython},
 		{CheckResult{Name: "test", Command: "python3 -m unittest discover"}, LanguagePython},
 		{CheckResult{Name: "test", Command: "bundle exec rake test"}, LanguageRuby},
+		{CheckResult{Name: "test", Command: "rake spec"}, LanguageRuby}, // roda's minitest specs
 		{CheckResult{Name: "test", Command: "./run-tests.sh", Summary: &TestSummary{Kind: KindNodeTest}}, LanguageJS},
 		{CheckResult{Name: "test", Command: "make test"}, ""},
 		{CheckResult{Name: "vet", Command: "go vet ./..."}, ""},

@@ -27,7 +27,7 @@ const (
 	KindMaven    TestKind = "maven"
 	KindGradle   TestKind = "gradle"
 	KindRSpec    TestKind = "rspec"
-	KindMinitest TestKind = "minitest" // rake test; KindTestUnit is test-unit
+	KindMinitest TestKind = "minitest" // rake test, rake spec (minitest specs); KindTestUnit is test-unit
 	KindPHPUnit  TestKind = "phpunit"
 	KindCTest    TestKind = "ctest"
 	KindMeson    TestKind = "meson"
@@ -51,7 +51,7 @@ var kindPatterns = []struct {
 	{KindTAP, regexp.MustCompile(`(^|[\s;&|(/])(tape|tap|tsx-tap)(\s|$)`)},
 	{KindGradle, regexp.MustCompile(`(^|[\s;&|(/])(gradle|gradlew)(\s.*)?\s(test|check|build)(\s|$)`)},
 	{KindRSpec, regexp.MustCompile(`(^|[\s;&|(/])rspec(\s|$)`)},
-	{KindMinitest, regexp.MustCompile(`(^|[\s;&|(/])((rake|rails) test|ruby (.*\s)?-Itest)(\s|$)`)},
+	{KindMinitest, regexp.MustCompile(`(^|[\s;&|(/])((rake|rails) test|rake spec|ruby (.*\s)?-Itest)(\s|$)`)},
 	{KindPHPUnit, regexp.MustCompile(`(^|[\s;&|(/])phpunit(\s|$)`)},
 	{KindCTest, regexp.MustCompile(`(^|[\s;&|(/])ctest(\s|$)`)},
 	{KindMeson, regexp.MustCompile(`(^|[\s;&|(/])meson test(\s|$)`)},

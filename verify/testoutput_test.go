@@ -258,6 +258,19 @@ func TestParseJUnit(t *testing.T) {
 	}
 }
 
+// TestParseJUnitPHPUnitRisky: PHPUnit 9 writes a risky test (no
+// assertion) as an <error> of type RiskyTestError; PHPUnit passes it, and
+// so does the summary, while a real failure still fails.
+func TestParseJUnitPHPUnitRisky(t *testing.T) {
+	s := ParseJUnit(KindPHPUnit, []byte(outputFixture(t, "phpunit_junit_risky.xml")))
+	if s == nil || s.Passed != 2 || s.Failed != 1 || !reflect.DeepEqual(s.FailedTests, []string{"Shapes.ShapeTest::testBroken"}) {
+		t.Fatalf("summary %+v, want 2 passed and testBroken failed", s)
+	}
+	if len(s.RanTests) != 3 {
+		t.Errorf("ran %v, want all three", s.RanTests)
+	}
+}
+
 // TestDescribePrefersTheReport: with a JUnit report, pytest's summary
 // comes from it, and the text is not parsed.
 func TestDescribePrefersTheReport(t *testing.T) {

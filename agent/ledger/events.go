@@ -519,6 +519,9 @@ type DetectedCommand struct {
 	Manifest string `json:"manifest"`
 	ExitCode int    `json:"exit_code"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// Error is the line of a failed command's output that says why
+	// (pip's "ERROR: …", npm's "npm error …"), secrets withheld.
+	Error string `json:"error,omitempty"`
 }
 
 // Failed reports whether the command failed or timed out.

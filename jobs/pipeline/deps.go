@@ -177,7 +177,8 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 	for _, m := range manifests {
 		cmd := downloadCommand(m, has)
 		if path.Base(m) == "pyproject.toml" {
-			cmd = pyprojectInstall(read(m))
+			src := read(m)
+			cmd = pyprojectInstall(src, pySideRequirements(read, path.Dir(m), src)...)
 		}
 		if cmd == "" {
 			cmd = r.projectSetup(m)

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"regexp"
+	"strings"
 
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/verify/findings"
 )
@@ -161,13 +164,54 @@ func (r *run) setupScripts() []string {
 // runs, and the baseline says whether the checks needed it.
 func (r *run) runDetectedSetup(ctx context.Context) error {
 	for _, c := range r.detected {
-		res, err := r.setupCommand(ctx, c.Command)
+		res, output, err := r.setupCommand(ctx, c.Command)
 		if err != nil {
 			return err
 		}
 		c.ExitCode, c.TimedOut = res.ExitCode, res.TimedOut
+		if c.Failed() {
+			c.Error = failureLine(output)
+		}
 		r.detectedRan = append(r.detectedRan, c)
 	}
 	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.detectedRan})
 	return err
+}
+
+// failureRE matches a line in which a download tool says why it failed:
+// pip's and composer's "ERROR:"/"Error:", npm's "npm error"/"npm ERR!",
+// cargo's "error:", bundler's "Could not find gem …" and "Could not
+// fetch specs …".
+var failureRE = regexp.MustCompile(`^(?:ERROR:|Error:|error:|error\[|npm error |npm ERR! |Could not (?:find|fetch|reach|resolve) |fatal: )`)
+
+// maxFailureLine bounds the line failureLine gives, in bytes.
+const maxFailureLine = 200
+
+// composerErrorRE is the head of composer's boxed error ("In
+// RemoteFilesystem.php line 476:"); the message is the lines after it.
+var composerErrorRE = regexp.MustCompile(`^In \S+\.php line \d+:$`)
+
+// failureLine is the last line of a failed setup command's output that
+// says why it failed (for composer, its boxed message as one line), one
+// line and bounded; "" when none does: a reader then has the command's
+// whole output in the ledger.
+func failureLine(output string) string {
+	lines := strings.Split(output, "\n")
+	last := ""
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		switch {
+		case composerErrorRE.MatchString(line):
+			var msg []string
+			for i+1 < len(lines) && (len(msg) == 0 || strings.TrimSpace(lines[i+1]) != "") {
+				i++
+				msg = append(msg, lines[i])
+			}
+			last = strings.Join(msg, " ")
+		// npm ends with where its log is, which says nothing of why.
+		case failureRE.MatchString(line) && !strings.Contains(line, "A complete log of this run"):
+			last = line
+		}
+	}
+	return text.Head(text.Line(last), maxFailureLine)
 }

@@ -156,11 +156,16 @@ func TestRenamedGoTestDemonstrates(t *testing.T) {
 // TestRubyXUnitNewTestsFailBefore: a Rakefile test task of a test-unit
 // project and of a minitest project, each told apart by its test files;
 // the new test, which raises on the original code, is shown failing
-// before, and the check is labelled with its framework.
+// before, and the check is labelled with its framework. test-unit's
+// `test "description" do` block is named, run and read as test-unit does.
 func TestRubyXUnitNewTestsFailBefore(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	for name, framework := range map[string]string{"ruby-testunit": "test-unit", "ruby-minitest": "minitest"} {
 		t.Run(name, func(t *testing.T) {
+			wants := []string{"The new test `SlugTest#test_nil` fails on the original code and passes with the change", "run by " + framework, "2 passed"}
+			if framework == "test-unit" {
+				wants = []string{wants[0], "The new test `SlugTest#test: nil title gives an empty slug` fails on the original code and passes with the change", "run by test-unit", "3 passed"}
+			}
 			res, out, _ := scenario{
 				repo:  ownRepo(t, name),
 				issue: agent.Issue{Title: "Slug.make(nil) raises", Body: "NoMethodError: undefined method `downcase' for nil"},
@@ -171,7 +176,7 @@ func TestRubyXUnitNewTestsFailBefore(t *testing.T) {
 			if res.Outcome != verify.Verified {
 				t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, body)
 			}
-			for _, want := range []string{"The new test `SlugTest#test_nil` fails on the original code and passes with the change", "run by " + framework, "2 passed"} {
+			for _, want := range wants {
 				if !strings.Contains(body, want) {
 					t.Errorf("pr.md lacks %q:\n%s", want, body)
 				}

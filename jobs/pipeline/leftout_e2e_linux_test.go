@@ -128,3 +128,20 @@ func TestGoTestBinaryLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// TestPHPUnitResultCacheLeftOut: the model runs phpunit in a PHP project
+// that ignores nothing; the .phpunit.result.cache phpunit writes is not
+// committed and is listed in the body, the fix is.
+func TestPHPUnitResultCacheLeftOut(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	res, out, _ := scenario{
+		repo:  ownRepo(t, "php"),
+		issue: agent.Issue{Title: "Fix php", Body: "See the failing case."},
+		wire:  provider.NameOpenAI,
+		turns: withCommand(patchTurns(t, "php", "fix"), "phpunit"),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified\n%s", res.Outcome, res.Reason, readBody(t, out))
+	}
+	assertLeftOut(t, res, out, []string{".phpunit.result.cache"}, []string{"src/Temperature.php", "tests/TemperatureTest.php"})
+}

@@ -16,12 +16,13 @@ var testGroups = []string{"test", "tests", "testing", "dev"}
 
 // pyTestRequirements are the requirement strings pyproject.toml src
 // declares for its tests: its test and dev extras and dependency groups
-// (strings only; an include-group table is followed one level), each
+// (strings only; an include-group table is followed one level), then
+// side, those the project declares elsewhere (pySideRequirements), each
 // once, in order. Entries pip could read as an option or a local path
 // (starting "-", "." or "/", or a file: URL) are left out: this command
 // runs with the setup network, and a local path would build the tree's
 // code.
-func pyTestRequirements(src []byte) []string {
+func pyTestRequirements(src []byte, side ...string) []string {
 	var doc struct {
 		Project struct {
 			Extras map[string][]string `toml:"optional-dependencies"`
@@ -29,7 +30,7 @@ func pyTestRequirements(src []byte) []string {
 		Groups map[string][]any `toml:"dependency-groups"`
 	}
 	if toml.Unmarshal(src, &doc) != nil {
-		return nil
+		doc.Project.Extras, doc.Groups = nil, nil
 	}
 	var out []string
 	add := func(req string) {
@@ -57,6 +58,9 @@ func pyTestRequirements(src []byte) []string {
 			}
 		}
 	}
+	for _, req := range side {
+		add(req)
+	}
 	return out
 }
 
@@ -65,8 +69,8 @@ func pyTestRequirements(src []byte) []string {
 // run with, then the project itself as before. The test requirements come
 // first so that a project whose build backend cannot be fetched still has
 // what its tests import.
-func pyprojectInstall(src []byte) string {
-	reqs := pyTestRequirements(src)
+func pyprojectInstall(src []byte, side ...string) string {
+	reqs := pyTestRequirements(src, side...)
 	if len(reqs) == 0 {
 		return pipInstall + "-e ."
 	}

@@ -98,3 +98,32 @@ func TestPytestDevExtraFromIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestPytestToxDepsFromIndex: a project whose tests' dependency is
+// declared only in tox.ini's [testenv] deps (pyproject.toml's test groups
+// name none of it). The detected setup installs it from an index the
+// network allows, and the test that imports it runs.
+func TestPytestToxDepsFromIndex(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	files := sqlShapedFiles("")
+	files["pyproject.toml"] = strings.Replace(files["pyproject.toml"], "dev = [\"pytest\", \"ruff\"]", "dev = []", 1) +
+		"\n[project.optional-dependencies]\ndocs = [\"sphinx\"]\n"
+	files["tox.ini"] = "[tox]\nenvlist = py3\n\n[testenv]\ndeps =\n    textcase @ http://" + host + "/files/" + idx.wheelName() + "\n    py27: mock\ncommands = pytest\n"
+	files["tests/test_title.py"] = "from textcase import title\n\n\ndef test_title():\n    assert title(\"ada\") == \"Ada\"\n"
+	files[".github/agent.yml"] = "network:\n  allow: ['" + host + "']\n"
+	res, out, _ := scenario{
+		repo: gitRepo(t, files), issue: shoutIssue, wire: provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t), turns: shoutTurns(t),
+	}.run(t)
+	if res.Outcome != verify.Verified {
+		t.Fatalf("outcome %s (%s), want verified; index asked %q; ledger:\n%s", res.Outcome, res.Reason, idx.paths(), readLedger(t, out))
+	}
+	if !slices.Contains(idx.paths(), "/files/"+idx.wheelName()) {
+		t.Errorf("the index never served the wheel: %q", idx.paths())
+	}
+	if body := readBody(t, out); !strings.Contains(body, "2 passed") {
+		t.Errorf("body lacks the two tests passing:\n%s", body)
+	}
+}

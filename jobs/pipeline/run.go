@@ -341,7 +341,7 @@ func (r *run) setup(ctx context.Context) error {
 		}
 	}
 	for _, script := range r.cfg.Setup {
-		res, err := r.setupCommand(ctx, script)
+		res, _, err := r.setupCommand(ctx, script)
 		if err != nil {
 			return err
 		}
@@ -363,19 +363,20 @@ func (r *run) setup(ctx context.Context) error {
 // setupCommand runs one command of the first setup in the setup
 // container and records it, its output scanned, and what the egress proxy
 // refused it.
-func (r *run) setupCommand(ctx context.Context, script string) (sandbox.Result, error) {
+// The output it returns is the recorded one, secrets withheld.
+func (r *run) setupCommand(ctx context.Context, script string) (sandbox.Result, string, error) {
 	res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 	if err != nil {
-		return res, fmt.Errorf("run setup command %q: %w", script, err)
+		return res, "", fmt.Errorf("run setup command %q: %w", script, err)
 	}
 	rec, _, err := tools.WithholdSecretsIn(ctx, r.scanner, r.ws, tools.CommandRecordOf(script, res))
 	if err != nil {
-		return res, err
+		return res, "", err
 	}
 	if _, err := r.ledger.Append(&ledger.Command{Tool: "setup", CommandRecord: rec}); err != nil {
-		return res, err
+		return res, "", err
 	}
-	return res, r.recordRefusals()
+	return res, rec.Output, r.recordRefusals()
 }
 
 // trustedTree reports whether the clone is the configuration branch's

@@ -23,7 +23,7 @@ func TestRubyTests(t *testing.T) {
 	if got := testNames(tests); !slices.Equal(got, []string{"CalcTest#test_add", "CalcTest#test_multiplies_two"}) {
 		t.Fatalf("minitest = %q", got)
 	}
-	if len(tests[1].Skips) != 1 || tests[1].Short != "test_multiplies_two" {
+	if len(tests[1].Skips) != 1 || tests[1].Short != "test_multiplies_two" || tests[1].Described != "multiplies two" || tests[0].Described != "" {
 		t.Errorf("test block = %+v", tests[1])
 	}
 }

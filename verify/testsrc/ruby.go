@@ -88,7 +88,7 @@ func (w *walker) ruby(n *sitter.Node, class string, sc scope) {
 			if desc, ok := rubyDescription(n, src); ok && n.ChildByFieldName("block") != nil {
 				name := "test_" + strings.ReplaceAll(strings.TrimSpace(desc), " ", "_")
 				marks := append(append([]Marker(nil), sc.marks...), rubySkips(n.ChildByFieldName("block"), src)...)
-				w.out = append(w.out, nodeTest(n, n, src, Test{Name: class + "#" + name, Short: name, Skips: marks}))
+				w.out = append(w.out, nodeTest(n, n, src, Test{Name: class + "#" + name, Short: name, Skips: marks, Described: desc}))
 				return
 			}
 		}

@@ -35,7 +35,13 @@ type Test struct {
 	Name string
 	// Short is the test's own name, the part a rename changes.
 	Short string
-	Kind  Kind
+	// Described is the description a test declared by a call gives,
+	// as written (Ruby's `test "adds two" do`): the xUnit frameworks
+	// name such a test differently (minitest's Rails form
+	// "test_adds_two", test-unit's "test: adds two"), and Name and Short
+	// hold the first.
+	Described string
+	Kind      Kind
 	// Line is the 1-based line where the test (its first decorator or
 	// attribute) starts.
 	Line int
