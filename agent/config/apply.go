@@ -16,6 +16,7 @@ type Applied struct {
 	Policy string
 	// Tightened says, one phrase each, what the policy changed in what
 	// the repository asked for; nil when it asked for nothing past it.
+	// Values from the repository are in backtick code spans.
 	Tightened []string
 }
 
@@ -44,12 +45,12 @@ func Apply(p Policy, name string, c Config) (Config, Applied) {
 		}
 		if len(dropped) > 0 {
 			c.Egress.Allow = kept
-			say("network.allow: %s not in the policy's network_allow, dropped", strings.Join(dropped, ", "))
+			say("network.allow: %s not in the policy's network_allow, dropped", ticks(dropped))
 		}
 	}
 	c.Services = applyServices(p, c.Services, say)
 	if c.Image != "" && !imageAllowed(p.Images, c.Image) {
-		say("image %s is not an allowed image; the operator's default image is used", c.Image)
+		say("image %s is not an allowed image; the operator's default image is used", ticks([]string{c.Image}))
 		c.Image = ""
 	}
 	if p.MaxCostUSD > 0 && (c.Limits.MaxCostUSD == 0 || c.Limits.MaxCostUSD > p.MaxCostUSD) {
@@ -73,7 +74,7 @@ func applyServices(p Policy, svcs []Service, say func(string, ...any)) []Service
 		for i, s := range svcs {
 			names[i] = s.Name
 		}
-		say("services are not allowed; %s not started", strings.Join(names, ", "))
+		say("services are not allowed; %s not started", ticks(names))
 		return nil
 	}
 	var kept []Service
@@ -82,7 +83,7 @@ func applyServices(p Policy, svcs []Service, say func(string, ...any)) []Service
 			kept = append(kept, s)
 			continue
 		}
-		say("service %s: image %s is not an allowed image; not started", s.Name, s.Image)
+		say("service %s: image %s is not an allowed image; not started", ticks([]string{s.Name}), ticks([]string{s.Image}))
 	}
 	return kept
 }
@@ -99,6 +100,17 @@ func imageAllowed(globs []string, image string) bool {
 		}
 	}
 	return false
+}
+
+// ticks shows values from the repository as code spans, comma
+// separated: the report renders the phrases with its spans function,
+// which escapes the text around them.
+func ticks(vs []string) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = "`" + strings.ReplaceAll(v, "`", "'") + "`"
+	}
+	return strings.Join(out, ", ")
 }
 
 // union is a's entries then b's not already in a.

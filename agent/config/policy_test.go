@@ -46,18 +46,18 @@ func TestApply(t *testing.T) {
 			check: func(c Config) bool {
 				return reflect.DeepEqual(c.Egress.Allow, []string{"a.corp.example", "*.b.corp.example", "registry.example:8443"})
 			},
-			tightened: []string{"network.allow: registry.example, evil.example, corp.example not in the policy's network_allow, dropped"},
+			tightened: []string{"network.allow: `registry.example`, `evil.example`, `corp.example` not in the policy's network_allow, dropped"},
 		},
 		"allow emptied by an empty list": {
 			policy: Policy{NetworkAllow: []string{}}, repo: "network: {allow: [a.example]}\n",
 			check:     func(c Config) bool { return len(c.Egress.Allow) == 0 },
-			tightened: []string{"network.allow: a.example not in the policy's network_allow, dropped"},
+			tightened: []string{"network.allow: `a.example` not in the policy's network_allow, dropped"},
 		},
 		"services refused": {
 			policy:    Policy{Services: ptr(false)},
 			repo:      "services: [{name: db, image: postgres:16}, {name: cache, image: redis:7}]\n",
 			check:     func(c Config) bool { return len(c.Services) == 0 },
-			tightened: []string{"services are not allowed; db, cache not started"},
+			tightened: []string{"services are not allowed; `db`, `cache` not started"},
 		},
 		"image not allowed": {
 			policy: Policy{Images: []string{"golang:*", "registry.corp.example/**"}},
@@ -65,8 +65,8 @@ func TestApply(t *testing.T) {
 			check: func(c Config) bool {
 				return c.Image == "" && len(c.Services) == 1 && c.Services[0].Name == "api"
 			},
-			tightened: []string{"service db: image postgres:16 is not an allowed image; not started",
-				"image node:20 is not an allowed image; the operator's default image is used"},
+			tightened: []string{"service `db`: image `postgres:16` is not an allowed image; not started",
+				"image `node:20` is not an allowed image; the operator's default image is used"},
 		},
 		"image allowed": {
 			policy: Policy{Images: []string{"golang:*"}}, repo: "image: golang:1.23\n",
