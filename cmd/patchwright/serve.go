@@ -111,6 +111,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		Logger:   log,
 		Notes:    queue,
 		Plans:    queue,
+		Policy:   cfg.policy,
 	}
 	return p, func() { engine.Close() }, nil
 }

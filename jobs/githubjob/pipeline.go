@@ -20,6 +20,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/patchwright/patchwright/agent"
+	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
@@ -79,6 +80,10 @@ type Pipeline struct {
 	// Plans keeps a planning run's plan for its approval; nil keeps none
 	// (an approval then finds no plan).
 	Plans PlanStore
+	// Policy is the operator's policy over repositories; each job gets
+	// its installation's and organisation's entry (config.PolicyFile.For).
+	// Nil: no policy.
+	Policy *config.PolicyFile
 }
 
 // PlanStore keeps an issue's latest plan; *jobs.Queue is one.
@@ -432,6 +437,9 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		// From the trigger's enqueue: the phase timings then measure the
 		// label (or command) to the pull request.
 		EnqueuedAt: a.at.EnqueuedAt,
+	}
+	if p.Policy != nil {
+		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
 	}
 	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
 	if a.pr != 0 {

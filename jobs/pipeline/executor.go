@@ -133,6 +133,12 @@ type Job struct {
 	// `/agent retry` while it waited for approval); "" for a first plan.
 	// Execute ignores it.
 	PreviousPlan string
+	// Policy is the operator's policy for this repository
+	// (config.PolicyFile.For) and PolicyName its name: config.Apply
+	// tightens the repository's file with it, and the body's
+	// Configuration line names it. Zero: no policy, no line.
+	Policy     config.Policy
+	PolicyName string
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
