@@ -100,6 +100,11 @@ type Repo struct {
 	// holds head; conflict when git cannot merge them. GitRemote.Merge
 	// does it in the remote. nil: the endpoint answers 404.
 	Merge func(base, head, message string) (sha string, conflict bool, err error)
+	// File answers the contents endpoint: path's bytes at ref (a branch
+	// or commit; the default branch when the request names none), ok
+	// false when absent. GitRemote.File reads it from the remote. nil:
+	// the endpoint answers 404.
+	File func(ref, path string) (data []byte, ok bool)
 }
 
 // GitCommit is a commit as the compare and commit endpoints show it.

@@ -78,6 +78,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /_download/job-logs/{id}", s.downloadJobLog)
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
+	inst("GET /repos/{owner}/{repo}/contents/{path...}", "contents=read", s.getContents)
 	s.gitDataRoutes(inst)
 	inst("POST /repos/{owner}/{repo}/merges", "contents=write", s.mergeBranch)
 	inst("POST /repos/{owner}/{repo}/pulls/{n}/requested_reviewers", "pull_requests=write", s.requestReviewers)
