@@ -84,6 +84,9 @@ type Pipeline struct {
 	// its installation's and organisation's entry (config.PolicyFile.For).
 	// Nil: no policy.
 	Policy *config.PolicyFile
+
+	// orgConfigs caches organisations' default configurations.
+	orgConfigs orgConfigs
 }
 
 // PlanStore keeps an issue's latest plan; *jobs.Queue is one.
@@ -440,6 +443,9 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	if p.Policy != nil {
 		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
+	}
+	if job.OrgConfig, err = p.orgConfig(ctx, a.issue); err != nil {
+		return pipeline.Job{}, nil, err
 	}
 	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
 	if a.pr != 0 {

@@ -139,6 +139,10 @@ type Job struct {
 	// Configuration line names it. Zero: no policy, no line.
 	Policy     config.Policy
 	PolicyName string
+	// OrgConfig is the organisation's default .github/agent.yml (from
+	// its `.github` repository's default branch), which the repository's
+	// own file is read over (config.ParseLayered); nil for none.
+	OrgConfig []byte
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -552,11 +552,9 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	cfg := config.Default()
-	if data != nil {
-		if cfg, err = config.Parse(data); err != nil {
-			return cfg, configError{err}
-		}
+	cfg, err := config.ParseLayered(r.job.OrgConfig, data)
+	if err != nil {
+		return cfg, configError{err}
 	}
 	cfg, r.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
 	if len(cfg.Exclude) > 0 {
