@@ -59,6 +59,9 @@ func Apply(p Policy, name string, c Config) (Config, Applied) {
 		}
 		c.Limits.MaxCostUSD = p.MaxCostUSD
 	}
+	if !p.OpensPullRequests() {
+		say("pull requests are not allowed; the change is pushed to its branch and reported on the issue")
+	}
 	c.ProtectedPaths = union(c.ProtectedPaths, p.ProtectedPaths)
 	c.Exclude = union(c.Exclude, p.Exclude)
 	return c, a

@@ -43,7 +43,14 @@ type Policy struct {
 	// ProtectedPaths and Exclude are added to the repository's own.
 	ProtectedPaths []string `yaml:"protected_paths"`
 	Exclude        []string `yaml:"exclude"`
+	// PullRequests false: a run's change is pushed to its branch and its
+	// report posted on the issue, and no pull request is opened; nil or
+	// true: pull requests are opened.
+	PullRequests *bool `yaml:"pull_requests"`
 }
+
+// OpensPullRequests reports whether runs under p may open pull requests.
+func (p Policy) OpensPullRequests() bool { return p.PullRequests == nil || *p.PullRequests }
 
 // PolicyFile is the file PATCHWRIGHT_POLICY_FILE names: defaults, and
 // entries per organisation (by login) and per installation (by ID). The
@@ -95,6 +102,9 @@ func (p Policy) over(base Policy) Policy {
 	if p.Exclude != nil {
 		base.Exclude = p.Exclude
 	}
+	if p.PullRequests != nil {
+		base.PullRequests = p.PullRequests
+	}
 	return base
 }
 
@@ -117,7 +127,7 @@ func LoadPolicyFile(name string) (PolicyFile, error) {
 
 var policyFieldRE = regexp.MustCompile(`line (\d+): field (.+) not found in type \S+`)
 
-const policyKeys = "defaults, organizations, installations; in each: network_allow, open_network, services, images, max_cost_usd, protected_paths, exclude"
+const policyKeys = "defaults, organizations, installations; in each: network_allow, open_network, services, images, max_cost_usd, protected_paths, exclude, pull_requests"
 
 // ParsePolicy decodes and checks a policy file's text.
 func ParsePolicy(data []byte) (PolicyFile, error) {

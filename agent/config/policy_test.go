@@ -85,6 +85,11 @@ func TestApply(t *testing.T) {
 			policy: Policy{MaxCostUSD: 2}, repo: "",
 			check: func(c Config) bool { return c.Limits.MaxCostUSD == 2 },
 		},
+		"pull requests refused": {
+			policy: Policy{PullRequests: ptr(false)}, repo: "",
+			check:     func(Config) bool { return true },
+			tightened: []string{"pull requests are not allowed; the change is pushed to its branch and reported on the issue"},
+		},
 		"protected and excluded paths are a union": {
 			policy: Policy{ProtectedPaths: []string{"deploy/**", "migrations/**"}, Exclude: []string{"customer-data/"}},
 			repo:   "protected_paths: [\"migrations/**\"]\nexclude: [\"*.pii.csv\"]\n",
@@ -116,17 +121,17 @@ defaults: {open_network: false, max_cost_usd: 3, exclude: [secrets/]}
 organizations:
   Acme: {max_cost_usd: 2, images: ["golang:*"]}
 installations:
-  7: {open_network: true}
+  7: {open_network: true, pull_requests: false}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, name := f.For(7, "acme")
-	if name != "installation 7" || !*p.OpenNetwork || p.MaxCostUSD != 2 || len(p.Images) != 1 || p.Exclude[0] != "secrets/" {
+	if name != "installation 7" || !*p.OpenNetwork || p.MaxCostUSD != 2 || len(p.Images) != 1 || p.Exclude[0] != "secrets/" || p.OpensPullRequests() {
 		t.Errorf("For(7, acme) = %+v, %q", p, name)
 	}
 	p, name = f.For(8, "acme")
-	if name != "organization Acme" || *p.OpenNetwork || p.MaxCostUSD != 2 {
+	if name != "organization Acme" || *p.OpenNetwork || p.MaxCostUSD != 2 || !p.OpensPullRequests() {
 		t.Errorf("For(8, acme) = %+v, %q", p, name)
 	}
 	p, name = f.For(8, "other")
@@ -140,16 +145,17 @@ installations:
 
 func TestBadPolicy(t *testing.T) {
 	cases := map[string]struct{ yml, want string }{
-		"unknown key":       {"defaults: {pull_request: false}\n", `line 1: unknown key "pull_request"`},
-		"unknown top key":   {"default: {}\n", `unknown key "default"`},
-		"bad host":          {"defaults: {network_allow: [\"http://x\"]}\n", "defaults.network_allow[0]"},
-		"bad glob":          {"organizations: {acme: {images: [\"[\"]}}\n", `organizations.acme.images[0]: "[" is not a valid glob`},
-		"negative cost":     {"defaults: {max_cost_usd: -1}\n", "defaults.max_cost_usd: -1 is negative"},
-		"negated exclude":   {"defaults: {exclude: [\"!keep\"]}\n", "defaults.exclude[0]: \"!keep\" is a negation"},
-		"empty protected":   {"installations: {7: {protected_paths: [\"\"]}}\n", "installations.7.protected_paths[0]: empty pattern"},
-		"bad installation":  {"installations: {0: {}}\n", "installations: 0 is not an installation ID"},
-		"installation name": {"installations: {acme: {}}\n", "cannot unmarshal"},
-		"wrong type":        {"defaults: {services: maybe}\n", "cannot unmarshal"},
+		"unknown key":        {"defaults: {pull_request: false}\n", `line 1: unknown key "pull_request"`},
+		"unknown top key":    {"default: {}\n", `unknown key "default"`},
+		"bad host":           {"defaults: {network_allow: [\"http://x\"]}\n", "defaults.network_allow[0]"},
+		"bad glob":           {"organizations: {acme: {images: [\"[\"]}}\n", `organizations.acme.images[0]: "[" is not a valid glob`},
+		"negative cost":      {"defaults: {max_cost_usd: -1}\n", "defaults.max_cost_usd: -1 is negative"},
+		"negated exclude":    {"defaults: {exclude: [\"!keep\"]}\n", "defaults.exclude[0]: \"!keep\" is a negation"},
+		"empty protected":    {"installations: {7: {protected_paths: [\"\"]}}\n", "installations.7.protected_paths[0]: empty pattern"},
+		"pull_requests type": {"defaults: {pull_requests: never}\n", "cannot unmarshal"},
+		"bad installation":   {"installations: {0: {}}\n", "installations: 0 is not an installation ID"},
+		"installation name":  {"installations: {acme: {}}\n", "cannot unmarshal"},
+		"wrong type":         {"defaults: {services: maybe}\n", "cannot unmarshal"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

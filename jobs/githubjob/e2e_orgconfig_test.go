@@ -2,6 +2,7 @@ package githubjob_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,5 +62,41 @@ func TestOrgDefaultAndPolicy(t *testing.T) {
 	}
 	if !asked {
 		t.Error("the organisation's default was not read through the contents API")
+	}
+}
+
+// TestPolicyWithoutPullRequests: under a policy with pull_requests:
+// false the fix is pushed to its branch and reported on the issue, and
+// no pull request is opened.
+func TestPolicyWithoutPullRequests(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t,
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("finish", `{"summary":"Fixed the spelling."}`),
+	)
+	e.pipe.Policy = &config.PolicyFile{Installations: map[int64]config.Policy{e2eInst: {PullRequests: new(bool)}}}
+	e.startWorker()
+	if code := e.label(1, "delivery-nopr-1"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-nopr-1", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve task ended %s: %s", info.State, info.LastErr)
+	}
+	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 0 {
+		t.Errorf("pull requests: %+v, want none", pulls)
+	}
+	if head := e.remote.Head(t, owner, repoName, "agent/issue-1"); head == "" {
+		t.Error("the change was not pushed to agent/issue-1")
+	} else if got, ok := e.remote.File(t, owner, repoName, head, "greeting.txt"); !ok || string(got) != "hello\n" {
+		t.Errorf("agent/issue-1 holds greeting.txt %q", got)
+	}
+	st := e.waitComment(1, "The operator's policy allows no pull requests")
+	body := st[len(st)-1].Body
+	for _, want := range []string{"`agent/issue-1`", "**Outcome: verified**",
+		"Configuration: the operator's policy (installation " + strconv.FormatInt(e2eInst, 10) + ") applied; it tightened `.github/agent.yml`: pull requests are not allowed"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the issue's report does not say %q:\n%s", want, body)
+		}
 	}
 }

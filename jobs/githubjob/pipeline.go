@@ -443,6 +443,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	if p.Policy != nil {
 		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
+		pub.branchOnly = !job.Policy.OpensPullRequests()
 	}
 	if job.OrgConfig, err = p.orgConfig(ctx, a.issue); err != nil {
 		return pipeline.Job{}, nil, err
@@ -586,6 +587,10 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 		st.status.Outcome, st.status.Reason = res.Outcome, res.Reason
 		log.Info("pull request published", "url", res.URL, "outcome", res.Outcome)
 		return st.write(ctx)
+	}
+	if pub.branchOnly && res.HeadCommit != "" {
+		log.Info("pushed without a pull request: the operator's policy allows none", "branch", pub.branch, "outcome", res.Outcome)
+		return st.writeBody(ctx, report.BranchOnly(pub.issue.Number, pub.branch, res.Body))
 	}
 	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err
