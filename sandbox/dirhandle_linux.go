@@ -145,10 +145,10 @@ func (e Entry) Info() (fs.FileInfo, error) { return e.d.lstat(e.name) }
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // List returns the entries of d, in the order the file system keeps
-// them, leaving out what WalkDir leaves out (.git and secret-bearing
-// names, and excluded paths). visible is nil for a directory or a regular file and a
-// *NotVisibleError for a symlink or a special file; hard links to hidden
-// files are found when ReadFile opens them.
+// them, leaving out what WalkVisible leaves out (.git, secret-bearing
+// names and excluded paths). visible is nil for a directory or a regular
+// file and a *NotVisibleError for a symlink or a special file; hard
+// links to hidden files are found when ReadFile opens them.
 func (d *DirHandle) List(fn func(e Entry, visible error)) error {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
