@@ -44,7 +44,9 @@ func hostileInput(t *testing.T) Input {
 		in.NewTests = append(in.NewTests, verify.NewTestResult{NewTest: verify.NewTest{Name: v}, Status: verify.NotRunBefore, Reason: v})
 		in.Secrets = append(in.Secrets, SecretPlace{Rule: v, Path: v, Line: 1})
 		in.Missing = append(in.Missing, "No `"+v+"` check: "+v)
+		in.PolicyTightened = append(in.PolicyTightened, "image `"+v+"` is not an allowed image", "network.allow: "+v)
 	}
+	in.Policy = "organization " + hostileValues[4]
 	// The history's "triggered by @login" is a GitHub login, not a value
 	// of the change; it is left out here so every mention is a failure.
 	in.Attempts = nil

@@ -165,6 +165,13 @@ func bodyCases() map[string]Input {
 	rp.Usage, rp.CostUSD = Usage{}, nil
 	cases["replayed"] = rp
 
+	// policy: the operator's policy took back part of what the
+	// repository asked for; the Run section's Configuration line says so.
+	po := base()
+	po.Policy = "installation 7"
+	po.PolicyTightened = []string{"`network: open` is not allowed; the allowlist applies", "image `node:20` is not an allowed image; the operator's default image is used"}
+	cases["policy"] = po
+
 	cases["hostile"] = hostile()
 	return cases
 }

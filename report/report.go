@@ -179,6 +179,14 @@ type Input struct {
 	// with a note that says so. "" for a model's run.
 	ReplayedFrom string
 
+	// Policy names the operator's policy that applied to the
+	// configuration ("installation 7"); "" for none, and then the body
+	// has no Configuration line. PolicyTightened says what it took back
+	// from .github/agent.yml, one phrase each, values from the
+	// repository in backtick spans (config.Applied).
+	Policy          string
+	PolicyTightened []string
+
 	Steps    int
 	MaxSteps int
 	Usage    Usage

@@ -80,6 +80,9 @@ func (d *DirHandle) Sub(name string) (*DirHandle, error) {
 	if name == ".git" {
 		return nil, fmt.Errorf("%s: %w: inside .git", rel, ErrPathDenied)
 	}
+	if d.w.excluded(rel, true) {
+		return nil, d.w.excludedErr(rel)
+	}
 	fd, err := openat(d.fd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW)
 	if err == syscall.ENOTDIR {
 		// With O_DIRECTORY a final symlink fails as "not a directory";
@@ -142,10 +145,10 @@ func (e Entry) Info() (fs.FileInfo, error) { return e.d.lstat(e.name) }
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // List returns the entries of d, in the order the file system keeps
-// them, leaving out what WalkDir leaves out (.git and secret-bearing
-// names). visible is nil for a directory or a regular file and a
-// *NotVisibleError for a symlink or a special file; hard links to hidden
-// files are found when ReadFile opens them.
+// them, leaving out what WalkVisible leaves out (.git, secret-bearing
+// names and excluded paths). visible is nil for a directory or a regular
+// file and a *NotVisibleError for a symlink or a special file; hard
+// links to hidden files are found when ReadFile opens them.
 func (d *DirHandle) List(fn func(e Entry, visible error)) error {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
@@ -193,6 +196,9 @@ func (d *DirHandle) List(fn func(e Entry, visible error)) error {
 				typ = info.Mode().Type()
 			}
 			e.typ = typ
+			if d.w.excluded(path.Join(d.rel, e.name), typ.IsDir()) {
+				continue
+			}
 			var visible error
 			if why := KindProblem(typ); why != "" {
 				visible = &NotVisibleError{path.Join(d.rel, e.name), why}
@@ -249,6 +255,9 @@ func (d *DirHandle) ReadFile(name string, buf []byte, limit int64) ([]byte, erro
 	rel, err := d.entry(name)
 	if err != nil {
 		return nil, err
+	}
+	if d.w.excluded(rel, false) {
+		return nil, d.w.excludedErr(rel)
 	}
 	if max := d.w.maxRead(); limit <= 0 || limit > max {
 		limit = max

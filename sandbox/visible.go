@@ -43,6 +43,8 @@ func (e *NotVisibleError) Unwrap() error { return ErrPathDenied }
 //     judging the target and cannot be fooled by a chain; for a FIFO, a
 //     socket or a device; and for a hard link to a file the model may not
 //     see by its own name (a second name of .env or of a file in .git);
+//   - a *NotVisibleError (WhyExcluded) for a path under an exclude:
+//     pattern (Exclude), existing or not;
 //   - an error that is fs.ErrNotExist for a path that does not exist.
 func (w *Workspace) Visible(name string) error {
 	rel, err := w.Clean(name)
@@ -51,6 +53,11 @@ func (w *Workspace) Visible(name string) error {
 	}
 	if rel == "." {
 		return nil
+	}
+	// Before the file system is asked: an excluded path is refused alike
+	// whether it exists or not, so the answer does not tell.
+	if w.excluded(rel, w.isDir(rel)) {
+		return w.excludedErr(rel)
 	}
 	// Each component on its own: os.Root follows a link inside the root,
 	// so "docs/x" could otherwise reach .git/x through docs -> .git.
@@ -142,6 +149,13 @@ func (w *Workspace) WalkVisible(name string, fn fs.WalkDirFunc) error {
 	return w.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fn(p, d, err)
+		}
+		if w.excluded(p, d.IsDir()) {
+			// Left out as .git and secret paths are: fn never sees it.
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if why := KindProblem(d.Type()); why != "" {
 			return fn(p, d, &NotVisibleError{p, why})

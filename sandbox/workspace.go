@@ -58,6 +58,11 @@ type Workspace struct {
 	index *secretIndex
 	// MaxRead caps ReadFile; zero means DefaultMaxRead.
 	MaxRead int64
+	// exclude hides paths from Visible (exclude.go); base is this view's
+	// path from the repository root ("" for the root), which its
+	// patterns are relative to.
+	exclude Excluder
+	base    string
 }
 
 // OpenWorkspace opens dir, which must exist.
@@ -156,7 +161,8 @@ func (w *Workspace) OpenDir(name string) (*Workspace, error) {
 	if err != nil {
 		return nil, w.classify(rel, err)
 	}
-	return &Workspace{root: sub, dir: filepath.Join(w.dir, filepath.FromSlash(rel)), index: w.index, MaxRead: w.MaxRead}, nil
+	return &Workspace{root: sub, dir: filepath.Join(w.dir, filepath.FromSlash(rel)), index: w.index, MaxRead: w.MaxRead,
+		exclude: w.exclude, base: path.Join(w.base, rel)}, nil
 }
 
 // WriteFile writes data to a file, creating missing parent directories.

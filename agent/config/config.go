@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchwright/patchwright/sandbox"
@@ -72,7 +71,11 @@ type Config struct {
 	Verify []Check `yaml:"verify"`
 	// ProtectedPaths are doublestar globs the agent may not edit.
 	ProtectedPaths []string `yaml:"protected_paths"`
-	Limits         Limits   `yaml:"limits"`
+	// Exclude are gitignore-style patterns (agent/ignore.List) of paths
+	// the model may not read or write: no tool, the repository map or the
+	// instruction files show them. The checks still see them.
+	Exclude []string `yaml:"exclude"`
+	Limits  Limits   `yaml:"limits"`
 	// Draft defaults to DefaultDraft.
 	Draft Draft `yaml:"draft"`
 	// CIFixAttempts bounds the automatic attempts per pull request that
@@ -319,7 +322,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, exclude, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -329,14 +332,8 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Sprintf("setup[%d]: empty command", i))
 		}
 	}
-	for i, p := range c.ProtectedPaths {
-		switch {
-		case strings.TrimSpace(p) == "":
-			errs = append(errs, fmt.Sprintf("protected_paths[%d]: empty pattern", i))
-		case !doublestar.ValidatePattern(p):
-			errs = append(errs, fmt.Sprintf("protected_paths[%d]: %q is not a valid glob", i, p))
-		}
-	}
+	errs = append(errs, globErrors("protected_paths", c.ProtectedPaths)...)
+	errs = append(errs, excludeErrors("exclude", c.Exclude)...)
 	errs = append(errs, c.serviceErrors()...)
 	errs = append(errs, c.scheduleErrors()...)
 	for i, a := range c.Egress.Allow {

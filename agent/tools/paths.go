@@ -176,6 +176,13 @@ func (s *Set) cleanWritable(name string) (string, Result, bool) {
 	if rel == "." {
 		return "", fail(InvalidArguments, "the path is the repository root", "name a file inside the repository"), false
 	}
+	// An excluded path cannot be written either: writing would tell the
+	// model what is there (an edit needs the old text) or replace what it
+	// may not see.
+	var nv *sandbox.NotVisibleError
+	if err := s.visible(rel); errors.As(err, &nv) && nv.Why == sandbox.WhyExcluded {
+		return "", fail(PathDenied, nv.Error(), "leave this path alone; say in your finish summary what change it would need"), false
+	}
 	for _, pat := range s.protected {
 		if m, _ := doublestar.Match(pat, rel); m {
 			return "", fail(PathDenied, fmt.Sprintf("%s is protected (protected_paths %q in .github/agent.yml)", rel, pat),

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	agentconfig "github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/worker"
@@ -73,6 +74,9 @@ type config struct {
 	// monthlyCaps are the monthly cost caps per installation and per
 	// repository; zero fields: none.
 	monthlyCaps budget.Caps
+	// policy is the operator's policy file (PATCHWRIGHT_POLICY_FILE);
+	// nil = none, and no body has a Configuration line.
+	policy *agentconfig.PolicyFile
 	// setupMode: serve has no app credentials, given or stored under the
 	// data directory by webhook/setup; it offers only /setup.
 	setupMode bool
@@ -142,6 +146,7 @@ type rawConfig struct {
 	concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 	instConcurrency, repoConcurrency, grace                                              string
 	monthlyInstallation, monthlyRepository                                               string
+	policyFile                                                                           string
 	sandbox                                                                              rawSandbox
 }
 
@@ -174,6 +179,7 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_INSTALLATION_CONCURRENCY", flag: "installation-concurrency", group: groupWorker, kind: "int", shown: "half the pool, at least 1", usage: "agent jobs of one installation running at once across all workers (the pool: the concurrency of every worker together); 0 is none", dst: &raw.instConcurrency},
 		{env: "PATCHWRIGHT_REPO_CONCURRENCY", flag: "repo-concurrency", group: groupWorker, kind: "int", shown: "a quarter of the pool, at least 1", usage: "agent jobs of one repository running at once across all workers; 0 is none", dst: &raw.repoConcurrency},
 		{env: "PATCHWRIGHT_SHUTDOWN_GRACE", flag: "shutdown-grace", group: groupWorker, kind: "duration", shown: "30s", usage: "how long a stopping worker lets running jobs finish, e.g. 5m; in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", dst: &raw.grace},
+		{env: "PATCHWRIGHT_POLICY_FILE", flag: "policy-file", group: groupWorker, kind: "path", shown: "none", usage: "YAML file of the operator's policy over repositories (docs/policy.md): defaults and per-organisation and per-installation limits on egress hosts, network: open, services, images, cost and pull requests, and protected and excluded paths, which a repository's .github/agent.yml can only tighten; checked at start", dst: &raw.policyFile},
 	}
 	return append(out, raw.sandbox.table()...)
 }
@@ -386,6 +392,13 @@ func (raw *rawConfig) parseValues(cfg *config) error {
 	}
 	if err := raw.parseMonthlyCaps(cfg); err != nil {
 		return err
+	}
+	if f := strings.TrimSpace(raw.policyFile); f != "" {
+		pf, err := agentconfig.LoadPolicyFile(f)
+		if err != nil {
+			return fmt.Errorf("PATCHWRIGHT_POLICY_FILE: %w", err)
+		}
+		cfg.policy = &pf
 	}
 	sb, err := raw.sandbox.parse()
 	if err != nil {

@@ -124,6 +124,7 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Logger:   log,
 		Notes:    d.queue,
 		Plans:    d.queue,
+		Policy:   d.cfg.policy,
 	}
 	return p, func() { engine.Close() }, nil
 }

@@ -62,6 +62,9 @@ type attemptSource interface {
 	// contents: write only, for git over HTTP.
 	RepoToken(ctx context.Context, repo tasks.Issue) (string, error)
 	Repository(ctx context.Context, repo tasks.Issue) (githubapi.Repository, error)
+	// OrgFile reads a file of the owner's `.github` repository's default
+	// branch; nil when there is none.
+	OrgFile(ctx context.Context, repo tasks.Issue, path string) ([]byte, error)
 	GetIssue(ctx context.Context, issue tasks.Issue) (githubapi.IssueText, error)
 	// AddReaction reacts to the issue itself; GitHub answers an existing
 	// reaction with 200, so repeating it is harmless.

@@ -81,6 +81,13 @@ type Pipeline struct {
 	// Plans keeps a planning run's plan for its approval; nil keeps none
 	// (an approval then finds no plan).
 	Plans PlanStore
+	// Policy is the operator's policy over repositories; each job gets
+	// its installation's and organisation's entry (config.PolicyFile.For).
+	// Nil: no policy.
+	Policy *config.PolicyFile
+
+	// orgConfigs caches organisations' default configurations.
+	orgConfigs orgConfigs
 }
 
 // PlanStore keeps an issue's latest plan; *jobs.Queue is one.
@@ -447,6 +454,13 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		// label (or command) to the pull request.
 		EnqueuedAt: a.at.EnqueuedAt,
 	}
+	if p.Policy != nil {
+		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
+		pub.branchOnly = !job.Policy.OpensPullRequests()
+	}
+	if job.OrgConfig, err = p.orgConfig(ctx, a.issue); err != nil {
+		return pipeline.Job{}, nil, err
+	}
 	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
 	if a.pr != 0 {
 		if err := p.prepareRetry(ctx, a, w, &job, pub); err != nil {
@@ -586,6 +600,10 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 		st.status.Outcome, st.status.Reason = res.Outcome, res.Reason
 		log.Info("pull request published", "url", res.URL, "outcome", res.Outcome)
 		return st.write(ctx)
+	}
+	if pub.branchOnly && res.HeadCommit != "" {
+		log.Info("pushed without a pull request: the operator's policy allows none", "branch", pub.branch, "outcome", res.Outcome)
+		return st.writeBody(ctx, report.BranchOnly(pub.issue.Number, pub.branch, res.Body))
 	}
 	if err := p.recordAttempt(ctx, pub, res); err != nil {
 		return err

@@ -49,6 +49,9 @@ type publisher struct {
 	// unsigned: the commit was pushed with git, unsigned, rather than
 	// made (and signed) by GitHub.
 	unsigned bool
+	// branchOnly: the operator's policy allows no pull requests, so the
+	// change is pushed (with its check runs) and reported on the issue.
+	branchOnly bool
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -77,6 +80,9 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	}
 	if err := g.push(ctx, repo, res); err != nil {
 		return "", err
+	}
+	if g.branchOnly {
+		return "", refused(g.checkRuns(ctx, res), "post check runs", "checks: write", res.Branch)
 	}
 	pr, err := g.upsertPR(ctx, repo, res)
 	if err != nil {

@@ -131,7 +131,7 @@ func notOurs(pr githubapi.PullRequest, issue int) string {
 }
 
 // keepsMergeable reads merge_conflicts from the default branch's
-// .github/agent.yml (the trusted one). A file that does not parse keeps
+// .github/agent.yml (the trusted one), over the organisation's default. A file that does not parse keeps
 // the pull request as it is: the run would stop on it anyway.
 func (p *Pipeline) keepsMergeable(ctx context.Context, repo tasks.Issue) (bool, error) {
 	r, err := p.GitHub.Repository(ctx, repo)
@@ -147,7 +147,11 @@ func (p *Pipeline) keepsMergeable(ctx context.Context, repo tasks.Issue) (bool, 
 	if err != nil {
 		return false, err
 	}
-	cfg, err := config.Parse(data)
+	org, err := p.orgConfig(ctx, repo)
+	if err != nil {
+		return false, err
+	}
+	cfg, err := config.ParseLayered(org, data)
 	if err != nil {
 		return false, nil
 	}

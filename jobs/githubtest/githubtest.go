@@ -104,8 +104,13 @@ type Repo struct {
 	// the installation listings (0: installation 1).
 	Installation int64
 	// Files are files of the default branch, by path, for the contents
-	// endpoint; one not listed answers 404.
+	// endpoint when File is nil.
 	Files map[string]string
+	// File answers the contents endpoint: path's bytes at ref (a branch
+	// or commit; the default branch when the request names none), ok
+	// false when absent. GitRemote.File reads it from the remote. nil:
+	// the endpoint answers 404.
+	File func(ref, path string) (data []byte, ok bool)
 }
 
 // GitCommit is a commit as the compare and commit endpoints show it.

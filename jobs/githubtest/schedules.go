@@ -1,7 +1,6 @@
 package githubtest
 
 import (
-	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
@@ -46,22 +45,6 @@ func (s *Server) listInstallationRepos(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
-}
-
-func (s *Server) getContents(w http.ResponseWriter, r *http.Request) {
-	rp, ok := s.repo(w, r)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	text, found := rp.Files[r.PathValue("path")]
-	s.mu.Unlock()
-	if !found || r.URL.Query().Get("ref") != "" {
-		fail(w, http.StatusNotFound, "Not Found")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "path": r.PathValue("path"),
-		"content": base64.StdEncoding.EncodeToString([]byte(text))})
 }
 
 func (s *Server) createIssue(w http.ResponseWriter, r *http.Request) {

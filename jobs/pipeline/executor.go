@@ -133,6 +133,16 @@ type Job struct {
 	// `/agent retry` while it waited for approval); "" for a first plan.
 	// Execute ignores it.
 	PreviousPlan string
+	// Policy is the operator's policy for this repository
+	// (config.PolicyFile.For) and PolicyName its name: config.Apply
+	// tightens the repository's file with it, and the body's
+	// Configuration line names it. Zero: no policy, no line.
+	Policy     config.Policy
+	PolicyName string
+	// OrgConfig is the organisation's default .github/agent.yml (from
+	// its `.github` repository's default branch), which the repository's
+	// own file is read over (config.ParseLayered); nil for none.
+	OrgConfig []byte
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

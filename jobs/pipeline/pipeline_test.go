@@ -109,6 +109,8 @@ type scenario struct {
 	tune func(*Executor)
 	// advisories is the job's advisory lookup; nil for none.
 	advisories AdvisoryLookup
+	// job, if set, changes the job before the run.
+	job func(*Job)
 }
 
 // run is a whole pipeline run, so a long end-to-end test: see
@@ -143,8 +145,12 @@ func (s scenario) run(t *testing.T) (*Result, string, *pt.Server) {
 	if s.tune != nil {
 		s.tune(e)
 	}
-	res, err := e.Execute(context.Background(), Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
-		Branch: s.branch, ConfigBranch: s.configBranch, Advisories: s.advisories})
+	job := Job{ID: "test-" + strings.ReplaceAll(t.Name(), "/", "-"), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{},
+		Branch: s.branch, ConfigBranch: s.configBranch, Advisories: s.advisories}
+	if s.job != nil {
+		s.job(&job)
+	}
+	res, err := e.Execute(context.Background(), job)
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}

@@ -423,6 +423,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.SetupSecretsWithheld, in.SetupSecretFiles = r.secretsWithheld, r.secretFiles
 	in.GoModule = r.goModule
+	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/ignore"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
@@ -31,10 +32,12 @@ type run struct {
 	job   Job
 	start time.Time
 
-	tmp       string
-	repo      *gitrepo.Repo
-	ws        *sandbox.Workspace
-	cfg       config.Config
+	tmp  string
+	repo *gitrepo.Repo
+	ws   *sandbox.Workspace
+	cfg  config.Config
+	// applied says what the operator's policy did to cfg.
+	applied   config.Applied
 	checks    []verify.Check
 	missing   []string
 	goModule  string
@@ -550,12 +553,16 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	if data == nil {
-		return config.Default(), nil
-	}
-	cfg, err := config.Parse(data)
+	cfg, err := config.ParseLayered(r.job.OrgConfig, data)
 	if err != nil {
 		return cfg, configError{err}
+	}
+	cfg, r.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
+	if len(cfg.Exclude) > 0 {
+		// Before anything shows the model the tree: the one visibility
+		// rule hides these paths from every tool, the map and the
+		// instruction files.
+		r.ws.Exclude(ignore.NewList(cfg.Exclude))
 	}
 	return cfg, nil
 }
