@@ -308,7 +308,9 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st.start(ctx)
 	// A worker's drain closes the interrupt channel shortly before its
 	// grace period ends: the model loop stops between steps.
-	res, err := p.Executor.Execute(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), job)
+	// An operator's pause closes it too, and says so (jobs.InterruptWhy).
+	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), func() string { return jobs.InterruptWhy(ctx) })
+	res, err := p.Executor.Execute(ictx, job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
 		st.status.CostUSD, cost = res.CostUSD, res.CostUSD
@@ -496,6 +498,9 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
+	if why := jobs.InterruptWhy(ctx); why != "" {
+		st.status.Reason = "handed back to the queue: " + why + "; the model had changed nothing yet, so the job starts again on resume"
+	}
 	if err := st.write(ctx); err != nil {
 		p.logger().Warn("could not say on the issue that the job was handed back", logkey.Err, err)
 	}
