@@ -42,6 +42,7 @@ func (h *Handler) onIssues(ctx context.Context, d delivery) (response, error) {
 		return *res, nil
 	}
 	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String(), logkey.Sender, sender.Login)
+	d.audited("label "+ev.Label, sender.Login, issue)
 	ok, role, err := h.github.CanWrite(ctx, issue, sender.Login)
 	if err != nil {
 		return response{}, err

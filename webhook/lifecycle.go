@@ -41,6 +41,7 @@ func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.I
 	if id == "" {
 		return done(http.StatusOK, "%s: nothing was running", why), nil
 	}
+	d.audited("stop ("+why+")", ev.Sender.Login, issue)
 	d.log.Info("job cancelled", logkey.Issue, issue.String(), logkey.Task, id, "why", why)
 	return done(http.StatusOK, "%s: stopped task %s", why, id), nil
 }

@@ -37,6 +37,7 @@ commands:
             running ones stop at their next step and push a draft
   resume    lift a pause (same flags); held jobs start
   paused    list the pauses in force
+  audit     audit export [--since 24h] [--repo OWNER/NAME]: the audit log as JSON lines
   version   print the version, the commit and the build date (also --version)
 
 Run "patchwright COMMAND -h" for a command's flags.
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPause(ctx, args[0], args[1:], stdout, stderr)
 	case "paused":
 		return runPaused(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -20,6 +20,9 @@ import (
 type operatorFlags struct {
 	fs                   *flag.FlagSet
 	redisURL, caFile, by string
+	// retention is the audit log's, for the entries the command appends:
+	// serve's trims by it too, so they must agree.
+	retention time.Duration
 }
 
 func newOperatorFlags(name, synopsis string, stderr io.Writer) *operatorFlags {
@@ -32,6 +35,10 @@ func newOperatorFlags(name, synopsis string, stderr io.Writer) *operatorFlags {
 	o.fs.StringVar(&o.redisURL, "redis-url", os.Getenv("PATCHWRIGHT_REDIS_URL"), "Redis address the workers use [PATCHWRIGHT_REDIS_URL]")
 	o.fs.StringVar(&o.caFile, "redis-ca-file", os.Getenv("PATCHWRIGHT_REDIS_CA_FILE"), "PEM file of CA certificates for a rediss address [PATCHWRIGHT_REDIS_CA_FILE]")
 	o.fs.StringVar(&o.by, "by", os.Getenv("USER"), "who is acting, for the audit log [USER]")
+	o.fs.Func("audit-retention", "how long audit entries stay, as serve's setting [PATCHWRIGHT_AUDIT_RETENTION]", func(s string) (err error) {
+		o.retention, err = optDuration("--audit-retention", s)
+		return err
+	})
 	return o
 }
 
@@ -55,6 +62,9 @@ func (o *operatorFlags) open() (redis.UniversalClient, error) {
 // operatorCommand parses args and runs fn with the queue; exit status as
 // run's.
 func operatorCommand(ctx context.Context, o *operatorFlags, args []string, stderr io.Writer, fn func(context.Context, *jobs.Queue) error) int {
+	if r, err := optDuration("PATCHWRIGHT_AUDIT_RETENTION", os.Getenv("PATCHWRIGHT_AUDIT_RETENTION")); err == nil {
+		o.retention = r // a flag given overrides it
+	}
 	if err := o.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -98,33 +108,41 @@ func runPause(ctx context.Context, command string, args []string, stdout, stderr
 		if o.by == "" {
 			return errUsage{errors.New("needs --by (or USER): who is acting, for the audit log")}
 		}
+		var result string
 		if command == "resume" {
-			return resume(ctx, q, scope, o.by, stdout)
+			result, err = resume(ctx, q, scope)
+		} else {
+			result, err = pause(ctx, q, scope, o.by)
 		}
-		p, set, err := q.Pause(ctx, scope, o.by)
 		if err != nil {
 			return err
 		}
-		if !set {
-			fmt.Fprintf(stdout, "%s was already paused by %s at %s\n", p.Scope, p.By, p.At.Format(time.RFC3339))
-			return nil
-		}
-		fmt.Fprintf(stdout, "paused %s: new jobs are held, running ones stop at their next step and push a draft\n", scope)
-		return nil
+		fmt.Fprintln(stdout, result)
+		return q.Audit(ctx, jobs.AuditEntry{Actor: o.by, Action: command, Scope: scope.String(), Repo: scope.Repo,
+			Installation: scope.Installation, Result: result}, o.retention)
 	})
 }
 
-func resume(ctx context.Context, q *jobs.Queue, scope jobs.Scope, by string, stdout io.Writer) error {
+func pause(ctx context.Context, q *jobs.Queue, scope jobs.Scope, by string) (string, error) {
+	p, set, err := q.Pause(ctx, scope, by)
+	if err != nil {
+		return "", err
+	}
+	if !set {
+		return fmt.Sprintf("%s was already paused by %s at %s", p.Scope, p.By, p.At.Format(time.RFC3339)), nil
+	}
+	return fmt.Sprintf("paused %s: new jobs are held, running ones stop at their next step and push a draft", scope), nil
+}
+
+func resume(ctx context.Context, q *jobs.Queue, scope jobs.Scope) (string, error) {
 	lifted, err := q.Resume(ctx, scope)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !lifted {
-		fmt.Fprintf(stdout, "%s was not paused (a wider pause may still hold it: see `patchwright paused`)\n", scope)
-		return nil
+		return fmt.Sprintf("%s was not paused (a wider pause may still hold it: see `patchwright paused`)", scope), nil
 	}
-	fmt.Fprintf(stdout, "resumed %s: held jobs start within seconds\n", scope)
-	return nil
+	return fmt.Sprintf("resumed %s: held jobs start within seconds", scope), nil
 }
 
 // runPaused is `patchwright paused`: the pauses in force, one a line.

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/redistest"
 )
 
@@ -62,6 +65,57 @@ func TestPauseHelp(t *testing.T) {
 		help := helpOf(t, c)
 		if !strings.HasPrefix(help, "usage: patchwright "+c) || !strings.Contains(help, "-redis-url") {
 			t.Errorf("%s -h:\n%s", c, help)
+		}
+	}
+}
+
+// audit export prints the log as JSON lines, oldest first, filtered by
+// --since and --repo; pause and resume are in it with their operator.
+func TestAuditExport(t *testing.T) {
+	rdb := redistest.Client(t, testRedisDB)
+	q := jobs.NewQueue(rdb)
+	old := jobs.AuditEntry{Time: time.Now().Add(-48 * time.Hour).UTC(), Actor: "ann", Action: "/agent stop", Repo: "o/r", Issue: 1}
+	if err := q.Audit(t.Context(), old, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Audit(t.Context(), jobs.AuditEntry{Actor: "bob", Action: "label agent", Repo: "x/y", Issue: 2}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := operatorRun(t, "pause", "--repo", "o/r"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := operatorRun(t, "resume", "--repo", "o/r"); code != 0 {
+		t.Fatal(errOut)
+	}
+	lines := func(args ...string) []jobs.AuditEntry {
+		t.Helper()
+		code, out, errOut := operatorRun(t, append([]string{"audit", "export"}, args...)...)
+		if code != 0 {
+			t.Fatalf("audit export %v: exit %d, %s", args, code, errOut)
+		}
+		var es []jobs.AuditEntry
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e jobs.AuditEntry
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("line %q: %v", l, err)
+			}
+			es = append(es, e)
+		}
+		return es
+	}
+	all := lines()
+	if len(all) != 4 || all[0].Actor != "ann" || all[2].Action != "pause" || all[2].Actor != "ops" || all[3].Action != "resume" || !strings.Contains(all[3].Result, "resumed repository o/r") {
+		t.Fatalf("export: %+v", all)
+	}
+	if es := lines("--since", "24h", "--repo", "O/R"); len(es) != 2 || es[0].Action != "pause" {
+		t.Errorf("--since 24h --repo O/R: %+v, want the pause and the resume", es)
+	}
+	if es := lines("--since", old.Time.Add(-time.Minute).Format(time.RFC3339), "--repo", "x/y"); len(es) != 1 || es[0].Actor != "bob" {
+		t.Errorf("--since TIME --repo x/y: %+v", es)
+	}
+	for _, bad := range [][]string{{"--since", "yesterday"}, {"--since", "-5h"}, {"--repo", "nope"}} {
+		if code, _, errOut := operatorRun(t, append([]string{"audit", "export"}, bad...)...); code != 1 || errOut == "" {
+			t.Errorf("audit export %v: exit %d, %q; want a usage error", bad, code, errOut)
 		}
 	}
 }

@@ -111,6 +111,7 @@ func newPipeline(ctx context.Context, cfg config, log *slog.Logger, app *githuba
 		Logger:   log,
 		Notes:    queue,
 		Plans:    queue,
+		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return queue.Audit(ctx, e, cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
 }
@@ -255,6 +256,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, h *swapHandler, 
 		Secret: []byte(cfg.webhookSecret), BotLogin: bot, AppID: app.ID(), TriggerLabel: cfg.triggerLabel, Logger: log,
 		Meanings:  queue, // a signed body replayed under a new delivery ID is a duplicate
 		MaxBodies: cfg.webhookMaxBodies, MaxBodyBytes: cfg.webhookMaxBodyBytes,
+		Audit: func(ctx context.Context, e jobs.AuditEntry) error { return queue.Audit(ctx, e, cfg.auditRetention) },
 	}, meteredQueue{queue, m}, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		return err

@@ -57,6 +57,8 @@ type Pipeline struct {
 	// monthly cap, and counts each run's estimated cost; nil: no monthly
 	// caps.
 	Budget Budget
+	// Audit appends to the audit log (jobs.Queue's Audit); nil: none.
+	Audit func(ctx context.Context, e jobs.AuditEntry) error
 	// DataDir keeps each run's ledger.jsonl, result.json and pr.md under
 	// runs/<run ID>/; default os.TempDir()/patchwright.
 	DataDir string
@@ -327,7 +329,21 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		}
 		return p.failed(ctx, st, a, err)
 	}
+	p.auditPublished(ctx, a, res, log)
 	return p.finished(ctx, st, pub, res, log)
+}
+
+// auditPublished records a pull request opened or updated in the audit
+// log, as done for whoever asked for the run.
+func (p *Pipeline) auditPublished(ctx context.Context, a request, res *pipeline.Result, log *slog.Logger) {
+	if p.Audit == nil || res.URL == "" {
+		return
+	}
+	e := jobs.AuditEntry{Actor: a.requester, Action: "pull request published", Installation: a.issue.InstallationID,
+		Repo: a.issue.Owner + "/" + a.issue.Repo, Issue: a.issue.Number, Result: string(res.Outcome) + ": " + res.URL, Delivery: a.at.TaskID}
+	if err := p.Audit(ctx, e); err != nil {
+		log.Error("audit log: could not record the published pull request", logkey.Err, err)
+	}
 }
 
 // newStatus is the job's status comment as queued, before it is looked
