@@ -38,6 +38,7 @@ func TestPauseEndToEnd(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	e.pipe.Audit = func(ctx context.Context, a jobs.AuditEntry) error { return e.queue.Audit(ctx, a, 0) }
 	e.startWorker()
 	if code := e.label(1, "delivery-pause-1"); code != http.StatusAccepted {
 		t.Fatalf("label: %d, want 202", code)
@@ -62,25 +63,38 @@ func TestPauseEndToEnd(t *testing.T) {
 	if strings.Contains(pulls[0].Body, "worker shutdown") {
 		t.Errorf("body blames a worker shutdown:\n%s", pulls[0].Body)
 	}
+	var audited []jobs.AuditEntry
+	if err := e.queue.AuditExport(ctx, jobs.AuditFilter{}, func(a jobs.AuditEntry) error { audited = append(audited, a); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(audited) != 1 || audited[0].Action != "pull request published" || audited[0].Actor != owner || audited[0].Issue != 1 || !strings.Contains(audited[0].Result, "stopped: ") {
+		t.Errorf("audit log %+v, want the draft's publication, by %s", audited, owner)
+	}
 
 	// A trigger while paused: held (put back three times), answered once.
 	asked := len(e.model.Requests())
 	if code := e.label(2, "delivery-pause-2"); code != http.StatusAccepted {
 		t.Fatalf("label 2: %d, want 202 (kept, held)", code)
 	}
+	answers := func() (n int) {
+		for _, c := range e.fake.Comments(owner, repoName, 2) {
+			if strings.Contains(c.Body, "paused by the operator") {
+				n++
+			}
+		}
+		return n
+	}
+	for answers() == 0 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Held three more times after the answer was posted.
 	seen := map[time.Time]bool{}
 	for len(seen) < 3 {
 		info := e.waitTask("delivery-pause-2", asynq.TaskStateRetry)
 		seen[info.LastFailedAt] = true
 	}
-	var answers int
-	for _, c := range e.fake.Comments(owner, repoName, 2) {
-		if strings.Contains(c.Body, "paused by the operator") {
-			answers++
-		}
-	}
-	if answers != 1 {
-		t.Fatalf("%d pause answers on #2, want 1: %+v", answers, e.fake.Comments(owner, repoName, 2))
+	if n := answers(); n != 1 {
+		t.Fatalf("%d pause answers on #2, want 1: %+v", n, e.fake.Comments(owner, repoName, 2))
 	}
 	if n := len(e.model.Requests()); n != asked {
 		t.Fatalf("the model was asked %d times while paused", n-asked)
