@@ -69,3 +69,22 @@ func TestAuditLogOfCommands(t *testing.T) {
 		t.Errorf("another repository's export: %d entries, %v", none, err)
 	}
 }
+
+// A Patchwright pull request closed, merged or not, is entered with who
+// closed it; another's pull request is not.
+func TestAuditLogOfClosedPullRequests(t *testing.T) {
+	e := newEnv(t)
+	expectStatus(t, e.deliver("pull_request", "c-merged", closedPR(t, func(p map[string]any) { p["merged"] = true })), http.StatusAccepted)
+	expectStatus(t, e.deliver("pull_request", "c-closed", closedPR(t, func(p map[string]any) { p["merged"] = false; p["number"] = 3 })), http.StatusAccepted)
+	expectStatus(t, e.deliver("pull_request", "c-other", closedPR(t, func(p map[string]any) {
+		p["user"] = map[string]any{"login": "octocat", "type": "User"}
+	})), http.StatusOK)
+	var got []jobs.AuditEntry
+	if err := e.queue.AuditExport(t.Context(), jobs.AuditFilter{}, func(a jobs.AuditEntry) error { got = append(got, a); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Action != "pull request merged" || got[0].PR != 2 || got[0].Issue != 7 ||
+		got[1].Action != "pull request closed unmerged" || got[1].PR != 3 || got[0].Actor == "" {
+		t.Fatalf("audit entries %+v, want the merge of #2 and the close of #3, with who did them", got)
+	}
+}

@@ -71,6 +71,16 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	if res != nil {
 		return *res, nil
 	}
+	// The pull request's outcome, for the audit log: the first fact the
+	// outcome figures will rest on.
+	outcome := "pull request closed unmerged"
+	if pr.Merged {
+		outcome = "pull request merged"
+	}
+	d.audited(outcome, ev.Sender.Login, issue)
+	if d.audit != nil {
+		d.audit.PR = pr.Number
+	}
 	if _, err := h.queue.Cancel(ctx, issue, jobs.CancelBy(ev.Sender.Login, "closed the pull request")); err != nil {
 		return response{}, err
 	}
