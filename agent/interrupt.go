@@ -25,6 +25,24 @@ func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
 	return context.WithValue(ctx, interruptKey{}, ch)
 }
 
+type interruptReasonKey struct{}
+
+// WithInterruptReason returns ctx carrying reason, which says what closed
+// its interrupt channel when it was not a worker's drain (an operator's
+// pause). It is read once the channel is closed; "" means a drain.
+func WithInterruptReason(ctx context.Context, reason func() string) context.Context {
+	return context.WithValue(ctx, interruptReasonKey{}, reason)
+}
+
+// InterruptReason is ctx's interrupt reason (WithInterruptReason), "" for
+// a drain or none.
+func InterruptReason(ctx context.Context) string {
+	if reason, ok := ctx.Value(interruptReasonKey{}).(func() string); ok {
+		return reason()
+	}
+	return ""
+}
+
 // interruptStop is the Interrupted stop once ctx's interrupt channel is
 // closed, nil before.
 func interruptStop(ctx context.Context) *stop {
@@ -34,6 +52,9 @@ func interruptStop(ctx context.Context) *stop {
 	}
 	select {
 	case <-ch:
+		if why := InterruptReason(ctx); why != "" {
+			return &stop{Interrupted, why, nil}
+		}
 		return &stop{Interrupted, "the worker is shutting down: the run was interrupted so its work so far could be pushed before the shutdown grace period ended", nil}
 	default:
 		return nil

@@ -34,3 +34,20 @@ var ErrHandedBack = errors.New("the worker is shutting down and the run had no c
 func AfterContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }
+
+type interruptWhyKey struct{}
+
+// WithInterruptWhy returns ctx carrying why, which says what closed its
+// interrupt channel when something other than a drain did (an operator's
+// pause): read once the channel is closed, "" for a drain.
+func WithInterruptWhy(ctx context.Context, why func() string) context.Context {
+	return context.WithValue(ctx, interruptWhyKey{}, why)
+}
+
+// InterruptWhy is what interrupted ctx's run, "" for a drain (or none).
+func InterruptWhy(ctx context.Context) string {
+	if why, ok := ctx.Value(interruptWhyKey{}).(func() string); ok {
+		return why()
+	}
+	return ""
+}

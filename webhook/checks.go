@@ -80,6 +80,10 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	if !ok {
 		return done(http.StatusOK, "ignored: no issue text a writer approved is known for %s; comment `/agent retry` to fix CI", issue), nil
 	}
+	d.audited("ci fix ("+ev.Name+" failed)", "patchwright", issue)
+	if d.audit != nil {
+		d.audit.PR = pr.Number
+	}
 	enq, err := h.queue.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: pr.Number, DeliveryID: tasks.CIFixID(issue, ev.HeadSHA),
 		IssueHash: pin, CIHead: ev.HeadSHA, CIReported: ciReported(d.event, ev)})
 	if err != nil {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -266,7 +267,8 @@ func newEnvOn(t testing.TB, rdb *redis.Client) *env {
 	q := jobs.NewQueue(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	t.Cleanup(func() { insp.Close() })
-	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t), Meanings: q}, q, githubapi.NewPermissionCache(app, 0))
+	audit := func(ctx context.Context, e jobs.AuditEntry) error { return q.Audit(ctx, e, 0) }
+	h, err := New(Config{Secret: []byte(testSecret), BotLogin: testBot, Logger: testLogger(t), Meanings: q, Audit: audit}, q, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,9 @@ type Config struct {
 	// under a new delivery ID is a duplicate (see replay.go); *jobs.Queue
 	// satisfies it. Nil: only delivery IDs are deduplicated.
 	Meanings Meanings
+	// Audit appends a command or decision to the audit log (jobs.Queue's
+	// Audit with the operator's retention); nil: none is kept.
+	Audit func(ctx context.Context, e jobs.AuditEntry) error
 }
 
 // Handler is the webhook's http.Handler.
@@ -171,6 +174,19 @@ type delivery struct {
 	// meaning is the meaning key still to be claimed (claimMeaning).
 	meaning string
 	log     *slog.Logger
+	// audit is what the delivery asked and who asked, filled in by the
+	// event's handler where it decides (audited); handle records it with
+	// the result. Shared by the delivery's copies.
+	audit *jobs.AuditEntry
+}
+
+// audited notes the act the delivery asks for, for the audit log.
+func (d delivery) audited(action, actor string, issue tasks.Issue) {
+	if d.audit == nil {
+		return
+	}
+	*d.audit = jobs.AuditEntry{Action: action, Actor: actor, Installation: issue.InstallationID,
+		Repo: issue.Owner + "/" + issue.Repo, Issue: issue.Number}
 }
 
 // response is an HTTP status and a one-line message for the delivery log
@@ -258,7 +274,7 @@ func (h *Handler) serve(r *http.Request) response {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return done(http.StatusBadRequest, "content type must be application/json")
 	}
-	d := delivery{id: id, event: event, doc: payload.Scan(event, body.Bytes()), log: log}
+	d := delivery{id: id, event: event, doc: payload.Scan(event, body.Bytes()), log: log, audit: &jobs.AuditEntry{}}
 	return h.handle(r.Context(), d)
 }
 
@@ -285,7 +301,25 @@ func (h *Handler) handle(ctx context.Context, d delivery) response {
 		return done(http.StatusServiceUnavailable, "unavailable, redeliver later: %v", err)
 	}
 	d.log.Info("delivery handled", "status", res.status, "result", res.msg)
+	h.recordAudit(ctx, d, res)
 	return res
+}
+
+// recordAudit appends the delivery's act, if it asked for one, with what
+// was decided. A failed append is logged: the act itself stands.
+func (h *Handler) recordAudit(ctx context.Context, d delivery, res response) {
+	if h.cfg.Audit == nil || d.audit == nil || d.audit.Action == "" {
+		return
+	}
+	// A redelivery or replay did nothing: every such answer says so first.
+	if strings.HasPrefix(res.msg, "duplicate delivery") {
+		return
+	}
+	e := *d.audit
+	e.Result, e.Delivery = res.msg, d.id
+	if err := h.cfg.Audit(ctx, e); err != nil {
+		d.log.Error("audit log: could not record the delivery's act", logkey.Err, err)
+	}
 }
 
 // dispatch looks the event's handler up. Errors are dependency failures

@@ -89,6 +89,10 @@ func (h *Handler) workedOn(ctx context.Context, labels []string, issue tasks.Iss
 }
 
 func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
+	c.d.audited("/agent "+c.cmd.Command.String(), c.sender, c.target)
+	if c.isPR && c.d.audit != nil {
+		c.d.audit.Issue, c.d.audit.PR = 0, c.target.Number
+	}
 	// The permission first, even for help: what anyone may make the app
 	// say is bounded by refuseStranger.
 	ok, role, err := h.github.CanWrite(ctx, c.target, c.sender)

@@ -63,6 +63,7 @@ func (h *Handler) startIssue(ctx context.Context, d delivery, ev payload.Issues,
 		return *res, nil
 	}
 	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String(), logkey.Sender, sender.Login)
+	d.audited("label "+ev.Label, sender.Login, issue)
 	ok, role, err := h.github.CanWrite(ctx, issue, sender.Login)
 	if err != nil {
 		return response{}, err

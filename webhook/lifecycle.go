@@ -48,6 +48,7 @@ func (h *Handler) onIssueLifecycle(ctx context.Context, d delivery, ev payload.I
 	if id == "" {
 		return done(http.StatusOK, "%s: nothing was running", why), nil
 	}
+	d.audited("stop ("+why+")", ev.Sender.Login, issue)
 	d.log.Info("job cancelled", logkey.Issue, issue.String(), logkey.Task, id, "why", why)
 	return done(http.StatusOK, "%s: stopped task %s", why, id), nil
 }
@@ -76,6 +77,16 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	issue, res := issueOf(ev.Installation, ev.Repo, n)
 	if res != nil {
 		return *res, nil
+	}
+	// The pull request's outcome, for the audit log: the first fact the
+	// outcome figures will rest on.
+	outcome := "pull request closed unmerged"
+	if pr.Merged {
+		outcome = "pull request merged"
+	}
+	d.audited(outcome, ev.Sender.Login, issue)
+	if d.audit != nil {
+		d.audit.PR = pr.Number
 	}
 	if _, err := h.queue.Cancel(ctx, issue, jobs.CancelBy(ev.Sender.Login, "closed the pull request")); err != nil {
 		return response{}, err

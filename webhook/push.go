@@ -55,6 +55,10 @@ func (h *Handler) onPush(ctx context.Context, d delivery) (response, error) {
 	if enqueued == 0 {
 		return done(http.StatusOK, "no pull request of Patchwright's to update to %s", short(ev.After)), nil
 	}
+	d.audited("update pull requests after a push to "+branch, ev.Sender.Login, repo)
+	if d.audit != nil {
+		d.audit.Issue = 0 // the repository, not an issue
+	}
 	return done(http.StatusAccepted, "%d pull request updates to %s enqueued", enqueued, short(ev.After)), nil
 }
 

@@ -166,17 +166,26 @@ func (c *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // A delivery that starts a job makes one Redis command: the replay check,
-// the lock, the worked record and the task are one script.
+// the lock, the worked record and the task are one script. The audit
+// log's append is one more round trip (XADD and XTRIM, pipelined).
 func TestSolveDeliveryIsOneRedisCommand(t *testing.T) {
 	e := newEnv(t)
 	hook := &countingHook{}
 	e.rdb.AddHook(hook)
+	audit := e.h.cfg.Audit
+	e.h.cfg.Audit = nil
 	// The first loads the script and fills the permission cache.
 	expectStatus(t, e.deliver("issues", "d-1", labeled(t, 7, writerLogin)), http.StatusAccepted)
 	before := hook.n.Load()
 	expectStatus(t, e.deliver("issues", "d-2", labeled(t, 8, writerLogin)), http.StatusAccepted)
 	if n := hook.n.Load() - before; n != 1 {
 		t.Errorf("%d Redis commands for a solve delivery, want 1", n)
+	}
+	e.h.cfg.Audit = audit
+	before = hook.n.Load()
+	expectStatus(t, e.deliver("issues", "d-3", labeled(t, 9, writerLogin)), http.StatusAccepted)
+	if n := hook.n.Load() - before; n != 3 {
+		t.Errorf("%d Redis commands for an audited solve delivery, want 3 (the script, then XADD and XTRIM)", n)
 	}
 }
 

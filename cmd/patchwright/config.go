@@ -71,6 +71,8 @@ type config struct {
 	// runRetention is how long run records stay in Redis, and run links
 	// work; 0 = runstore.DefaultRetention.
 	runRetention time.Duration
+	// auditRetention is how long audit entries stay; 0: the default.
+	auditRetention time.Duration
 	// monthlyCaps are the monthly cost caps per installation and per
 	// repository; zero fields: none.
 	monthlyCaps budget.Caps
@@ -145,7 +147,7 @@ type rawConfig struct {
 	summaryModel, reviewModel, reviewMaxCost                                             string
 	concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 	instConcurrency, repoConcurrency, grace                                              string
-	monthlyInstallation, monthlyRepository                                               string
+	monthlyInstallation, monthlyRepository, auditRetention                               string
 	policyFile                                                                           string
 	sandbox                                                                              rawSandbox
 }
@@ -168,6 +170,7 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_REDIS_CA_FILE", flag: "redis-ca-file", group: groupStorage, kind: "path", usage: "PEM file of CA certificates a rediss address is checked against, besides the system's", dst: &raw.redisCA},
 		{env: "PATCHWRIGHT_DATA_DIR", flag: "data-dir", group: groupStorage, kind: "path", shown: "the system temporary directory", usage: "directory for run logs, and for the app's credentials when registered at /setup", dst: &raw.data},
 		{env: "PATCHWRIGHT_RUN_URL", flag: "run-url", group: groupStorage, kind: "url", usage: "base URL of run pages, linked as URL/<run id> (optional)", dst: &raw.runURL},
+		{env: "PATCHWRIGHT_AUDIT_RETENTION", flag: "audit-retention", group: groupStorage, kind: "duration", shown: "2160h (90 days)", usage: "how long audit log entries stay in Redis (capped at 300,000 entries), e.g. 2160h", dst: &raw.auditRetention},
 		{env: "PATCHWRIGHT_RUN_RETENTION", flag: "run-retention", group: groupStorage, kind: "duration", shown: "720h (30 days)", usage: "how long run records stay in Redis and run links work, e.g. 720h", dst: &raw.retention},
 		{env: "PATCHWRIGHT_MODEL", flag: "model", group: groupModel, kind: "provider:name", shown: "serve: none, agent jobs fail; worker: required", usage: "model as PROVIDER:NAME, e.g. openai:gpt-4.1", dst: &raw.model},
 		{env: "PATCHWRIGHT_SUMMARY_MODEL", flag: "summary-model", group: groupModel, kind: "provider:name", shown: "none: placeholders only", usage: "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's", dst: &raw.summaryModel},
@@ -411,6 +414,9 @@ func (raw *rawConfig) parseValues(cfg *config) error {
 			return fmt.Errorf("PATCHWRIGHT_RUN_RETENTION: %q is not a positive duration such as 720h", raw.retention)
 		}
 		cfg.runRetention = d
+	}
+	if cfg.auditRetention, err = optDuration("PATCHWRIGHT_AUDIT_RETENTION", raw.auditRetention); err != nil {
+		return err
 	}
 	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
 		return fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)

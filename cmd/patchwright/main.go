@@ -33,6 +33,11 @@ commands:
   eval      a task suite, scored with confidence intervals:
             patchwright eval --tasks testdata/eval/tasks --model openai:gpt-4.1 --out OUT
             patchwright eval compare A/eval.json B/eval.json
+  pause     hold every job (or --installation ID, --repo OWNER/NAME's): new ones wait,
+            running ones stop at their next step and push a draft
+  resume    lift a pause (same flags); held jobs start
+  paused    list the pauses in force
+  audit     audit export [--since 24h] [--repo OWNER/NAME]: the audit log as JSON lines
   version   print the version, the commit and the build date (also --version)
 
 Run "patchwright COMMAND -h" for a command's flags.
@@ -59,6 +64,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLocal(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return runEval(ctx, args[1:], stdout, stderr)
+	case "pause", "resume":
+		return runPause(ctx, args[0], args[1:], stdout, stderr)
+	case "paused":
+		return runPaused(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

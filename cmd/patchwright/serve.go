@@ -125,6 +125,7 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Notes:    d.queue,
 		Plans:    d.queue,
 		Policy:   d.cfg.policy,
+		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
 }
@@ -269,6 +270,7 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 		Secret: []byte(cfg.webhookSecret), BotLogin: bot, AppID: app.ID(), TriggerLabel: cfg.triggerLabel, Logger: log,
 		Meanings:  queue, // a signed body replayed under a new delivery ID is a duplicate
 		MaxBodies: cfg.webhookMaxBodies, MaxBodyBytes: cfg.webhookMaxBodyBytes,
+		Audit: func(ctx context.Context, e jobs.AuditEntry) error { return queue.Audit(ctx, e, cfg.auditRetention) },
 	}, meteredQueue{queue, m}, githubapi.NewPermissionCache(app, 0))
 	if err != nil {
 		return err

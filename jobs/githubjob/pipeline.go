@@ -59,6 +59,8 @@ type Pipeline struct {
 	// monthly cap, and counts each run's estimated cost; nil: no monthly
 	// caps.
 	Budget Budget
+	// Audit appends to the audit log (jobs.Queue's Audit); nil: none.
+	Audit func(ctx context.Context, e jobs.AuditEntry) error
 	// DataDir keeps each run's ledger.jsonl, result.json and pr.md under
 	// runs/<run ID>/; default os.TempDir()/patchwright.
 	DataDir string
@@ -329,7 +331,9 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st.start(ctx)
 	// A worker's drain closes the interrupt channel shortly before its
 	// grace period ends: the model loop stops between steps.
-	res, err := p.Executor.Execute(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), job)
+	// An operator's pause closes it too, and says so (jobs.InterruptWhy).
+	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), func() string { return jobs.InterruptWhy(ctx) })
+	res, err := p.Executor.Execute(ictx, job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
 		st.status.CostUSD, cost = res.CostUSD, res.CostUSD
@@ -346,7 +350,21 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		}
 		return p.failed(ctx, st, a, err)
 	}
+	p.auditPublished(ctx, a, res, log)
 	return p.finished(ctx, st, pub, res, log)
+}
+
+// auditPublished records a pull request opened or updated in the audit
+// log, as done for whoever asked for the run.
+func (p *Pipeline) auditPublished(ctx context.Context, a request, res *pipeline.Result, log *slog.Logger) {
+	if p.Audit == nil || res.URL == "" {
+		return
+	}
+	e := jobs.AuditEntry{Actor: a.requester, Action: "pull request published", Installation: a.issue.InstallationID,
+		Repo: a.issue.Owner + "/" + a.issue.Repo, Issue: a.issue.Number, Result: string(res.Outcome) + ": " + res.URL, Delivery: a.at.TaskID}
+	if err := p.Audit(ctx, e); err != nil {
+		log.Error("audit log: could not record the published pull request", logkey.Err, err)
+	}
 }
 
 // newStatus is the job's status comment as queued, before it is looked
@@ -524,6 +542,9 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
+	if why := jobs.InterruptWhy(ctx); why != "" {
+		st.status.Reason = "handed back to the queue: " + why + "; the model had changed nothing yet, so the job starts again on resume"
+	}
 	if err := st.write(ctx); err != nil {
 		p.logger().Warn("could not say on the issue that the job was handed back", logkey.Err, err)
 	}

@@ -198,6 +198,8 @@ func (r *run) decide() (verify.Outcome, string) {
 		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
 	case r.diskBound != "":
 		in.StopReason = ReasonDiskBound + ": " + r.diskBound
+	case r.interrupted() && r.interruptWhy != "":
+		in.StopReason = string(agent.Interrupted) + ": " + r.interruptWhy
 	case r.interrupted():
 		in.StopReason = string(agent.Interrupted) + ": " + InterruptedDetail
 	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:

@@ -50,10 +50,13 @@ type run struct {
 	baseline, final []verify.CheckResult
 	agentRes        agent.Result
 	agentRan        bool
-	changes         []gitrepo.Change
-	changesRead     bool
-	newTests        []verify.NewTestResult
-	findings        []secrets.Finding
+	// interruptWhy is what interrupted the model loop when it was not a
+	// drain (an operator's pause: agent.InterruptReason), "" otherwise.
+	interruptWhy string
+	changes      []gitrepo.Change
+	changesRead  bool
+	newTests     []verify.NewTestResult
+	findings     []secrets.Finding
 	// evidence are the findings on the change (tests weakened, protected
 	// paths, dependencies, scope) for result.json and the report.
 	evidence []findings.Finding
@@ -426,6 +429,7 @@ func (r *run) runAgent(ctx context.Context) error {
 	}
 	r.agentRan = true
 	r.agentRes, err = r.runModel(ctx, set, nil)
+	r.interruptWhy = agent.InterruptReason(ctx)
 	return err
 }
 

@@ -155,6 +155,8 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	switch {
 	case errors.Is(err, ErrWaiting):
 		return waitDelay + rand.N(waitDelay)
+	case errors.Is(err, ErrPaused):
+		return pausedDelay + rand.N(waitDelay)
 	case errors.Is(err, ErrDrained), errors.Is(err, asynq.ErrLeaseExpired):
 		// Handed back, or taken back from a dead worker (whose lease took
 		// 30 s or more to expire): the job did not fail, and it holds its
@@ -167,6 +169,8 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 // waitDelay: see retryDelay.
 const waitDelay = 500 * time.Millisecond
 
-// isFailure: a job waiting for a slot, or handed back by a drain, has
-// not failed.
-func isFailure(err error) bool { return !errors.Is(err, ErrWaiting) && !errors.Is(err, ErrDrained) }
+// isFailure: a job waiting for a slot, held by a pause, or handed back by
+// a drain, has not failed.
+func isFailure(err error) bool {
+	return !errors.Is(err, ErrWaiting) && !errors.Is(err, ErrPaused) && !errors.Is(err, ErrDrained)
+}

@@ -199,6 +199,10 @@ func (h *Handlers) agentJob(ctx context.Context, issue tasks.Issue, run tasks.At
 	if err := h.checkCancelled(ctx, issue, run); err != nil {
 		return err
 	}
+	if err := h.hold(ctx, issue, run); err != nil {
+		log.Info("job held", "why", err.Error())
+		return err
+	}
 	releaseSlot, err := h.takeSlot(ctx, issue, run)
 	if err != nil {
 		if errors.Is(err, ErrWaiting) {
@@ -210,7 +214,9 @@ func (h *Handlers) agentJob(ctx context.Context, issue tasks.Issue, run tasks.At
 		releaseSlot()
 		return err
 	}
-	err = work(ctx, run)
+	wctx, stopWatch := h.watchPause(ctx, issue)
+	err = work(wctx, run)
+	stopWatch()
 	releaseSlot()
 	if err != nil && (errors.Is(context.Cause(ctx), ErrDrained) || handedBack(err)) && !errors.Is(err, asynq.SkipRetry) {
 		err = fmt.Errorf("%w: %w", ErrDrained, err)
