@@ -220,7 +220,9 @@ func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
 // then that copy with the commit put back (adoptSetupOutput), so what
 // setup installed into the tree (node_modules) reaches the final checks.
 func (r *run) depsAfterChange(ctx context.Context, dir string) error {
-	changed := manifestChanges(r.changes)
+	// On a retry the manifests an earlier attempt touched count: setup
+	// installed for the default branch's (retrysetup.go).
+	changed := manifestChanges(r.modelChanges())
 	if len(changed) == 0 {
 		return nil
 	}
@@ -280,7 +282,7 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 	}
 	cmds, configured := r.depsCommands(tree, changedPaths(changed))
 	setup.Configured = configured
-	files, err := findingFiles(r.repo, changed)
+	files, err := r.depsFiles(changed)
 	if err != nil {
 		return setup, nil, "", err
 	}

@@ -206,7 +206,7 @@ func (r *run) judgeTreeCode(dir string, setup report.DependencySetup) error {
 	defer done()
 	var why []string
 	for _, c := range setup.Commands {
-		ok, reason := runsTreeCode(treeCodeInput{Command: c.Command, Configured: setup.Configured, Changed: writtenPaths(r.changes), Read: read})
+		ok, reason := runsTreeCode(treeCodeInput{Command: c.Command, Configured: setup.Configured, Changed: writtenPaths(r.modelChanges()), Read: read})
 		if ok {
 			why = append(why, "`"+shortCommand(c.Command)+"` ("+reason+")")
 		}

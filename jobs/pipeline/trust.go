@@ -25,7 +25,10 @@ import (
 //     run cannot be verified (untrustedSetup);
 //   - fetch_dependencies writes a volume of its own that only the
 //     agent's sandbox reads, and installs only into the model's work
-//     tree, from which nothing but the scanned commit goes on.
+//     tree, from which nothing but the scanned commit goes on;
+//   - the first setup, a retry's too, runs on the default branch's
+//     commit (retrysetup.go): no row with a tree a model wrote leaves
+//     anything a check trusts.
 
 // stage is a phase of a run as trust sees it: finer than Phase (the setup
 // phase of Progress holds the first setup, fetch_dependencies happens in
@@ -35,7 +38,6 @@ type stage string
 const (
 	stageClone         stage = "clone"
 	stageSetup         stage = "first setup"
-	stageRetrySetup    stage = "first setup on a retry"
 	stageBaseline      stage = "baseline checks"
 	stageRetryBaseline stage = "baseline checks on a retry"
 	stageAgent         stage = "agent"
@@ -58,10 +60,11 @@ const (
 	// treePristine: the default branch's commit plus what the first setup
 	// made, which no model touched (tree.go).
 	treePristine treeKind = "pristine"
-	// treeAgentBranch: a retry's clone, the agent branch: commits an
-	// earlier attempt's model made, every one of them in the pull
-	// request's diff. It is treated as the model's for secrets and the
-	// shared cache; what its setup leaves is read by its own checks.
+	// treeAgentBranch: a retry's pristine tree: the agent branch's files
+	// (commits an earlier attempt's model made, every one of them in the
+	// pull request's diff) laid over what the first setup made on the
+	// default branch's commit (retrysetup.go). No setup runs on it; it is
+	// the model's for secrets and the shared cache.
 	treeAgentBranch treeKind = "agent branch (retry)"
 	// treeChanged: a tree this run's model changed (its work tree, a copy
 	// of it, or the pristine tree with the committed change).
@@ -121,9 +124,6 @@ const (
 	// leavesTrusted: later phases (and, through the shared cache, later
 	// jobs) use what it leaves as trusted.
 	leavesTrusted leavesKind = "trusted"
-	// leavesOwnChecks: a retry's first setup; this job's checks read what
-	// it leaves in the tree, as they read the first setup's.
-	leavesOwnChecks leavesKind = "this job's checks"
 	// leavesAgent: only the agent's sandbox reads what it leaves (the
 	// fetch volume, dependency directories in the model's work tree).
 	leavesAgent leavesKind = "the agent only"
@@ -156,7 +156,6 @@ type phaseRow struct {
 var trustTable = []phaseRow{
 	{Stage: stageClone, Tree: treeHost, Cache: volNone, Network: netNone, Code: codeNo, Leaves: leavesTrusted},
 	{Stage: stageSetup, Tree: treeDefault, Cache: volShared, CacheWrites: true, Network: netAllowlist, Secrets: true, Code: codeYes, Leaves: leavesTrusted},
-	{Stage: stageRetrySetup, Tree: treeAgentBranch, Cache: volShared, Network: netAllowlist, Code: codeYes, Leaves: leavesOwnChecks},
 	{Stage: stageBaseline, Tree: treePristine, Cache: volShared, CacheWrites: true, Network: netServices, Checks: true, Code: codeYes, Leaves: leavesTrusted},
 	{Stage: stageRetryBaseline, Tree: treeAgentBranch, Cache: volShared, Network: netServices, Checks: true, Code: codeYes, Leaves: leavesNothing},
 	{Stage: stageAgent, Tree: treeChanged, Cache: volFetch, Network: netServices, Code: codeYes, Leaves: leavesChange},
@@ -177,16 +176,8 @@ func rowOf(s stage) phaseRow {
 	panic("pipeline: no trust row for stage " + string(s))
 }
 
-// setupStage is the first setup's row: on a retry the clone is the agent
-// branch.
-func (r *run) setupStage() stage {
-	if r.trustedTree() {
-		return stageSetup
-	}
-	return stageRetrySetup
-}
-
-// baselineStage is the baseline's row, as setupStage.
+// baselineStage is the baseline's row: on a retry the pristine tree holds
+// the agent branch's files.
 func (r *run) baselineStage() stage {
 	if r.trustedTree() {
 		return stageBaseline
