@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"strings"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
