@@ -23,6 +23,16 @@ import (
 // commands are judged on every path they wrote (treecode.go). The pull
 // request's diff is against the default branch too.
 
+// retryTree is the retry's trees as trust sees them: the default
+// branch's commit its setup ran on (zero on a first run, or a retry
+// with no setup), and what the agent branch changed against it, laid
+// over setup's tree once laid.
+type retryTree struct {
+	defaultTip plumbing.Hash
+	earlier    []gitrepo.Change
+	laid       bool
+}
+
 // setupOnDefault turns a retry's work tree into the default branch's
 // commit before its first setup; a run on the default branch, or with no
 // setup, keeps its clone. It runs before the tree is handed to the
@@ -38,7 +48,7 @@ func (r *run) setupOnDefault(ctx context.Context) error {
 	if _, err := r.overlay(r.repo.Base(), tip); err != nil {
 		return fmt.Errorf("check out the default branch for the first setup: %w", err)
 	}
-	r.defaultTip = tip
+	r.retry.defaultTip = tip
 	return nil
 }
 
@@ -47,14 +57,14 @@ func (r *run) setupOnDefault(ctx context.Context) error {
 // the difference as the earlier attempts' change. It runs once setup's
 // container is gone, before the pristine tree is copied.
 func (r *run) layEarlierAttempts() error {
-	if r.defaultTip.IsZero() || r.earlierLaid {
+	if r.retry.defaultTip.IsZero() || r.retry.laid {
 		return nil
 	}
-	earlier, err := r.overlay(r.defaultTip, r.repo.Base())
+	earlier, err := r.overlay(r.retry.defaultTip, r.repo.Base())
 	if err != nil {
 		return fmt.Errorf("lay the agent branch over the first setup: %w", err)
 	}
-	r.earlier, r.earlierLaid = earlier, true
+	r.retry.earlier, r.retry.laid = earlier, true
 	uid, gid := r.e.sandboxOwner()
 	return sandbox.HandOver(r.ws.Dir(), uid, gid)
 }
@@ -73,7 +83,7 @@ func (r *run) overlay(from, to plumbing.Hash) ([]gitrepo.Change, error) {
 // and then this run's (a path in both counts once, as this run left it);
 // otherwise this run's change alone.
 func (r *run) modelChanges() []gitrepo.Change {
-	if len(r.earlier) == 0 {
+	if len(r.retry.earlier) == 0 {
 		return r.changes
 	}
 	seen := map[string]bool{}
@@ -81,7 +91,7 @@ func (r *run) modelChanges() []gitrepo.Change {
 		seen[c.Path] = true
 	}
 	out := append([]gitrepo.Change(nil), r.changes...)
-	for _, c := range r.earlier {
+	for _, c := range r.retry.earlier {
 		if !seen[c.Path] {
 			out = append(out, c)
 		}
@@ -96,14 +106,14 @@ func (r *run) modelChanges() []gitrepo.Change {
 // default branch's, so a Go module an earlier attempt named is new
 // (goproxy.go) as it would have been in that attempt.
 func (r *run) depsFiles(changed []gitrepo.Change) ([]findings.File, error) {
-	if r.defaultTip.IsZero() {
+	if r.retry.defaultTip.IsZero() {
 		return findingFiles(r.repo, changed)
 	}
 	// Only once the change is read can a manifest be the earlier
 	// attempts' alone: fetch_dependencies is given the live tree's.
 	earlierOnly := map[string]bool{}
 	if r.changesRead {
-		for _, c := range r.earlier {
+		for _, c := range r.retry.earlier {
 			earlierOnly[c.Path] = true
 		}
 		for _, c := range r.changes {
@@ -127,7 +137,7 @@ func (r *run) depsFiles(changed []gitrepo.Change) ([]findings.File, error) {
 			return out, err
 		}
 		f.Unread = f.New == nil
-		if f.Base, err = r.repo.ContentAt(r.defaultTip, c.Path); err != nil {
+		if f.Base, err = r.repo.ContentAt(r.retry.defaultTip, c.Path); err != nil {
 			return out, err
 		}
 		out = append(out, f)

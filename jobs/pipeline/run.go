@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -75,13 +73,9 @@ type run struct {
 	// pristine is the work tree as setup left it, before the model's
 	// container could write it (tree.go); "" once the final tree took it.
 	pristine string
-	// defaultTip is, on a retry whose first setup ran on the default
-	// branch's commit, that commit; earlier is what the agent branch
-	// changed against it, laid over setup's tree once earlierLaid
-	// (retrysetup.go).
-	defaultTip  plumbing.Hash
-	earlier     []gitrepo.Change
-	earlierLaid bool
+	// retry is what a retry's first setup on the default branch's commit
+	// leaves for later phases (retrysetup.go); zero on a first run.
+	retry retryTree
 	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
 	// or worked.
 	unboundWhy string
