@@ -439,9 +439,9 @@ func (r *run) cacheDir(name string) string {
 	switch name {
 	case "":
 		return ""
-	case r.jobCache:
+	case r.vols.job:
 		return r.boundDir("cache")
-	case r.fetchCache:
+	case r.vols.fetch:
 		return r.boundDir("cache-fetch")
 	}
 	return ""
@@ -453,7 +453,7 @@ func (r *run) removeJobCache() {
 	if r.e.RemoveCache == nil {
 		return
 	}
-	for _, v := range []string{r.jobCache, r.fetchCache} {
+	for _, v := range []string{r.vols.job, r.vols.fetch} {
 		if v == "" {
 			continue
 		}
@@ -496,7 +496,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		return tools.Fetch{}, err
 	}
 	var installed []string
-	if r.fetchCache != "" {
+	if r.vols.fetch != "" {
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}

@@ -81,13 +81,8 @@ type run struct {
 	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
-	// jobCache is the job's own cache volume once dependency setup after
-	// the change made it (deps.go): the final checks read it instead of
-	// the repository's shared one. "" before.
-	jobCache string
-	// fetchCache is fetch_dependencies' own cache volume once it made one:
-	// only the agent's sandbox reads it (trust.go). "" before.
-	fetchCache string
+	// vols are the job's own cache volumes (trust.go).
+	vols jobVolumes
 	// deps are the dependency setups on changed trees, in order.
 	deps []report.DependencySetup
 	// depsRuns counts the dependency setups, naming their trees.

@@ -214,6 +214,13 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	return spec
 }
 
+// jobVolumes are the cache volumes a job makes for itself, each "" until
+// the first phase that writes it: job, dependency setup after the
+// change's, which the final checks read instead of the repository's
+// shared one; fetch, fetch_dependencies', which only the agent's sandbox
+// reads. Both are removed with the job.
+type jobVolumes struct{ job, fetch string }
+
 // volume is the cache volume of row's sandbox, and, for a job's own
 // volume it is the first to write, the volume it starts as a copy of.
 // Reading one not made yet, a phase reads the shared one (nothing was
@@ -231,9 +238,9 @@ func (r *run) volume(row phaseRow) (name, from string) {
 	case volShared:
 		return shared, ""
 	case volJob:
-		own, suffix = &r.jobCache, "-job-"
+		own, suffix = &r.vols.job, "-job-"
 	case volFetch:
-		own, suffix = &r.fetchCache, "-fetch-"
+		own, suffix = &r.vols.fetch, "-fetch-"
 	}
 	if row.CacheWrites && *own == "" {
 		*own = shared + suffix + r.job.ID
