@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/patchwright/patchwright/jobs/githubtest"
 )
 
 // TestOverlaySwapsTrees: a retry's clone of an agent branch is turned
@@ -112,4 +116,44 @@ func listing(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestFetchTipOverHTTP: a retry's depth-1 clone of the agent branch
+// fetches the default branch's tip from a smart-HTTP remote (the real
+// git http-backend, behind basic auth, as GitHub serves it) and can
+// overlay it.
+func TestFetchTipOverHTTP(t *testing.T) {
+	remote := githubtest.NewGitRemote(t, func(token, owner, repo string) bool { return token == "tok" })
+	remote.Create(t, "o", "r", "main", map[string]string{"a.txt": "main\n"})
+	work := t.TempDir()
+	runGit(t, work, "clone", "-q", remote.Dir("o", "r"), ".")
+	runGit(t, work, "checkout", "-q", "-b", "agent")
+	write(t, filepath.Join(work, "a.txt"), "agent\n")
+	runGit(t, work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "agent")
+	runGit(t, work, "push", "-q", "origin", "agent")
+	tmp := t.TempDir()
+	auth := &githttp.BasicAuth{Username: "x-access-token", Password: "tok"}
+	r, err := Clone(context.Background(), CloneOptions{URL: remote.CloneURL("o", "r"), Auth: auth, Branch: "agent", Depth: 1,
+		Worktree: filepath.Join(tmp, "work"), GitDir: filepath.Join(tmp, "git")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := r.FetchTip(context.Background(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := remote.Head(t, "o", "r", "main"); tip.String() != want {
+		t.Fatalf("tip %s, want %s", tip, want)
+	}
+	root, err := os.OpenRoot(r.Worktree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := r.Overlay(root, r.Base(), tip); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.Worktree(), "a.txt")); string(b) != "main\n" {
+		t.Errorf("a.txt %q after the overlay, want main's", b)
+	}
 }
