@@ -357,17 +357,22 @@ func modeOf(info fs.FileInfo) filemode.FileMode {
 
 // BaseContent returns a file's content at the base commit; nil with no
 // error for a file that did not exist there.
-func (r *Repo) BaseContent(p string) ([]byte, error) {
-	commit, err := r.repo.CommitObject(r.base)
+func (r *Repo) BaseContent(p string) ([]byte, error) { return r.ContentAt(r.base, p) }
+
+// ContentAt returns a file's content at commit h (the base, or a tip
+// FetchTip fetched); nil with no error for a file that did not exist
+// there.
+func (r *Repo) ContentAt(h plumbing.Hash, p string) ([]byte, error) {
+	commit, err := r.repo.CommitObject(h)
 	if err != nil {
-		return nil, fmt.Errorf("read base commit: %w", err)
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
 	f, err := commit.File(p)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) || strings.Contains(err.Error(), "file not found") {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("read %s at base: %w", p, err)
+		return nil, fmt.Errorf("read %s at %s: %w", p, h, err)
 	}
 	s, err := f.Contents()
 	return []byte(s), err

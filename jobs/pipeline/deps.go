@@ -221,7 +221,9 @@ func manifestChanges(changes []gitrepo.Change) []gitrepo.Change {
 // then that copy with the commit put back (adoptSetupOutput), so what
 // setup installed into the tree (node_modules) reaches the final checks.
 func (r *run) depsAfterChange(ctx context.Context, dir string) error {
-	changed := manifestChanges(r.changes)
+	// On a retry the manifests an earlier attempt touched count: setup
+	// installed for the default branch's (retrysetup.go).
+	changed := manifestChanges(r.modelChanges())
 	if len(changed) == 0 {
 		return nil
 	}
@@ -281,7 +283,7 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 	}
 	cmds, configured := r.depsCommands(tree, changedPaths(changed))
 	setup.Configured = configured
-	files, err := findingFiles(r.repo, changed)
+	files, err := r.depsFiles(changed)
 	if err != nil {
 		return setup, nil, "", err
 	}
@@ -438,9 +440,9 @@ func (r *run) cacheDir(name string) string {
 	switch name {
 	case "":
 		return ""
-	case r.jobCache:
+	case r.vols.job:
 		return r.boundDir("cache")
-	case r.fetchCache:
+	case r.vols.fetch:
 		return r.boundDir("cache-fetch")
 	}
 	return ""
@@ -452,7 +454,7 @@ func (r *run) removeJobCache() {
 	if r.e.RemoveCache == nil {
 		return
 	}
-	for _, v := range []string{r.jobCache, r.fetchCache} {
+	for _, v := range []string{r.vols.job, r.vols.fetch} {
 		if v == "" {
 			continue
 		}
@@ -495,7 +497,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		return tools.Fetch{}, err
 	}
 	var installed []string
-	if r.fetchCache != "" {
+	if r.vols.fetch != "" {
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}

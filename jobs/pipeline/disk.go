@@ -87,7 +87,7 @@ func (r *run) overDisk(phase Phase, err error) bool {
 		r.diskBound = fmt.Sprintf("the job's services wrote past the job's disk bound during the %s phase, so they were stopped", phase)
 		return true
 	}
-	if r.jobCache == "" {
+	if r.vols.job == "" {
 		return false
 	}
 	if why := r.diskFull(); why != "" {

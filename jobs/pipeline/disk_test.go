@@ -99,7 +99,6 @@ func TestCacheTooLargeFallsBack(t *testing.T) {
 	}{
 		{stageAgent, "shared-fetch-j", false},
 		{stageFinal, "shared-job-j", false},
-		{stageRetrySetup, "shared-job-j", false},
 		{stageRetryBaseline, "shared-job-j", false},
 	} {
 		f := &fitRunner{}

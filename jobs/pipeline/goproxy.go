@@ -38,9 +38,9 @@ type goEnv struct{ Proxy, NoProxy, NoSumDB string }
 // defaultGoEnv is Go's own default, for an image whose go cannot say.
 var defaultGoEnv = goEnv{Proxy: "https://proxy.golang.org,direct"}
 
-// goEnvProbe prints goEnv's three settings, one a line, without running
-// a toolchain the tree's go.mod asks for or GOFLAGS the image sets.
-const goEnvProbe = "GOTOOLCHAIN=local GOFLAGS= go env GOPROXY GONOPROXY GONOSUMDB"
+// goEnvProbe prints goEnv's three settings, one a line, as goDownload
+// sees them (goPinned).
+const goEnvProbe = goPinned + " go env GOPROXY GONOPROXY GONOSUMDB"
 
 // Where the go command fetches a module from.
 const (

@@ -28,8 +28,17 @@ import (
 // build cannot find the module, is unverified rather than failed.
 // TestDependencySetupAfterTheChange, whose allowlist names example.com,
 // is the same run with the module fetched.
+//
+// It runs on both image shapes: the module settings come from `go env` in
+// the image (the public-shaped one sets GOPATH and runs as root).
 func TestGoModuleOnUnallowedHostIsNotFetched(t *testing.T) {
 	sandboxtest.EndToEnd(t)
+	for name, image := range images {
+		t.Run(name, func(t *testing.T) { goModuleHeld(t, image(t)) })
+	}
+}
+
+func goModuleHeld(t *testing.T, image string) {
 	data := filepath.Join("testdata", "go-deps")
 	proxy, sum := newGoProxy(t, filepath.Join(data, "module"), "example.com/textcase", "v1.0.0")
 	host := sandboxtest.FakeHost(t, proxy)
@@ -49,9 +58,10 @@ func TestGoModuleOnUnallowedHostIsNotFetched(t *testing.T) {
 	names := "package names\n\nimport \"example.com/textcase\"\n\n// Title formats a name for a badge.\nfunc Title(name string) string {\n\treturn textcase.Title(name)\n}\n"
 	res, out, _ := scenario{
 		repo:        gitRepo(t, files),
+		image:       image,
 		issue:       agent.Issue{Title: "Badges show names in lower case", Body: "Use example.com/textcase's Title for badge names."},
 		wire:        provider.NameOpenAI,
-		cacheVolume: fmt.Sprintf("patchwright-test-goproxy-%d", os.Getpid()),
+		cacheVolume: fmt.Sprintf("patchwright-test-goproxy-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), os.Getpid()),
 		turns: []pt.Turn{
 			call("read_file", `{"path":"go.mod"}`),
 			call("edit", `{"edits":[{"path":"go.mod","old_text":"go 1.22\n","new_text":"go 1.22\n\nrequire example.com/textcase v1.0.0\n"}]}`),

@@ -423,7 +423,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	if in.Refused, dropped = r.refused.list(); dropped != nil {
 		in.RefusedDropped = droppedSummary(*dropped)
 	}
-	in.SetupSecretsWithheld, in.SetupSecretFiles = r.secretsWithheld, r.secretFiles
+	in.SetupSecretFiles = r.secretFiles
 	in.GoModule = r.goModule
 	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
 	in.ReplayedFrom = res.ReplayedFrom

@@ -79,18 +79,16 @@ type run struct {
 	// pristine is the work tree as setup left it, before the model's
 	// container could write it (tree.go); "" once the final tree took it.
 	pristine string
+	// retry is what a retry's first setup on the default branch's commit
+	// leaves for later phases (retrysetup.go); zero on a first run.
+	retry retryTree
 	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
 	// or worked.
 	unboundWhy string
 	// unbound undoes BoundWorkspace; nil when it was not used.
 	unbound func() error
-	// jobCache is the job's own cache volume once dependency setup after
-	// the change made it (deps.go): the final checks read it instead of
-	// the repository's shared one. "" before.
-	jobCache string
-	// fetchCache is fetch_dependencies' own cache volume once it made one:
-	// only the agent's sandbox reads it (trust.go). "" before.
-	fetchCache string
+	// vols are the job's own cache volumes (trust.go).
+	vols jobVolumes
 	// deps are the dependency setups on changed trees, in order.
 	deps []report.DependencySetup
 	// depsRuns counts the dependency setups, naming their trees.
@@ -111,9 +109,6 @@ type run struct {
 	// setupSecrets are this repository's setup-only secrets, name to
 	// value: in the setup container's environment and nowhere else.
 	setupSecrets map[string]string
-	// secretsWithheld names the setup-only secrets setup ran without: the
-	// tree was not the default branch's (setupsecrets.go).
-	secretsWithheld []string
 	// secretFiles are the files setup left a setup-only secret in, which
 	// were removed before the agent's phase (setupscrub.go).
 	secretFiles []report.SecretFile
@@ -276,9 +271,12 @@ func (r *run) work(ctx context.Context) {
 
 // createSandbox starts the first container: the setup container (with a
 // network when the configuration allows it, and a writable cache: setup
-// comes from the default branch's configuration), or, when there is no
-// setup, the agent's.
+// comes from the default branch's configuration and runs on its commit),
+// or, when there is no setup, the agent's.
 func (r *run) createSandbox(ctx context.Context) error {
+	if err := r.setupOnDefault(ctx); err != nil {
+		return err
+	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
 		return err
@@ -289,10 +287,10 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if len(r.setupScripts()) == 0 {
 		return r.createAgentSandbox(ctx)
 	}
-	// The row says what it gets (trust.go): on the default branch's tree
-	// the setup network, the writable shared cache and the setup-only
-	// secrets; on a retry's agent branch a private copy and no secrets.
-	sb, err := r.create(ctx, r.setupStage(), r.ws.Dir())
+	// The row says what it gets (trust.go): the setup network, the
+	// writable shared cache and the setup-only secrets, on the default
+	// branch's tree, a retry's too (retrysetup.go).
+	sb, err := r.create(ctx, stageSetup, r.ws.Dir())
 	if err != nil {
 		return err
 	}
@@ -302,8 +300,13 @@ func (r *run) createSandbox(ctx context.Context) error {
 
 // createAgentSandbox starts the container the model works in: no network,
 // and the cache read-only, so nothing it does reaches a later run's builds.
-// The pristine tree is copied first, while nothing can write the work tree.
+// On a retry the agent branch's files are laid over what setup made on
+// the default branch's commit; then the pristine tree is copied, while
+// nothing can write the work tree.
 func (r *run) createAgentSandbox(ctx context.Context) error {
+	if err := r.layEarlierAttempts(); err != nil {
+		return err
+	}
 	if err := r.keepPristine(); err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ const credentialsAdvice = "write setup-only secrets outside the work tree and th
 // the pristine tree is copied, so no later tree has them. Nothing to do
 // when setup got no secrets.
 func (r *run) removeSetupSecretFiles(ctx context.Context) error {
-	if len(r.setupSecrets) == 0 || !r.setupGetsSecrets() || r.sb == nil {
+	if len(r.setupSecrets) == 0 || r.sb == nil {
 		return nil
 	}
 	tree, err := r.treeFilesWithSecrets(ctx)

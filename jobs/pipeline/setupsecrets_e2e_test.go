@@ -3,7 +3,6 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -75,53 +74,5 @@ verify:
 	}
 	if strings.Contains(res.Body, value) {
 		t.Error("the body holds the setup secret's value")
-	}
-}
-
-// TestRetrySetupRunsWithoutSecrets: a retry clones the agent branch, so
-// its configured setup (the default branch's commands) runs code a model
-// wrote. It runs without the setup-only secrets; the ledger names them as
-// withheld, with why, and the body says setup ran without them. (The
-// words setup prints are not in its command, which the ledger holds too.)
-func TestRetrySetupRunsWithoutSecrets(t *testing.T) {
-	value := strings.Repeat("Kw4", 4) + "-registry-token"
-	files := calcFiles(false)
-	files[".github/agent.yml"] = `setup:
-  - if [ -n "$REG_TOKEN" ]; then s=pres; else s=abs; fi; echo "REG_TOKEN is ${s}ent"
-` + cheapConfig
-	repo := gitRepo(t, files)
-	gitIn(t, repo, "checkout", "-q", "-b", "agent/issue-1")
-	if err := os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("the last attempt\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, repo, "add", "-A")
-	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "the last attempt")
-	gitIn(t, repo, "checkout", "-q", "main")
-
-	res, out, _ := scenario{
-		repo: repo, branch: "agent/issue-1", configBranch: "main",
-		issue: agent.Issue{Title: "Look", Body: "Look around."},
-		wire:  provider.NameOpenAI,
-		turns: []pt.Turn{call("finish", `{"summary":"Looked."}`)},
-		tune: func(e *Executor) {
-			e.SetupSecrets = secrets.SetupSecrets{repo: {"REG_TOKEN": value}}
-		},
-	}.run(t)
-	ledgerText := readLedger(t, out)
-	for _, want := range []string{"REG_TOKEN is absent", `"type":"` + ledger.TypeSetupSecretsWithheld + `"`, `"names":["REG_TOKEN"]`, "agent branch agent/issue-1"} {
-		if !strings.Contains(ledgerText, want) {
-			t.Errorf("the ledger has no %q:\n%s", want, ledgerText)
-		}
-	}
-	for _, unwanted := range []string{"REG_TOKEN is present", `"type":"` + ledger.TypeSetupSecrets + `"`} {
-		if strings.Contains(ledgerText, unwanted) {
-			t.Errorf("the ledger has %q: setup got the secret on the agent branch's tree", unwanted)
-		}
-	}
-	if want := "Setup ran without the setup-only secrets (`REG_TOKEN`): the tree is the agent branch"; !strings.Contains(res.Body, want) {
-		t.Errorf("the body does not say %q:\n%s", want, res.Body)
-	}
-	if !slices.ContainsFunc(res.NotVerified, func(s string) bool { return strings.HasPrefix(s, "Setup ran without the setup-only secrets") }) {
-		t.Errorf("not_verified %q does not say setup ran without the secrets", res.NotVerified)
 	}
 }

@@ -118,9 +118,10 @@ func TestProtectedDirectoryReplacedByLink(t *testing.T) {
 
 // TestRetryCannotPoisonTheCache: a retry clones the agent branch, whose
 // test (the previous attempt's code) writes into the module cache when it
-// runs. Setup, the baseline and every later phase of that job see a
-// private copy of the repository's cache, so nothing of it is left for
-// the next job of the repository.
+// runs. Setup runs on the default branch's commit (retrysetup.go); the
+// baseline and every later phase of that job see a private copy of the
+// repository's cache, so nothing of it is left for the next job of the
+// repository.
 func TestRetryCannotPoisonTheCache(t *testing.T) {
 	sandboxtest.EndToEnd(t)
 	image := sandboxtest.Image(t)

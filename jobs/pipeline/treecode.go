@@ -62,8 +62,18 @@ func runsTreeCode(in treeCodeInput) (bool, string) {
 
 // goDownload fills the module cache without running any code of the tree
 // or of a toolchain the tree's go.mod asks for, whatever GOFLAGS the
-// image sets.
-const goDownload = "GOTOOLCHAIN=local GOFLAGS= go mod download"
+// image sets. Its settings are the phase's alone (goPinned): no go.work
+// of the tree points it at modules its go.mod does not name, and no go
+// env file an earlier command of its container wrote changes its route.
+const goDownload = goPinned + " go mod download"
+
+// goPinned is the environment of every go command Patchwright itself
+// runs on a tree: the image's toolchain and GOFLAGS, no workspace file
+// (a go.work's replace names a module the Go proxy rule, goproxy.go,
+// never sees) and no go env file (`go env -w` by a command before it);
+// the container's environment (the image's, and the hold of goproxy.go)
+// alone decides.
+const goPinned = "GOTOOLCHAIN=local GOFLAGS= GOWORK=off GOENV=off"
 
 // splitCd takes apart the "cd 'dir' && " deps.go puts before a project's
 // command.
@@ -206,7 +216,7 @@ func (r *run) judgeTreeCode(dir string, setup report.DependencySetup) error {
 	defer done()
 	var why []string
 	for _, c := range setup.Commands {
-		ok, reason := runsTreeCode(treeCodeInput{Command: c.Command, Configured: setup.Configured, Changed: writtenPaths(r.changes), Read: read})
+		ok, reason := runsTreeCode(treeCodeInput{Command: c.Command, Configured: setup.Configured, Changed: writtenPaths(r.modelChanges()), Read: read})
 		if ok {
 			why = append(why, "`"+shortCommand(c.Command)+"` ("+reason+")")
 		}

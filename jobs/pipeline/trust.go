@@ -25,7 +25,10 @@ import (
 //     run cannot be verified (untrustedSetup);
 //   - fetch_dependencies writes a volume of its own that only the
 //     agent's sandbox reads, and installs only into the model's work
-//     tree, from which nothing but the scanned commit goes on.
+//     tree, from which nothing but the scanned commit goes on;
+//   - the first setup, a retry's too, runs on the default branch's
+//     commit (retrysetup.go): no row with a tree a model wrote leaves
+//     anything a check trusts.
 
 // stage is a phase of a run as trust sees it: finer than Phase (the setup
 // phase of Progress holds the first setup, fetch_dependencies happens in
@@ -35,7 +38,6 @@ type stage string
 const (
 	stageClone         stage = "clone"
 	stageSetup         stage = "first setup"
-	stageRetrySetup    stage = "first setup on a retry"
 	stageBaseline      stage = "baseline checks"
 	stageRetryBaseline stage = "baseline checks on a retry"
 	stageAgent         stage = "agent"
@@ -58,10 +60,11 @@ const (
 	// treePristine: the default branch's commit plus what the first setup
 	// made, which no model touched (tree.go).
 	treePristine treeKind = "pristine"
-	// treeAgentBranch: a retry's clone, the agent branch: commits an
-	// earlier attempt's model made, every one of them in the pull
-	// request's diff. It is treated as the model's for secrets and the
-	// shared cache; what its setup leaves is read by its own checks.
+	// treeAgentBranch: a retry's pristine tree: the agent branch's files
+	// (commits an earlier attempt's model made, every one of them in the
+	// pull request's diff) laid over what the first setup made on the
+	// default branch's commit (retrysetup.go). No setup runs on it; it is
+	// the model's for secrets and the shared cache.
 	treeAgentBranch treeKind = "agent branch (retry)"
 	// treeChanged: a tree this run's model changed (its work tree, a copy
 	// of it, or the pristine tree with the committed change).
@@ -121,9 +124,6 @@ const (
 	// leavesTrusted: later phases (and, through the shared cache, later
 	// jobs) use what it leaves as trusted.
 	leavesTrusted leavesKind = "trusted"
-	// leavesOwnChecks: a retry's first setup; this job's checks read what
-	// it leaves in the tree, as they read the first setup's.
-	leavesOwnChecks leavesKind = "this job's checks"
 	// leavesAgent: only the agent's sandbox reads what it leaves (the
 	// fetch volume, dependency directories in the model's work tree).
 	leavesAgent leavesKind = "the agent only"
@@ -156,7 +156,6 @@ type phaseRow struct {
 var trustTable = []phaseRow{
 	{Stage: stageClone, Tree: treeHost, Cache: volNone, Network: netNone, Code: codeNo, Leaves: leavesTrusted},
 	{Stage: stageSetup, Tree: treeDefault, Cache: volShared, CacheWrites: true, Network: netAllowlist, Secrets: true, Code: codeYes, Leaves: leavesTrusted},
-	{Stage: stageRetrySetup, Tree: treeAgentBranch, Cache: volShared, Network: netAllowlist, Code: codeYes, Leaves: leavesOwnChecks},
 	{Stage: stageBaseline, Tree: treePristine, Cache: volShared, CacheWrites: true, Network: netServices, Checks: true, Code: codeYes, Leaves: leavesTrusted},
 	{Stage: stageRetryBaseline, Tree: treeAgentBranch, Cache: volShared, Network: netServices, Checks: true, Code: codeYes, Leaves: leavesNothing},
 	{Stage: stageAgent, Tree: treeChanged, Cache: volFetch, Network: netServices, Code: codeYes, Leaves: leavesChange},
@@ -177,16 +176,8 @@ func rowOf(s stage) phaseRow {
 	panic("pipeline: no trust row for stage " + string(s))
 }
 
-// setupStage is the first setup's row: on a retry the clone is the agent
-// branch.
-func (r *run) setupStage() stage {
-	if r.trustedTree() {
-		return stageSetup
-	}
-	return stageRetrySetup
-}
-
-// baselineStage is the baseline's row, as setupStage.
+// baselineStage is the baseline's row: on a retry the pristine tree holds
+// the agent branch's files.
 func (r *run) baselineStage() stage {
 	if r.trustedTree() {
 		return stageBaseline
@@ -223,6 +214,13 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	return spec
 }
 
+// jobVolumes are the cache volumes a job makes for itself, each "" until
+// the first phase that writes it: job, dependency setup after the
+// change's, which the final checks read instead of the repository's
+// shared one; fetch, fetch_dependencies', which only the agent's sandbox
+// reads. Both are removed with the job.
+type jobVolumes struct{ job, fetch string }
+
 // volume is the cache volume of row's sandbox, and, for a job's own
 // volume it is the first to write, the volume it starts as a copy of.
 // Reading one not made yet, a phase reads the shared one (nothing was
@@ -240,9 +238,9 @@ func (r *run) volume(row phaseRow) (name, from string) {
 	case volShared:
 		return shared, ""
 	case volJob:
-		own, suffix = &r.jobCache, "-job-"
+		own, suffix = &r.vols.job, "-job-"
 	case volFetch:
-		own, suffix = &r.fetchCache, "-fetch-"
+		own, suffix = &r.vols.fetch, "-fetch-"
 	}
 	if row.CacheWrites && *own == "" {
 		*own = shared + suffix + r.job.ID

@@ -25,8 +25,11 @@ func TestTrustTableRules(t *testing.T) {
 		if row.Tree.modelWrote() && row.Cache == volShared && row.CacheWrites {
 			t.Errorf("%s runs on a tree a model wrote and writes the shared cache a later job trusts", row.Stage)
 		}
-		if row.Tree == treeChanged && (row.Leaves == leavesTrusted || row.Leaves == leavesOwnChecks) {
-			t.Errorf("%s runs on the model's tree, and later phases trust what it leaves", row.Stage)
+		if row.Tree.modelWrote() && row.Leaves == leavesTrusted {
+			t.Errorf("%s runs on a tree a model wrote, and later phases trust what it leaves", row.Stage)
+		}
+		if row.Tree.modelWrote() && row.Code != codeNo && row.Network == netAllowlist && row.Leaves != leavesAgent && row.Leaves != leavesChecked {
+			t.Errorf("%s runs a model's code with the setup network, and what it leaves reaches a phase untainted", row.Stage)
 		}
 		if row.Secrets && (row.Tree != treeDefault || row.Checks) {
 			t.Errorf("%s gets the setup-only secrets but is not the first setup on the default branch", row.Stage)
@@ -43,7 +46,7 @@ func TestTrustTableRules(t *testing.T) {
 			t.Errorf("%s runs the checks with the setup network", row.Stage)
 		}
 	}
-	for _, s := range []stage{stageClone, stageSetup, stageRetrySetup, stageBaseline, stageRetryBaseline, stageAgent, stageFetch, stageDeps, stageFinal, stageScan, stageCommit} {
+	for _, s := range []stage{stageClone, stageSetup, stageBaseline, stageRetryBaseline, stageAgent, stageFetch, stageDeps, stageFinal, stageScan, stageCommit} {
 		if !seen[s] {
 			t.Errorf("%s has no row", s)
 		}
