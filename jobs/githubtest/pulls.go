@@ -225,6 +225,11 @@ type graphqlReq struct {
 		Number int     `json:"number"`
 		Cursor *string `json:"cursor"`
 		ID     string  `json:"id"`
+		// updateRefs: the repository's node ID and one ref's update.
+		RepositoryID string `json:"repositoryId"`
+		Name         string `json:"name"`
+		Before       string `json:"before"`
+		After        string `json:"after"`
 	} `json:"variables"`
 }
 
@@ -247,6 +252,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		s.setDraft(w, req, "markPullRequestReadyForReview", false)
 	case strings.Contains(req.Query, "convertPullRequestToDraft"):
 		s.setDraft(w, req, "convertPullRequestToDraft", true)
+	case strings.Contains(req.Query, "updateRefs"):
+		s.updateRefs(w, r, req)
 	default:
 		graphqlError(w, "unsupported query")
 	}
