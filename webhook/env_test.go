@@ -166,10 +166,14 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		list := []map[string]any{}
-		if n, ok := f.openPRs[branch]; ok && r.URL.Query().Get("state") == "open" {
-			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}}
-			if sha, ok := f.pushed[branch]; ok {
-				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[branch], sha)
+		for head, n := range f.openPRs {
+			if (branch != "" && head != branch) || r.URL.Query().Get("state") != "open" {
+				continue
+			}
+			// Listed by base (no head): every open one, as push does.
+			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": head, "label": r.PathValue("o") + ":" + head}}
+			if sha, ok := f.pushed[head]; ok {
+				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[head], sha)
 				pr["body"] = "Fixes the issue.\n\n" + marker.Pushed(sha)
 			}
 			list = append(list, pr)

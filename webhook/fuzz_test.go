@@ -40,6 +40,11 @@ func (q *countingQueue) EnqueueRetry(context.Context, jobs.RetryPR) (jobs.Enqueu
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
+func (q *countingQueue) DeferUpdate(context.Context, jobs.RetryPR) error {
+	q.add()
+	return nil
+}
+
 func (q *countingQueue) EnqueueReply(context.Context, jobs.Reply) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil

@@ -37,6 +37,8 @@ type Queue interface {
 	// EnqueueSolveBehind queues a solve behind the issue's running job.
 	EnqueueSolveBehind(ctx context.Context, p jobs.SolveIssue) (jobs.EnqueueResult, error)
 	EnqueueRetry(ctx context.Context, p jobs.RetryPR) (jobs.EnqueueResult, error)
+	// DeferUpdate keeps an update past jobs.MaxUpdatesPerPush for later.
+	DeferUpdate(ctx context.Context, p jobs.RetryPR) error
 	EnqueueReply(ctx context.Context, p jobs.Reply) (jobs.EnqueueResult, error)
 	Cancel(ctx context.Context, issue jobs.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue jobs.Issue) (bool, error)
