@@ -31,10 +31,19 @@ var ciFailures = map[string]bool{"failure": true, "timed_out": true, "startup_fa
 // branch of the same name in a fork and make CI fail there), and the task
 // carries the pin of the issue text a writer last approved, so an issue
 // edited since is not run.
+//
+// Any other completed check on such a head is where GitHub's
+// mergeable_state is looked at (checkMergeable).
 func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	ev, err := d.doc.CheckEvent()
 	if err != nil {
 		return malformed(d, err), nil
+	}
+	if ev.Action == "completed" && (!ciFailures[ev.Conclusion] || h.ownApp(ev)) {
+		res, handled, err := h.checkMergeable(ctx, d, ev)
+		if err != nil || handled {
+			return res, err
+		}
 	}
 	switch {
 	case ev.Action != "completed":

@@ -302,3 +302,53 @@ func TestLabelLeavesAWaitingPlanToTheWorker(t *testing.T) {
 		t.Fatalf("after the label the plan is %+v, want it still waiting for the worker", rec)
 	}
 }
+
+// A check that passes (or Patchwright's own) on the head Patchwright
+// pushed looks at the pull request's mergeable_state: behind or
+// conflicting, the base branch is merged in by an update, one per head
+// however many checks report it; clean, or a head someone else pushed,
+// starts nothing.
+func TestCheckFindsPullRequestOutOfDate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	issue := jobs.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	if _, err := e.queue.EnqueueSolve(ctx, jobs.SolveIssue{Issue: issue, DeliveryID: "label-7", Requester: writerLogin, IssueHash: "pin"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.queue.Release(ctx, issue, "label-7"); err != nil {
+		t.Fatal(err)
+	}
+	e.gh.heads[12], e.gh.openPRs["agent/issue-7"], e.gh.pushed["agent/issue-7"] = "agent/issue-7", 12, someSHA
+	updates := func() []*jobs.RetryPR {
+		var out []*jobs.RetryPR
+		for _, ti := range e.tasks(jobs.QueueAgent) {
+			if strings.HasPrefix(ti.ID, "mergeable-") {
+				var p jobs.RetryPR
+				if err := json.Unmarshal(ti.Payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, &p)
+			}
+		}
+		return out
+	}
+	suite := func(slug string) []byte { return checkSuite(t, "agent/issue-7", someSHA, "success", slug, nil) }
+
+	e.gh.mergeable[12] = "clean"
+	expectStatus(t, e.deliver("check_suite", "m-clean", suite("github-actions")), http.StatusOK)
+	e.gh.mergeable[12] = "behind"
+	rec := e.deliver("check_suite", "m-behind", suite("github-actions"))
+	expectStatus(t, rec, http.StatusAccepted)
+	expectStatus(t, e.deliver("check_suite", "m-own", suite("patchwright-test")), http.StatusOK) // the same head: no second update
+	got := updates()
+	if len(got) != 1 || got[0].PR != 12 || got[0].Rebase != "master" || got[0].IssueHash != "pin" || got[0].DeliveryID != jobs.MergeableUpdateID(issue, 12, someSHA) {
+		t.Fatalf("updates %+v (%s), want one of #12 to master", got, rec.Body.String())
+	}
+	// A head someone else pushed is theirs to merge.
+	e.gh.headSHA["agent/issue-7"] = strings.Repeat("d", 40)
+	e.gh.mergeable[12] = "dirty"
+	expectStatus(t, e.deliver("check_suite", "m-theirs", checkSuite(t, "agent/issue-7", strings.Repeat("d", 40), "success", "github-actions", nil)), http.StatusOK)
+	if n := len(updates()); n != 1 {
+		t.Errorf("%d updates after a check on someone's head, want still 1", n)
+	}
+}

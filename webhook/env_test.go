@@ -96,6 +96,7 @@ type fakeGitHub struct {
 	openPRs     map[string]int    // head branch → open pull request
 	pushed      map[string]string // head branch → the head the app pushed (the body's marker)
 	headSHA     map[string]string // head branch → its head when someone else pushed since
+	mergeable   map[int]string    // pull request → its mergeable_state
 	comments    []string
 	permHits    int
 	deliveries  []map[string]any // GET /app/hook/deliveries
@@ -106,7 +107,7 @@ type fakeGitHub struct {
 func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 	f := &fakeGitHub{
 		t: t, perms: map[string][]byte{}, heads: map[int]string{}, closed: map[int]bool{}, openPRs: map[string]int{},
-		pushed: map[string]string{}, headSHA: map[string]string{},
+		pushed: map[string]string{}, headSHA: map[string]string{}, mergeable: map[int]string{},
 	}
 	f.perms[strings.ToLower(writerLogin)] = []byte(`{"permission":"write","role_name":"write","user":{"login":"maintainer"}}`)
 	f.perms[strings.ToLower(readerLogin)] = fixture(t, fixtureAPI, "collaborator-permission.get.200.legacy-2017.recorded.json")
@@ -156,7 +157,8 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		if f.closed[n] {
 			state = "closed"
 		}
-		json.NewEncoder(w).Encode(map[string]any{"number": n, "state": state, "head": map[string]any{"ref": head}})
+		json.NewEncoder(w).Encode(map[string]any{"number": n, "state": state, "head": map[string]any{"ref": head},
+			"base": map[string]any{"ref": "master"}, "mergeable_state": cmp.Or(f.mergeable[n], "unknown")})
 	})
 	mux.HandleFunc("GET /repos/{o}/{r}/pulls", func(w http.ResponseWriter, r *http.Request) {
 		if !f.installationAuth(w, r) {
