@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/patchwright/patchwright/internal/logkey"
@@ -54,6 +56,11 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "ignored: Patchwright's own checks"), nil
 	}
 	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
+	if pr, queued := mergeQueuePR(ev.HeadBranch); !ok && queued {
+		return done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued "+
+			"before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue and says so "+
+			"on it, and CI on the pull request's own head is what starts a fix", ev.HeadBranch, pr, pr, pr), nil
+	}
 	if !ok {
 		return done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch), nil
 	}
@@ -94,6 +101,20 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return response{}, err
 	}
 	return ciFixEnqueued(enq, issue, ev, log), nil
+}
+
+// mergeQueueRE is the temporary branch GitHub's merge queue builds and
+// runs CI on: gh-readonly-queue/<base>/pr-<number>-<head SHA>.
+var mergeQueueRE = regexp.MustCompile(`^gh-readonly-queue/.+/pr-([0-9]+)-[0-9a-f]{40}$`)
+
+// mergeQueuePR is the pull request whose merge group branch is branch.
+func mergeQueuePR(branch string) (int, bool) {
+	m := mergeQueueRE.FindStringSubmatch(branch)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }
 
 // ciFixEnqueued is the answer to a CI failure whose fix attempt was

@@ -47,7 +47,10 @@ func TestCheckEventsThatDoNothing(t *testing.T) {
 		"head not a string":        {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["head_sha"] = 5 }), http.StatusBadRequest, "malformed"},
 		"pull requests not a list": {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["pull_requests"] = "2" }), http.StatusBadRequest, "malformed"},
 		"not JSON":                 {"check_run", []byte("{"), http.StatusBadRequest, ""},
-		"workflow success":         {"workflow_run", fixturePayload(t, "workflow_run.completed.with-pull-requests.json", nil), http.StatusOK, "conclusion"},
+		// A merge queue's run: GitHub's temporary branch, no pull requests.
+		"merge queue": {"check_suite", checkSuite(t, "gh-readonly-queue/master/pr-12-"+someSHA, strings.Repeat("e", 40), "failure", "github-actions",
+			func(cs map[string]any) { cs["pull_requests"] = []any{} }), http.StatusOK, "merge queue's temporary branch"},
+		"workflow success": {"workflow_run", fixturePayload(t, "workflow_run.completed.with-pull-requests.json", nil), http.StatusOK, "conclusion"},
 	}
 	i := 0
 	for name, tc := range cases {
