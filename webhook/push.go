@@ -61,37 +61,44 @@ func (h *Handler) onPush(ctx context.Context, d delivery) (response, error) {
 // lowest numbers start, so a redelivery picks the same ones.
 func (h *Handler) updateAll(ctx context.Context, d delivery, repo jobs.Issue, prs []githubapi.PullRequest, after string) (enqueued, deferred int, err error) {
 	slices.SortFunc(prs, func(a, b githubapi.PullRequest) int { return cmp.Compare(a.Number, b.Number) })
-	started := 0
+	var tasks []jobs.RetryPR
 	for _, pr := range prs {
 		p, ok, err := h.rebaseTask(ctx, d, repo, pr.Number, pr.HeadRef, after, marker.ParsePushed(pr.Body) == pr.HeadSHA)
-		if err != nil || !ok {
-			if err != nil {
-				return 0, 0, err
-			}
-			continue
+		if err != nil {
+			return 0, 0, err
 		}
-		outcome := jobs.Busy
-		if started < jobs.MaxUpdatesPerPush {
-			enq, err := h.queue.EnqueueRetry(ctx, p)
-			if err != nil {
-				return 0, 0, err
-			}
-			outcome = enq.Outcome
-			d.log.Info("pull request update", "pr", p.PR, "base", after, "outcome", outcome.String())
+		if ok {
+			tasks = append(tasks, p)
 		}
-		switch outcome {
+	}
+	now, later := tasks, []jobs.RetryPR(nil)
+	if len(tasks) > jobs.MaxUpdatesPerPush {
+		now, later = tasks[:jobs.MaxUpdatesPerPush], tasks[jobs.MaxUpdatesPerPush:]
+	}
+	// Kept before any starts, so the end of a started update (which
+	// starts the next: jobs.StartDeferredUpdate) always finds them.
+	for _, p := range later {
+		if err := h.queue.DeferUpdate(ctx, p); err != nil {
+			return 0, 0, err
+		}
+		deferred++
+	}
+	for _, p := range now {
+		enq, err := h.queue.EnqueueRetry(ctx, p)
+		if err != nil {
+			return 0, 0, err
+		}
+		d.log.Info("pull request update", "pr", p.PR, "base", after, "outcome", enq.Outcome.String())
+		switch enq.Outcome {
 		case jobs.Busy:
-			// Past the bound, or a retry already waits on its issue: the
-			// worker starts it later (jobs.StartDeferredUpdate).
+			// A retry already waits on its issue: started when that
+			// issue's job ends.
 			if err := h.queue.DeferUpdate(ctx, p); err != nil {
 				return 0, 0, err
 			}
 			deferred++
 		case jobs.Enqueued, jobs.Queued:
-			started, enqueued = started+1, enqueued+1
-		default:
-			// A redelivery's update: already counted against the bound.
-			started++
+			enqueued++
 		}
 	}
 	return enqueued, deferred, nil
