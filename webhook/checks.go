@@ -57,9 +57,7 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	}
 	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
 	if pr, queued := mergeQueuePR(ev.HeadBranch); !ok && queued {
-		return done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued "+
-			"before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue and says so "+
-			"on it, and CI on the pull request's own head is what starts a fix", ev.HeadBranch, pr, pr, pr), nil
+		return done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue, and CI on its own head is what starts a fix", ev.HeadBranch, pr, pr, pr), nil
 	}
 	if !ok {
 		return done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch), nil

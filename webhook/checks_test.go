@@ -354,4 +354,19 @@ func TestCheckFindsPullRequestOutOfDate(t *testing.T) {
 	if n := len(updates()); n != 1 {
 		t.Errorf("%d updates after a check on someone's head, want still 1", n)
 	}
+	// Patchwright's again at a new head while the first update runs and
+	// a retry waits behind it: kept, and started once that job ends.
+	head2 := strings.Repeat("f", 40)
+	e.gh.headSHA["agent/issue-7"], e.gh.pushed["agent/issue-7"] = "", head2
+	if res, err := e.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: 12, DeliveryID: "retry-7", Requester: writerLogin}); err != nil || res.Outcome != jobs.Queued {
+		t.Fatalf("retry behind the update: %+v %v", res, err)
+	}
+	expectStatus(t, e.deliver("check_suite", "m-busy", checkSuite(t, "agent/issue-7", head2, "success", "github-actions", nil)), http.StatusOK)
+	if err := e.queue.Release(ctx, issue, got[0].DeliveryID); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := e.queue.StartDeferredUpdate(ctx, issue)
+	if err != nil || !ok || p.DeliveryID != jobs.MergeableUpdateID(issue, 12, head2) {
+		t.Errorf("the busy update was not kept: %+v %v %v", p, ok, err)
+	}
 }

@@ -47,8 +47,14 @@ func (h *Handler) checkMergeable(ctx context.Context, d delivery, ev payload.Che
 	if err != nil || !ok {
 		return response{}, false, err
 	}
-	enq, err := h.queue.EnqueueRetry(ctx, jobs.RetryPR{Issue: issue, PR: pr.Number, IssueHash: pin, Rebase: full.BaseRef,
-		DeliveryID: jobs.MergeableUpdateID(issue, pr.Number, ev.HeadSHA)})
+	p := jobs.RetryPR{Issue: issue, PR: pr.Number, IssueHash: pin, Rebase: full.BaseRef,
+		DeliveryID: jobs.MergeableUpdateID(issue, pr.Number, ev.HeadSHA)}
+	enq, err := h.queue.EnqueueRetry(ctx, p)
+	if err == nil && enq.Outcome == jobs.Busy {
+		// A retry already waits on the issue: kept, and started when the
+		// issue's job ends (jobs.StartDeferredUpdate).
+		err = h.queue.DeferUpdate(ctx, p)
+	}
 	if err != nil {
 		return response{}, false, err
 	}
