@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/patchwright/patchwright/internal/logkey"
@@ -32,10 +34,19 @@ var ciFailures = map[string]bool{"failure": true, "timed_out": true, "startup_fa
 // branch of the same name in a fork and make CI fail there), and the task
 // carries the pin of the issue text a writer last approved, so an issue
 // edited since is not run.
+//
+// Any other completed check on such a head is where GitHub's
+// mergeable_state is looked at (checkMergeable).
 func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	ev, err := d.doc.CheckEvent()
 	if err != nil {
 		return malformed(d, err), nil
+	}
+	if ev.Action == "completed" && (!ciFailures[ev.Conclusion] || h.ownApp(ev)) {
+		res, handled, err := h.checkMergeable(ctx, d, ev)
+		if err != nil || handled {
+			return res, err
+		}
 	}
 	switch {
 	case ev.Action != "completed":
@@ -46,6 +57,9 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "ignored: Patchwright's own checks"), nil
 	}
 	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
+	if pr, queued := mergeQueuePR(ev.HeadBranch); !ok && queued {
+		return done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue, and CI on its own head is what starts a fix", ev.HeadBranch, pr, pr, pr), nil
+	}
 	if !ok {
 		return done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch), nil
 	}
@@ -90,6 +104,20 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return response{}, err
 	}
 	return ciFixEnqueued(enq, issue, ev, log), nil
+}
+
+// mergeQueueRE is the temporary branch GitHub's merge queue builds and
+// runs CI on: gh-readonly-queue/<base>/pr-<number>-<head SHA>.
+var mergeQueueRE = regexp.MustCompile(`^gh-readonly-queue/.+/pr-([0-9]+)-[0-9a-f]{40}$`)
+
+// mergeQueuePR is the pull request whose merge group branch is branch.
+func mergeQueuePR(branch string) (int, bool) {
+	m := mergeQueueRE.FindStringSubmatch(branch)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }
 
 // ciFixEnqueued is the answer to a CI failure whose fix attempt was

@@ -48,7 +48,10 @@ func TestCheckEventsThatDoNothing(t *testing.T) {
 		"head not a string":        {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["head_sha"] = 5 }), http.StatusBadRequest, "malformed"},
 		"pull requests not a list": {"check_suite", checkSuite(t, "agent/issue-7", someSHA, "failure", "github-actions", func(cs map[string]any) { cs["pull_requests"] = "2" }), http.StatusBadRequest, "malformed"},
 		"not JSON":                 {"check_run", []byte("{"), http.StatusBadRequest, ""},
-		"workflow success":         {"workflow_run", fixturePayload(t, "workflow_run.completed.with-pull-requests.json", nil), http.StatusOK, "conclusion"},
+		// A merge queue's run: GitHub's temporary branch, no pull requests.
+		"merge queue": {"check_suite", checkSuite(t, "gh-readonly-queue/master/pr-12-"+someSHA, strings.Repeat("e", 40), "failure", "github-actions",
+			func(cs map[string]any) { cs["pull_requests"] = []any{} }), http.StatusOK, "merge queue's temporary branch"},
+		"workflow success": {"workflow_run", fixturePayload(t, "workflow_run.completed.with-pull-requests.json", nil), http.StatusOK, "conclusion"},
 	}
 	i := 0
 	for name, tc := range cases {
@@ -301,5 +304,70 @@ func TestLabelLeavesAWaitingPlanToTheWorker(t *testing.T) {
 	}
 	if rec, _, _ := e.queue.LatestPlan(ctx, issue); !rec.Waiting() {
 		t.Fatalf("after the label the plan is %+v, want it still waiting for the worker", rec)
+	}
+}
+
+// A check that passes (or Patchwright's own) on the head Patchwright
+// pushed looks at the pull request's mergeable_state: behind or
+// conflicting, the base branch is merged in by an update, one per head
+// however many checks report it; clean, or a head someone else pushed,
+// starts nothing.
+func TestCheckFindsPullRequestOutOfDate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	issue := tasks.Issue{InstallationID: testInstall, Owner: "Codertocat", Repo: "Hello-World", Number: 7}
+	if _, err := e.queue.EnqueueSolve(ctx, tasks.SolveIssue{Issue: issue, DeliveryID: "label-7", Requester: writerLogin, IssueHash: "pin"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.queue.Release(ctx, issue, "label-7"); err != nil {
+		t.Fatal(err)
+	}
+	e.gh.heads[12], e.gh.openPRs["agent/issue-7"], e.gh.pushed["agent/issue-7"] = "agent/issue-7", 12, someSHA
+	updates := func() []*tasks.RetryPR {
+		var out []*tasks.RetryPR
+		for _, ti := range e.tasks(tasks.QueueAgent) {
+			if strings.HasPrefix(ti.ID, "mergeable-") {
+				var p tasks.RetryPR
+				if err := json.Unmarshal(ti.Payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, &p)
+			}
+		}
+		return out
+	}
+	suite := func(slug string) []byte { return checkSuite(t, "agent/issue-7", someSHA, "success", slug, nil) }
+
+	e.gh.mergeable[12] = "clean"
+	expectStatus(t, e.deliver("check_suite", "m-clean", suite("github-actions")), http.StatusOK)
+	e.gh.mergeable[12] = "behind"
+	rec := e.deliver("check_suite", "m-behind", suite("github-actions"))
+	expectStatus(t, rec, http.StatusAccepted)
+	expectStatus(t, e.deliver("check_suite", "m-own", suite("patchwright-test")), http.StatusOK) // the same head: no second update
+	got := updates()
+	if len(got) != 1 || got[0].PR != 12 || got[0].Rebase != "master" || got[0].IssueHash != "pin" || got[0].DeliveryID != tasks.MergeableUpdateID(issue, 12, someSHA) {
+		t.Fatalf("updates %+v (%s), want one of #12 to master", got, rec.Body.String())
+	}
+	// A head someone else pushed is theirs to merge.
+	e.gh.headSHA["agent/issue-7"] = strings.Repeat("d", 40)
+	e.gh.mergeable[12] = "dirty"
+	expectStatus(t, e.deliver("check_suite", "m-theirs", checkSuite(t, "agent/issue-7", strings.Repeat("d", 40), "success", "github-actions", nil)), http.StatusOK)
+	if n := len(updates()); n != 1 {
+		t.Errorf("%d updates after a check on someone's head, want still 1", n)
+	}
+	// Patchwright's again at a new head while the first update runs and
+	// a retry waits behind it: kept, and started once that job ends.
+	head2 := strings.Repeat("f", 40)
+	e.gh.headSHA["agent/issue-7"], e.gh.pushed["agent/issue-7"] = "", head2
+	if res, err := e.queue.EnqueueRetry(ctx, tasks.RetryPR{Issue: issue, PR: 12, DeliveryID: "retry-7", Requester: writerLogin}); err != nil || res.Outcome != jobs.Queued {
+		t.Fatalf("retry behind the update: %+v %v", res, err)
+	}
+	expectStatus(t, e.deliver("check_suite", "m-busy", checkSuite(t, "agent/issue-7", head2, "success", "github-actions", nil)), http.StatusOK)
+	if err := e.queue.Release(ctx, issue, got[0].DeliveryID); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := e.queue.StartDeferredUpdate(ctx, issue)
+	if err != nil || !ok || p.DeliveryID != tasks.MergeableUpdateID(issue, 12, head2) {
+		t.Errorf("the busy update was not kept: %+v %v %v", p, ok, err)
 	}
 }

@@ -97,6 +97,7 @@ type fakeGitHub struct {
 	openPRs     map[string]int    // head branch → open pull request
 	pushed      map[string]string // head branch → the head the app pushed (the body's marker)
 	headSHA     map[string]string // head branch → its head when someone else pushed since
+	mergeable   map[int]string    // pull request → its mergeable_state
 	comments    []string
 	permHits    int
 	deliveries  []map[string]any // GET /app/hook/deliveries
@@ -107,7 +108,7 @@ type fakeGitHub struct {
 func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 	f := &fakeGitHub{
 		t: t, perms: map[string][]byte{}, heads: map[int]string{}, closed: map[int]bool{}, openPRs: map[string]int{},
-		pushed: map[string]string{}, headSHA: map[string]string{},
+		pushed: map[string]string{}, headSHA: map[string]string{}, mergeable: map[int]string{},
 	}
 	f.perms[strings.ToLower(writerLogin)] = []byte(`{"permission":"write","role_name":"write","user":{"login":"maintainer"}}`)
 	f.perms[strings.ToLower(readerLogin)] = fixture(t, fixtureAPI, "collaborator-permission.get.200.legacy-2017.recorded.json")
@@ -157,7 +158,8 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		if f.closed[n] {
 			state = "closed"
 		}
-		json.NewEncoder(w).Encode(map[string]any{"number": n, "state": state, "head": map[string]any{"ref": head}})
+		json.NewEncoder(w).Encode(map[string]any{"number": n, "state": state, "head": map[string]any{"ref": head},
+			"base": map[string]any{"ref": "master"}, "mergeable_state": cmp.Or(f.mergeable[n], "unknown")})
 	})
 	mux.HandleFunc("GET /repos/{o}/{r}/pulls", func(w http.ResponseWriter, r *http.Request) {
 		if !f.installationAuth(w, r) {
@@ -167,10 +169,14 @@ func newFakeGitHub(t testing.TB) (*fakeGitHub, *httptest.Server) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		list := []map[string]any{}
-		if n, ok := f.openPRs[branch]; ok && r.URL.Query().Get("state") == "open" {
-			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": branch}}
-			if sha, ok := f.pushed[branch]; ok {
-				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[branch], sha)
+		for head, n := range f.openPRs {
+			if (branch != "" && head != branch) || r.URL.Query().Get("state") != "open" {
+				continue
+			}
+			// Listed by base (no head): every open one, as push does.
+			pr := map[string]any{"number": n, "state": "open", "head": map[string]any{"ref": head, "label": r.PathValue("o") + ":" + head}}
+			if sha, ok := f.pushed[head]; ok {
+				pr["head"].(map[string]any)["sha"] = cmp.Or(f.headSHA[head], sha)
 				pr["body"] = "Fixes the issue.\n\n" + marker.Pushed(sha)
 			}
 			list = append(list, pr)

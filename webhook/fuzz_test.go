@@ -41,6 +41,11 @@ func (q *countingQueue) EnqueueRetry(context.Context, tasks.RetryPR) (jobs.Enque
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
+func (q *countingQueue) DeferUpdate(context.Context, tasks.RetryPR) error {
+	q.add()
+	return nil
+}
+
 func (q *countingQueue) EnqueueReply(context.Context, tasks.Reply) (jobs.EnqueueResult, error) {
 	q.add()
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil

@@ -38,6 +38,8 @@ type Queue interface {
 	// EnqueueSolveBehind queues a solve behind the issue's running job.
 	EnqueueSolveBehind(ctx context.Context, p tasks.SolveIssue) (jobs.EnqueueResult, error)
 	EnqueueRetry(ctx context.Context, p tasks.RetryPR) (jobs.EnqueueResult, error)
+	// DeferUpdate keeps an update past jobs.MaxUpdatesPerPush for later.
+	DeferUpdate(ctx context.Context, p tasks.RetryPR) error
 	EnqueueReply(ctx context.Context, p tasks.Reply) (jobs.EnqueueResult, error)
 	Cancel(ctx context.Context, issue tasks.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue tasks.Issue) (bool, error)

@@ -60,8 +60,9 @@ type CommitFile struct {
 // CreateCommit makes c on the remote and moves c.Branch to it as
 // compare-and-swap: a new branch is created (refused if it exists); a
 // branch at c.Parent is updated without force (refused unless a fast
-// forward, so a push made meanwhile is kept); a branch elsewhere is read
-// first and force-updated only if it is at c.Expected. It returns the
+// forward, so a push made meanwhile is kept); a branch elsewhere is
+// force-updated only while it is at c.Expected, in one request that
+// GitHub compares and swaps (swapRef). It returns the
 // commit's SHA as GitHub made it (not the clone's: GitHub's signature and
 // time differ).
 func (a *App) CreateCommit(ctx context.Context, repo tasks.Issue, c NewCommit) (string, error) {
@@ -149,16 +150,11 @@ func moveBranch(ctx context.Context, gh *github.Client, repo tasks.Issue, c NewC
 	case c.Parent:
 		_, _, err = gh.Git.UpdateRef(ctx, repo.Owner, repo.Repo, target, false)
 	default:
-		// No REST call compares and swaps a force update: read, then
-		// force. A push between the two is overwritten, as a narrow race.
-		cur, _, gerr := gh.Git.GetRef(ctx, repo.Owner, repo.Repo, ref)
-		if gerr != nil {
-			return refMoved(c, fmt.Errorf("read %s: %w", ref, gerr))
-		}
-		if cur.GetObject().GetSHA() != c.Expected {
-			return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, c.Branch, cur.GetObject().GetSHA(), c.Expected)
-		}
-		_, _, err = gh.Git.UpdateRef(ctx, repo.Owner, repo.Repo, target, true)
+		// A stale branch (not at the parent: an earlier run's, on an
+		// older base) is replaced by a forced update that holds only
+		// while it is still at c.Expected. REST's force has no such
+		// condition, so GraphQL's updateRefs (beforeOid) does it.
+		return swapRef(ctx, gh, repo, c, sha)
 	}
 	if err != nil {
 		return refMoved(c, fmt.Errorf("move %s of %s/%s to %s: %w", c.Branch, repo.Owner, repo.Repo, sha, err))
@@ -182,4 +178,38 @@ func refMoved(c NewCommit, err error) error {
 		return fmt.Errorf("%w: %v", ErrRefMoved, err)
 	}
 	return err
+}
+
+// updateRefsMutation moves one ref with GitHub's own compare-and-swap:
+// the update is refused unless the ref is at $before, checked under the
+// ref's lock, so a push between a look and the update cannot be lost.
+const updateRefsMutation = `mutation($repositoryId: ID!, $name: GitRefname!, $before: GitObjectID!, $after: GitObjectID!) {
+  updateRefs(input: {repositoryId: $repositoryId, refUpdates: [{name: $name, beforeOid: $before, afterOid: $after, force: true}]}) { clientMutationId }
+}`
+
+// swapRef force-updates c.Branch to sha only while it is at c.Expected.
+// A refusal is told apart by reading the branch afterwards (GitHub's
+// wording of it is not documented): gone or elsewhere is ErrRefMoved;
+// still at c.Expected, the error is returned as it is (a rule, a 5xx).
+func swapRef(ctx context.Context, gh *github.Client, repo tasks.Issue, c NewCommit, sha string) error {
+	r, _, err := gh.Repositories.Get(ctx, repo.Owner, repo.Repo)
+	if err != nil {
+		return fmt.Errorf("get repository %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	ref := "refs/heads/" + c.Branch
+	vars := map[string]any{"repositoryId": r.GetNodeID(), "name": ref, "before": c.Expected, "after": sha}
+	var out struct{}
+	uerr := graphql(ctx, gh, updateRefsMutation, vars, &out)
+	if uerr == nil {
+		return nil
+	}
+	uerr = fmt.Errorf("move %s of %s/%s from %s to %s: %w", c.Branch, repo.Owner, repo.Repo, c.Expected, sha, uerr)
+	cur, _, err := gh.Git.GetRef(ctx, repo.Owner, repo.Repo, ref)
+	if err != nil {
+		return refMoved(c, errors.Join(uerr, err))
+	}
+	if at := cur.GetObject().GetSHA(); at != c.Expected {
+		return fmt.Errorf("%w: %s is at %s, expected %s: %v", ErrRefMoved, c.Branch, at, c.Expected, uerr)
+	}
+	return uerr
 }

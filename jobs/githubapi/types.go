@@ -62,6 +62,9 @@ type PullRequest struct {
 	HeadSHA string
 	BaseRef string
 	NodeID  string // GraphQL's ID, which SetDraft needs
+	// MergeableState is GitHub's mergeable_state ("behind", "dirty",
+	// "clean", "unknown"…), which only a single pull request's GET has.
+	MergeableState string
 }
 
 // NewPullRequest is a pull request to open.

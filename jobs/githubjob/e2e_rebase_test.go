@@ -194,3 +194,46 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 		t.Errorf("conflict comments after /agent rebase: %+v", said)
 	}
 }
+
+// The default branch moved without a push event reaching Patchwright (a
+// delivery lost, or an update deferred): the next check that completes on
+// Patchwright's head finds the pull request behind (GitHub's
+// mergeable_state) and the base branch is merged in and checked again,
+// once for that head.
+func TestCheckFindsPullRequestBehind(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, append(fixGreeting(),
+		call("finish", `{"summary":"The merged base broke nothing; no change needed."}`),
+	)...)
+	e.startWorker()
+	if code := e.label(1, "delivery-behind-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-behind-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	pr := e.fake.Pulls(owner, repoName)[0].Number
+	if code := e.checkSuite(head, "success", "delivery-behind-clean"); code != http.StatusOK {
+		t.Fatalf("a check on an up-to-date pull request: %d, want 200", code)
+	}
+	base := e.pushMaster(t, "docs", map[string]string{"README.md": "A greeting, spelled right.\n"})
+	if code := e.checkSuite(head, "success", "delivery-behind-green"); code != http.StatusAccepted {
+		t.Fatalf("a check on a pull request behind its base: %d, want 202", code)
+	}
+	if code := e.checkSuite(head, "success", "delivery-behind-again"); code != http.StatusOK {
+		t.Errorf("another check on the same head: %d, want 200 (one update per head)", code)
+	}
+	if info := e.waitTask(tasks.MergeableUpdateID(issue1, pr, head), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("update ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	parents := strings.Fields(githubtest.Git(t, e.remote.Dir(owner, repoName), "rev-list", "--parents", "-n", "1", merged))
+	if len(parents) != 3 || parents[1] != head || parents[2] != base {
+		t.Fatalf("the branch's head %s has parents %v, want a merge of %s and %s", merged, parents[1:], head, base)
+	}
+	body := e.fake.Pulls(owner, repoName)[0].Body
+	if marker.ParsePushed(body) != merged || !strings.Contains(body, "base branch moved: master merged in as "+merged[:7]) {
+		t.Errorf("the body's pushed marker or history after the update:\n%s", body)
+	}
+}

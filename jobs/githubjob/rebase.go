@@ -85,6 +85,11 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 	}
 	a.rebase = fmt.Sprintf("%s (%s) was merged into this branch as %s without conflicts", pr.BaseRef, baseName(base), shortSHA(sha))
 	a.trigger = fmt.Sprintf("%s: %s at %s merged in", rebaseTrigger, pr.BaseRef, baseName(base))
+	if !tasks.ValidSHA(base) {
+		// A check found the pull request behind or conflicting
+		// (webhook's checkMergeable): the branch as it is was merged.
+		a.trigger = fmt.Sprintf("%s: %s merged in as %s", rebaseTrigger, pr.BaseRef, shortSHA(sha))
+	}
 	if a.requester != "" {
 		a.trigger = fmt.Sprintf("/agent rebase: %s merged in as %s", pr.BaseRef, shortSHA(sha))
 	}

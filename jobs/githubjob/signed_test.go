@@ -247,3 +247,48 @@ func TestOversizedBlobIsRefusedBeforeAnyRequest(t *testing.T) {
 		t.Errorf("%d requests made", n)
 	}
 }
+
+// A stale agent branch (an earlier run's, not under the new commit) is
+// replaced by a forced update that holds only while the branch is where
+// the run found it: a push that lands between the run's look and its
+// update (here as the update request arrives, whichever request that
+// is) is kept, and the publish says the remote moved.
+func TestSignedCommitReplacesAStaleBranchAtomically(t *testing.T) {
+	e := newSignedEnv(t)
+	ctx := context.Background()
+	dir := e.remote.Dir("acme", "widgets")
+	main := e.remote.Head(t, "acme", "widgets", "main")
+	staleBranch := func(msg string) string {
+		sha := strings.TrimSpace(githubtest.Git(t, dir, "commit-tree", main+"^{tree}", "-p", main, "-m", msg))
+		githubtest.Git(t, dir, "update-ref", "refs/heads/agent/issue-1", sha)
+		return sha
+	}
+
+	// Nobody interferes: the stale branch is replaced.
+	stale := staleBranch("an earlier attempt")
+	r := e.clone(t, "main")
+	must(t, os.WriteFile(filepath.Join(r.Worktree(), "a.txt"), []byte("b\n"), 0o644))
+	res := &pipeline.Result{Branch: "agent/issue-1", HeadCommit: commit(t, r).String()}
+	if _, err := e.publisher(plumbing.NewHash(stale)).Publish(ctx, r, res); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.remote.Head(t, "acme", "widgets", "agent/issue-1"); got != res.HeadCommit {
+		t.Fatalf("the stale branch is at %s, want the new commit %s", got, res.HeadCommit)
+	}
+
+	// Someone pushes just before the update.
+	stale = staleBranch("another earlier attempt")
+	theirs := strings.TrimSpace(githubtest.Git(t, dir, "commit-tree", main+"^{tree}", "-p", stale, "-m", "someone's fix"))
+	push := func() { githubtest.Git(t, dir, "update-ref", "refs/heads/agent/issue-1", theirs) }
+	e.fake.Fail(githubtest.Fault{Method: "PATCH", Path: "/repos/acme/widgets/git/refs/", Before: push})
+	e.fake.Fail(githubtest.Fault{Method: "POST", Path: "/graphql", Before: push})
+	r = e.clone(t, "main")
+	must(t, os.WriteFile(filepath.Join(r.Worktree(), "a.txt"), []byte("c\n"), 0o644))
+	res = &pipeline.Result{Branch: "agent/issue-1", HeadCommit: commit(t, r).String()}
+	if _, err := e.publisher(plumbing.NewHash(stale)).Publish(ctx, r, res); !errors.Is(err, gitrepo.ErrRemoteMoved) {
+		t.Fatalf("a push before the update: %v, want ErrRemoteMoved", err)
+	}
+	if got := e.remote.Head(t, "acme", "widgets", "agent/issue-1"); got != theirs {
+		t.Fatalf("someone's push was overwritten: the branch is at %s, want %s", got, theirs)
+	}
+}

@@ -53,6 +53,15 @@ func (s *Server) bareDir(w http.ResponseWriter, r *http.Request) (string, bool) 
 	if !ok {
 		return "", false
 	}
+	dir := bareOf(rp)
+	if dir == "" {
+		fail(w, http.StatusNotFound, "Not Found")
+	}
+	return dir, dir != ""
+}
+
+// bareOf is rp's bare repository; "" when no GitRemote holds it.
+func bareOf(rp *Repo) string {
 	var dir string
 	remotes.Range(func(k, v any) bool {
 		if strings.HasPrefix(rp.CloneURL, k.(string)+"/") {
@@ -60,11 +69,7 @@ func (s *Server) bareDir(w http.ResponseWriter, r *http.Request) (string, bool) 
 		}
 		return dir == ""
 	})
-	if dir == "" {
-		fail(w, http.StatusNotFound, "Not Found")
-		return "", false
-	}
-	return dir, true
+	return dir
 }
 
 // bare runs git in dir with stdin and extra environment; it returns
@@ -391,32 +396,73 @@ func (s *Server) updateRef(w http.ResponseWriter, r *http.Request) {
 // moveRef sets ref to sha only while it is at old (zeroSHA: absent), as
 // git's own compare-and-swap, after the repository's rules.
 func (s *Server) moveRef(w http.ResponseWriter, r *http.Request, dir, ref, sha, old string, status int) {
-	if objectType(dir, sha) != "commit" {
-		unprocessable(w, "Object does not exist")
-		return
-	}
-	if msg, err := os.ReadFile(filepath.Join(dir, refusedFile)); err == nil {
-		// RefusePushes: a protection rule refuses every update.
-		unprocessable(w, strings.TrimSpace(string(msg)))
-		return
-	}
-	if !signedEnough(dir, sha, old) {
-		fail(w, http.StatusUnprocessableEntity, ruleViolation)
-		return
-	}
-	if f := workflowFile(dir, sha, old); f != "" && !s.requestToken(r).has("workflows=write") {
-		unprocessable(w, "refusing to allow a GitHub App to create or update workflow `"+f+"` without `workflows` permission")
-		return
-	}
-	if _, err := bare(dir, nil, nil, "update-ref", ref, sha, old); err != nil {
-		if old == zeroSHA {
-			unprocessable(w, "Reference already exists")
-		} else {
-			unprocessable(w, "Reference cannot be updated")
-		}
+	if msg := s.applyRef(r, dir, ref, sha, old); msg != "" {
+		unprocessable(w, msg)
 		return
 	}
 	writeJSON(w, status, s.refJSON(r, ref, sha))
+}
+
+// applyRef moves ref from old to sha with git's update-ref, which
+// compares and swaps under the ref's lock; it returns why not, "" when
+// it moved.
+func (s *Server) applyRef(r *http.Request, dir, ref, sha, old string) string {
+	if objectType(dir, sha) != "commit" {
+		return "Object does not exist"
+	}
+	if msg, err := os.ReadFile(filepath.Join(dir, refusedFile)); err == nil {
+		// RefusePushes: a protection rule refuses every update.
+		return strings.TrimSpace(string(msg))
+	}
+	if !signedEnough(dir, sha, old) {
+		return ruleViolation
+	}
+	if f := workflowFile(dir, sha, old); f != "" && !s.requestToken(r).has("workflows=write") {
+		return "refusing to allow a GitHub App to create or update workflow `" + f + "` without `workflows` permission"
+	}
+	if _, err := bare(dir, nil, nil, "update-ref", ref, sha, old); err != nil {
+		if old == zeroSHA {
+			return "Reference already exists"
+		}
+		return "Reference cannot be updated"
+	}
+	return ""
+}
+
+// repoNodeID is a repository's GraphQL ID, which updateRefs names it by.
+func repoNodeID(rp *Repo) string { return "R_" + rp.Owner + "/" + rp.Name }
+
+// updateRefs is GraphQL's updateRefs for one ref, as Patchwright sends
+// it: refused (a GraphQL error, the ref untouched) unless the ref is at
+// beforeOid when update-ref takes its lock.
+func (s *Server) updateRefs(w http.ResponseWriter, r *http.Request, req graphqlReq) {
+	v := req.Variables
+	var rp *Repo
+	s.mu.Lock()
+	for _, x := range s.repos {
+		if repoNodeID(x) == v.RepositoryID {
+			rp = x
+		}
+	}
+	s.mu.Unlock()
+	dir := ""
+	if rp != nil {
+		dir = bareOf(rp)
+	}
+	switch {
+	case dir == "":
+		graphqlError(w, fmt.Sprintf("Could not resolve to a node with the global id of '%s'", v.RepositoryID))
+	case !s.requestToken(r).has("contents=write"):
+		graphqlError(w, "Resource not accessible by integration")
+	case v.Before == "" || v.After == "" || !strings.HasPrefix(v.Name, "refs/"):
+		graphqlError(w, "refUpdates need a name, a beforeOid and an afterOid")
+	default:
+		if msg := s.applyRef(r, dir, v.Name, v.After, v.Before); msg != "" {
+			graphqlError(w, "Failed to update ref "+v.Name+": "+msg)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"updateRefs": map[string]any{"clientMutationId": nil}}})
+	}
 }
 
 // newCommits are the commits moving a ref from old to sha adds.

@@ -402,6 +402,10 @@ type Fault struct {
 	// Landed lets the request take effect before the fault is answered:
 	// a 502 or a timeout after GitHub created the comment.
 	Landed bool
+	// Before, when set, runs as a matching request arrives, before it is
+	// served: someone else's push between two of Patchwright's requests.
+	// With Status 0 the request is then served as usual.
+	Before func()
 }
 
 // PrimaryRateLimit is GitHub's answer once an installation's hourly quota

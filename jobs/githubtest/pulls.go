@@ -156,8 +156,34 @@ func (s *Server) getPull(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	if p := s.pull(w, r); p != nil {
 		p.HeadSHA = s.headSHA(p.Owner, p.Repo, p.Head)
-		writeJSON(w, http.StatusOK, s.pullJSON(p))
+		m := s.pullJSON(p)
+		m["mergeable_state"] = s.mergeableState(p)
+		writeJSON(w, http.StatusOK, m)
 	}
+}
+
+// mergeableState is GitHub's mergeable_state of an open pull request,
+// which only its single GET carries, as for a repository whose rules
+// require branches to be up to date: "clean" when the head holds the
+// base, "dirty" when the two conflict, "behind" otherwise; "unknown"
+// without a git remote.
+func (s *Server) mergeableState(p *Pull) string {
+	rp := s.repos[strings.ToLower(p.Owner+"/"+p.Repo)]
+	if rp == nil || p.State != "open" {
+		return "unknown"
+	}
+	dir := bareOf(rp)
+	base := s.headSHA(p.Owner, p.Repo, p.Base)
+	if dir == "" || base == "" || p.HeadSHA == "" {
+		return "unknown"
+	}
+	if _, err := bare(dir, nil, nil, "merge-base", "--is-ancestor", base, p.HeadSHA); err == nil {
+		return "clean"
+	}
+	if _, err := bare(dir, nil, nil, "merge-tree", "--write-tree", p.HeadSHA, base); err != nil {
+		return "dirty"
+	}
+	return "behind"
 }
 
 func (s *Server) editPull(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +251,11 @@ type graphqlReq struct {
 		Number int     `json:"number"`
 		Cursor *string `json:"cursor"`
 		ID     string  `json:"id"`
+		// updateRefs: the repository's node ID and one ref's update.
+		RepositoryID string `json:"repositoryId"`
+		Name         string `json:"name"`
+		Before       string `json:"before"`
+		After        string `json:"after"`
 	} `json:"variables"`
 }
 
@@ -247,6 +278,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		s.setDraft(w, req, "markPullRequestReadyForReview", false)
 	case strings.Contains(req.Query, "convertPullRequestToDraft"):
 		s.setDraft(w, req, "convertPullRequestToDraft", true)
+	case strings.Contains(req.Query, "updateRefs"):
+		s.updateRefs(w, r, req)
 	default:
 		graphqlError(w, "unsupported query")
 	}

@@ -93,7 +93,11 @@ func (s *Server) handler() http.Handler {
 			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: rec.status})
 			s.mu.Unlock()
 		}()
-		if f := s.takeFault(r); f != nil {
+		f := s.takeFault(r)
+		if f != nil && f.Before != nil {
+			f.Before()
+		}
+		if f != nil && f.Status != 0 {
 			if f.Landed {
 				// The request takes effect; only its answer is lost.
 				mux.ServeHTTP(httptest.NewRecorder(), r)
@@ -288,7 +292,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": rp.Name, "full_name": rp.Owner + "/" + rp.Name, "owner": user(rp.Owner),
-		"default_branch": rp.DefaultBranch, "clone_url": rp.CloneURL, "private": true,
+		"default_branch": rp.DefaultBranch, "clone_url": rp.CloneURL, "private": true, "node_id": repoNodeID(rp),
 	})
 }
 

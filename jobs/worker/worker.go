@@ -230,6 +230,7 @@ func (h *Handlers) agentJob(ctx context.Context, issue tasks.Issue, run tasks.At
 		if rerr := h.release(ctx, issue, run.TaskID); rerr != nil {
 			log.Error("job ended but its lock stays until it expires or the next trigger clears it", logkey.Err, rerr)
 		}
+		h.startDeferredUpdate(ctx, issue, log)
 	}
 	if err != nil {
 		log.Error("job failed", logkey.Err, err, "final", final)
@@ -275,6 +276,22 @@ func (h *Handlers) checkCancelled(ctx context.Context, issue tasks.Issue, run ta
 	}
 	h.Logger.Info("job cancelled", logkey.Task, run.TaskID, logkey.Issue, issue.String(), "by", by)
 	return fmt.Errorf("cancelled by %s: %w", by, asynq.SkipRetry)
+}
+
+// startDeferredUpdate starts one of the repository's updates that a push
+// deferred past jobs.MaxUpdatesPerPush, now that one of its jobs ended: a
+// chain, each update's end starting the next. A failure is logged: the
+// update stays deferred for the next job's end.
+func (h *Handlers) startDeferredUpdate(ctx context.Context, repo tasks.Issue, log *slog.Logger) {
+	rctx, cancel := jobs.AfterContext(ctx)
+	defer cancel()
+	p, ok, err := h.Queue.StartDeferredUpdate(rctx, repo)
+	switch {
+	case err != nil:
+		log.Error("a deferred pull request update was not started", logkey.Err, err)
+	case ok:
+		log.Info("deferred pull request update started", "pr", p.PR, "base", p.Rebase)
+	}
 }
 
 func (h *Handlers) release(ctx context.Context, issue tasks.Issue, taskID string) error {

@@ -209,3 +209,40 @@ func TestNoModelPipelineFailsPermanently(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// When an agent job of a repository ends, one update a push deferred
+// (past jobs.MaxUpdatesPerPush) starts; its end starts the next.
+func TestJobEndStartsADeferredUpdate(t *testing.T) {
+	rdb := testRedis(t)
+	q := jobs.NewQueue(rdb)
+	rec := &recorder{calls: make(chan tasks.Attempt, 3)}
+	srv := NewServer(rdb, Config{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	base := "cccccccccccccccccccccccccccccccccccccccc"
+	for _, n := range []int{7, 8} {
+		other := issue
+		other.Number = n
+		p := tasks.RetryPR{Issue: other, PR: 100 + n, DeliveryID: tasks.RebaseID(other, 100+n, base), IssueHash: "pin", Rebase: base}
+		if err := q.DeferUpdate(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Start(testHandlers(t, q, rec).Mux()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	mustOutcome(t, q.EnqueueSolve, solve("d-1"), jobs.Enqueued)
+	waitFor(t, "the job and two deferred updates", func() bool { return len(rec.calls) == 3 })
+	var ran []string
+	for range 3 {
+		ran = append(ran, (<-rec.calls).TaskID)
+	}
+	other := issue
+	want := []string{"d-1"}
+	for _, n := range []int{7, 8} {
+		other.Number = n
+		want = append(want, tasks.RebaseID(other, 100+n, base))
+	}
+	if !slices.Equal(ran, want) {
+		t.Errorf("ran %v, want the job then both deferred updates in turn %v", ran, want)
+	}
+}
