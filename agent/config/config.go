@@ -89,6 +89,11 @@ type Config struct {
 	// Reviewers are GitHub logins asked to review every pull request
 	// Patchwright opens, besides whoever asked for it.
 	Reviewers []string `yaml:"reviewers"`
+	// Approval is `approval:`: "independent" keeps a check run
+	// patchwright/approval pending on each agent pull request until
+	// someone with write access other than whoever asked for its runs
+	// approves its head; "off" (the default) posts none.
+	Approval string `yaml:"approval"`
 }
 
 // Review says whether the review before publishing runs.
@@ -316,7 +321,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -362,6 +367,7 @@ func (c Config) validate() error {
 	default:
 		errs = append(errs, fmt.Sprintf("merge_conflicts: %q is not one of auto, off", c.MergeConflicts))
 	}
+	errs = append(errs, c.tidyErrors()...)
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:
 	default:

@@ -235,3 +235,15 @@ func TestMergeConflicts(t *testing.T) {
 		}
 	}
 }
+
+func TestApproval(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "approval: off\n": false, "approval: independent\n": true} {
+		c, err := Parse([]byte(in))
+		if err != nil || c.IndependentApproval() != want {
+			t.Errorf("Parse(%q): IndependentApproval %v, %v; want %v", in, c.IndependentApproval(), err, want)
+		}
+	}
+	if _, err := Parse([]byte("approval: yes\n")); err == nil || !strings.Contains(err.Error(), "approval: \"yes\" is not one of off, independent") {
+		t.Errorf("approval: yes: %v", err)
+	}
+}

@@ -350,7 +350,7 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 	fair := &worker.Fairness{Installation: cfg.installationConcurrency, Repo: cfg.repoConcurrency,
 		Inspector: asynq.NewInspectorFromRedisClient(rdb)}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
-		Branches: &githubjob.Branches{GitHub: app}, Fairness: fair, Logger: log}
+		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(m))

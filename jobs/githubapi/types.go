@@ -75,7 +75,8 @@ type CheckRun struct {
 	Name       string
 	HeadSHA    string
 	DetailsURL string
-	// Conclusion is GitHub's: "success", "failure" or "neutral".
+	// Conclusion is GitHub's: "success", "failure" or "neutral"; ""
+	// leaves the run in progress (pending).
 	Conclusion string
 	Title      string
 	Summary    string

@@ -19,6 +19,7 @@ type GitHub interface {
 	ciSource
 	advisorySource
 	merger
+	approvalSource
 }
 
 // statusComments is what the status comment needs.
@@ -50,6 +51,7 @@ type prPublisher interface {
 	// CreateCommit makes a commit GitHub signs and moves a branch to it
 	// as compare-and-swap; it returns the commit's SHA.
 	CreateCommit(ctx context.Context, repo jobs.Issue, c githubapi.NewCommit) (string, error)
+	approvalSource
 }
 
 // attemptSource is what preparing an attempt needs.

@@ -87,6 +87,14 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	if err := g.checkRuns(ctx, res); err != nil {
 		return pr.URL, refused(err, "post check runs", "checks: write", res.Branch)
 	}
+	if res.Approval {
+		// The new head needs its own approval; so far nobody has one.
+		excluded := requesters(g.sent)
+		excluded[strings.ToLower(g.requester)] = true
+		if err := putApproval(ctx, g.gh, g.prIssue(pr.Number), res.HeadCommit, excluded); err != nil {
+			return pr.URL, refused(err, "post the approval check", "checks: write", res.Branch)
+		}
+	}
 	return pr.URL, nil
 }
 

@@ -151,6 +151,9 @@ type Review struct {
 	State       string // APPROVED, CHANGES_REQUESTED, COMMENTED
 	Body        string
 	Submitted   time.Time
+	// CommitID is the pull request's head when the review was submitted,
+	// as GitHub records it.
+	CommitID string
 }
 
 // Reaction is one reaction on an issue.
@@ -301,12 +304,22 @@ func (s *Server) EditIssue(owner, repo string, n int, title, body string) {
 	}
 }
 
-// AddReview adds a submitted review of pull request pr and returns its ID.
+// AddReview adds a submitted review of pull request pr, on its head as it
+// is now, and returns its ID.
 func (s *Server) AddReview(owner, repo string, pr int, author, state, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body, Submitted: s.now()})
+	head := ""
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Number == pr {
+			if head = s.headSHA(owner, repo, p.Head); head == "" {
+				head = p.HeadSHA
+			}
+		}
+	}
+	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body,
+		Submitted: s.now(), CommitID: head})
 	return s.nextID
 }
 

@@ -323,7 +323,7 @@ func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
 	for _, v := range s.prReviews {
 		if sameRepo(v.Owner, v.Repo, r.PathValue("owner"), r.PathValue("repo")) && v.Pull == int(n) {
 			all = append(all, map[string]any{"id": v.ID, "user": user(v.Author), "body": v.Body, "state": v.State,
-				"submitted_at": v.Submitted.UTC().Format(time.RFC3339)})
+				"submitted_at": v.Submitted.UTC().Format(time.RFC3339), "commit_id": v.CommitID})
 		}
 	}
 	s.mu.Unlock()

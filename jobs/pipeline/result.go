@@ -77,6 +77,9 @@ type Result struct {
 	// Reviewers are the configuration's `reviewers:`, read from the
 	// default branch like Draft.
 	Reviewers []string `json:"-"`
+	// Approval is `approval: independent`, read like Draft: the
+	// publisher puts the pending approval check on the new head.
+	Approval bool `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -158,6 +161,7 @@ func (r *run) result() *Result {
 		Findings:     r.allFindings(),
 		Draft:        r.cfg.Draft,
 		Reviewers:    r.cfg.Reviewers,
+		Approval:     r.cfg.IndependentApproval(),
 		Summary:      r.agentRes.Summary,
 		Interrupted:  r.interrupted(),
 

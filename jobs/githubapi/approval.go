@@ -1,0 +1,68 @@
+package githubapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/patchwright/patchwright/jobs"
+)
+
+// Review is one submitted pull-request review as an approval check reads
+// it: who, in which state, on which commit.
+type Review struct {
+	Author string
+	// State is GitHub's: APPROVED, CHANGES_REQUESTED, COMMENTED or
+	// DISMISSED.
+	State string
+	// CommitID is the pull request's head when the review was submitted.
+	CommitID string
+}
+
+// AllReviews lists every submitted review of a pull request, oldest
+// first, bodies or not (an approval usually has none).
+func (a *App) AllReviews(ctx context.Context, pr jobs.Issue) ([]Review, error) {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.ListOptions{PerPage: 100}
+	var out []Review
+	for {
+		rs, resp, err := c.PullRequests.ListReviews(ctx, pr.Owner, pr.Repo, pr.Number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list reviews of %s: %w", pr, err)
+		}
+		for _, r := range rs {
+			out = append(out, Review{Author: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// LatestCheckRun is the newest check run named name on commit sha: its ID
+// and conclusion ("" while it is not completed); id is 0 when there is
+// none.
+func (a *App) LatestCheckRun(ctx context.Context, repo jobs.Issue, sha, name string) (id int64, conclusion string, err error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return 0, "", err
+	}
+	res, _, err := c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Repo, sha, &github.ListCheckRunsOptions{
+		CheckName: github.String(name), Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("list check runs %q on %s: %w", name, sha, err)
+	}
+	for _, r := range res.CheckRuns {
+		// IDs grow with time: the largest is the newest.
+		if r.GetName() == name && r.GetID() > id {
+			id, conclusion = r.GetID(), r.GetConclusion()
+		}
+	}
+	return id, conclusion, nil
+}
