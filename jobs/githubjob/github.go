@@ -41,6 +41,8 @@ type prPublisher interface {
 	EditPullRequest(ctx context.Context, pr jobs.Issue, title, body string) error
 	// RequestReviews asks logins to review a pull request.
 	RequestReviews(ctx context.Context, pr jobs.Issue, logins []string) error
+	// RequestTeamReviews asks teams, by slug, to review a pull request.
+	RequestTeamReviews(ctx context.Context, pr jobs.Issue, slugs []string) error
 	// SetDraft changes a pull request's draft state (GraphQL: REST cannot).
 	SetDraft(ctx context.Context, pr jobs.Issue, nodeID string, draft bool) error
 	// CheckRunIDs lists the IDs of the check runs named name on commit sha.

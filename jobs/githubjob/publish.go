@@ -134,7 +134,7 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
 	if err == nil {
-		g.requestReviews(ctx, pr, res.Reviewers)
+		g.requestReviews(ctx, pr, res)
 	}
 	return pr, err
 }

@@ -75,6 +75,9 @@ type Server struct {
 	installPerms map[int64]map[string]string
 	// prReviews are pull-request reviews (not their line comments).
 	prReviews []*Review
+	// teams are "owner/repo/slug" of the teams with access to a
+	// repository (AddTeam), lower case.
+	teams map[string]bool
 	// advisories are the global advisory database (AddAdvisory).
 	advisories []Advisory
 }
@@ -178,6 +181,8 @@ type Pull struct {
 	Edits               int
 	// Reviewers are the logins asked to review, in the order asked.
 	Reviewers []string
+	// TeamReviewers are the team slugs asked to review.
+	TeamReviewers []string
 }
 
 // CheckRun is a check run as last written.
@@ -302,6 +307,17 @@ func (s *Server) EditIssue(owner, repo string, n int, title, body string) {
 	if i := s.issues[issueKey(owner, repo, n)]; i != nil {
 		i.Title, i.Body = title, body
 	}
+}
+
+// AddTeam gives team slug of the repository's organisation access to it,
+// so that it can be asked to review.
+func (s *Server) AddTeam(owner, repo, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.teams == nil {
+		s.teams = map[string]bool{}
+	}
+	s.teams[strings.ToLower(owner+"/"+repo+"/"+slug)] = true
 }
 
 // AddReview adds a submitted review of pull request pr, on its head as it

@@ -80,6 +80,10 @@ type Result struct {
 	// Approval is `approval: independent`, read like Draft: the
 	// publisher puts the pending approval check on the new head.
 	Approval bool `json:"-"`
+	// OwnerReviewers and OwnerTeams are the CODEOWNERS owners (logins,
+	// team slugs) of the changed files, from the configuration branch.
+	OwnerReviewers []string `json:"-"`
+	OwnerTeams     []string `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -167,6 +171,7 @@ func (r *run) result() *Result {
 
 		PatchwrightVersion: r.e.Version,
 	}
+	res.OwnerReviewers, res.OwnerTeams = r.codeOwners.Reviewers(r.changedPaths())
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchwright/patchwright/jobs/codeowners"
 	"os"
 	"path/filepath"
 	"sync"
@@ -92,6 +93,8 @@ type run struct {
 	// template is the repository's pull-request template, from the
 	// configuration branch; zero when it has none.
 	template report.Template
+	// codeOwners are the configuration branch's CODEOWNERS rules.
+	codeOwners codeowners.Rules
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -157,6 +160,7 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 	}
 	r.loadTemplate(ctx)
+	r.loadCodeOwners(ctx)
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
