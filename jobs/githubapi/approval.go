@@ -66,3 +66,28 @@ func (a *App) LatestCheckRun(ctx context.Context, repo jobs.Issue, sha, name str
 	}
 	return id, conclusion, nil
 }
+
+// MinimizeComment hides a comment as outdated (GraphQL's minimizeComment
+// with classifier OUTDATED; REST cannot). The comment stays, folded, with
+// "This comment was marked as outdated"; hiding it again changes nothing.
+func (a *App) MinimizeComment(ctx context.Context, repo jobs.Issue, nodeID string) error {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return err
+	}
+	query := "mutation($id: ID!) { minimizeComment(input: {subjectId: $id, classifier: OUTDATED}) { minimizedComment { isMinimized } } }"
+	var out struct {
+		MinimizeComment struct {
+			MinimizedComment struct {
+				IsMinimized bool `json:"isMinimized"`
+			} `json:"minimizedComment"`
+		} `json:"minimizeComment"`
+	}
+	if err := graphql(ctx, c, query, map[string]any{"id": nodeID}, &out); err != nil {
+		return fmt.Errorf("hide comment %s on %s: %w", nodeID, repo, err)
+	}
+	if !out.MinimizeComment.MinimizedComment.IsMinimized {
+		return fmt.Errorf("hide comment %s on %s: GitHub says it is not hidden", nodeID, repo)
+	}
+	return nil
+}

@@ -126,7 +126,7 @@ func (a *App) Comments(ctx context.Context, issue jobs.Issue) ([]Comment, error)
 			return nil, fmt.Errorf("list comments of %s: %w", issue, err)
 		}
 		for _, x := range cs {
-			out = append(out, Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
+			out = append(out, Comment{ID: x.GetID(), NodeID: x.GetNodeID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
 			return out, nil

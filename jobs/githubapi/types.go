@@ -39,6 +39,9 @@ type IssueText struct {
 // Comment is an issue comment or a review comment.
 type Comment struct {
 	ID     int64
+	// NodeID is GraphQL's ID (issue comments only), which
+	// MinimizeComment needs.
+	NodeID string
 	Author string
 	Body   string
 	// Path and Line locate a review comment; empty for issue comments.

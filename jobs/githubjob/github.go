@@ -28,6 +28,9 @@ type statusComments interface {
 	Comments(ctx context.Context, issue jobs.Issue) ([]githubapi.Comment, error)
 	PostComment(ctx context.Context, issue jobs.Issue, body string) (int64, error)
 	EditComment(ctx context.Context, issue jobs.Issue, id int64, body string) error
+	// MinimizeComment hides a comment (by its GraphQL node ID) as
+	// outdated: a newer one supersedes it.
+	MinimizeComment(ctx context.Context, repo jobs.Issue, nodeID string) error
 }
 
 // prPublisher is what publishing a change needs.

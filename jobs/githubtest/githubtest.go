@@ -143,6 +143,11 @@ type Comment struct {
 	Outdated    bool
 	Resolved    bool // the review thread it starts is resolved (GraphQL only)
 	Created     time.Time
+	// Minimized is the classifier it was hidden with (GraphQL's
+	// minimizeComment, "OUTDATED"…); "" while shown.
+	Minimized string
+	// Minimizes counts minimizeComment calls on it.
+	Minimizes int
 }
 
 // Review is a pull-request review: its state and body.

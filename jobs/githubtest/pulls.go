@@ -247,6 +247,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		s.setDraft(w, req, "markPullRequestReadyForReview", false)
 	case strings.Contains(req.Query, "convertPullRequestToDraft"):
 		s.setDraft(w, req, "convertPullRequestToDraft", true)
+	case strings.Contains(req.Query, "minimizeComment"):
+		s.minimizeComment(w, req)
 	default:
 		graphqlError(w, "unsupported query")
 	}
