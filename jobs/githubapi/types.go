@@ -38,7 +38,7 @@ type IssueText struct {
 
 // Comment is an issue comment or a review comment.
 type Comment struct {
-	ID     int64
+	ID int64
 	// NodeID is GraphQL's ID (issue comments only), which
 	// MinimizeComment needs.
 	NodeID string
