@@ -94,6 +94,10 @@ type Config struct {
 	// someone with write access other than whoever asked for its runs
 	// approves its head; "off" (the default) posts none.
 	Approval string `yaml:"approval"`
+	// StaleAfterDays is `stale_after_days:`: an agent pull request
+	// untouched this long is warned, then closed; 0 turns it off; nil
+	// is DefaultStaleAfterDays.
+	StaleAfterDays *int `yaml:"stale_after_days"`
 }
 
 // Review says whether the review before publishing runs.
@@ -321,7 +325,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval, stale_after_days; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string

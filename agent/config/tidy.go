@@ -8,6 +8,17 @@ const (
 	ApprovalIndependent = "independent"
 )
 
+// DefaultStaleAfterDays is stale_after_days when unset.
+const DefaultStaleAfterDays = 30
+
+// StaleAfter is StaleAfterDays with its default; 0 is off.
+func (c Config) StaleAfter() int {
+	if c.StaleAfterDays == nil {
+		return DefaultStaleAfterDays
+	}
+	return *c.StaleAfterDays
+}
+
 // IndependentApproval reports whether agent pull requests carry the
 // patchwright/approval check run.
 func (c Config) IndependentApproval() bool { return c.Approval == ApprovalIndependent }
@@ -19,6 +30,9 @@ func (c Config) tidyErrors() []string {
 	case "", ApprovalOff, ApprovalIndependent:
 	default:
 		errs = append(errs, fmt.Sprintf("approval: %q is not one of off, independent", c.Approval))
+	}
+	if d := c.StaleAfterDays; d != nil && (*d < 0 || *d > 3650) {
+		errs = append(errs, fmt.Sprintf("stale_after_days: %d is not between 0 and 3650", *d))
 	}
 	return errs
 }

@@ -358,6 +358,9 @@ func startWorker(ctx context.Context, cfg config, rdb redis.UniversalClient, que
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
+	// Untouched agent pull requests are warned, then closed; every
+	// worker makes the pass, and Redis claims keep each step to one.
+	go (&githubjob.Stale{GitHub: app, Branches: &githubjob.Branches{GitHub: app}, Claims: queue, Logger: log}).Run(ctx, 0)
 	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.

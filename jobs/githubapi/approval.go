@@ -3,6 +3,7 @@ package githubapi
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -17,7 +18,8 @@ type Review struct {
 	// DISMISSED.
 	State string
 	// CommitID is the pull request's head when the review was submitted.
-	CommitID string
+	CommitID  string
+	Submitted time.Time
 }
 
 // AllReviews lists every submitted review of a pull request, oldest
@@ -35,7 +37,8 @@ func (a *App) AllReviews(ctx context.Context, pr jobs.Issue) ([]Review, error) {
 			return nil, fmt.Errorf("list reviews of %s: %w", pr, err)
 		}
 		for _, r := range rs {
-			out = append(out, Review{Author: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID()})
+			out = append(out, Review{Author: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(),
+				Submitted: r.GetSubmittedAt().Time})
 		}
 		if resp.NextPage == 0 {
 			return out, nil

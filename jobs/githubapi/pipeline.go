@@ -505,7 +505,7 @@ func pullRequest(p *github.PullRequest) PullRequest {
 	return PullRequest{
 		Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(),
 		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
-		NodeID: p.GetNodeID(),
+		NodeID: p.GetNodeID(), UpdatedAt: p.GetUpdatedAt().Time,
 	}
 }
 

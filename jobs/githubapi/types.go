@@ -65,6 +65,9 @@ type PullRequest struct {
 	HeadSHA string
 	BaseRef string
 	NodeID  string // GraphQL's ID, which SetDraft needs
+	// UpdatedAt is GitHub's: the last comment, review, push, label or
+	// edit by anyone.
+	UpdatedAt time.Time
 }
 
 // NewPullRequest is a pull request to open.

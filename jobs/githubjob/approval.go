@@ -51,7 +51,7 @@ func (p *Approvals) Approval(ctx context.Context, pr jobs.Issue) error {
 	if _, ok := jobs.ParseAgentBranch(got.HeadRef); !ok || got.State != "open" {
 		return nil
 	}
-	cfg, err := p.trustedConfig(ctx, pr)
+	cfg, err := trustedConfig(ctx, p.GitHub, pr)
 	if err != nil || !cfg.IndependentApproval() {
 		return err
 	}
@@ -61,12 +61,12 @@ func (p *Approvals) Approval(ctx context.Context, pr jobs.Issue) error {
 // trustedConfig is .github/agent.yml of the default branch, the one a
 // run trusts; a file that does not parse is the default (every run
 // stops on it anyway).
-func (p *Approvals) trustedConfig(ctx context.Context, repo jobs.Issue) (config.Config, error) {
-	r, err := p.GitHub.Repository(ctx, repo)
+func trustedConfig(ctx context.Context, gh attemptSource, repo jobs.Issue) (config.Config, error) {
+	r, err := gh.Repository(ctx, repo)
 	if err != nil {
 		return config.Config{}, err
 	}
-	token, err := p.GitHub.RepoToken(ctx, repo)
+	token, err := gh.RepoToken(ctx, repo)
 	if err != nil {
 		return config.Config{}, err
 	}

@@ -78,6 +78,9 @@ type Server struct {
 	// teams are "owner/repo/slug" of the teams with access to a
 	// repository (AddTeam), lower case.
 	teams map[string]bool
+	// installRepos are the repositories of each installation
+	// (AddInstallation).
+	installRepos map[int64][]string
 	// advisories are the global advisory database (AddAdvisory).
 	advisories []Advisory
 }
@@ -188,6 +191,9 @@ type Pull struct {
 	Reviewers []string
 	// TeamReviewers are the team slugs asked to review.
 	TeamReviewers []string
+	// UpdatedAt is GitHub's updated_at: set by every comment, review and
+	// edit through the fake, and by Touch (a push or a label).
+	UpdatedAt time.Time
 }
 
 // CheckRun is a check run as last written.
@@ -341,6 +347,7 @@ func (s *Server) AddReview(owner, repo string, pr int, author, state, body strin
 	}
 	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body,
 		Submitted: s.now(), CommitID: head})
+	s.touch(owner, repo, pr)
 	return s.nextID
 }
 
@@ -352,6 +359,7 @@ func (s *Server) SetPullState(owner, repo string, n int, state string) {
 	for _, p := range s.pulls {
 		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Number == n {
 			p.State = state
+			p.UpdatedAt = s.now()
 		}
 	}
 }
@@ -402,6 +410,7 @@ func (s *Server) AddComment(owner, repo string, issue int, author, body string) 
 	defer s.mu.Unlock()
 	s.nextID++
 	s.comments = append(s.comments, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: issue, Author: author, Body: body, Created: s.now()})
+	s.touch(owner, repo, issue)
 	return s.nextID
 }
 
@@ -637,7 +646,8 @@ func (s *Server) verifyJWT(auth string) error {
 	if strings.Trim(string(claims.Iss), `"`) != strconv.Itoa(AppID) {
 		return fmt.Errorf("JWT issuer %s is not app %d", claims.Iss, AppID)
 	}
-	if time.Unix(claims.Exp, 0).Before(s.now()) {
+	// The app signs with the real clock; SetClock moves only records.
+	if time.Unix(claims.Exp, 0).Before(time.Now()) {
 		return fmt.Errorf("JWT expired")
 	}
 	return nil

@@ -81,6 +81,8 @@ func (s *Server) handler() http.Handler {
 	s.gitDataRoutes(inst)
 	inst("POST /repos/{owner}/{repo}/merges", "contents=write", s.mergeBranch)
 	inst("POST /repos/{owner}/{repo}/pulls/{n}/requested_reviewers", "pull_requests=write", s.requestReviewers)
+	app("GET /app/installations", s.listInstallations)
+	inst("GET /installation/repositories", "", s.listInstallationRepos)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
@@ -387,6 +389,7 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	s.nextID++
 	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: body, Created: s.now()}
 	s.comments = append(s.comments, c)
+	s.touch(c.Owner, c.Repo, c.Issue)
 	out := s.commentJSON(c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
