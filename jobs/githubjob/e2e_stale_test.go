@@ -82,7 +82,28 @@ func TestStalePullRequests(t *testing.T) {
 	}
 
 	pass(5, 0, 0)
-	pass(11, 2, 0)
+	// Two workers make the pass at once: each pull request is warned once.
+	clock.set(start.Add(11 * 24 * time.Hour))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, _, err := stale.Pass(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			total += w
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if total != 2 {
+		t.Fatalf("two passes at once warned %d times, want 2 (one a pull request)", total)
+	}
 	pass(11, 0, 0) // the same pass again: nothing twice
 	clock.set(start.Add(12 * 24 * time.Hour))
 	e.fake.AddComment(owner, repoName, prs[2], "octocat", "Still wanted; I will look this week.")
