@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -212,7 +213,9 @@ func (s *Stale) close(ctx context.Context, issue jobs.Issue, pr githubapi.PullRe
 
 // claim takes key for good: true when this pass is the first.
 func (s *Stale) claim(ctx context.Context, key string) (bool, error) {
-	id := fmt.Sprintf("stale-%d", s.now().UnixNano())
+	// Unique per claim, whatever the clock says: two passes must not
+	// both read as the holder.
+	id := fmt.Sprintf("stale-%d-%d", time.Now().UnixNano(), rand.Uint64())
 	holder, err := s.Claims.ClaimMeaning(ctx, key, id)
 	return holder == id, err
 }
