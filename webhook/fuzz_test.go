@@ -76,6 +76,11 @@ func (q *countingQueue) EnqueueDeleteBranch(context.Context, tasks.DeleteBranch)
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
+func (q *countingQueue) EnqueueApproval(context.Context, tasks.Approval) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
 func (q *countingQueue) CancelRepo(context.Context, string, string, string) ([]string, error) {
 	q.add()
 	return nil, nil

@@ -44,6 +44,9 @@ type Queue interface {
 	Cancel(ctx context.Context, issue tasks.Issue, requester string) (string, error)
 	Worked(ctx context.Context, issue tasks.Issue) (bool, error)
 	EnqueueDeleteBranch(ctx context.Context, p tasks.DeleteBranch) (jobs.EnqueueResult, error)
+	// EnqueueApproval has a pull request's approval check brought up to
+	// date.
+	EnqueueApproval(ctx context.Context, p tasks.Approval) (jobs.EnqueueResult, error)
 	// AddNote stores a writer's note for the job active on issue.
 	AddNote(ctx context.Context, issue tasks.Issue, n jobs.Note) (jobs.NoteOutcome, error)
 	// CancelRepo cancels every active job of owner/repo (of owner, for

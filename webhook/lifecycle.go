@@ -63,6 +63,9 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	if err != nil {
 		return malformed(d, err), nil
 	}
+	if ev.Action == "synchronize" {
+		return h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.FullName, ev.PullRequest)
+	}
 	if ev.Action != "closed" {
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
@@ -115,11 +118,13 @@ func (h *Handler) onReview(ctx context.Context, d delivery) (response, error) {
 	if err != nil {
 		return malformed(d, err), nil
 	}
-	if ev.Action != "submitted" {
+	if ev.Action != "submitted" && ev.Action != "dismissed" {
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
-	if !strings.EqualFold(ev.Review.State, "changes_requested") {
-		return done(http.StatusOK, "ignored: review state %q", ev.Review.State), nil
+	// Any verdict, or its dismissal, may settle the approval check.
+	res, err := h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.FullName, ev.PullRequest)
+	if err != nil || ev.Action == "dismissed" || !strings.EqualFold(ev.Review.State, "changes_requested") {
+		return res, err
 	}
 	sender := ev.Sender
 	if isBot(sender.Login, sender.Type) || strings.EqualFold(sender.Login, h.cfg.BotLogin) {
@@ -139,9 +144,9 @@ func (h *Handler) onReview(ctx context.Context, d delivery) (response, error) {
 	case pr.State != "open":
 		return done(http.StatusOK, "ignored: pull request is %s", pr.State), nil
 	}
-	target, res := issueOf(ev.Installation, ev.Repo, pr.Number)
-	if res != nil {
-		return *res, nil
+	target, bad := issueOf(ev.Installation, ev.Repo, pr.Number)
+	if bad != nil {
+		return *bad, nil
 	}
 	c := commentCtx{d: d, target: target, sender: sender.Login, cmd: cmd, isPR: true}
 	ok, role, err := h.github.CanWrite(ctx, target, sender.Login)
@@ -207,4 +212,33 @@ func (h *Handler) cancelRepos(ctx context.Context, d delivery, ev payload.Instal
 		d.log.Info("jobs cancelled", logkey.Installation, ev.Installation, "tasks", stopped, "why", why)
 	}
 	return done(http.StatusOK, "%s: stopped %d jobs", why, len(stopped)), nil
+}
+
+// approvalOf has the approval check of an open Patchwright pull request
+// brought up to date by the worker, which reads whether the repository
+// asks for one (`approval: independent`) from its default branch: the
+// webhook has no configuration. One task per delivery; the worker reads
+// the pull request as it is then, so order does not matter.
+func (h *Handler) approvalOf(ctx context.Context, d delivery, inst int64, repo payload.Repo, fullName string, pr payload.PullRequest) (response, error) {
+	_, ok := jobs.ParseAgentBranch(pr.HeadRef)
+	switch {
+	case !strings.EqualFold(pr.Author, h.cfg.BotLogin):
+		return done(http.StatusOK, "ignored: pull request not opened by %s", h.cfg.BotLogin), nil
+	case !ok || !strings.EqualFold(pr.HeadRepo, fullName):
+		return done(http.StatusOK, "ignored: head %s:%s is not a Patchwright branch of this repository", pr.HeadRepo, pr.HeadRef), nil
+	case pr.State != "open":
+		return done(http.StatusOK, "ignored: pull request is %s", pr.State), nil
+	}
+	target, res := issueOf(inst, repo, pr.Number)
+	if res != nil {
+		return *res, nil
+	}
+	enq, err := h.queue.EnqueueApproval(ctx, tasks.Approval{Issue: target, DeliveryID: d.id})
+	if err != nil {
+		return response{}, err
+	}
+	if enq.Outcome == jobs.Duplicate {
+		return done(http.StatusOK, "duplicate delivery"), nil
+	}
+	return done(http.StatusAccepted, "approval check of #%d enqueued", pr.Number), nil
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hibiken/asynq"
 	"github.com/patchwright/patchwright/jobs/tasks"
+
 	"github.com/patchwright/patchwright/report/marker"
 )
 
@@ -142,13 +144,15 @@ func review(t *testing.T, state, body, sender string) []byte {
 
 func TestChangesRequestedReviewRetries(t *testing.T) {
 	e := newEnv(t)
-	expectStatus(t, e.deliver("pull_request_review", "d-r0", review(t, "commented", "/agent retry", writerLogin)), http.StatusOK)
+	// Any review has the approval check updated (the worker reads whether
+	// the repository asks for one).
+	expectStatus(t, e.deliver("pull_request_review", "d-r0", review(t, "commented", "/agent retry", writerLogin)), http.StatusAccepted)
 	expectStatus(t, e.deliver("pull_request_review", "d-r1", review(t, "changes_requested", "Please add tests.", writerLogin)), http.StatusOK)
 	if n := len(e.tasks(tasks.QueueAgent)); n != 0 {
 		t.Fatalf("%d tasks from reviews without the command or with another state", n)
 	}
 	expectStatus(t, e.deliver("pull_request_review", "d-r2", review(t, "changes_requested", "Close.\n/agent retry add tests", readerLogin)), http.StatusOK)
-	if n := len(e.tasks(tasks.QueueAgent)); n != 0 || len(e.tasks(tasks.QueueReplies)) != 1 {
+	if n := len(e.tasks(tasks.QueueAgent)); n != 0 || len(tasksOf(e.tasks(tasks.QueueReplies), tasks.TypeReply)) != 1 {
 		t.Fatal("a reader's review retried, or was not answered")
 	}
 	expectStatus(t, e.deliver("pull_request_review", "d-r3", review(t, "changes_requested", "Close.\n/agent retry add tests", writerLogin)), http.StatusAccepted)
@@ -162,5 +166,57 @@ func TestChangesRequestedReviewRetries(t *testing.T) {
 	}
 	if p.Number != 7 || p.PR != 2 || p.Instructions != "add tests" || p.Requester != writerLogin || p.IssueHash != tasks.IssueHash("Issue title", "Issue body") {
 		t.Fatalf("retry %+v", p)
+	}
+}
+
+// tasksOf are the tasks of ts of type typ.
+func tasksOf(ts []*asynq.TaskInfo, typ string) []*asynq.TaskInfo {
+	var out []*asynq.TaskInfo
+	for _, t := range ts {
+		if t.Type == typ {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// A push to a Patchwright pull request (synchronize) and a review, or its
+// dismissal, have its approval check updated, once per delivery; a
+// person's pull request and a closed one do not.
+func TestApprovalEvents(t *testing.T) {
+	e := newEnv(t)
+	sync := func(edit func(p map[string]any)) []byte {
+		return closedPR(t, func(p map[string]any) {
+			p["state"] = "open"
+			edit(p)
+		})
+	}
+	withAction := func(body []byte, action string) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["action"] = action
+		out, _ := json.Marshal(m)
+		return out
+	}
+	expectStatus(t, e.deliver("pull_request", "d-s1", withAction(sync(func(map[string]any) {}), "synchronize")), http.StatusAccepted)
+	expectStatus(t, e.deliver("pull_request", "d-s1", withAction(sync(func(map[string]any) {}), "synchronize")), http.StatusOK)
+	expectStatus(t, e.deliver("pull_request", "d-s2", withAction(sync(func(p map[string]any) {
+		p["user"] = map[string]any{"login": writerLogin, "type": "User"}
+	}), "synchronize")), http.StatusOK)
+	expectStatus(t, e.deliver("pull_request", "d-s3", withAction(sync(func(p map[string]any) { p["state"] = "closed" }), "synchronize")), http.StatusOK)
+	expectStatus(t, e.deliver("pull_request_review", "d-d1", withAction(review(t, "approved", "", writerLogin), "dismissed")), http.StatusAccepted)
+	expectStatus(t, e.deliver("pull_request_review", "d-e1", withAction(review(t, "approved", "", writerLogin), "edited")), http.StatusOK)
+	ts := tasksOf(e.tasks(tasks.QueueReplies), tasks.TypeApproval)
+	if len(ts) != 2 {
+		t.Fatalf("%d approval tasks, want 2 (d-s1, d-d1): %+v", len(ts), ts)
+	}
+	var p tasks.Approval
+	if err := json.Unmarshal(ts[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Number != 2 || p.Owner != "Codertocat" || p.Repo != "Hello-World" {
+		t.Errorf("approval task %+v, want pull request Codertocat/Hello-World#2", p)
 	}
 }

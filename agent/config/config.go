@@ -95,6 +95,15 @@ type Config struct {
 	// Schedules open a tracking issue on a cron schedule and run it as
 	// if labelled; read from the default branch only (jobs/schedule).
 	Schedules []Schedule `yaml:"schedules"`
+	// Approval is `approval:`: "independent" keeps a check run
+	// patchwright/approval pending on each agent pull request until
+	// someone with write access other than whoever asked for its runs
+	// approves its head; "off" (the default) posts none.
+	Approval string `yaml:"approval"`
+	// StaleAfterDays is `stale_after_days:`: an agent pull request
+	// untouched this long is warned, then closed; 0 turns it off; nil
+	// is DefaultStaleAfterDays.
+	StaleAfterDays *int `yaml:"stale_after_days"`
 }
 
 // Review says whether the review before publishing runs.
@@ -322,7 +331,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, exclude, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, exclude, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval, stale_after_days, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -363,6 +372,7 @@ func (c Config) validate() error {
 	default:
 		errs = append(errs, fmt.Sprintf("merge_conflicts: %q is not one of auto, off", c.MergeConflicts))
 	}
+	errs = append(errs, c.tidyErrors()...)
 	switch c.Draft {
 	case "", DraftAuto, DraftAlways, DraftNever:
 	default:

@@ -235,3 +235,27 @@ func TestMergeConflicts(t *testing.T) {
 		}
 	}
 }
+
+func TestStaleAfter(t *testing.T) {
+	for in, want := range map[string]int{"": 30, "stale_after_days: 0\n": 0, "stale_after_days: 7\n": 7} {
+		c, err := Parse([]byte(in))
+		if err != nil || c.StaleAfter() != want {
+			t.Errorf("Parse(%q): StaleAfter %d, %v; want %d", in, c.StaleAfter(), err, want)
+		}
+	}
+	if _, err := Parse([]byte("stale_after_days: -1\n")); err == nil || !strings.Contains(err.Error(), "stale_after_days: -1 is not between 0 and 3650") {
+		t.Errorf("stale_after_days: -1: %v", err)
+	}
+}
+
+func TestApproval(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "approval: off\n": false, "approval: independent\n": true} {
+		c, err := Parse([]byte(in))
+		if err != nil || c.IndependentApproval() != want {
+			t.Errorf("Parse(%q): IndependentApproval %v, %v; want %v", in, c.IndependentApproval(), err, want)
+		}
+	}
+	if _, err := Parse([]byte("approval: yes\n")); err == nil || !strings.Contains(err.Error(), "approval: \"yes\" is not one of off, independent") {
+		t.Errorf("approval: yes: %v", err)
+	}
+}

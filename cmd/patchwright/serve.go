@@ -370,7 +370,7 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 	fair := &worker.Fairness{Installation: cfg.installationConcurrency, Repo: cfg.repoConcurrency,
 		Inspector: asynq.NewInspectorFromRedisClient(rdb)}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
-		Branches: &githubjob.Branches{GitHub: app}, Fairness: fair, Logger: log}
+		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(d.m))
@@ -378,6 +378,9 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("start worker: %w", err)}
 	}
+	// Untouched agent pull requests are warned, then closed; every
+	// worker makes the pass, and Redis claims keep each step to one.
+	go (&githubjob.Stale{GitHub: app, Branches: &githubjob.Branches{GitHub: app}, Claims: queue, Logger: log}).Run(ctx, 0)
 	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.

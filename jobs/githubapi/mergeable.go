@@ -68,6 +68,21 @@ func (a *App) MergeInto(ctx context.Context, repo tasks.Issue, branch, head, mes
 	return commit.GetSHA(), nil
 }
 
+// RequestTeamReviews asks the teams of the repository's organisation, by
+// slug, to review pull request pr; GitHub answers 422 for a team without
+// access to the repository.
+func (a *App) RequestTeamReviews(ctx context.Context, pr tasks.Issue, slugs []string) error {
+	c, err := a.Installation(pr.InstallationID)
+	if err != nil {
+		return err
+	}
+	_, _, err = c.PullRequests.RequestReviewers(ctx, pr.Owner, pr.Repo, pr.Number, github.ReviewersRequest{TeamReviewers: slugs})
+	if err != nil {
+		return fmt.Errorf("request reviews of teams %v on %s: %w", slugs, pr, err)
+	}
+	return nil
+}
+
 // RequestReviews asks logins to review pull request pr. GitHub answers
 // 422 for a login that is not a collaborator or is the pull request's
 // author; the error says so.

@@ -125,7 +125,7 @@ func (a *App) Comments(ctx context.Context, issue tasks.Issue) ([]Comment, error
 			return nil, fmt.Errorf("list comments of %s: %w", issue, err)
 		}
 		for _, x := range cs {
-			out = append(out, Comment{ID: x.GetID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
+			out = append(out, Comment{ID: x.GetID(), NodeID: x.GetNodeID(), Author: x.GetUser().GetLogin(), Body: x.GetBody(), Created: x.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
 			return out, nil
@@ -438,7 +438,8 @@ func (a *App) CheckRunIDs(ctx context.Context, repo tasks.Issue, sha, name strin
 	return ids, nil
 }
 
-// PutCheckRun creates (id 0) or updates a completed check run. GitHub takes
+// PutCheckRun creates (id 0) or updates a completed check run, or an
+// in-progress one when run.Conclusion is "". GitHub takes
 // at most 50 annotations per request and appends those of each update, so
 // a create sends the first batch and the rest follow as updates; an update
 // of an existing run sends none, keeping the annotations it has.
@@ -471,11 +472,16 @@ func (a *App) PutCheckRun(ctx context.Context, repo tasks.Issue, id int64, run C
 		details = github.String(run.DetailsURL)
 	}
 	now := github.Timestamp{Time: time.Now()}
+	status, conclusion, completed := github.String("completed"), github.String(run.Conclusion), &now
+	if run.Conclusion == "" {
+		// Pending: a required check that blocks merging until updated.
+		status, conclusion, completed = github.String("in_progress"), nil, nil
+	}
 	first := 0
 	if id == 0 {
 		cr, _, err := c.Checks.CreateCheckRun(ctx, repo.Owner, repo.Repo, github.CreateCheckRunOptions{
-			Name: run.Name, HeadSHA: run.HeadSHA, DetailsURL: details, Status: github.String("completed"),
-			Conclusion: github.String(run.Conclusion), CompletedAt: &now, Output: output(0),
+			Name: run.Name, HeadSHA: run.HeadSHA, DetailsURL: details, Status: status,
+			Conclusion: conclusion, CompletedAt: completed, Output: output(0),
 		})
 		if err != nil {
 			return 0, fmt.Errorf("create check run %q on %s: %w", run.Name, run.HeadSHA, err)
@@ -484,8 +490,8 @@ func (a *App) PutCheckRun(ctx context.Context, repo tasks.Issue, id int64, run C
 	}
 	for i := first; i < max(len(batches), 1); i++ {
 		_, _, err := c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Repo, id, github.UpdateCheckRunOptions{
-			Name: run.Name, DetailsURL: details, Status: github.String("completed"),
-			Conclusion: github.String(run.Conclusion), CompletedAt: &now, Output: output(i),
+			Name: run.Name, DetailsURL: details, Status: status,
+			Conclusion: conclusion, CompletedAt: completed, Output: output(i),
 		})
 		if err != nil {
 			return id, fmt.Errorf("update check run %q (%d): %w", run.Name, id, err)
@@ -498,7 +504,7 @@ func pullRequest(p *github.PullRequest) PullRequest {
 	return PullRequest{
 		Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Draft: p.GetDraft(),
 		State: p.GetState(), HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(),
-		NodeID: p.GetNodeID(), MergeableState: p.GetMergeableState(),
+		NodeID: p.GetNodeID(), MergeableState: p.GetMergeableState(), UpdatedAt: p.GetUpdatedAt().Time,
 	}
 }
 

@@ -38,7 +38,10 @@ type IssueText struct {
 
 // Comment is an issue comment or a review comment.
 type Comment struct {
-	ID     int64
+	ID int64
+	// NodeID is GraphQL's ID (issue comments only), which
+	// MinimizeComment needs.
+	NodeID string
 	Author string
 	Body   string
 	// Path and Line locate a review comment; empty for issue comments.
@@ -65,6 +68,9 @@ type PullRequest struct {
 	// MergeableState is GitHub's mergeable_state ("behind", "dirty",
 	// "clean", "unknown"…), which only a single pull request's GET has.
 	MergeableState string
+	// UpdatedAt is GitHub's: the last comment, review, push, label or
+	// edit by anyone.
+	UpdatedAt time.Time
 }
 
 // NewPullRequest is a pull request to open.
@@ -78,7 +84,8 @@ type CheckRun struct {
 	Name       string
 	HeadSHA    string
 	DetailsURL string
-	// Conclusion is GitHub's: "success", "failure" or "neutral".
+	// Conclusion is GitHub's: "success", "failure" or "neutral"; ""
+	// leaves the run in progress (pending).
 	Conclusion string
 	Title      string
 	Summary    string

@@ -245,10 +245,14 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	e.fake.SetPullState(owner, repoName, pr.Number, "open") // reopened
 
-	// Reviews: a comment-only review with the line does nothing; one that
-	// requests changes retries with its instructions.
-	if code := e.review(pr, "commented", "/agent retry", "delivery-review-comment"); code != http.StatusOK {
-		t.Fatalf("commented review: %d, want 200", code)
+	// Reviews: a comment-only review with the line retries nothing (its
+	// 202 is the approval check's task, which finds `approval:` off); one
+	// that requests changes retries with its instructions.
+	if code := e.review(pr, "commented", "/agent retry", "delivery-review-comment"); code != http.StatusAccepted {
+		t.Fatalf("commented review: %d, want 202", code)
+	}
+	if _, err := e.insp.GetTaskInfo(tasks.QueueAgent, "delivery-review-comment"); err == nil {
+		t.Fatal("a commented review started an attempt")
 	}
 	if code := e.review(pr, "changes_requested", "Almost.\n/agent retry add a NOTES.md file", "delivery-review-retry"); code != http.StatusAccepted {
 		t.Fatalf("changes-requested review with /agent retry: %d, want 202", code)

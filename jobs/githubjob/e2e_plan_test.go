@@ -229,6 +229,14 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 	if !strings.Contains(firstPlan, "**Replaced.**") || !strings.Contains(firstPlan, fmt.Sprintf("(#issuecomment-%d)", revised[0].ID)) || strings.Contains(firstPlan, "Waiting for approval") {
 		t.Errorf("the replaced plan's comment:\n%s", firstPlan)
 	}
+	// ...and is folded as outdated (GraphQL minimizeComment), once; the
+	// revised plan stays shown.
+	if c := e.planComment(1, "delivery-replan-1"); c.Minimized != "OUTDATED" || c.Minimizes != 1 {
+		t.Errorf("the replaced plan's comment is hidden %q, %d times; want OUTDATED, once", c.Minimized, c.Minimizes)
+	}
+	if c := e.planComment(1, "delivery-replan-2"); c.Minimized != "" {
+		t.Errorf("the revised plan's comment is hidden (%s)", c.Minimized)
+	}
 
 	if code := e.comment(1, false, "/agent approve", "delivery-replan-3"); code != http.StatusAccepted {
 		t.Fatalf("/agent approve: %d, want 202", code)
@@ -253,8 +261,11 @@ func TestPlanRetryReplansThenApprove(t *testing.T) {
 	if b := e.planComment(1, "delivery-replan-2").Body; !strings.Contains(b, "**Approved by @Codertocat.**") || strings.Contains(b, "Waiting for approval") {
 		t.Errorf("the approved revised plan's comment:\n%s", b)
 	}
-	if b := e.planComment(1, "delivery-replan-1").Body; !strings.Contains(b, "**Replaced.**") {
-		t.Errorf("the approval of the revised plan changed the first plan's comment:\n%s", b)
+	if c := e.planComment(1, "delivery-replan-1"); !strings.Contains(c.Body, "**Replaced.**") || c.Minimizes != 1 {
+		t.Errorf("the approval of the revised plan changed the first plan's comment (hidden %d times):\n%s", c.Minimizes, c.Body)
+	}
+	if c := e.planComment(1, "delivery-replan-2"); c.Minimized != "" {
+		t.Errorf("the approved plan's comment is hidden (%s)", c.Minimized)
 	}
 }
 

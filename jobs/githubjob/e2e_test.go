@@ -234,7 +234,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 // returned function shuts it down (a short shutdown timeout, so a held
 // job is handed back to the queue as a killed worker's would be).
 func (e *e2e) startWorker() func() {
-	h := &worker.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Branches: &githubjob.Branches{GitHub: e.app}, Logger: e.log}
+	h := &worker.Handlers{Queue: e.queue, Pipeline: e.pipe, Commenter: e.app, Branches: &githubjob.Branches{GitHub: e.app},
+		Approvals: &githubjob.Approvals{GitHub: e.app}, Logger: e.log}
 	srv := worker.NewServer(e.rdb, worker.Config{Concurrency: 1, ShutdownTimeout: 500 * time.Millisecond, Logger: e.log})
 	if err := srv.Start(h.Mux()); err != nil {
 		e.t.Fatal(err)

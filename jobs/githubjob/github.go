@@ -19,6 +19,7 @@ type GitHub interface {
 	ciSource
 	advisorySource
 	merger
+	approvalSource
 }
 
 // statusComments is what the status comment needs.
@@ -27,6 +28,9 @@ type statusComments interface {
 	Comments(ctx context.Context, issue tasks.Issue) ([]githubapi.Comment, error)
 	PostComment(ctx context.Context, issue tasks.Issue, body string) (int64, error)
 	EditComment(ctx context.Context, issue tasks.Issue, id int64, body string) error
+	// MinimizeComment hides a comment (by its GraphQL node ID) as
+	// outdated: a newer one supersedes it.
+	MinimizeComment(ctx context.Context, repo tasks.Issue, nodeID string) error
 }
 
 // prPublisher is what publishing a change needs.
@@ -40,6 +44,8 @@ type prPublisher interface {
 	EditPullRequest(ctx context.Context, pr tasks.Issue, title, body string) error
 	// RequestReviews asks logins to review a pull request.
 	RequestReviews(ctx context.Context, pr tasks.Issue, logins []string) error
+	// RequestTeamReviews asks teams, by slug, to review a pull request.
+	RequestTeamReviews(ctx context.Context, pr tasks.Issue, slugs []string) error
 	// SetDraft changes a pull request's draft state (GraphQL: REST cannot).
 	SetDraft(ctx context.Context, pr tasks.Issue, nodeID string, draft bool) error
 	// CheckRunIDs lists the IDs of the check runs named name on commit sha.
@@ -50,6 +56,7 @@ type prPublisher interface {
 	// CreateCommit makes a commit GitHub signs and moves a branch to it
 	// as compare-and-swap; it returns the commit's SHA.
 	CreateCommit(ctx context.Context, repo tasks.Issue, c githubapi.NewCommit) (string, error)
+	approvalSource
 }
 
 // attemptSource is what preparing an attempt needs.

@@ -150,6 +150,11 @@ func (p *Pipeline) settlePlanComment(ctx context.Context, a request, s report.Pl
 	body, err := report.PlanSettled(c.Body, s)
 	if err == nil && body != c.Body {
 		err = p.GitHub.EditComment(ctx, a.issue, c.ID, body)
+		if err == nil && s.ReplacedBy != 0 {
+			// The revised plan below supersedes it: folded as outdated,
+			// once (with the edit that first says so).
+			err = p.GitHub.MinimizeComment(ctx, a.issue, c.NodeID)
+		}
 	}
 	if err != nil {
 		log.Warn("could not say on the plan's comment what became of it", logkey.Err, err)

@@ -93,6 +93,14 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	if err := g.checkRuns(ctx, res); err != nil {
 		return pr.URL, refused(err, "post check runs", "checks: write", res.Branch)
 	}
+	if res.Approval {
+		// The new head needs its own approval; so far nobody has one.
+		excluded := requesters(g.sent)
+		excluded[strings.ToLower(g.requester)] = true
+		if err := putApproval(ctx, g.gh, g.prIssue(pr.Number), res.HeadCommit, excluded); err != nil {
+			return pr.URL, refused(err, "post the approval check", "checks: write", res.Branch)
+		}
+	}
 	return pr.URL, nil
 }
 
@@ -132,7 +140,7 @@ func (g *publisher) upsertPR(ctx context.Context, repo *gitrepo.Repo, res *pipel
 		return pr, g.update(ctx, repo, res, pr, title)
 	}
 	if err == nil {
-		g.requestReviews(ctx, pr, res.Reviewers)
+		g.requestReviews(ctx, pr, res)
 	}
 	return pr, err
 }

@@ -2,10 +2,12 @@ package githubjob
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/pipeline"
 )
 
 // requestReviews asks whoever asked for the run (the one who labelled the
@@ -14,10 +16,18 @@ import (
 // refuses (not a collaborator) does not cost the others; a refusal is
 // logged, never the run's failure. Bots are never asked: the app is the
 // author, and GitHub refuses the author.
-func (g *publisher) requestReviews(ctx context.Context, pr githubapi.PullRequest, configured []string) {
-	for _, login := range reviewers(g.requester, configured) {
+//
+// The CODEOWNERS owners of the changed files (res.OwnerReviewers and
+// res.OwnerTeams) come after, users then teams, each on their own too.
+func (g *publisher) requestReviews(ctx context.Context, pr githubapi.PullRequest, res *pipeline.Result) {
+	for _, login := range reviewers(g.requester, append(slices.Clone(res.Reviewers), res.OwnerReviewers...)) {
 		if err := g.gh.RequestReviews(ctx, g.prIssue(pr.Number), []string{login}); err != nil {
 			g.log.Warn("could not request a review", "reviewer", login, logkey.Err, err)
+		}
+	}
+	for _, slug := range res.OwnerTeams {
+		if err := g.gh.RequestTeamReviews(ctx, g.prIssue(pr.Number), []string{slug}); err != nil {
+			g.log.Warn("could not request a team's review", "team", slug, logkey.Err, err)
 		}
 	}
 }

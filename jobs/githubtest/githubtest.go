@@ -75,6 +75,12 @@ type Server struct {
 	installPerms map[int64]map[string]string
 	// prReviews are pull-request reviews (not their line comments).
 	prReviews []*Review
+	// teams are "owner/repo/slug" of the teams with access to a
+	// repository (AddTeam), lower case.
+	teams map[string]bool
+	// installRepos are the repositories of each installation
+	// (AddInstallation).
+	installRepos map[int64][]string
 	// advisories are the global advisory database (AddAdvisory).
 	advisories []Advisory
 }
@@ -151,6 +157,11 @@ type Comment struct {
 	Outdated    bool
 	Resolved    bool // the review thread it starts is resolved (GraphQL only)
 	Created     time.Time
+	// Minimized is the classifier it was hidden with (GraphQL's
+	// minimizeComment, "OUTDATED"…); "" while shown.
+	Minimized string
+	// Minimizes counts minimizeComment calls on it.
+	Minimizes int
 }
 
 // Review is a pull-request review: its state and body.
@@ -162,6 +173,9 @@ type Review struct {
 	State       string // APPROVED, CHANGES_REQUESTED, COMMENTED
 	Body        string
 	Submitted   time.Time
+	// CommitID is the pull request's head when the review was submitted,
+	// as GitHub records it.
+	CommitID string
 }
 
 // Reaction is one reaction on an issue.
@@ -186,6 +200,11 @@ type Pull struct {
 	Edits               int
 	// Reviewers are the logins asked to review, in the order asked.
 	Reviewers []string
+	// TeamReviewers are the team slugs asked to review.
+	TeamReviewers []string
+	// UpdatedAt is GitHub's updated_at: set by every comment, review and
+	// edit through the fake, and by Touch (a push or a label).
+	UpdatedAt time.Time
 }
 
 // CheckRun is a check run as last written.
@@ -312,12 +331,34 @@ func (s *Server) EditIssue(owner, repo string, n int, title, body string) {
 	}
 }
 
-// AddReview adds a submitted review of pull request pr and returns its ID.
+// AddTeam gives team slug of the repository's organisation access to it,
+// so that it can be asked to review.
+func (s *Server) AddTeam(owner, repo, slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.teams == nil {
+		s.teams = map[string]bool{}
+	}
+	s.teams[strings.ToLower(owner+"/"+repo+"/"+slug)] = true
+}
+
+// AddReview adds a submitted review of pull request pr, on its head as it
+// is now, and returns its ID.
 func (s *Server) AddReview(owner, repo string, pr int, author, state, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body, Submitted: s.now()})
+	head := ""
+	for _, p := range s.pulls {
+		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Number == pr {
+			if head = s.headSHA(owner, repo, p.Head); head == "" {
+				head = p.HeadSHA
+			}
+		}
+	}
+	s.prReviews = append(s.prReviews, &Review{ID: s.nextID, Owner: owner, Repo: repo, Pull: pr, Author: author, State: state, Body: body,
+		Submitted: s.now(), CommitID: head})
+	s.touch(owner, repo, pr)
 	return s.nextID
 }
 
@@ -329,6 +370,7 @@ func (s *Server) SetPullState(owner, repo string, n int, state string) {
 	for _, p := range s.pulls {
 		if sameRepo(p.Owner, p.Repo, owner, repo) && p.Number == n {
 			p.State = state
+			p.UpdatedAt = s.now()
 		}
 	}
 }
@@ -379,6 +421,7 @@ func (s *Server) AddComment(owner, repo string, issue int, author, body string) 
 	defer s.mu.Unlock()
 	s.nextID++
 	s.comments = append(s.comments, &Comment{ID: s.nextID, Owner: owner, Repo: repo, Issue: issue, Author: author, Body: body, Created: s.now()})
+	s.touch(owner, repo, issue)
 	return s.nextID
 }
 
@@ -618,7 +661,8 @@ func (s *Server) verifyJWT(auth string) error {
 	if strings.Trim(string(claims.Iss), `"`) != strconv.Itoa(AppID) {
 		return fmt.Errorf("JWT issuer %s is not app %d", claims.Iss, AppID)
 	}
-	if time.Unix(claims.Exp, 0).Before(s.now()) {
+	// The app signs with the real clock; SetClock moves only records.
+	if time.Unix(claims.Exp, 0).Before(time.Now()) {
 		return fmt.Errorf("JWT expired")
 	}
 	return nil

@@ -102,10 +102,12 @@ func (g *GitRemote) Merge(owner, repo, base, head, message string) (string, bool
 // requestReviewers answers POST requested_reviewers as GitHub does: 201
 // with the pull request, 422 "Review cannot be requested from pull
 // request author." for its author, and 422 for a login that is not a
-// collaborator (no permission set with SetPermission).
+// collaborator (no permission set with SetPermission) or a team slug
+// without access (none given with AddTeam).
 func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Reviewers []string `json:"reviewers"`
+		Teams     []string `json:"team_reviewers"`
 	}
 	if !readJSON(w, r, &req) {
 		return
@@ -124,6 +126,17 @@ func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request) {
 		case slices.Contains([]string{"", "none"}, s.perms[strings.ToLower(p.Owner+"/"+p.Repo+"/"+login)]):
 			fail(w, http.StatusUnprocessableEntity, "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+p.Owner+"/"+p.Repo+" repository.")
 			return
+		}
+	}
+	for _, slug := range req.Teams {
+		if !s.teams[strings.ToLower(p.Owner+"/"+p.Repo+"/"+slug)] {
+			fail(w, http.StatusUnprocessableEntity, "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+p.Owner+"/"+p.Repo+" repository.")
+			return
+		}
+	}
+	for _, slug := range req.Teams {
+		if !slices.Contains(p.TeamReviewers, slug) {
+			p.TeamReviewers = append(p.TeamReviewers, slug)
 		}
 	}
 	for _, login := range req.Reviewers {

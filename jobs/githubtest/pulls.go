@@ -17,7 +17,7 @@ func (s *Server) pullJSON(p *Pull) map[string]any {
 	}
 	return map[string]any{
 		"number": p.Number, "title": p.Title, "body": p.Body, "draft": p.Draft, "state": p.State,
-		"node_id":  pullNodeID(p),
+		"node_id": pullNodeID(p), "updated_at": p.UpdatedAt.UTC().Format(time.RFC3339),
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", p.Owner, p.Repo, p.Number),
 		"user":     user(p.Author),
 		"head":     map[string]any{"ref": p.Head, "sha": p.HeadSHA, "label": p.Owner + ":" + p.Head},
@@ -115,6 +115,7 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &Pull{Number: n, Owner: owner, Repo: repo, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base,
 		Draft: req.Draft, State: "open", Author: s.tokenLogin(r), HeadSHA: s.headSHA(owner, repo, req.Head)}
+	p.UpdatedAt = s.now()
 	s.pulls = append(s.pulls, p)
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
 }
@@ -214,6 +215,7 @@ func (s *Server) editPull(w http.ResponseWriter, r *http.Request) {
 		p.State = *req.State
 	}
 	p.Edits++
+	p.UpdatedAt = s.now()
 	writeJSON(w, http.StatusOK, s.pullJSON(p))
 }
 
@@ -280,6 +282,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		s.setDraft(w, req, "convertPullRequestToDraft", true)
 	case strings.Contains(req.Query, "updateRefs"):
 		s.updateRefs(w, r, req)
+	case strings.Contains(req.Query, "minimizeComment"):
+		s.minimizeComment(w, req)
 	default:
 		graphqlError(w, "unsupported query")
 	}
@@ -356,7 +360,7 @@ func (s *Server) listReviews(w http.ResponseWriter, r *http.Request) {
 	for _, v := range s.prReviews {
 		if sameRepo(v.Owner, v.Repo, r.PathValue("owner"), r.PathValue("repo")) && v.Pull == int(n) {
 			all = append(all, map[string]any{"id": v.ID, "user": user(v.Author), "body": v.Body, "state": v.State,
-				"submitted_at": v.Submitted.UTC().Format(time.RFC3339)})
+				"submitted_at": v.Submitted.UTC().Format(time.RFC3339), "commit_id": v.CommitID})
 		}
 	}
 	s.mu.Unlock()

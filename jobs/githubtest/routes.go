@@ -332,7 +332,7 @@ func (s *Server) commentJSON(c *Comment) map[string]any {
 		created = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	return map[string]any{
-		"id": c.ID, "body": c.Body, "user": user(c.Author),
+		"id": c.ID, "node_id": commentNodeID(c), "body": c.Body, "user": user(c.Author),
 		"html_url":   fmt.Sprintf("https://github.com/%s/%s/issues/%d#issuecomment-%d", c.Owner, c.Repo, c.Issue, c.ID),
 		"created_at": created.UTC().Format(time.RFC3339),
 	}
@@ -395,6 +395,7 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	s.nextID++
 	c := &Comment{ID: s.nextID, Owner: r.PathValue("owner"), Repo: r.PathValue("repo"), Issue: int(n), Author: s.tokenLogin(r), Body: body, Created: s.now()}
 	s.comments = append(s.comments, c)
+	s.touch(c.Owner, c.Repo, c.Issue)
 	out := s.commentJSON(c)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)

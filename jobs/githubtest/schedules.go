@@ -16,34 +16,52 @@ func (r *Repo) installation() int64 {
 	return r.Installation
 }
 
-func (s *Server) listInstallations(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	var ids []int64
+// installationRepos is every installation's repositories ("owner/name"):
+// each Repo under its Installation, and what AddInstallation listed; s.mu
+// held.
+func (s *Server) installationRepos() map[int64][]string {
+	all := map[int64][]string{}
 	for _, rp := range s.repos {
-		if id := rp.installation(); !slices.Contains(ids, id) {
-			ids = append(ids, id)
+		all[rp.installation()] = append(all[rp.installation()], rp.Owner+"/"+rp.Name)
+	}
+	for id, repos := range s.installRepos {
+		for _, full := range repos {
+			if !slices.ContainsFunc(all[id], func(s string) bool { return strings.EqualFold(s, full) }) {
+				all[id] = append(all[id], full)
+			}
 		}
 	}
+	return all
+}
+
+func (s *Server) listInstallations(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	all := s.installationRepos()
 	s.mu.Unlock()
-	slices.Sort(ids)
 	out := []map[string]any{}
-	for _, id := range ids {
-		out = append(out, map[string]any{"id": id, "account": user("owner")})
+	for id, repos := range all {
+		owner, _, _ := strings.Cut(repos[0], "/")
+		out = append(out, map[string]any{"id": id, "app_id": AppID, "account": user(owner)})
 	}
+	slices.SortFunc(out, func(a, b map[string]any) int { return int(a["id"].(int64) - b["id"].(int64)) })
 	writeJSON(w, http.StatusOK, out)
 }
 
+// listInstallationRepos answers for the installation of the request's
+// token, as GitHub's {total_count, repositories}.
 func (s *Server) listInstallationRepos(w http.ResponseWriter, r *http.Request) {
 	v, _ := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
 	s.mu.Lock()
 	t := s.tokens[v]
+	all := s.installationRepos()
+	s.mu.Unlock()
 	repos := []map[string]any{}
-	for _, rp := range s.repos {
-		if rp.installation() == t.InstallationID && t.allows(rp.Name) {
-			repos = append(repos, map[string]any{"name": rp.Name, "full_name": rp.Owner + "/" + rp.Name, "owner": user(rp.Owner)})
+	for _, full := range all[t.InstallationID] {
+		owner, name, _ := strings.Cut(full, "/")
+		if t.allows(name) {
+			repos = append(repos, map[string]any{"name": name, "full_name": full, "owner": user(owner)})
 		}
 	}
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
 }
 

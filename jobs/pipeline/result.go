@@ -77,6 +77,13 @@ type Result struct {
 	// Reviewers are the configuration's `reviewers:`, read from the
 	// default branch like Draft.
 	Reviewers []string `json:"-"`
+	// Approval is `approval: independent`, read like Draft: the
+	// publisher puts the pending approval check on the new head.
+	Approval bool `json:"-"`
+	// OwnerReviewers and OwnerTeams are the CODEOWNERS owners (logins,
+	// team slugs) of the changed files, from the configuration branch.
+	OwnerReviewers []string `json:"-"`
+	OwnerTeams     []string `json:"-"`
 }
 
 // CheckSummary is one entry of result.json's "checks".
@@ -158,11 +165,13 @@ func (r *run) result() *Result {
 		Findings:     r.allFindings(),
 		Draft:        r.cfg.Draft,
 		Reviewers:    r.cfg.Reviewers,
+		Approval:     r.cfg.IndependentApproval(),
 		Summary:      r.agentRes.Summary,
 		Interrupted:  r.interrupted(),
 
 		PatchwrightVersion: r.e.Version,
 	}
+	res.OwnerReviewers, res.OwnerTeams = r.codeOwners.Reviewers(r.changedPaths())
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}

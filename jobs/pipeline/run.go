@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchwright/patchwright/jobs/codeowners"
+
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ignore"
@@ -96,6 +98,8 @@ type run struct {
 	// template is the repository's pull-request template, from the
 	// configuration branch; zero when it has none.
 	template report.Template
+	// codeOwners are the configuration branch's CODEOWNERS rules.
+	codeOwners codeowners.Rules
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -158,6 +162,7 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 	}
 	r.loadTemplate(ctx)
+	r.loadCodeOwners(ctx)
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}

@@ -151,3 +151,34 @@ func TestDeleteBranchOnlyWhereNobodyPushed(t *testing.T) {
 		t.Fatalf("no branch client: %v", err)
 	}
 }
+
+type countingApprovals struct{ prs []tasks.Issue }
+
+func (c *countingApprovals) Approval(_ context.Context, pr tasks.Issue) error {
+	c.prs = append(c.prs, pr)
+	return nil
+}
+
+// An approval task reaches Approvals with its pull request; without
+// Approvals it cannot succeed and is not retried; a bad payload is
+// refused before it is queued.
+func TestApprovalTask(t *testing.T) {
+	pr := issue
+	pr.Number = 12
+	task, err := tasks.NewApprovalTask(tasks.Approval{Issue: pr, DeliveryID: "d-review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &countingApprovals{}
+	h := &Handlers{Commenter: nopCommenter{}, Approvals: a, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	if err := h.approval(context.Background(), task); err != nil || len(a.prs) != 1 || a.prs[0] != pr {
+		t.Fatalf("approval task: %v, %+v", err, a.prs)
+	}
+	h.Approvals = nil
+	if err := h.approval(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("no Approvals: %v", err)
+	}
+	if _, err := tasks.NewApprovalTask(tasks.Approval{Issue: pr}); err == nil {
+		t.Error("an approval task without a delivery ID was built")
+	}
+}

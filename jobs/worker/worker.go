@@ -51,6 +51,12 @@ type Branches interface {
 	DeleteBranchAt(ctx context.Context, repo tasks.Issue, branch, sha string) (deleted bool, err error)
 }
 
+// Approvals brings a pull request's approval check up to date;
+// *githubjob.Pipeline is one.
+type Approvals interface {
+	Approval(ctx context.Context, pr tasks.Issue) error
+}
+
 // ErrNoModel is what NoModelPipeline fails every job with.
 var ErrNoModel = errors.New("no model is configured (set PATCHWRIGHT_MODEL), so agent jobs cannot run")
 
@@ -81,6 +87,9 @@ type Handlers struct {
 	// Branches deletes the branch of a closed pull request; without it,
 	// those tasks fail at once (asynq.SkipRetry) and the branch stays.
 	Branches Branches
+	// Approvals updates the approval check of a pull request; without
+	// it, those tasks fail at once (asynq.SkipRetry).
+	Approvals Approvals
 	// Fairness limits agent jobs per installation and repository; nil:
 	// none.
 	Fairness *Fairness
@@ -94,6 +103,7 @@ func (h *Handlers) Mux() *asynq.ServeMux {
 	mux.HandleFunc(tasks.TypeRetryPR, h.retry)
 	mux.HandleFunc(tasks.TypeReply, h.reply)
 	mux.HandleFunc(tasks.TypeDeleteBranch, h.deleteBranch)
+	mux.HandleFunc(tasks.TypeApproval, h.approval)
 	return mux
 }
 
@@ -189,6 +199,21 @@ func (h *Handlers) deleteBranch(ctx context.Context, t *asynq.Task) error {
 	}
 	log.Info("branch deleted after its pull request was closed", "pr", p.PR)
 	return nil
+}
+
+func (h *Handlers) approval(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.Decode[tasks.Approval](t)
+	if err != nil {
+		return err
+	}
+	if h.Approvals == nil {
+		return fmt.Errorf("approval check of %s: no Approvals configured: %w", p.Issue, asynq.SkipRetry)
+	}
+	err = h.Approvals.Approval(ctx, p.Issue)
+	if _, ok := githubapi.AsRefusal(err); ok {
+		err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
 }
 
 // agentJob runs one attempt of an agent job: it checks for a cancel before

@@ -33,6 +33,7 @@ const (
 	KindStatus  Kind = "status"
 	KindPlan    Kind = "plan"
 	KindReply   Kind = "reply"
+	KindStale   Kind = "stale"
 )
 
 // anyRE finds every marker: its kind and the whole comment. A marker is
@@ -133,6 +134,9 @@ func Plan(issue int, task string) string {
 func Reply(deliveryID string) string {
 	return "<!-- patchwright:reply " + Value(deliveryID) + " -->"
 }
+
+// Stale marks the warning that an untouched pull request will be closed.
+func Stale(pr int) string { return fmt.Sprintf("<!-- patchwright:stale pr=%d -->", pr) }
 
 // Found is one marker in a body.
 type Found struct {
