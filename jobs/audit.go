@@ -20,11 +20,11 @@ var auditKey = KeyPrefix + "audit"
 
 // Audit defaults.
 const (
-	// DefaultAuditRetention is how long entries are kept.
-	DefaultAuditRetention = 90 * 24 * time.Hour
-	// AuditMaxLen caps the stream (about 100 MB at a few hundred bytes an
+	// defaultAuditRetention is how long entries are kept.
+	defaultAuditRetention = 90 * 24 * time.Hour
+	// auditMaxLen caps the stream (about 100 MB at a few hundred bytes an
 	// entry), whatever the retention: a flood is trimmed, oldest first.
-	AuditMaxLen = 300_000
+	auditMaxLen = 300_000
 )
 
 // AuditEntry is one audited act. Actor is a GitHub login, or the
@@ -46,13 +46,13 @@ type AuditEntry struct {
 }
 
 // Audit appends e (its Time now when zero) and trims entries older than
-// retention (DefaultAuditRetention when 0).
+// retention (defaultAuditRetention when 0).
 func (q *Queue) Audit(ctx context.Context, e AuditEntry, retention time.Duration) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
 	if retention <= 0 {
-		retention = DefaultAuditRetention
+		retention = defaultAuditRetention
 	}
 	raw, err := json.Marshal(e)
 	if err != nil {
@@ -61,7 +61,7 @@ func (q *Queue) Audit(ctx context.Context, e AuditEntry, retention time.Duration
 	// Stream IDs are append times (Redis's clock in ms): trim by now.
 	minID := strconv.FormatInt(time.Now().Add(-retention).UnixMilli(), 10)
 	pipe := q.rdb.Pipeline()
-	pipe.XAdd(ctx, &redis.XAddArgs{Stream: auditKey, MaxLen: AuditMaxLen, Approx: true, Values: []any{"e", raw}})
+	pipe.XAdd(ctx, &redis.XAddArgs{Stream: auditKey, MaxLen: auditMaxLen, Approx: true, Values: []any{"e", raw}})
 	pipe.XTrimMinID(ctx, auditKey, minID)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("audit %s by %s: %w", e.Action, e.Actor, err)

@@ -33,8 +33,8 @@ import (
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
 	"github.com/patchwright/patchwright/internal/logkey"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubtest"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/tasks"
@@ -784,7 +784,7 @@ func (f *fullStack) checkHandBack(is fsIssue, worker string) {
 	handed := false
 	f.eachLog(func(proc string, l map[string]any) {
 		msg, _ := l[logkey.Err].(string)
-		if proc == worker && l["msg"] == "job failed" && l[logkey.Task] == is.delivery && strings.Contains(msg, jobs.ErrHandedBack.Error()) {
+		if proc == worker && l["msg"] == "job failed" && l[logkey.Task] == is.delivery && strings.Contains(msg, interrupt.ErrHandedBack.Error()) {
 			handed = true
 		}
 	})

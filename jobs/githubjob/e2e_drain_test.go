@@ -12,8 +12,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	pt "github.com/patchwright/patchwright/agent/provider/providertest"
-	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubjob"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/sandboxtest"
 )
@@ -142,7 +142,7 @@ func TestDrainHandsBackJobWithoutChange(t *testing.T) {
 	e := newE2E(t, busyTurns(nil, 400)...)
 	drainMidJob(t, e, "delivery-drain-2")
 	info := e.waitTask("delivery-drain-2", asynq.TaskStateRetry, asynq.TaskStatePending, asynq.TaskStateCompleted, asynq.TaskStateArchived)
-	if (info.State != asynq.TaskStateRetry && info.State != asynq.TaskStatePending) || info.Retried != 0 || !strings.Contains(info.LastErr, jobs.ErrHandedBack.Error()) {
+	if (info.State != asynq.TaskStateRetry && info.State != asynq.TaskStatePending) || info.Retried != 0 || !strings.Contains(info.LastErr, interrupt.ErrHandedBack.Error()) {
 		t.Fatalf("task %s after %d retries (%q), want back in the queue as the same try", info.State, info.Retried, info.LastErr)
 	}
 	if pulls := e.fake.Pulls(owner, repoName); len(pulls) != 0 {

@@ -26,6 +26,7 @@ import (
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/gitrepo"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
@@ -331,8 +332,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	st.start(ctx)
 	// A worker's drain closes the interrupt channel shortly before its
 	// grace period ends: the model loop stops between steps.
-	// An operator's pause closes it too, and says so (jobs.InterruptWhy).
-	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, jobs.Interrupt(ctx)), func() string { return jobs.InterruptWhy(ctx) })
+	// An operator's pause closes it too, and says so (interrupt.Why).
+	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, interrupt.Chan(ctx)), func() string { return interrupt.Why(ctx) })
 	res, err := p.Executor.Execute(ictx, job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
@@ -507,7 +508,7 @@ func permanent(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRet
 // the queue before it cancelled) is final and said on the issue; a
 // shutdown or a timeout is retried, and the status says so.
 func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request) error {
-	actx, cancel := jobs.AfterContext(ctx)
+	actx, cancel := interrupt.After(ctx)
 	defer cancel()
 	by, cancelled, err := p.Cancels.Cancelled(actx, a.at.TaskID)
 	if err != nil {
@@ -542,20 +543,20 @@ func (p *Pipeline) interrupted(ctx context.Context, st *statusComment, a request
 func (p *Pipeline) handBack(ctx context.Context, st *statusComment) error {
 	st.status.Phase = report.PhaseQueued
 	st.status.Reason = "handed back to the queue: the worker running it shut down before the model had changed anything, so another worker will start it again"
-	if why := jobs.InterruptWhy(ctx); why != "" {
+	if why := interrupt.Why(ctx); why != "" {
 		st.status.Reason = "handed back to the queue: " + why + "; the model had changed nothing yet, so the job starts again on resume"
 	}
 	if err := st.write(ctx); err != nil {
 		p.logger().Warn("could not say on the issue that the job was handed back", logkey.Err, err)
 	}
-	return jobs.ErrHandedBack
+	return interrupt.ErrHandedBack
 }
 
 // failed reports a run that could not finish. A configuration problem or
 // a permanent model error is final; anything else is retried while
 // retries remain, and the comment says which.
 func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cause error) error {
-	actx, cancel := jobs.AfterContext(ctx)
+	actx, cancel := interrupt.After(ctx)
 	defer cancel()
 	final := errors.Is(cause, asynq.SkipRetry) || a.at.Last()
 	var reason string

@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/report/marker"
@@ -86,7 +87,7 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 // last try, otherwise cause (asynq tries again and the comment is
 // edited then).
 func (p *Pipeline) planFailed(ctx context.Context, a request, logURL, reason string, cause error) error {
-	actx, cancel := jobs.AfterContext(ctx)
+	actx, cancel := interrupt.After(ctx)
 	defer cancel()
 	_, refused := githubapi.AsRefusal(cause)
 	final := refused || errors.Is(cause, asynq.SkipRetry) || errors.Is(cause, pipeline.ErrConfig) || errors.Is(cause, errIssueEdited) || a.at.Last()

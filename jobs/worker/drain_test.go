@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/redistest"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
@@ -34,7 +35,7 @@ func (d *drainPipeline) Solve(ctx context.Context, p tasks.SolveIssue, at tasks.
 		<-d.finish
 		return nil
 	}
-	if ch := jobs.Interrupt(ctx); ch != nil {
+	if ch := interrupt.Chan(ctx); ch != nil {
 		<-ch
 		d.mu.Lock()
 		d.early = ctx.Err() == nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -141,7 +142,7 @@ func (h *Handlers) waitSlot(ctx context.Context, issue tasks.Issue, run tasks.At
 }
 
 func (h *Handlers) releaseSlot(ctx context.Context, issue tasks.Issue, taskID string) {
-	rctx, cancel := jobs.AfterContext(ctx)
+	rctx, cancel := interrupt.After(ctx)
 	defer cancel()
 	if err := h.Queue.ReleaseSlot(rctx, issue, taskID); err != nil {
 		h.Logger.Warn("slot kept until it expires", logkey.Task, taskID, logkey.Err, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -76,7 +77,7 @@ func PausedMessage(p jobs.Pause) string {
 		p.Scope, p.At.Format(time.RFC3339))
 }
 
-// watchPause returns ctx whose interrupt channel (jobs.WithInterrupt)
+// watchPause returns ctx whose interrupt channel (interrupt.With)
 // closes when the drain's does or when a pause comes to cover issue; the
 // model loop then stops at its next step and the pipeline pushes the work
 // so far as a draft. stop ends the watch.
@@ -85,7 +86,7 @@ func (h *Handlers) watchPause(ctx context.Context, issue tasks.Issue) (_ context
 	var mu sync.Mutex
 	why := ""
 	done := make(chan struct{})
-	drain := jobs.Interrupt(ctx)
+	drain := interrupt.Chan(ctx)
 	go func() {
 		defer close(ch)
 		for {
@@ -111,7 +112,7 @@ func (h *Handlers) watchPause(ctx context.Context, issue tasks.Issue) (_ context
 		}
 	}()
 	read := func() string { mu.Lock(); defer mu.Unlock(); return why }
-	ctx = jobs.WithInterruptWhy(jobs.WithInterrupt(ctx, ch), read)
+	ctx = interrupt.WithWhy(interrupt.With(ctx, ch), read)
 	var once sync.Once
 	return ctx, func() { once.Do(func() { close(done) }) }
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -95,8 +96,8 @@ type interruptible struct{ started, why chan string }
 func (p *interruptible) Solve(ctx context.Context, _ tasks.SolveIssue, run tasks.Attempt) error {
 	p.started <- run.TaskID
 	select {
-	case <-jobs.Interrupt(ctx):
-		p.why <- jobs.InterruptWhy(ctx)
+	case <-interrupt.Chan(ctx):
+		p.why <- interrupt.Why(ctx)
 	case <-ctx.Done():
 		p.why <- "context ended: " + context.Cause(ctx).Error()
 	}

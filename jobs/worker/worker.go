@@ -18,6 +18,7 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/interrupt"
 	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 )
@@ -276,7 +277,7 @@ func (h *Handlers) endRun(ctx context.Context, run tasks.Attempt, err error) {
 	case !run.Last():
 		how = tasks.RerunFailed
 	}
-	rctx, cancel := jobs.AfterContext(ctx)
+	rctx, cancel := interrupt.After(ctx)
 	defer cancel()
 	if rerr := h.Queue.EndRun(rctx, run.TaskID, how); rerr != nil {
 		h.Logger.Error("the next run of this job may not say how this one ended", logkey.Task, run.TaskID, logkey.Err, rerr)
@@ -287,7 +288,7 @@ func (h *Handlers) endRun(ctx context.Context, run tasks.Attempt, err error) {
 // cancelled (and releases the lock), nil if not. A Redis error is returned
 // as is, so the task is retried rather than run unchecked.
 func (h *Handlers) checkCancelled(ctx context.Context, issue tasks.Issue, run tasks.Attempt) error {
-	rctx, cancel := jobs.AfterContext(ctx)
+	rctx, cancel := interrupt.After(ctx)
 	defer cancel()
 	by, cancelled, err := h.Queue.Cancelled(rctx, run.TaskID)
 	if err != nil {
@@ -308,7 +309,7 @@ func (h *Handlers) checkCancelled(ctx context.Context, issue tasks.Issue, run ta
 // chain, each update's end starting the next. A failure is logged: the
 // update stays deferred for the next job's end.
 func (h *Handlers) startDeferredUpdate(ctx context.Context, repo tasks.Issue, log *slog.Logger) {
-	rctx, cancel := jobs.AfterContext(ctx)
+	rctx, cancel := interrupt.After(ctx)
 	defer cancel()
 	p, ok, err := h.Queue.StartDeferredUpdate(rctx, repo)
 	switch {
@@ -320,7 +321,7 @@ func (h *Handlers) startDeferredUpdate(ctx context.Context, repo tasks.Issue, lo
 }
 
 func (h *Handlers) release(ctx context.Context, issue tasks.Issue, taskID string) error {
-	rctx, cancel := jobs.AfterContext(ctx)
+	rctx, cancel := interrupt.After(ctx)
 	defer cancel()
 	return h.Queue.Release(rctx, issue, taskID)
 }
@@ -338,10 +339,10 @@ type Config struct {
 	Concurrency int
 	// ShutdownTimeout is the drain's grace period: how long Shutdown lets
 	// running jobs finish. InterruptMargin before its end the jobs are
-	// interrupted (jobs.WithInterrupt: the model stops between steps, a
+	// interrupted (interrupt.With: the model stops between steps, a
 	// change is pushed as a draft marked interrupted and the task
 	// completes; a run with no change hands itself back,
-	// jobs.ErrHandedBack); at its end what still runs is cancelled (the
+	// interrupt.ErrHandedBack); at its end what still runs is cancelled (the
 	// pipeline then says on the issue that the job will run again, and
 	// hands it back: ErrDrained); default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
@@ -385,7 +386,7 @@ var ErrDrained = errors.New("the worker is shutting down")
 
 // handedBack reports whether err ends a run that a drain interrupted
 // before it had anything to push, handed back like a cancelled one.
-func handedBack(err error) bool { return errors.Is(err, jobs.ErrHandedBack) }
+func handedBack(err error) bool { return errors.Is(err, interrupt.ErrHandedBack) }
 
 // Server is the asynq server with a drain: Shutdown stops taking jobs,
 // lets running ones finish for the grace period, interrupts them its
@@ -410,7 +411,7 @@ func (s *Server) Run(h asynq.Handler) error { return s.Server.Run(s.drainable(h)
 
 func (s *Server) drainable(h asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		ctx, cancel := context.WithCancelCause(jobs.WithInterrupt(ctx, s.interrupt))
+		ctx, cancel := context.WithCancelCause(interrupt.With(ctx, s.interrupt))
 		defer cancel(nil)
 		go func() {
 			select {

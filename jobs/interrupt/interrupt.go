@@ -1,4 +1,8 @@
-package jobs
+// Package interrupt carries a job's interrupt through its context: the
+// channel a worker's drain or an operator's pause closes, what closed it,
+// and the bookkeeping context after a job's own has ended. It imports
+// nothing of ours, so the worker need not compile the agent to use it.
+package interrupt
 
 import (
 	"context"
@@ -8,17 +12,16 @@ import (
 
 type interruptKey struct{}
 
-// WithInterrupt returns ctx carrying ch, which a worker's drain closes
+// With returns ctx carrying ch, which a worker's drain closes
 // shortly before its grace period ends: the job's model loop then stops
 // between steps and the job pushes what it has as a draft marked
-// interrupted (jobs/githubjob hands ch to agent.WithInterrupt). Kept here,
-// in the light catalogue, so the worker need not compile the agent.
-func WithInterrupt(ctx context.Context, ch <-chan struct{}) context.Context {
+// interrupted (jobs/githubjob hands ch to agent.WithInterrupt).
+func With(ctx context.Context, ch <-chan struct{}) context.Context {
 	return context.WithValue(ctx, interruptKey{}, ch)
 }
 
-// Interrupt is ctx's interrupt channel, nil (never closed) when none.
-func Interrupt(ctx context.Context) <-chan struct{} {
+// Chan is ctx's interrupt channel, nil (never closed) when none.
+func Chan(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
 	return ch
 }
@@ -28,24 +31,24 @@ func Interrupt(ctx context.Context) <-chan struct{} {
 // queue like one whose grace period ran out (no failure counted).
 var ErrHandedBack = errors.New("the worker is shutting down and the run had no change yet: handed back to the queue")
 
-// AfterContext is for bookkeeping after a job's own context may have ended
+// After is for bookkeeping after a job's own context may have ended
 // (timeout or cancel): it keeps ctx's values but not its cancellation, and
 // gives the bookkeeping five seconds.
-func AfterContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func After(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }
 
 type interruptWhyKey struct{}
 
-// WithInterruptWhy returns ctx carrying why, which says what closed its
+// WithWhy returns ctx carrying why, which says what closed its
 // interrupt channel when something other than a drain did (an operator's
 // pause): read once the channel is closed, "" for a drain.
-func WithInterruptWhy(ctx context.Context, why func() string) context.Context {
+func WithWhy(ctx context.Context, why func() string) context.Context {
 	return context.WithValue(ctx, interruptWhyKey{}, why)
 }
 
-// InterruptWhy is what interrupted ctx's run, "" for a drain (or none).
-func InterruptWhy(ctx context.Context) string {
+// Why is what interrupted ctx's run, "" for a drain (or none).
+func Why(ctx context.Context) string {
 	if why, ok := ctx.Value(interruptWhyKey{}).(func() string); ok {
 		return why()
 	}
