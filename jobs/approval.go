@@ -2,10 +2,7 @@ package jobs
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/hibiken/asynq"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -16,12 +13,5 @@ func (q *Queue) EnqueueApproval(ctx context.Context, p tasks.Approval) (EnqueueR
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	_, err = q.client.EnqueueContext(ctx, task)
-	switch {
-	case err == nil:
-		return EnqueueResult{Outcome: Enqueued}, nil
-	case errors.Is(err, asynq.ErrTaskIDConflict):
-		return EnqueueResult{Outcome: Duplicate}, nil
-	}
-	return EnqueueResult{}, fmt.Errorf("enqueue approval check of %s: %w", p.Issue, err)
+	return q.enqueueOnce(ctx, task, "approval check of "+p.Issue.String())
 }

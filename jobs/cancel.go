@@ -64,14 +64,7 @@ func (q *Queue) EnqueueDeleteBranch(ctx context.Context, p tasks.DeleteBranch) (
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	_, err = q.client.EnqueueContext(ctx, task)
-	switch {
-	case err == nil:
-		return EnqueueResult{Outcome: Enqueued}, nil
-	case errors.Is(err, asynq.ErrTaskIDConflict):
-		return EnqueueResult{Outcome: Duplicate}, nil
-	}
-	return EnqueueResult{}, fmt.Errorf("enqueue branch deletion on %s: %w", p.Issue, err)
+	return q.enqueueOnce(ctx, task, "branch deletion on "+p.Issue.String())
 }
 
 // CancelRepo cancels the active job of every issue of owner/repo (of

@@ -1,10 +1,15 @@
 package jobs
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/hibiken/asynq"
 )
 
 // An agent job is enqueued in the same script that takes its issue's lock
@@ -78,4 +83,17 @@ func appendVarint(b []byte, field int, v uint64) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(field)<<3)
 	return binary.AppendUvarint(b, v)
+}
+
+// enqueueOnce enqueues task, whose ID is its delivery's: a redelivery
+// finds the ID taken and is a Duplicate. what names the task in an error.
+func (q *Queue) enqueueOnce(ctx context.Context, task *asynq.Task, what string) (EnqueueResult, error) {
+	_, err := q.client.EnqueueContext(ctx, task)
+	switch {
+	case err == nil:
+		return EnqueueResult{Outcome: Enqueued}, nil
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		return EnqueueResult{Outcome: Duplicate}, nil
+	}
+	return EnqueueResult{}, fmt.Errorf("enqueue %s: %w", what, err)
 }

@@ -212,14 +212,7 @@ func (q *Queue) EnqueueReply(ctx context.Context, p tasks.Reply) (EnqueueResult,
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	_, err = q.client.EnqueueContext(ctx, task)
-	switch {
-	case err == nil:
-		return EnqueueResult{Outcome: Enqueued}, nil
-	case errors.Is(err, asynq.ErrTaskIDConflict):
-		return EnqueueResult{Outcome: Duplicate}, nil
-	}
-	return EnqueueResult{}, fmt.Errorf("enqueue reply on %s: %w", p.Issue, err)
+	return q.enqueueOnce(ctx, task, "reply on "+p.Issue.String())
 }
 
 // enqueueExclusive takes the issue's lock (value = task ID), records that
