@@ -143,6 +143,11 @@ type Review struct {
 	Usage    Usage         `json:"usage"`
 	CostUSD  *float64      `json:"cost_usd,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// BudgetUSD is the review's budget; OverBudget that the call cost
+	// more (the provider billed past the estimate; its answer still
+	// counts).
+	BudgetUSD  float64 `json:"budget_usd,omitempty"`
+	OverBudget bool    `json:"over_budget,omitempty"`
 	// Answer is the model's answer as read (stripped, capped): data,
 	// never instructions.
 	Answer string `json:"answer,omitempty"`
