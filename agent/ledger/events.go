@@ -117,6 +117,9 @@ type AdvisoryCheck struct {
 	Ecosystem string `json:"ecosystem"`
 	Name      string `json:"name"`
 	Version   string `json:"version"`
+	// Range is the version as the manifest wrote it when it was a range;
+	// Version is then the one its lockfile holds or its lower bound.
+	Range string `json:"range,omitempty"`
 	// Cached: an earlier lookup of the same ecosystem, name and version
 	// in this run answered it.
 	Cached     bool             `json:"cached,omitempty"`
