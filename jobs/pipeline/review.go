@@ -176,7 +176,7 @@ func (r *run) reviewTokens(model, prompt string, budget float64) (int, string) {
 	if perMillion > 0 {
 		tokens = int(min(float64(reviewMaxTokens), (budget-in)/perMillion*1e6))
 	}
-	if tokens < reviewMinTokens {
+	if in > budget || tokens < reviewMinTokens {
 		most := in + perMillion*reviewMinTokens/1e6
 		return 0, fmt.Sprintf("the review could cost up to $%.2f, over its budget of $%.2f", most, budget)
 	}
