@@ -15,6 +15,9 @@ type Review struct {
 	// Model and CostUSD are the review model's; CostUSD nil when unknown.
 	Model   string
 	CostUSD *float64
+	// OverBudget: the pass cost more than BudgetUSD, its budget.
+	OverBudget bool
+	BudgetUSD  float64
 	// Risks counts the risks the model reported that were kept.
 	Risks int
 	// Error says why the pass did not complete; Skipped why none was made.
@@ -30,6 +33,7 @@ func (v *Review) add(p ledger.Payload) {
 	case *ledger.Review:
 		v.Ran, v.Model, v.CostUSD, v.Risks = true, e.Model, e.CostUSD, e.Risks
 		v.Error, v.Skipped = e.Error, e.Skipped
+		v.OverBudget, v.BudgetUSD = e.OverBudget, e.BudgetUSD
 	case *ledger.AdvisoryCheck:
 		v.Looked++
 		if e.Error != "" {
@@ -54,6 +58,9 @@ func reviewLine(v Review) string {
 		f = append(f, fmt.Sprintf(" read the issue, the diff and the findings and reported %d risk%s", v.Risks, plural(v.Risks)))
 	}
 	f = append(f, " · "+cost(v.CostUSD))
+	if v.OverBudget {
+		f = append(f, fmt.Sprintf(", over its budget of $%.2f", v.BudgetUSD))
+	}
 	if v.Looked > 0 {
 		f = append(f, fmt.Sprintf(" · %d dependenc%s looked up in the GitHub advisory database", v.Looked, map[bool]string{true: "y", false: "ies"}[v.Looked == 1]))
 		if v.Unanswered > 0 {

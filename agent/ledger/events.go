@@ -117,6 +117,9 @@ type AdvisoryCheck struct {
 	Ecosystem string `json:"ecosystem"`
 	Name      string `json:"name"`
 	Version   string `json:"version"`
+	// Range is the version as the manifest wrote it when it was a range;
+	// Version is then the one its lockfile holds or its lower bound.
+	Range string `json:"range,omitempty"`
 	// Cached: an earlier lookup of the same ecosystem, name and version
 	// in this run answered it.
 	Cached     bool             `json:"cached,omitempty"`
@@ -143,6 +146,11 @@ type Review struct {
 	Usage    Usage         `json:"usage"`
 	CostUSD  *float64      `json:"cost_usd,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// BudgetUSD is the review's budget; OverBudget that the call cost
+	// more (the provider billed past the estimate; its answer still
+	// counts).
+	BudgetUSD  float64 `json:"budget_usd,omitempty"`
+	OverBudget bool    `json:"over_budget,omitempty"`
 	// Answer is the model's answer as read (stripped, capped): data,
 	// never instructions.
 	Answer string `json:"answer,omitempty"`

@@ -65,7 +65,8 @@ func (c *AdvisoryCache) put(q findings.AdvisoryQuery, list []findings.KnownAdvis
 }
 
 // checkAdvisories looks each dependency the change adds or re-versions
-// up in the advisory database, records each answer, and returns the
+// up in the advisory database (a range as the version its lockfile
+// holds, else its lower bound: findings.AdvisoryChecks), records each answer, and returns the
 // findings of the advisories found. Without a lookup (`patchwright run`)
 // nothing is asked; a failed lookup is recorded and said in the body.
 func (r *run) checkAdvisories(ctx context.Context, files []findings.File) ([]findings.Finding, error) {
@@ -73,18 +74,14 @@ func (r *run) checkAdvisories(ctx context.Context, files []findings.File) ([]fin
 		return nil, nil
 	}
 	var out []findings.Finding
-	for _, d := range findings.ChangedDependencies(files) {
-		q, ok := findings.QueryOf(d)
-		if !ok {
-			continue
-		}
-		list, rec := r.lookup(ctx, q)
-		rec.Path = d.Path
+	for _, c := range findings.AdvisoryChecks(files) {
+		list, rec := r.lookup(ctx, c.Query)
+		rec.Path, rec.Range = c.Path, c.Range
 		if _, err := r.ledger.Append(rec); err != nil {
 			return nil, err
 		}
 		for _, a := range list {
-			out = append(out, findings.AdvisoryFinding(d, a))
+			out = append(out, c.Finding(a))
 		}
 	}
 	return out, nil

@@ -25,6 +25,9 @@ const (
 	DefaultReviewMaxCostUSD = 0.50
 	// reviewMaxTokens caps the review model's answer.
 	reviewMaxTokens = 4096
+	// reviewMinTokens is the least answer worth asking for: a budget
+	// that leaves less after the prompt makes no call.
+	reviewMinTokens = 512
 	// reviewDiffBytes and reviewIssueBytes bound what the review model
 	// reads: the diff past it is cut, and the prompt says so.
 	reviewDiffBytes  = 96 << 10
@@ -131,19 +134,16 @@ func (r *run) callReview(ctx context.Context, prompt string, rec *ledger.Review)
 	if budget <= 0 {
 		budget = DefaultReviewMaxCostUSD
 	}
-	// Every prompt token counted as three bytes, so the estimate is high.
-	most, known := r.e.cost(rec.Model, provider.Usage{InputTokens: int64(len(reviewSystem)+len(prompt))/3 + 1, OutputTokens: reviewMaxTokens})
-	switch {
-	case !known:
-		return nil, fmt.Sprintf("the review model %s has no price in the price table, so its budget of $%.2f cannot be kept", rec.Model, budget)
-	case most > budget:
-		return nil, fmt.Sprintf("the review could cost up to $%.2f, over its budget of $%.2f", most, budget)
+	rec.BudgetUSD = budget
+	maxTokens, failure := r.reviewTokens(rec.Model, prompt, budget)
+	if failure != "" {
+		return nil, failure
 	}
 	callCtx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	start := time.Now()
 	resp, err := r.e.ReviewProvider.Complete(callCtx, provider.Request{
-		System: reviewSystem, MaxTokens: reviewMaxTokens,
+		System: reviewSystem, MaxTokens: maxTokens,
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: prompt}},
 	})
 	rec.Duration = time.Since(start)
@@ -153,8 +153,34 @@ func (r *run) callReview(ctx context.Context, prompt string, rec *ledger.Review)
 	rec.Usage = resp.Usage
 	if usd, ok := r.e.cost(rec.Model, resp.Usage); ok {
 		rec.CostUSD = &usd
+		// The answer is still read: the money is spent, and a risk the
+		// model found must not be hidden because the provider billed
+		// more than the estimate (docs/design.md §4.5).
+		rec.OverBudget = usd > budget
 	}
 	return r.readAnswer(resp.Message.Text, rec)
+}
+
+// reviewTokens is the review's cap on output tokens: what the budget
+// leaves after a high estimate of the prompt, at most reviewMaxTokens,
+// so that a model answering at length cannot spend past the budget.
+// failure says why no call fits the budget.
+func (r *run) reviewTokens(model, prompt string, budget float64) (int, string) {
+	// Every prompt token counted as three bytes, so the estimate is high.
+	in, known := r.e.cost(model, provider.Usage{InputTokens: int64(len(reviewSystem)+len(prompt))/3 + 1})
+	perMillion, _ := r.e.cost(model, provider.Usage{OutputTokens: 1_000_000})
+	if !known {
+		return 0, fmt.Sprintf("the review model %s has no price in the price table, so its budget of $%.2f cannot be kept", model, budget)
+	}
+	tokens := reviewMaxTokens
+	if perMillion > 0 {
+		tokens = int(min(float64(reviewMaxTokens), (budget-in)/perMillion*1e6))
+	}
+	if in > budget || tokens < reviewMinTokens {
+		most := in + perMillion*reviewMinTokens/1e6
+		return 0, fmt.Sprintf("the review could cost up to $%.2f, over its budget of $%.2f", most, budget)
+	}
+	return tokens, ""
 }
 
 // readAnswer reads the review model's text as data: stripped of what a

@@ -245,3 +245,28 @@ func readLedgerText(t *testing.T, out string) string {
 	}
 	return string(data)
 }
+
+// TestReviewBilledOverBudget: the review model answers at length and the
+// provider bills far past the estimate. The answer was capped below the
+// default by what the budget leaves; the cost is recorded, the body says
+// it passed the budget, and the injection it reports still makes a draft.
+func TestReviewBilledOverBudget(t *testing.T) {
+	huge := pt.Turn{Text: `{"risks":[{"kind":"injection","severity":"high","path":"calc.go","line":3,"detail":"The comment addresses AI agents."}]}`,
+		Usage: provider.Usage{InputTokens: 100_000, OutputTokens: 100_000}}
+	res, out, srv := reviewed{files: calcWith(nil), agent: documentAdd, review: []pt.Turn{huge}, maxCost: 0.005}.run(t)
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].MaxTokens >= reviewMaxTokens || reqs[0].MaxTokens < reviewMinTokens {
+		t.Fatalf("review calls %d, max tokens %v; want one call capped below %d by the budget", len(reqs), reqs, reviewMaxTokens)
+	}
+	if res.Outcome != verify.Unverified || res.Draft != config.DraftAlways ||
+		len(res.NotVerified) == 0 || !strings.Contains(res.NotVerified[0], "injection risk") {
+		t.Errorf("outcome %s, draft %s, not verified %q; want the injection to count", res.Outcome, res.Draft, res.NotVerified)
+	}
+	// gpt-4.1-mini: 100k tokens in at $0.40/M, 100k out at $1.60/M.
+	if body := readBody(t, out); !strings.Contains(body, "reported 1 risk · about $0.20, over its budget of $0.01.") {
+		t.Errorf("the body does not say the review passed its budget:\n%s", body)
+	}
+	if l := readLedgerText(t, out); !strings.Contains(l, `"over_budget":true`) || !strings.Contains(l, `"budget_usd":0.005`) {
+		t.Errorf("the ledger does not record the overrun:\n%s", l)
+	}
+}

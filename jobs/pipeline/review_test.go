@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/verify/findings"
 )
 
@@ -46,5 +47,36 @@ func TestAdvisoryCache(t *testing.T) {
 	none.put(q, nil, now)
 	if _, ok := none.get(q, now); ok {
 		t.Error("a nil cache answered")
+	}
+}
+
+// TestReviewTokens: the review's answer is capped to what its budget
+// leaves after a high estimate of the prompt; a budget that leaves less
+// than reviewMinTokens, or not even the prompt, makes no call.
+func TestReviewTokens(t *testing.T) {
+	prices := provider.Prices{
+		"t:priced":   {Input: 1, Output: 10}, // $1/M in, $10/M out
+		"t:free-out": {Input: 1, Output: 0},  // output costs nothing
+	}
+	r := &run{e: &Executor{Prices: prices}}
+	prompt := strings.Repeat("x", 3*100_000-len(reviewSystem)) // about 100k tokens: $0.10
+	cases := []struct {
+		model  string
+		budget float64
+		want   int
+		fail   string
+	}{
+		{"t:priced", 1, reviewMaxTokens, ""},
+		{"t:priced", 0.12, 2000, ""}, // $0.02 left buys 2,000 tokens at $10/M
+		{"t:priced", 0.104, 0, "could cost up to $0.11, over its budget of $0.10"},
+		{"t:free-out", 0.05, 0, "over its budget of $0.05"},
+		{"t:free-out", 0.5, reviewMaxTokens, ""},
+		{"t:unpriced", 1, 0, "has no price in the price table"},
+	}
+	for _, c := range cases {
+		got, fail := r.reviewTokens(c.model, prompt, c.budget)
+		if (got < c.want-1 || got > c.want) || (c.fail == "") != (fail == "") || !strings.Contains(fail, c.fail) {
+			t.Errorf("%s at $%.3f: %d tokens, %q; want %d, %q", c.model, c.budget, got, fail, c.want, c.fail)
+		}
 	}
 }

@@ -46,8 +46,10 @@ func QueryOf(d Dependency) (AdvisoryQuery, bool) {
 	case "go":
 		// The database writes Go versions without the "v".
 		v = strings.TrimPrefix(v, "v")
-	case "pip":
-		v = strings.TrimPrefix(v, "==")
+	default:
+		// "=1.2.3" (npm, Cargo, Composer) and "==1.2.3" (pip) are one
+		// version; the database wants it bare.
+		v = strings.TrimSpace(strings.TrimLeft(v, "="))
 	}
 	return AdvisoryQuery{Ecosystem: eco, Name: d.Name, Version: v}, true
 }
