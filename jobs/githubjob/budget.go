@@ -48,3 +48,9 @@ func (p *Pipeline) reserve(ctx context.Context, issue tasks.Issue, task string, 
 		}
 	}, nil
 }
+
+// RunNoter keeps what each run of an agent pull request cost and which
+// model it used, for the pull request's outcome (jobs/outcomes.Store).
+type RunNoter interface {
+	NoteRun(ctx context.Context, pr tasks.Issue, model string, cost *float64) error
+}

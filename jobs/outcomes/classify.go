@@ -2,10 +2,12 @@ package outcomes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/hibiken/asynq"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
@@ -48,6 +50,16 @@ func (c *Classifier) Classify(ctx context.Context, pr tasks.Issue) (Record, erro
 		return Record{}, err
 	}
 	return rec, c.Store.Put(ctx, rec)
+}
+
+// Outcome is Classify for the worker, which needs only whether it
+// worked; facts GitHub cannot have given are not worth a retry.
+func (c *Classifier) Outcome(ctx context.Context, pr tasks.Issue) error {
+	_, err := c.Classify(ctx, pr)
+	if errors.Is(err, ErrBadFacts) {
+		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
 }
 
 // NoteRun adds one run's model and cost (nil: the model has no price) to
