@@ -73,7 +73,7 @@ func (e *env) open(t *testing.T, issue int, cost *float64) tasks.Issue {
 func usd(v float64) *float64 { return &v }
 
 // A merged pull request with only the app's commits and no review, one a
-// person reviewed (and pushed to), a closed one and an open one, each
+// person reviewed, a closed one and an open one, each
 // classified from the fake through the app's client, stored in Redis and
 // read back from /metrics.
 func TestOutcomesOnMetrics(t *testing.T) {
@@ -84,7 +84,6 @@ func TestOutcomesOnMetrics(t *testing.T) {
 	closed := e.open(t, 3, usd(0.25))
 	open := e.open(t, 4, nil)
 	e.fake.AddReview("acme", "widgets", reviewed.Number, "omar", "APPROVED", "")
-	e.fake.AddPullCommit("acme", "widgets", reviewed.Number, strings.Repeat("f", 40), "omar")
 	e.now = e.now.Add(2 * time.Hour)
 	e.fake.MergePull("acme", "widgets", untouched.Number)
 	e.now = e.now.Add(2 * time.Hour)
@@ -104,7 +103,7 @@ func TestOutcomesOnMetrics(t *testing.T) {
 		`patchwright_agent_pull_requests{` + l + `,state="closed"} 1`,
 		`patchwright_agent_pull_requests{` + l + `,state="open"} 1`,
 		`patchwright_agent_pull_requests{` + l + `,state="superseded"} 0`,
-		`patchwright_agent_pull_requests_merged_without_human_commit{` + l + `} 1`,
+		`patchwright_agent_pull_requests_merged_without_human_commit{` + l + `} 2`,
 		`patchwright_agent_pull_requests_merged_without_human_review{` + l + `} 1`,
 		`patchwright_agent_pull_request_merge_rate{` + l + `} 0.6666666666666666`,
 		`patchwright_agent_pull_request_cost_per_merged_usd{` + l + `} 1`,
@@ -159,4 +158,32 @@ func scrape(t *testing.T, s *outcomes.Store) string {
 		t.Fatalf("GET /metrics: %d, %v\n%s", resp.StatusCode, err, body)
 	}
 	return string(body)
+}
+
+// A retry's cost adds to the first run's; one unpriced run makes the
+// pull request's cost unknown (left out of cost per merged pull request)
+// rather than too low.
+func TestRunCostsAddUp(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := &outcomes.Classifier{GitHub: e.app, Store: e.store, AppLogin: githubtest.BotLogin}
+	retried := e.open(t, 1, usd(0.5))
+	unpriced := e.open(t, 2, usd(0.5))
+	if err := e.store.NoteRun(ctx, retried, "openai:gpt-4.1", usd(0.25)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.NoteRun(ctx, unpriced, "openai:gpt-4.1", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.MergePull("acme", "widgets", retried.Number)
+	e.fake.MergePull("acme", "widgets", unpriced.Number)
+	if r, err := c.Classify(ctx, retried); err != nil || !r.CostKnown || r.CostUSD != 0.75 || r.Model != "openai:gpt-4.1" {
+		t.Errorf("retried: %+v, %v; want $0.75 known", r, err)
+	}
+	if r, err := c.Classify(ctx, unpriced); err != nil || r.CostKnown {
+		t.Errorf("unpriced: %+v, %v; want the cost unknown", r, err)
+	}
+	if got := scrape(t, e.store); !strings.Contains(got, `patchwright_agent_pull_request_cost_per_merged_usd{installation="11",model="openai:gpt-4.1",repository="acme/widgets"} 0.75`+"\n") {
+		t.Errorf("cost per merged pull request should count the priced one only:\n%s", got)
+	}
 }

@@ -23,6 +23,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"merged untouched", func(f *Facts) { f.Merged, f.CommitAuthors = true, []string{app, "PatchWright-Test[bot]"} }, StateMerged, false, false},
 		{"merged with a human commit", func(f *Facts) { f.Merged, f.CommitAuthors = true, []string{app, "maria"} }, StateMerged, true, false},
+		{"another app's commit", func(f *Facts) { f.Merged, f.CommitAuthors = true, []string{app, "dependabot[bot]"} }, StateMerged, true, false},
 		{"unlinked commit author", func(f *Facts) { f.Merged, f.CommitAuthors = true, []string{"Maria Example"} }, StateMerged, true, false},
 		{"bot review only", func(f *Facts) { f.Merged, f.Reviewers = true, []string{"copilot[bot]", app} }, StateMerged, false, false},
 		{"human review", func(f *Facts) { f.Merged, f.Reviewers = true, []string{"copilot[bot]", "omar"} }, StateMerged, false, true},

@@ -190,7 +190,8 @@ func (c *countingOutcomes) Outcome(_ context.Context, pr tasks.Issue) error {
 	return nil
 }
 
-// An outcome task reaches Outcomes with its pull request; without
+// An outcome task reaches Outcomes with its pull request through the
+// mux; without
 // Outcomes it cannot succeed and is not retried; a bad payload is
 // refused before it is queued.
 func TestOutcomeTask(t *testing.T) {
@@ -202,7 +203,7 @@ func TestOutcomeTask(t *testing.T) {
 	}
 	o := &countingOutcomes{}
 	h := &Handlers{Commenter: nopCommenter{}, Outcomes: o, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
-	if err := h.outcome(context.Background(), task); err != nil || len(o.prs) != 1 || o.prs[0] != pr {
+	if err := h.Mux().ProcessTask(context.Background(), task); err != nil || len(o.prs) != 1 || o.prs[0] != pr {
 		t.Fatalf("outcome task: %v, %+v", err, o.prs)
 	}
 	h.Outcomes = nil
