@@ -13,6 +13,7 @@ import (
 // from: GitHub's state and the authors of its commits and reviews.
 type PullState struct {
 	State               string // open or closed
+	HeadRef             string
 	Merged              bool
 	CreatedAt, ClosedAt time.Time
 	// CommitAuthors are the logins GitHub links each commit to, or the
@@ -33,7 +34,7 @@ func (a *App) PullRequestState(ctx context.Context, pr tasks.Issue) (PullState, 
 	if err != nil {
 		return PullState{}, fmt.Errorf("get pull request %s: %w", pr, err)
 	}
-	st := PullState{State: p.GetState(), Merged: p.GetMerged(), CreatedAt: p.GetCreatedAt().Time, ClosedAt: p.GetClosedAt().Time}
+	st := PullState{State: p.GetState(), HeadRef: p.GetHead().GetRef(), Merged: p.GetMerged(), CreatedAt: p.GetCreatedAt().Time, ClosedAt: p.GetClosedAt().Time}
 	opts := &github.ListOptions{PerPage: 100}
 	for {
 		cs, resp, err := c.PullRequests.ListCommits(ctx, pr.Owner, pr.Repo, pr.Number, opts)

@@ -332,8 +332,8 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	pub := &publisher{gh: p.GitHub, issue: a.issue, title: text.Title, branch: jobs.AgentBranch(a.issue.Number),
 		base: repo.DefaultBranch, logURL: logURL, log: log}
 	if p.Outcomes != nil {
-		pub.noteRun = func(ctx context.Context, pr tasks.Issue, cost *float64) error {
-			return p.Outcomes.NoteRun(ctx, pr, p.Executor.Provider.Model(), cost)
+		pub.noteRun = func(ctx context.Context, pr int, cost *float64) error {
+			return p.Outcomes.NoteRun(ctx, a.issue, pr, p.Executor.Provider.Model(), cost)
 		}
 	}
 	if a.requester != "" {

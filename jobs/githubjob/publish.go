@@ -54,7 +54,7 @@ type publisher struct {
 	branchOnly bool
 	// noteRun keeps the run's model and cost for the pull request's
 	// outcome; nil: not kept.
-	noteRun func(ctx context.Context, pr tasks.Issue, cost *float64) error
+	noteRun func(ctx context.Context, pr int, cost *float64) error
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -95,7 +95,7 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 	if g.noteRun != nil {
 		// The outcome figures lose this run's cost; the pull request is
 		// not worth failing for that.
-		if err := g.noteRun(context.WithoutCancel(ctx), g.prIssue(pr.Number), res.CostUSD); err != nil {
+		if err := g.noteRun(context.WithoutCancel(ctx), pr.Number, res.CostUSD); err != nil {
 			g.log.Error("the run's cost is not kept for its pull request's outcome", logkey.Err, err)
 		}
 	}

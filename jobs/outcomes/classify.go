@@ -40,9 +40,13 @@ func (c *Classifier) Classify(ctx context.Context, pr tasks.Issue) (Record, erro
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := Classify(Facts{Installation: pr.InstallationID, Repo: pr.Owner + "/" + pr.Repo, PR: pr.Number,
+	f := Facts{Installation: pr.InstallationID, Repo: pr.Owner + "/" + pr.Repo, PR: pr.Number,
 		State: st.State, Merged: st.Merged, OpenedAt: st.CreatedAt, ClosedAt: st.ClosedAt,
-		CommitAuthors: st.CommitAuthors, Reviewers: st.Reviewers}, c.AppLogin)
+		CommitAuthors: st.CommitAuthors, Reviewers: st.Reviewers}
+	if f.Superseded, err = c.Store.superseded(ctx, pr, st.HeadRef); err != nil {
+		return Record{}, err
+	}
+	rec, err := Classify(f, c.AppLogin)
 	if err != nil {
 		return Record{}, err
 	}
@@ -63,10 +67,14 @@ func (c *Classifier) Outcome(ctx context.Context, pr tasks.Issue) error {
 }
 
 // NoteRun adds one run's model and cost (nil: the model has no price) to
-// pull request pr's: a retry's cost adds to the first run's, and a
-// pull request any of whose runs had no price has no known cost.
-func (s *Store) NoteRun(ctx context.Context, pr tasks.Issue, model string, cost *float64) error {
-	f := Record{Installation: pr.InstallationID, Repo: pr.Owner + "/" + pr.Repo, PR: pr.Number}.field()
+// those of pull request pr of issue (Number is the issue's): a retry's
+// cost adds to the first run's, and a pull request any of whose runs had
+// no price has no known cost. A new pull request for the issue
+// supersedes the older one when that one was closed unmerged.
+func (s *Store) NoteRun(ctx context.Context, issue tasks.Issue, pr int, model string, cost *float64) error {
+	prIssue := issue
+	prIssue.Number = pr
+	f := fieldOf(prIssue)
 	p := s.Redis.TxPipeline()
 	p.HSet(ctx, RunsKey, f+":model", model)
 	if cost == nil {
@@ -75,9 +83,9 @@ func (s *Store) NoteRun(ctx context.Context, pr tasks.Issue, model string, cost 
 		p.HIncrByFloat(ctx, RunsKey, f+":cost", *cost)
 	}
 	if _, err := p.Exec(ctx); err != nil {
-		return fmt.Errorf("note the run of %s: %w", pr, err)
+		return fmt.Errorf("note the run of %s: %w", prIssue, err)
 	}
-	return nil
+	return s.newest(ctx, issue, pr)
 }
 
 // run is what NoteRun noted for r's pull request; no run noted is an

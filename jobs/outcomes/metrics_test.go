@@ -62,11 +62,12 @@ func (e *env) open(t *testing.T, issue int, cost *float64) tasks.Issue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo.Number = pr.Number
 	e.fake.AddPullCommit("acme", "widgets", pr.Number, strings.Repeat(string(rune('a'+issue)), 40), githubtest.BotLogin)
-	if err := e.store.NoteRun(context.Background(), repo, "openai:gpt-4.1", cost); err != nil {
+	repo.Number = issue
+	if err := e.store.NoteRun(context.Background(), repo, pr.Number, "openai:gpt-4.1", cost); err != nil {
 		t.Fatal(err)
 	}
+	repo.Number = pr.Number
 	return repo
 }
 
@@ -169,10 +170,10 @@ func TestRunCostsAddUp(t *testing.T) {
 	c := &outcomes.Classifier{GitHub: e.app, Store: e.store, AppLogin: githubtest.BotLogin}
 	retried := e.open(t, 1, usd(0.5))
 	unpriced := e.open(t, 2, usd(0.5))
-	if err := e.store.NoteRun(ctx, retried, "openai:gpt-4.1", usd(0.25)); err != nil {
+	if err := e.store.NoteRun(ctx, issueOf(retried, 1), retried.Number, "openai:gpt-4.1", usd(0.25)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.NoteRun(ctx, unpriced, "openai:gpt-4.1", nil); err != nil {
+	if err := e.store.NoteRun(ctx, issueOf(unpriced, 2), unpriced.Number, "openai:gpt-4.1", nil); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.MergePull("acme", "widgets", retried.Number)
@@ -186,4 +187,64 @@ func TestRunCostsAddUp(t *testing.T) {
 	if got := scrape(t, e.store); !strings.Contains(got, `patchwright_agent_pull_request_cost_per_merged_usd{installation="11",model="openai:gpt-4.1",repository="acme/widgets"} 0.75`+"\n") {
 		t.Errorf("cost per merged pull request should count the priced one only:\n%s", got)
 	}
+}
+
+func issueOf(pr tasks.Issue, n int) tasks.Issue {
+	pr.Number = n
+	return pr
+}
+
+// A pull request closed unmerged and then replaced by a newer one for the
+// same issue is superseded, whether its close is classified before the
+// new one is published or after; one closed with nothing newer is
+// closed.
+func TestSuperseded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := &outcomes.Classifier{GitHub: e.app, Store: e.store, AppLogin: githubtest.BotLogin}
+	state := func(pr tasks.Issue) string {
+		t.Helper()
+		r, err := c.Classify(ctx, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.State
+	}
+	// Classified first, replaced after.
+	first := e.open(t, 1, usd(0.1))
+	e.fake.ClosePull("acme", "widgets", first.Number)
+	if got := state(first); got != outcomes.StateClosed {
+		t.Fatalf("closed with nothing newer: %s", got)
+	}
+	second := e.open(t, 1, usd(0.1))
+	if got := recordState(t, e.store, first); got != outcomes.StateSuperseded {
+		t.Errorf("after a newer pull request for the issue: %s, want superseded", got)
+	}
+	// Replaced first, classified after.
+	e.fake.ClosePull("acme", "widgets", second.Number)
+	e.open(t, 1, usd(0.1))
+	if got := state(second); got != outcomes.StateSuperseded {
+		t.Errorf("classified after its replacement: %s, want superseded", got)
+	}
+	// Another issue's pull request supersedes nothing.
+	other := e.open(t, 2, usd(0.1))
+	e.fake.ClosePull("acme", "widgets", other.Number)
+	e.open(t, 3, usd(0.1))
+	if got := state(other); got != outcomes.StateClosed {
+		t.Errorf("another issue's newer pull request: %s, want closed", got)
+	}
+}
+
+func recordState(t *testing.T, s *outcomes.Store, pr tasks.Issue) string {
+	t.Helper()
+	recs, _, err := s.All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.PR == pr.Number {
+			return r.State
+		}
+	}
+	return "none"
 }

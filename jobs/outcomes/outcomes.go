@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
 // States of an agent pull request.
@@ -56,6 +58,11 @@ type Record struct {
 // field names r in Key.
 func (r Record) field() string {
 	return strconv.FormatInt(r.Installation, 10) + "/" + strings.ToLower(r.Repo) + "#" + strconv.Itoa(r.PR)
+}
+
+// fieldOf is the field of i's number (a pull request's or an issue's).
+func fieldOf(i tasks.Issue) string {
+	return Record{Installation: i.InstallationID, Repo: i.Owner + "/" + i.Repo, PR: i.Number}.field()
 }
 
 // Facts are what GitHub says about one agent pull request, as Classify
