@@ -81,6 +81,11 @@ func (q *countingQueue) EnqueueApproval(context.Context, tasks.Approval) (jobs.E
 	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
 }
 
+func (q *countingQueue) EnqueueOutcome(context.Context, tasks.Outcome) (jobs.EnqueueResult, error) {
+	q.add()
+	return jobs.EnqueueResult{Outcome: jobs.Enqueued}, nil
+}
+
 func (q *countingQueue) CancelRepo(context.Context, string, string, string) ([]string, error) {
 	q.add()
 	return nil, nil

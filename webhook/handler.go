@@ -47,6 +47,8 @@ type Queue interface {
 	// EnqueueApproval has a pull request's approval check brought up to
 	// date.
 	EnqueueApproval(ctx context.Context, p tasks.Approval) (jobs.EnqueueResult, error)
+	// EnqueueOutcome has a closed agent pull request classified.
+	EnqueueOutcome(ctx context.Context, p tasks.Outcome) (jobs.EnqueueResult, error)
 	// AddNote stores a writer's note for the job active on issue.
 	AddNote(ctx context.Context, issue tasks.Issue, n jobs.Note) (jobs.NoteOutcome, error)
 	// CancelRepo cancels every active job of owner/repo (of owner, for

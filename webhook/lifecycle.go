@@ -94,6 +94,13 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 	if _, err := h.queue.Cancel(ctx, issue, jobs.CancelBy(ev.Sender.Login, "closed the pull request")); err != nil {
 		return response{}, err
 	}
+	// Its outcome is read from GitHub by the worker (jobs/outcomes); a
+	// redelivery is a duplicate there, and the branch is still handled.
+	prIssue := issue
+	prIssue.Number = pr.Number
+	if _, err := h.queue.EnqueueOutcome(ctx, tasks.Outcome{Issue: prIssue, DeliveryID: d.id}); err != nil {
+		return response{}, err
+	}
 	pushed := marker.ParsePushed(pr.Body)
 	if pushed == "" || !strings.EqualFold(pushed, pr.HeadSHA) {
 		return done(http.StatusOK, "kept %s: its head %s is not the commit Patchwright pushed (%q)", pr.HeadRef, pr.HeadSHA, pushed), nil

@@ -103,9 +103,9 @@ func closedPR(t *testing.T, edit func(p map[string]any)) []byte {
 func TestPullRequestClosedDeletesOnlyAnUntouchedBranch(t *testing.T) {
 	e := newEnv(t)
 	expectStatus(t, e.deliver("pull_request", "d-c1", closedPR(t, func(map[string]any) {})), http.StatusAccepted)
-	ts := e.tasks(tasks.QueueReplies)
-	if len(ts) != 1 || ts[0].Type != tasks.TypeDeleteBranch {
-		t.Fatalf("tasks %+v, want one branch deletion", ts)
+	ts := tasksOf(e.tasks(tasks.QueueReplies), tasks.TypeDeleteBranch)
+	if len(ts) != 1 {
+		t.Fatalf("tasks %+v, want one branch deletion", e.tasks(tasks.QueueReplies))
 	}
 	var p tasks.DeleteBranch
 	if err := json.Unmarshal(ts[0].Payload, &p); err != nil || p.Number != 7 || p.SHA != headSHA || p.PR != 2 {
@@ -122,8 +122,18 @@ func TestPullRequestClosedDeletesOnlyAnUntouchedBranch(t *testing.T) {
 			t.Errorf("%s: %d %s, want 200", name, rec.Code, rec.Body)
 		}
 	}
-	if n := len(e.tasks(tasks.QueueReplies)); n != 1 {
-		t.Fatalf("%d tasks, want still 1 (no deletion, no reply)", n)
+	if n := len(tasksOf(e.tasks(tasks.QueueReplies), tasks.TypeDeleteBranch)); n != 1 {
+		t.Fatalf("%d deletions, want still 1", n)
+	}
+	// Every close of an agent pull request has its outcome read, kept
+	// branch or not; a person's, a fork's or another branch's has none.
+	outs := tasksOf(e.tasks(tasks.QueueReplies), tasks.TypeOutcome)
+	if len(outs) != 3 {
+		t.Fatalf("%d outcome tasks, want 3 (the deletion's and the two kept branches')", len(outs))
+	}
+	var o tasks.Outcome
+	if err := json.Unmarshal(outs[0].Payload, &o); err != nil || o.Number != 2 || o.Owner != "Codertocat" {
+		t.Fatalf("outcome payload %+v, %v: want the pull request, #2", o, err)
 	}
 	expectStatus(t, e.deliver("pull_request", "d-open", fixturePayload(t, "pull_request.closed.json", func(m map[string]any) { m["action"] = "opened" })), http.StatusOK)
 	expectStatus(t, e.deliver("pull_request", "d-bad", []byte(`{"action":"closed","pull_request":{"number":"two"}}`)), http.StatusBadRequest)

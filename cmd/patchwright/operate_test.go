@@ -194,7 +194,8 @@ func TestServeSetupMode(t *testing.T) {
 	}
 	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `patchwright_webhook_deliveries_total{event="issues",status="202"} 1`) ||
 		!strings.Contains(body, `patchwright_enqueue_duration_seconds_count{result="enqueued",type="issue:solve"} 1`) ||
-		!strings.Contains(body, `patchwright_queue_tasks{queue="agent",state=`) {
+		!strings.Contains(body, `patchwright_queue_tasks{queue="agent",state=`) ||
+		!strings.Contains(body, "patchwright_outcomes_up 1\n") {
 		t.Errorf("metrics after a delivery:\n%s", body)
 	}
 	if code, _ := get(t, base+"/queue/"); code != http.StatusNotFound {

@@ -21,6 +21,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/githubjob"
 	"github.com/patchwright/patchwright/jobs/metrics"
+	"github.com/patchwright/patchwright/jobs/outcomes"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/runstore"
@@ -125,6 +126,7 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Notes:    d.queue,
 		Plans:    d.queue,
 		Policy:   d.cfg.policy,
+		Outcomes: &outcomes.Store{Redis: d.rdb},
 		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
@@ -292,6 +294,9 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 
 	mux := routes(m.WebhookHandler(hook), queue)
 	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
+	// Outcome figures come from Redis at each scrape: serve's /metrics
+	// only, so workers do not report the same pull requests again.
+	reg.MustRegister(&outcomes.Collector{Store: &outcomes.Store{Redis: rdb}})
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
@@ -369,8 +374,14 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 	}
 	fair := &worker.Fairness{Installation: cfg.installationConcurrency, Repo: cfg.repoConcurrency,
 		Inspector: asynq.NewInspectorFromRedisClient(rdb)}
+	bot, err := app.BotLogin(ctx)
+	if err != nil {
+		closePipeline()
+		return nil, nil, errInfra{fmt.Errorf("find the app's bot login: %w", err)}
+	}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
-		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log}
+		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log,
+		Outcomes: &outcomes.Classifier{GitHub: app, Store: &outcomes.Store{Redis: rdb}, AppLogin: bot}}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(d.m))

@@ -48,3 +48,11 @@ func (p *Pipeline) reserve(ctx context.Context, issue tasks.Issue, task string, 
 		}
 	}, nil
 }
+
+// RunNoter keeps what each run of an agent pull request cost and which
+// model it used, for the pull request's outcome (jobs/outcomes.Store).
+type RunNoter interface {
+	// NoteRun keeps a run of issue (Number is the issue's) published to
+	// pull request pr.
+	NoteRun(ctx context.Context, issue tasks.Issue, pr int, model string, cost *float64) error
+}

@@ -87,6 +87,9 @@ type Pipeline struct {
 	// its installation's and organisation's entry (config.PolicyFile.For).
 	// Nil: no policy.
 	Policy *config.PolicyFile
+	// Outcomes keeps each agent pull request's model and cost for its
+	// outcome (jobs/outcomes.Store); nil keeps none.
+	Outcomes RunNoter
 
 	// orgConfigs caches organisations' default configurations.
 	orgConfigs orgConfigs
@@ -328,6 +331,11 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	}
 	pub := &publisher{gh: p.GitHub, issue: a.issue, title: text.Title, branch: jobs.AgentBranch(a.issue.Number),
 		base: repo.DefaultBranch, logURL: logURL, log: log}
+	if p.Outcomes != nil {
+		pub.noteRun = func(ctx context.Context, pr int, cost *float64) error {
+			return p.Outcomes.NoteRun(ctx, a.issue, pr, p.Executor.Provider.Model(), cost)
+		}
+	}
 	if a.requester != "" {
 		// A CI fix has no requester: nobody to credit.
 		co, err := p.coAuthor(ctx, a)

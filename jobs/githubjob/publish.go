@@ -52,6 +52,9 @@ type publisher struct {
 	// branchOnly: the operator's policy allows no pull requests, so the
 	// change is pushed (with its check runs) and reported on the issue.
 	branchOnly bool
+	// noteRun keeps the run's model and cost for the pull request's
+	// outcome; nil: not kept.
+	noteRun func(ctx context.Context, pr int, cost *float64) error
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -89,6 +92,13 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 		return "", refused(err, "open pull requests", "pull_requests: write", res.Branch)
 	}
 	res.Body = g.sent // pr.md is what was posted
+	if g.noteRun != nil {
+		// The outcome figures lose this run's cost; the pull request is
+		// not worth failing for that.
+		if err := g.noteRun(context.WithoutCancel(ctx), pr.Number, res.CostUSD); err != nil {
+			g.log.Error("the run's cost is not kept for its pull request's outcome", logkey.Err, err)
+		}
+	}
 
 	if err := g.checkRuns(ctx, res); err != nil {
 		return pr.URL, refused(err, "post check runs", "checks: write", res.Branch)

@@ -205,6 +205,11 @@ type Pull struct {
 	// UpdatedAt is GitHub's updated_at: set by every comment, review and
 	// edit through the fake, and by Touch (a push or a label).
 	UpdatedAt time.Time
+	// CreatedAt, ClosedAt and Merged are GitHub's; MergePull sets the
+	// last two. Commits are the pull request's commits (AddPullCommit).
+	CreatedAt, ClosedAt time.Time
+	Merged              bool
+	Commits             []PullCommit
 }
 
 // CheckRun is a check run as last written.

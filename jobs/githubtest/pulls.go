@@ -22,6 +22,8 @@ func (s *Server) pullJSON(p *Pull) map[string]any {
 		"user":     user(p.Author),
 		"head":     map[string]any{"ref": p.Head, "sha": p.HeadSHA, "label": p.Owner + ":" + p.Head},
 		"base":     map[string]any{"ref": p.Base},
+		"merged":   p.Merged, "created_at": timeOrNil(p.CreatedAt), "closed_at": timeOrNil(p.ClosedAt),
+		"merged_at": mergedAt(p),
 	}
 }
 
@@ -115,7 +117,7 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &Pull{Number: n, Owner: owner, Repo: repo, Title: req.Title, Body: req.Body, Head: req.Head, Base: req.Base,
 		Draft: req.Draft, State: "open", Author: s.tokenLogin(r), HeadSHA: s.headSHA(owner, repo, req.Head)}
-	p.UpdatedAt = s.now()
+	p.UpdatedAt, p.CreatedAt = s.now(), s.now()
 	s.pulls = append(s.pulls, p)
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
 }

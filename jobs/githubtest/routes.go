@@ -70,6 +70,7 @@ func (s *Server) handler() http.Handler {
 	inst("PATCH /repos/{owner}/{repo}/pulls/{n}", "pull_requests=write", s.editPull)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", "pull_requests=read", s.listReviewComments)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/reviews", "pull_requests=read", s.listReviews)
+	inst("GET /repos/{owner}/{repo}/pulls/{n}/commits", "pull_requests=read", s.listPullCommits)
 	inst("POST /graphql", "", s.graphql)
 	inst("POST /repos/{owner}/{repo}/check-runs", "checks=write", s.createCheckRun)
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)

@@ -182,3 +182,35 @@ func TestApprovalTask(t *testing.T) {
 		t.Error("an approval task without a delivery ID was built")
 	}
 }
+
+type countingOutcomes struct{ prs []tasks.Issue }
+
+func (c *countingOutcomes) Outcome(_ context.Context, pr tasks.Issue) error {
+	c.prs = append(c.prs, pr)
+	return nil
+}
+
+// An outcome task reaches Outcomes with its pull request through the
+// mux; without
+// Outcomes it cannot succeed and is not retried; a bad payload is
+// refused before it is queued.
+func TestOutcomeTask(t *testing.T) {
+	pr := issue
+	pr.Number = 12
+	task, err := tasks.NewOutcomeTask(tasks.Outcome{Issue: pr, DeliveryID: "d-closed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &countingOutcomes{}
+	h := &Handlers{Commenter: nopCommenter{}, Outcomes: o, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	if err := h.Mux().ProcessTask(context.Background(), task); err != nil || len(o.prs) != 1 || o.prs[0] != pr {
+		t.Fatalf("outcome task: %v, %+v", err, o.prs)
+	}
+	h.Outcomes = nil
+	if err := h.outcome(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("no Outcomes: %v", err)
+	}
+	if _, err := tasks.NewOutcomeTask(tasks.Outcome{Issue: pr}); err == nil {
+		t.Error("an outcome task without a delivery ID was built")
+	}
+}

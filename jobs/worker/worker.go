@@ -58,6 +58,12 @@ type Approvals interface {
 	Approval(ctx context.Context, pr tasks.Issue) error
 }
 
+// Outcomes classifies a closed agent pull request from GitHub's state;
+// *outcomes.Classifier is one.
+type Outcomes interface {
+	Outcome(ctx context.Context, pr tasks.Issue) error
+}
+
 // ErrNoModel is what NoModelPipeline fails every job with.
 var ErrNoModel = errors.New("no model is configured (set PATCHWRIGHT_MODEL), so agent jobs cannot run")
 
@@ -91,6 +97,9 @@ type Handlers struct {
 	// Approvals updates the approval check of a pull request; without
 	// it, those tasks fail at once (asynq.SkipRetry).
 	Approvals Approvals
+	// Outcomes classifies closed agent pull requests; without it, those
+	// tasks fail at once (asynq.SkipRetry).
+	Outcomes Outcomes
 	// Fairness limits agent jobs per installation and repository; nil:
 	// none.
 	Fairness *Fairness
@@ -105,6 +114,7 @@ func (h *Handlers) Mux() *asynq.ServeMux {
 	mux.HandleFunc(tasks.TypeReply, h.reply)
 	mux.HandleFunc(tasks.TypeDeleteBranch, h.deleteBranch)
 	mux.HandleFunc(tasks.TypeApproval, h.approval)
+	mux.HandleFunc(tasks.TypeOutcome, h.outcome)
 	return mux
 }
 
@@ -211,6 +221,21 @@ func (h *Handlers) approval(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("approval check of %s: no Approvals configured: %w", p.Issue, asynq.SkipRetry)
 	}
 	err = h.Approvals.Approval(ctx, p.Issue)
+	if _, ok := githubapi.AsRefusal(err); ok {
+		err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
+}
+
+func (h *Handlers) outcome(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.Decode[tasks.Outcome](t)
+	if err != nil {
+		return err
+	}
+	if h.Outcomes == nil {
+		return fmt.Errorf("outcome of %s: no Outcomes configured: %w", p.Issue, asynq.SkipRetry)
+	}
+	err = h.Outcomes.Outcome(ctx, p.Issue)
 	if _, ok := githubapi.AsRefusal(err); ok {
 		err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}
