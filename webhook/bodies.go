@@ -121,7 +121,11 @@ func (l *bodyLimit) read(r io.Reader, length int64, sum io.Writer) (*heldBody, e
 	}
 	b.reserved = int64(cap(b.buf))
 	for first := true; ; first = false {
-		if cap(b.buf)-len(b.buf) < minRead {
+		// A body whose length is known reserves all of it before it
+		// counts as admitted: otherwise whether it is admitted would
+		// depend on the size of the buffer the pool happened to hold.
+		whole := first && length >= 0 && int(length)+minRead > cap(b.buf)
+		if whole || cap(b.buf)-len(b.buf) < minRead {
 			if err := b.grow(length); err != nil {
 				if errors.Is(err, errBusy) {
 					l.refused.Add(1)
