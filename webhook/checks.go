@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
+	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report/marker"
 	"github.com/patchwright/patchwright/webhook/payload"
@@ -56,36 +57,17 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 	case h.ownApp(ev):
 		return done(http.StatusOK, "ignored: Patchwright's own checks"), nil
 	}
-	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
-	if pr, queued := mergeQueuePR(ev.HeadBranch); !ok && queued {
-		return done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue, and CI on its own head is what starts a fix", ev.HeadBranch, pr, pr, pr), nil
-	}
-	if !ok {
-		return done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch), nil
-	}
-	if why := forkRun(d.event, ev); why != "" {
-		return done(http.StatusOK, "ignored: %s", why), nil
-	}
-	issue, res := issueOf(ev.Installation, ev.Repo, n)
+	issue, res := ciIssue(d, ev)
 	if res != nil {
 		return *res, nil
 	}
-	if !tasks.ValidSHA(ev.HeadSHA) {
-		return done(http.StatusBadRequest, "malformed %s payload: head_sha %q", d.event, ev.HeadSHA), nil
-	}
 	log := d.log.With(logkey.Installation, issue.InstallationID, logkey.Issue, issue.String())
-	pr, open, err := h.github.FindPullRequest(ctx, issue, ev.HeadBranch)
+	pr, res, err := h.ciPullRequest(ctx, issue, ev)
 	if err != nil {
 		return response{}, err
 	}
-	switch {
-	case !open:
-		return done(http.StatusOK, "ignored: no open pull request from %s", ev.HeadBranch), nil
-	case pr.HeadSHA != ev.HeadSHA:
-		return done(http.StatusOK, "ignored: CI result for %s, the pull request's head is now %s", short(ev.HeadSHA), short(pr.HeadSHA)), nil
-	case marker.ParsePushed(pr.Body) != ev.HeadSHA:
-		// Someone else pushed this head: their CI result is theirs to fix.
-		return done(http.StatusOK, "ignored: head %s was not pushed by Patchwright", short(ev.HeadSHA)), nil
+	if res != nil {
+		return *res, nil
 	}
 	pin, ok, err := h.queue.ApprovedPin(ctx, issue)
 	if err != nil {
@@ -104,6 +86,56 @@ func (h *Handler) onCheck(ctx context.Context, d delivery) (response, error) {
 		return response{}, err
 	}
 	return ciFixEnqueued(enq, issue, ev, log), nil
+}
+
+// ciIssue is the issue of the Patchwright branch a failed CI run ran
+// on; a response instead when the run is not one to fix (another
+// branch, a merge queue's, a fork's) or its payload is malformed.
+func ciIssue(d delivery, ev payload.CheckEvent) (tasks.Issue, *response) {
+	n, ok := jobs.ParseAgentBranch(ev.HeadBranch)
+	if pr, queued := mergeQueuePR(ev.HeadBranch); !ok && queued {
+		res := done(http.StatusOK, "ignored: %s is a merge queue's temporary branch: it holds the base, the pull requests queued before #%d and #%d itself, so its failure is not one change's to fix; GitHub takes #%d out of the queue, and CI on its own head is what starts a fix", ev.HeadBranch, pr, pr, pr)
+		return tasks.Issue{}, &res
+	}
+	if !ok {
+		res := done(http.StatusOK, "ignored: branch %q is not a Patchwright branch", ev.HeadBranch)
+		return tasks.Issue{}, &res
+	}
+	if why := forkRun(d.event, ev); why != "" {
+		res := done(http.StatusOK, "ignored: %s", why)
+		return tasks.Issue{}, &res
+	}
+	issue, res := issueOf(ev.Installation, ev.Repo, n)
+	if res != nil {
+		return tasks.Issue{}, res
+	}
+	if !tasks.ValidSHA(ev.HeadSHA) {
+		res := done(http.StatusBadRequest, "malformed %s payload: head_sha %q", d.event, ev.HeadSHA)
+		return tasks.Issue{}, &res
+	}
+	return issue, nil
+}
+
+// ciPullRequest is the open pull request whose head the failed run
+// checked, when Patchwright pushed that head; a response instead when
+// there is none, the head moved on, or someone else pushed it.
+func (h *Handler) ciPullRequest(ctx context.Context, issue tasks.Issue, ev payload.CheckEvent) (githubapi.PullRequest, *response, error) {
+	pr, open, err := h.github.FindPullRequest(ctx, issue, ev.HeadBranch)
+	var res response
+	switch {
+	case err != nil:
+		return pr, nil, err
+	case !open:
+		res = done(http.StatusOK, "ignored: no open pull request from %s", ev.HeadBranch)
+	case pr.HeadSHA != ev.HeadSHA:
+		res = done(http.StatusOK, "ignored: CI result for %s, the pull request's head is now %s", short(ev.HeadSHA), short(pr.HeadSHA))
+	case marker.ParsePushed(pr.Body) != ev.HeadSHA:
+		// Someone else pushed this head: their CI result is theirs to fix.
+		res = done(http.StatusOK, "ignored: head %s was not pushed by Patchwright", short(ev.HeadSHA))
+	default:
+		return pr, nil, nil
+	}
+	return pr, &res, nil
 }
 
 // mergeQueueRE is the temporary branch GitHub's merge queue builds and

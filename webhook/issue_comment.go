@@ -106,11 +106,7 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 	if !ok {
 		if msg == "" {
 			c.d.log.Info("command refused: no write permission", "role", role)
-			msg = fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
-			if c.mention {
-				msg = fmt.Sprintf("@%s, mentioning @%s starts Patchwright only for someone with write, maintain or admin permission on this repository (yours: %s).", c.sender, h.slug(), role)
-			}
-			result = "refused: no write permission"
+			msg, result = h.noWrite(c, role), "refused: no write permission"
 		}
 		return h.refuseStranger(ctx, stranger{d: c.d, issue: c.target, commentID: c.commentID}, msg, result)
 	}
@@ -128,13 +124,18 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		}
 		issue.Number = n
 	}
-	if c.cmd.Command == CommandStop {
+	return h.runCommand(ctx, c, issue)
+}
+
+// runCommand runs a writer's command on issue (the pull request's issue
+// for a command on the pull request).
+func (h *Handler) runCommand(ctx context.Context, c commentCtx, issue tasks.Issue) (response, error) {
+	switch c.cmd.Command {
+	case CommandStop:
 		return h.stop(ctx, c, issue)
-	}
-	if c.cmd.Command == CommandNote {
+	case CommandNote:
 		return h.note(ctx, c, issue)
-	}
-	if c.cmd.Command == CommandRebase {
+	case CommandRebase:
 		return h.rebase(ctx, c, issue)
 	}
 	if (c.cmd.Command == CommandPlan || c.cmd.Command == CommandApprove) && c.isPR {
@@ -152,6 +153,15 @@ func (h *Handler) command(ctx context.Context, c commentCtx) (response, error) {
 		return h.answer(ctx, c, fmt.Sprintf("This issue has an open Patchwright pull request, #%d: comment `/agent retry` there.", pr.Number), "pointed to the open pull request")
 	}
 	return h.solve(ctx, c, issue)
+}
+
+// noWrite is the answer to a command (or a mention) from someone whose
+// role on the repository is role, short of write.
+func (h *Handler) noWrite(c commentCtx, role string) string {
+	if c.mention {
+		return fmt.Sprintf("@%s, mentioning @%s starts Patchwright only for someone with write, maintain or admin permission on this repository (yours: %s).", c.sender, h.slug(), role)
+	}
+	return fmt.Sprintf("@%s, `/agent %s` needs write, maintain or admin permission on this repository (yours: %s).", c.sender, c.cmd.Command, role)
 }
 
 // solve enqueues the job a command on an issue without an open pull

@@ -100,20 +100,9 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 	if summary != nil {
 		exec.SummaryProvider = meteredProvider{summary, m, prices}
 	}
-	review, err := reviewProvider(cfg.reviewModel, prov, log)
-	if err != nil {
+	if err := withReview(exec, d, prov); err != nil {
 		return nil, nil, err
 	}
-	if review != nil {
-		exec.ReviewProvider = meteredProvider{review, m, prices}
-		if _, known := prices.Cost(review.Model(), provider.Usage{}); !known {
-			// The review fails closed without a price (its budget cannot be
-			// kept), which turns every pull request into a draft: say so now.
-			log.Warn("the review model has no price in the price table: every review will fail and every pull request will be a draft", "model", review.Model())
-		}
-	}
-	exec.ReviewMaxCostUSD = cfg.reviewMaxCostUSD
-	exec.AdvisoryCache = &pipeline.AdvisoryCache{}
 	p := &githubjob.Pipeline{
 		GitHub:   d.app,
 		Executor: exec,
@@ -130,6 +119,28 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
+}
+
+// withReview gives exec the review before publishing: its model (the
+// main one, prov, unless PATCHWRIGHT_REVIEW_MODEL names another), its
+// budget and the advisory cache.
+func withReview(exec *pipeline.Executor, d workerDeps, prov provider.Provider) error {
+	review, err := reviewProvider(d.cfg.reviewModel, prov, d.log)
+	if err != nil {
+		return err
+	}
+	prices := d.cfg.sandbox.prices
+	if review != nil {
+		exec.ReviewProvider = meteredProvider{review, d.m, prices}
+		if _, known := prices.Cost(review.Model(), provider.Usage{}); !known {
+			// The review fails closed without a price (its budget cannot be
+			// kept), which turns every pull request into a draft: say so now.
+			d.log.Warn("the review model has no price in the price table: every review will fail and every pull request will be a draft", "model", review.Model())
+		}
+	}
+	exec.ReviewMaxCostUSD = d.cfg.reviewMaxCostUSD
+	exec.AdvisoryCache = &pipeline.AdvisoryCache{}
+	return nil
 }
 
 // summaryProvider builds the summary model PATCHWRIGHT_SUMMARY_MODEL

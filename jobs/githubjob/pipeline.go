@@ -355,24 +355,8 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		// label (or command) to the pull request.
 		EnqueuedAt: a.at.EnqueuedAt,
 	}
-	if p.Policy != nil {
-		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
-		pub.branchOnly = !job.Policy.OpensPullRequests()
-	}
-	if job.OrgConfig, err = p.orgConfig(ctx, a.issue); err != nil {
+	if err := p.addContext(ctx, a, &job, pub); err != nil {
 		return pipeline.Job{}, nil, err
-	}
-	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
-	if a.pr != 0 {
-		if err := p.prepareRetry(ctx, a, w, &job, pub); err != nil {
-			return pipeline.Job{}, nil, err
-		}
-	} else {
-		comments, err := p.issueContext(ctx, w, a.issue)
-		if err != nil {
-			return pipeline.Job{}, nil, err
-		}
-		job.Issue.Feedback = strings.TrimSpace(job.Issue.Feedback + "\n" + comments)
 	}
 	token, err := p.GitHub.RepoToken(ctx, a.issue)
 	if err != nil {
@@ -382,6 +366,30 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	// nothing writes it to the clone's config or the sandbox.
 	job.Auth = &http.BasicAuth{Username: "x-access-token", Password: token}
 	return job, pub, nil
+}
+
+// addContext gives job what it reads besides the issue: the operator's
+// policy, the organisation's default configuration, and the earlier
+// attempts (a retry) or the issue's comments (a first attempt).
+func (p *Pipeline) addContext(ctx context.Context, a request, job *pipeline.Job, pub *publisher) error {
+	if p.Policy != nil {
+		job.Policy, job.PolicyName = p.Policy.For(a.issue.InstallationID, a.issue.Owner)
+		pub.branchOnly = !job.Policy.OpensPullRequests()
+	}
+	var err error
+	if job.OrgConfig, err = p.orgConfig(ctx, a.issue); err != nil {
+		return err
+	}
+	w := &writers{gh: p.GitHub, repo: a.issue, bot: a.bot}
+	if a.pr != 0 {
+		return p.prepareRetry(ctx, a, w, job, pub)
+	}
+	comments, err := p.issueContext(ctx, w, a.issue)
+	if err != nil {
+		return err
+	}
+	job.Issue.Feedback = strings.TrimSpace(job.Issue.Feedback + "\n" + comments)
+	return nil
 }
 
 func permanent(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRetry) }
