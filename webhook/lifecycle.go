@@ -64,7 +64,7 @@ func (h *Handler) onPullRequest(ctx context.Context, d delivery) (response, erro
 		return malformed(d, err), nil
 	}
 	if ev.Action == "synchronize" {
-		return h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.FullName, ev.PullRequest)
+		return h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.PullRequest)
 	}
 	if ev.Action != "closed" {
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
@@ -129,7 +129,7 @@ func (h *Handler) onReview(ctx context.Context, d delivery) (response, error) {
 		return done(http.StatusOK, "ignored action %q", ev.Action), nil
 	}
 	// Any verdict, or its dismissal, may settle the approval check.
-	res, err := h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.FullName, ev.PullRequest)
+	res, err := h.approvalOf(ctx, d, ev.Installation, ev.Repo, ev.PullRequest)
 	if err != nil || ev.Action == "dismissed" || !strings.EqualFold(ev.Review.State, "changes_requested") {
 		return res, err
 	}
@@ -226,7 +226,8 @@ func (h *Handler) cancelRepos(ctx context.Context, d delivery, ev payload.Instal
 // asks for one (`approval: independent`) from its default branch: the
 // webhook has no configuration. One task per delivery; the worker reads
 // the pull request as it is then, so order does not matter.
-func (h *Handler) approvalOf(ctx context.Context, d delivery, inst int64, repo payload.Repo, fullName string, pr payload.PullRequest) (response, error) {
+func (h *Handler) approvalOf(ctx context.Context, d delivery, inst int64, repo payload.Repo, pr payload.PullRequest) (response, error) {
+	fullName := repo.Owner + "/" + repo.Name
 	_, ok := jobs.ParseAgentBranch(pr.HeadRef)
 	switch {
 	case !strings.EqualFold(pr.Author, h.cfg.BotLogin):

@@ -68,7 +68,7 @@ func (h *Handler) updateAll(ctx context.Context, d delivery, repo tasks.Issue, p
 	slices.SortFunc(prs, func(a, b githubapi.PullRequest) int { return cmp.Compare(a.Number, b.Number) })
 	var updates []tasks.RetryPR
 	for _, pr := range prs {
-		p, ok, err := h.rebaseTask(ctx, d, repo, pr.Number, pr.HeadRef, after, marker.ParsePushed(pr.Body) == pr.HeadSHA)
+		p, ok, err := h.rebaseTask(ctx, d, repo, pr, after)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -109,11 +109,13 @@ func (h *Handler) updateAll(ctx context.Context, d delivery, repo tasks.Issue, p
 	return enqueued, deferred, nil
 }
 
-// rebaseTask is the update of pull request pr (from head) to base; false
-// when it is not Patchwright's to update.
-func (h *Handler) rebaseTask(ctx context.Context, d delivery, repo tasks.Issue, pr int, head, base string, ours bool) (tasks.RetryPR, bool, error) {
-	n, ok := jobs.ParseAgentBranch(head)
-	if !ok || !ours {
+// rebaseTask is the update of pull request pr of repo to base; false
+// when it is not Patchwright's to update (not its branch, or a head it
+// did not push).
+func (h *Handler) rebaseTask(ctx context.Context, d delivery, repo tasks.Issue, p githubapi.PullRequest, base string) (tasks.RetryPR, bool, error) {
+	pr := p.Number
+	n, ok := jobs.ParseAgentBranch(p.HeadRef)
+	if !ok || marker.ParsePushed(p.Body) != p.HeadSHA {
 		d.log.Info("pull request not updated: its head was not pushed by Patchwright", "pr", pr)
 		return tasks.RetryPR{}, false, nil
 	}
