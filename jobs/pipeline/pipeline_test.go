@@ -259,7 +259,7 @@ func TestPipelineSecret(t *testing.T) {
 	if res.Outcome != verify.Failed || res.HeadCommit != "" || res.Branch != "" {
 		t.Fatalf("outcome %s, branch %q, head %q: want failed with nothing committed", res.Outcome, res.Branch, res.HeadCommit)
 	}
-	if !strings.Contains(res.Reason, "aws.go") || !strings.Contains(res.Reason, "rule aws-access-token") {
+	if !strings.Contains(res.Reason, "aws.go") || !strings.Contains(res.Reason, "aws-access-token at aws.go") {
 		t.Errorf("reason %q does not name the file and rule", res.Reason)
 	}
 	if b := agentBranches(t, repo); len(b) != 0 {

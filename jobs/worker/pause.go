@@ -87,6 +87,9 @@ func (h *Handlers) watchPause(ctx context.Context, issue tasks.Issue) (_ context
 	why := ""
 	done := make(chan struct{})
 	drain := interrupt.Chan(ctx)
+	// The watch reads the job's context as it came in: ctx is rebound
+	// below, after the goroutine starts.
+	jobCtx := ctx
 	go func() {
 		defer close(ch)
 		for {
@@ -97,7 +100,7 @@ func (h *Handlers) watchPause(ctx context.Context, issue tasks.Issue) (_ context
 				return
 			case <-time.After(pausePoll):
 			}
-			p, paused, err := h.Queue.PausedFor(ctx, issue)
+			p, paused, err := h.Queue.PausedFor(jobCtx, issue)
 			if err != nil {
 				h.Logger.Warn("could not read the pauses", logkey.Issue, issue.String(), logkey.Err, err)
 				continue
