@@ -112,18 +112,9 @@ var commandLine = regexp.MustCompile(`(?i)^[ \t]*/agent(?:[ \t]+(\S+)(?:[ \t]+(.
 //	"> /agent retry"                        → ignore
 //	"/agent deploy"                         → reply (help)
 func ParseComment(body string) ParseResult {
-	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
-	inFence := false
-	for i, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		m := commandLine.FindStringSubmatch(line)
+	lines, live := liveLines(body)
+	for _, i := range live {
+		m := commandLine.FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
@@ -149,6 +140,25 @@ func ParseComment(body string) ParseResult {
 		}
 	}
 	return ParseResult{}
+}
+
+// liveLines is body's lines and, in order, the indexes of those outside
+// code fences: the lines a command or a mention may stand on. Quotes are
+// left to the readers' patterns, which anchor at the line's start.
+func liveLines(body string) (lines []string, live []int) {
+	lines = strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
+	inFence := false
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if !inFence {
+			live = append(live, i)
+		}
+	}
+	return lines, live
 }
 
 func retry(rest string, after []string) ParseResult {

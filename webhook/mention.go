@@ -24,18 +24,9 @@ func ParseMention(body, slug string) ParseResult {
 		return ParseResult{}
 	}
 	line := regexp.MustCompile(`(?i)^[ \t]*@` + regexp.QuoteMeta(slug) + `(?:[ \t,:]+(.*))?[ \t]*$`)
-	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
-	inFence := false
-	for i, l := range lines {
-		trimmed := strings.TrimSpace(l)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		m := line.FindStringSubmatch(l)
+	lines, live := liveLines(body)
+	for _, i := range live {
+		m := line.FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
