@@ -2,6 +2,7 @@ package githubjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,10 +60,29 @@ func (p *Approvals) Approval(ctx context.Context, pr tasks.Issue) error {
 	return putApproval(ctx, p.GitHub, pr, got.HeadSHA, requesters(got.Body))
 }
 
-// trustedConfig is .github/agent.yml of the default branch, the one a
-// run trusts; a file that does not parse is the default (every run
+// trustedConfig is the configuration a run trusts: .github/agent.yml of
+// the default branch over the organisation's default (as the pipeline
+// layers them); a file that does not parse is the default (every run
 // stops on it anyway).
 func trustedConfig(ctx context.Context, gh attemptSource, repo tasks.Issue) (config.Config, error) {
+	org, err := gh.OrgFile(ctx, repo, config.Path)
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg, err := defaultBranchConfig(ctx, gh, repo, org)
+	if errors.Is(err, errBadConfig) {
+		return config.Default(), nil
+	}
+	return cfg, err
+}
+
+// errBadConfig: the default branch's .github/agent.yml does not parse.
+var errBadConfig = errors.New("the default branch's configuration does not parse")
+
+// defaultBranchConfig reads .github/agent.yml of repo's default branch
+// and layers it over org, the organisation's default file (nil: none).
+// The one reader of the trusted configuration outside a run.
+func defaultBranchConfig(ctx context.Context, gh attemptSource, repo tasks.Issue, org []byte) (config.Config, error) {
 	r, err := gh.Repository(ctx, repo)
 	if err != nil {
 		return config.Config{}, err
@@ -76,9 +96,9 @@ func trustedConfig(ctx context.Context, gh attemptSource, repo tasks.Issue) (con
 	if err != nil {
 		return config.Config{}, err
 	}
-	cfg, err := config.Parse(data)
+	cfg, err := config.ParseLayered(org, data)
 	if err != nil {
-		return config.Default(), nil
+		return config.Config{}, fmt.Errorf("%w: %w", errBadConfig, err)
 	}
 	return cfg, nil
 }

@@ -66,3 +66,49 @@ func TestOrgConfigCached(t *testing.T) {
 		}
 	}
 }
+
+// The passes outside a run (stale, approval, mergeable) read the
+// configuration a run trusts: the default branch's file over the
+// organisation's default, so an organisation that turns the stale pass
+// off or asks for independent approval is heard there too; a repository
+// key still wins, and a file that does not parse is the default.
+func TestTrustedConfigLayersTheOrganisation(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := githubtest.New(t, &key.PublicKey)
+	remote := githubtest.NewGitRemote(t, fake.ValidToken)
+	fake.AddRepo(githubtest.Repo{Owner: "acme", Name: ".github", DefaultBranch: "main",
+		File: func(ref, p string) ([]byte, bool) {
+			return []byte("stale_after_days: 0\napproval: independent\nmerge_conflicts: off\n"), p == ".github/agent.yml"
+		}})
+	for name, file := range map[string]string{"plain": "draft: always\n", "own": "merge_conflicts: auto\n", "bad": "limits: [\n"} {
+		remote.Create(t, "acme", name, "main", map[string]string{".github/agent.yml": file})
+		fake.AddRepo(githubtest.Repo{Owner: "acme", Name: name, DefaultBranch: "main", CloneURL: remote.CloneURL("acme", name)})
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	app, err := githubapi.NewApp(githubtest.AppID, pemKey, fake.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo := func(name string) tasks.Issue { return tasks.Issue{InstallationID: 1, Owner: "acme", Repo: name} }
+	cfg, err := trustedConfig(ctx, app, repo("plain"))
+	if err != nil || cfg.StaleAfter() != 0 || !cfg.IndependentApproval() {
+		t.Errorf("plain: stale after %v, independent %v, %v: want the organisation's 0 and independent", cfg.StaleAfter(), cfg.IndependentApproval(), err)
+	}
+	p := &Pipeline{GitHub: app}
+	if keep, err := p.keepsMergeable(ctx, repo("plain")); err != nil || keep {
+		t.Errorf("plain: keeps mergeable %v, %v: want the organisation's off", keep, err)
+	}
+	if keep, err := p.keepsMergeable(ctx, repo("own")); err != nil || !keep {
+		t.Errorf("own: keeps mergeable %v, %v: want the repository's auto", keep, err)
+	}
+	if cfg, err := trustedConfig(ctx, app, repo("bad")); err != nil || cfg.StaleAfter() == 0 {
+		t.Errorf("bad: stale after %v, %v: want the default", cfg.StaleAfter(), err)
+	}
+	if keep, err := p.keepsMergeable(ctx, repo("bad")); err != nil || keep {
+		t.Errorf("bad: keeps mergeable %v, %v: want the pull request left alone", keep, err)
+	}
+}

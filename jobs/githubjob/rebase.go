@@ -10,12 +10,8 @@ import (
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/report/marker"
 
-	"github.com/go-git/go-git/v5/plumbing/transport/http"
-
-	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/githubapi"
-	"github.com/patchwright/patchwright/jobs/gitrepo"
 	"github.com/patchwright/patchwright/jobs/pipeline"
 	"github.com/patchwright/patchwright/jobs/tasks"
 	"github.com/patchwright/patchwright/report"
@@ -136,31 +132,28 @@ func notOurs(pr githubapi.PullRequest, issue int) string {
 }
 
 // keepsMergeable reads merge_conflicts from the default branch's
-// .github/agent.yml (the trusted one), over the organisation's default. A file that does not parse keeps
-// the pull request as it is: the run would stop on it anyway.
+// .github/agent.yml (the trusted one), over the organisation's default.
+// A file that does not parse keeps the pull request as it is: the run
+// would stop on it anyway.
 func (p *Pipeline) keepsMergeable(ctx context.Context, repo tasks.Issue) (bool, error) {
-	r, err := p.GitHub.Repository(ctx, repo)
-	if err != nil {
-		return false, err
-	}
-	token, err := p.GitHub.RepoToken(ctx, repo)
-	if err != nil {
-		return false, err
-	}
-	data, err := gitrepo.ReadBranchFile(ctx, gitrepo.CloneOptions{URL: r.CloneURL,
-		Auth: &http.BasicAuth{Username: "x-access-token", Password: token}}, r.DefaultBranch, config.Path)
-	if err != nil {
-		return false, err
-	}
 	org, err := p.orgConfig(ctx, repo)
 	if err != nil {
 		return false, err
 	}
-	cfg, err := config.ParseLayered(org, data)
+	cfg, err := defaultBranchConfig(ctx, p.GitHub, repo, org)
 	if err != nil {
-		return false, nil
+		// A bad file is no error here: the pull request stays as it is.
+		return false, ignore(err, errBadConfig)
 	}
 	return cfg.KeepsMergeable(), nil
+}
+
+// ignore is err, or nil when err is target.
+func ignore(err, target error) error {
+	if errors.Is(err, target) {
+		return nil
+	}
+	return err
 }
 
 // sayConflict says on the pull request that the base could not be
