@@ -73,7 +73,7 @@ func (r *run) newCheckSandbox(ctx context.Context, s stage, dir string) (*checkS
 // runner is a verification runner over the check sandbox, recording to
 // the run's ledger.
 func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
-	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
+	return &verify.Runner{Sandbox: sb, Checks: r.clone.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
 }
 
 // checkRunner is the runner over a check sandbox, with the virtualenvs

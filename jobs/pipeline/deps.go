@@ -167,8 +167,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // tree in dir: the default branch's setup, or one download command per
 // project directory and ecosystem, in the order of the manifests.
 func (r *run) depsCommands(dir string, manifests []string) (cmds []string, configured bool) {
-	if len(r.cfg.Setup) > 0 {
-		return slices.Clone(r.cfg.Setup), true
+	if len(r.clone.cfg.Setup) > 0 {
+		return slices.Clone(r.clone.cfg.Setup), true
 	}
 	has, done := inTree(dir)
 	defer done()
@@ -197,7 +197,7 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 // dependencies: verify.Detection.SetupFor), already run in its directory;
 // "" when no project names m.
 func (r *run) projectSetup(m string) string {
-	for _, s := range r.detection.SetupFor() {
+	for _, s := range r.clone.detection.SetupFor() {
 		if slices.Contains(s.Manifests, m) {
 			return s.Command
 		}
@@ -296,7 +296,7 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 		return setup, nil, "", nil
 	}
 	r.depsRuns++
-	copyDir := filepath.Join(r.trees, fmt.Sprintf("deps-%d", r.depsRuns))
+	copyDir := filepath.Join(r.clone.trees, fmt.Sprintf("deps-%d", r.depsRuns))
 	if err := copyTree(tree, copyDir); err != nil {
 		return setup, nil, "", fmt.Errorf("copy the tree for dependency setup: %w", err)
 	}

@@ -51,21 +51,21 @@ const minJobFree = 1 << 20
 // boundDir is name's directory on the job's bounded file system; "" when
 // the job has none (its trees are then plain directories).
 func (r *run) boundDir(name string) string {
-	if r.unbound == nil {
+	if r.clone.unbound == nil {
 		return ""
 	}
-	return filepath.Join(r.trees, name)
+	return filepath.Join(r.clone.trees, name)
 }
 
 // diskFull says that the job's bounded file system is full, "" if it is
 // not or the job has none.
 func (r *run) diskFull() string {
-	if r.unbound == nil {
+	if r.clone.unbound == nil {
 		return ""
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(r.trees, &st); err != nil {
-		return "the job's disk could not be measured: " + scrubPaths(err, r.tmp).Error()
+	if err := syscall.Statfs(r.clone.trees, &st); err != nil {
+		return "the job's disk could not be measured: " + scrubPaths(err, r.clone.tmp).Error()
 	}
 	if int64(st.Bavail)*st.Bsize >= minJobFree {
 		return ""

@@ -30,7 +30,7 @@ const (
 
 // protected lists every protected pattern of the run.
 func (r *run) protected() []string {
-	return append(slices.Clone(AlwaysProtected), r.cfg.ProtectedPaths...)
+	return append(slices.Clone(AlwaysProtected), r.clone.cfg.ProtectedPaths...)
 }
 
 // dropUncommittable takes out of the change list what must not be
@@ -165,7 +165,7 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 	in := findings.Input{
 		IssueTitle: r.job.Issue.Title, IssueBody: r.job.Issue.Body,
 		Read:   r.readPaths(),
-		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
+		Limits: findings.Limits{MaxChangedFiles: r.clone.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.clone.cfg.Limits.MaxChangedLines},
 		Checks: r.findingChecks(),
 	}
 	files, err := findingFiles(r.repo, changes)

@@ -168,7 +168,7 @@ func goModulePaths(name string, b []byte) map[string]bool {
 // open` that the operator allows).
 func (r *run) holdGoModules(ctx context.Context, sb sandbox.Sandbox, modules []string) (string, []report.UnfetchedModule) {
 	eg := r.egressSpec()
-	if len(modules) == 0 || !r.cfg.Network() || eg == nil {
+	if len(modules) == 0 || !r.clone.cfg.Network() || eg == nil {
 		return "", nil
 	}
 	env := r.probeGoEnv(ctx, sb)

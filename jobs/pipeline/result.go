@@ -163,15 +163,15 @@ func (r *run) result() *Result {
 		Changes:      r.changes,
 		Secrets:      r.findings,
 		Findings:     r.allFindings(),
-		Draft:        r.cfg.Draft,
-		Reviewers:    r.cfg.Reviewers,
-		Approval:     r.cfg.IndependentApproval(),
+		Draft:        r.clone.cfg.Draft,
+		Reviewers:    r.clone.cfg.Reviewers,
+		Approval:     r.clone.cfg.IndependentApproval(),
 		Summary:      r.agentRes.Summary,
 		Interrupted:  r.interrupted(),
 
 		PatchwrightVersion: r.e.Version,
 	}
-	res.OwnerReviewers, res.OwnerTeams = r.codeOwners.Reviewers(r.changedPaths())
+	res.OwnerReviewers, res.OwnerTeams = r.clone.codeOwners.Reviewers(r.changedPaths())
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}
@@ -198,7 +198,7 @@ func (r *run) decide() (verify.Outcome, string) {
 	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
 	switch {
 	case r.infra != nil:
-		in.InfraError = scrubPaths(r.infra, r.tmp).Error()
+		in.InfraError = scrubPaths(r.infra, r.clone.tmp).Error()
 	case r.cancelled != "":
 		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
 	case r.tooLarge != "":
@@ -418,23 +418,23 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, max(r.job.Attempt.Number, 1), r.job.Issue.Number, r.job.LogURL
 	in.Outcome, in.Reason = res.Outcome, res.Reason
-	in.Missing = append([]string(nil), r.missing...)
+	in.Missing = append([]string(nil), r.clone.missing...)
 	in.NotCommitted, in.Secrets = r.notCommitted(res)
 	for _, f := range r.evidence {
 		in.Findings = append(in.Findings, r.findingLine(f))
 	}
 	in.Coverage = r.coverage()
-	in.Unbounded = r.unboundWhy
+	in.Unbounded = r.clone.unboundWhy
 	in.Dependencies = r.deps
 	in.DetectedSetup = r.detectedRan
-	in.Foreign, in.Template = r.job.Foreign, r.template
+	in.Foreign, in.Template = r.job.Foreign, r.clone.template
 	var dropped *ledger.EgressRefusalsDropped
 	if in.Refused, dropped = r.refused.list(); dropped != nil {
 		in.RefusedDropped = droppedSummary(*dropped)
 	}
 	in.SetupSecretFiles = r.secretFiles
-	in.GoModule = r.goModule
-	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
+	in.GoModule = r.clone.goModule
+	in.Policy, in.PolicyTightened = r.clone.applied.Policy, r.clone.applied.Tightened
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
@@ -456,10 +456,10 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 // cover the change and which paths no check covers (as they may be
 // printed); nil when the question does not arise.
 func (r *run) coverage() *verify.Coverage {
-	if len(r.detection.Projects) < 2 || len(r.changes) == 0 || len(r.cfg.Verify) > 0 {
+	if len(r.clone.detection.Projects) < 2 || len(r.changes) == 0 || len(r.clone.cfg.Verify) > 0 {
 		return nil
 	}
-	cov := r.detection.Cover(r.changedPaths())
+	cov := r.clone.detection.Cover(r.changedPaths())
 	for i, p := range cov.Uncovered {
 		cov.Uncovered[i] = r.shownPath(p)
 	}

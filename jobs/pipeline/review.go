@@ -70,7 +70,7 @@ func (r *run) review(ctx context.Context) error {
 		return nil
 	}
 	r.phase(PhaseReview)
-	if !r.cfg.Reviewed() {
+	if !r.clone.cfg.Reviewed() {
 		_, err := r.ledger.Append(&ledger.Review{Skipped: "`review: off` in " + config.Path})
 		return err
 	}
@@ -148,7 +148,7 @@ func (r *run) callReview(ctx context.Context, prompt string, rec *ledger.Review)
 	})
 	rec.Duration = time.Since(start)
 	if err != nil {
-		return nil, "the review model failed: " + oneLine(scrubPaths(err, r.tmp).Error())
+		return nil, "the review model failed: " + oneLine(scrubPaths(err, r.clone.tmp).Error())
 	}
 	rec.Usage = resp.Usage
 	if usd, ok := r.e.cost(rec.Model, resp.Usage); ok {

@@ -34,20 +34,13 @@ type run struct {
 	job   Job
 	start time.Time
 
-	tmp  string
-	repo *gitrepo.Repo
-	ws   *sandbox.Workspace
-	cfg  config.Config
-	// applied says what the operator's policy did to cfg.
-	applied   config.Applied
-	checks    []verify.Check
-	missing   []string
-	goModule  string
-	detection verify.Detection
-	image     string
-	ledger    *ledger.Writer
-	sb        sandbox.Sandbox
-	verifier  *verify.Runner
+	repo   *gitrepo.Repo
+	ws     *sandbox.Workspace
+	ledger *ledger.Writer
+	// clone is what prepare established.
+	clone    cloneResult
+	sb       sandbox.Sandbox
+	verifier *verify.Runner
 
 	baseline, final []verify.CheckResult
 	agentRes        agent.Result
@@ -75,31 +68,18 @@ type run struct {
 	// tooLarge says which bound of gitrepo.Limits the work tree passed;
 	// there is then no change to check or commit.
 	tooLarge string
-	// trees holds the work tree and the checks' trees (tree.go), on the
-	// job's bounded filesystem when there is one.
-	trees string
 	// pristine is the work tree as setup left it, before the model's
 	// container could write it (tree.go); "" once the final tree took it.
 	pristine string
 	// retry is what a retry's first setup on the default branch's commit
 	// leaves for later phases (retrysetup.go); zero on a first run.
 	retry retryTree
-	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
-	// or worked.
-	unboundWhy string
-	// unbound undoes BoundWorkspace; nil when it was not used.
-	unbound func() error
 	// vols are the job's own cache volumes (trust.go).
 	vols jobVolumes
 	// deps are the dependency setups on changed trees, in order.
 	deps []report.DependencySetup
 	// depsRuns counts the dependency setups, naming their trees.
 	depsRuns int
-	// template is the repository's pull-request template, from the
-	// configuration branch; zero when it has none.
-	template report.Template
-	// codeOwners are the configuration branch's CODEOWNERS rules.
-	codeOwners codeowners.Rules
 	// infra is the first infrastructure failure, with its phase.
 	infra error
 	// cancelled names the phase during which the context ended.
@@ -116,14 +96,45 @@ type run struct {
 	// secretFiles are the files setup left a setup-only secret in, which
 	// were removed before the agent's phase (setupscrub.go).
 	secretFiles []report.SecretFile
-	// detected is the detected first setup, when the configuration has
-	// no `setup:` (firstsetup.go); detectedRan its commands that ran,
-	// with their exit codes, for the report.
-	detected, detectedRan []report.DetectedCommand
+	// detectedRan are the commands of the detected first setup
+	// (cloneResult.detected) that ran, with their exit codes, for the
+	// report.
+	detectedRan []report.DetectedCommand
 
 	mu       sync.Mutex
 	progress Progress
 	clock    phaseClock
+}
+
+// cloneResult is what the clone phase (prepare) established: where the
+// job's trees live, the configuration branch's configuration, and what
+// the run will check and run on.
+type cloneResult struct {
+	tmp string
+	// trees holds the work tree and the checks' trees (tree.go), on the
+	// job's bounded filesystem when there is one.
+	trees string
+	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
+	// or worked.
+	unboundWhy string
+	// unbound undoes BoundWorkspace; nil when it was not used.
+	unbound func() error
+	cfg     config.Config
+	// applied says what the operator's policy did to cfg.
+	applied   config.Applied
+	checks    []verify.Check
+	missing   []string
+	goModule  string
+	detection verify.Detection
+	image     string
+	// template is the repository's pull-request template, from the
+	// configuration branch; zero when it has none.
+	template report.Template
+	// codeOwners are the configuration branch's CODEOWNERS rules.
+	codeOwners codeowners.Rules
+	// detected is the detected first setup, when the configuration has
+	// no `setup:` (firstsetup.go).
+	detected []report.DetectedCommand
 }
 
 // prepare clones the repository and reads what the run needs from it:
@@ -135,11 +146,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create work directory: %w", err)
 	}
-	r.tmp = tmp
+	r.clone.tmp = tmp
 	if err := r.bound(ctx); err != nil {
 		return err
 	}
-	worktree := filepath.Join(r.trees, "work")
+	worktree := filepath.Join(r.clone.trees, "work")
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
 		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
 		// Depth 1 (docs/design.md §1): the history is most of a large clone's
@@ -153,11 +164,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
-	if r.cfg, err = r.loadConfig(ctx); err != nil {
+	if r.clone.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}
 	if r.job.Admit != nil {
-		if err := r.job.Admit(r.cfg); err != nil {
+		if err := r.job.Admit(r.clone.cfg); err != nil {
 			return err
 		}
 	}
@@ -166,7 +177,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
-	r.detected = r.detectSetup()
+	r.clone.detected = r.detectSetup()
 	return r.chooseImage(ctx)
 }
 
@@ -175,22 +186,22 @@ func (r *run) prepare(ctx context.Context) error {
 // and each copy of it, then counts against one limit per job, never the
 // host's disk.
 func (r *run) bound(ctx context.Context) error {
-	r.trees = filepath.Join(r.tmp, "trees")
+	r.clone.trees = filepath.Join(r.clone.tmp, "trees")
 	if r.e.BoundWorkspace == nil {
-		return os.Mkdir(r.trees, 0o755)
+		return os.Mkdir(r.clone.trees, 0o755)
 	}
 	var err error
-	if r.unbound, err = r.e.BoundWorkspace(ctx, r.trees); err == nil {
+	if r.clone.unbound, err = r.e.BoundWorkspace(ctx, r.clone.trees); err == nil {
 		return nil
 	}
 	// A machine that cannot mount one (no loop device, no mkfs.ext4)
 	// still runs the job, unbounded, and the body says so.
 	r.e.logger().Warn("the work tree has no size limit", logkey.Err, err)
-	r.unboundWhy = scrubPaths(err, r.tmp).Error()
-	if err := os.RemoveAll(r.trees); err != nil {
+	r.clone.unboundWhy = scrubPaths(err, r.clone.tmp).Error()
+	if err := os.RemoveAll(r.clone.trees); err != nil {
 		return fmt.Errorf("bound the workspace: %w", err)
 	}
-	return os.Mkdir(r.trees, 0o755)
+	return os.Mkdir(r.clone.trees, 0o755)
 }
 
 // chooseChecks takes the configured checks, or detects them.
@@ -202,13 +213,13 @@ func (r *run) chooseChecks() error {
 	// The report maps go test's packages to files for any Go module, and
 	// new tests are found by the detected projects, configured checks or
 	// not.
-	r.detection, r.goModule = d, d.GoModule
-	if len(r.cfg.Verify) == 0 {
-		r.checks, r.missing = d.Checks, d.Missing
+	r.clone.detection, r.clone.goModule = d, d.GoModule
+	if len(r.clone.cfg.Verify) == 0 {
+		r.clone.checks, r.clone.missing = d.Checks, d.Missing
 		return nil
 	}
-	for _, c := range r.cfg.Verify {
-		r.checks = append(r.checks, d.Configured(c.Name, c.Run))
+	for _, c := range r.clone.cfg.Verify {
+		r.clone.checks = append(r.clone.checks, d.Configured(c.Name, c.Run))
 	}
 	return nil
 }
@@ -218,21 +229,21 @@ func (r *run) chooseChecks() error {
 func (r *run) chooseImage(ctx context.Context) error {
 	switch {
 	case r.e.Image != "":
-		r.image = r.e.Image
-	case r.cfg.Image != "":
-		r.image = r.cfg.Image
+		r.clone.image = r.e.Image
+	case r.clone.cfg.Image != "":
+		r.clone.image = r.clone.cfg.Image
 	default:
-		r.image = cmp.Or(r.e.DefaultImage, DefaultImage)
+		r.clone.image = cmp.Or(r.e.DefaultImage, DefaultImage)
 	}
 	if r.e.Images == nil {
 		return nil
 	}
-	ok, err := r.e.Images.ImageExists(ctx, r.image)
+	ok, err := r.e.Images.ImageExists(ctx, r.clone.image)
 	if err != nil {
-		return fmt.Errorf("look up sandbox image %s: %w", r.image, err)
+		return fmt.Errorf("look up sandbox image %s: %w", r.clone.image, err)
 	}
 	if !ok {
-		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.image, config.Path)}
+		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.clone.image, config.Path)}
 	}
 	return nil
 }
@@ -349,12 +360,12 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.recordSetupSecrets(); err != nil {
 		return err
 	}
-	if len(r.detected) > 0 {
+	if len(r.clone.detected) > 0 {
 		if err := r.runDetectedSetup(ctx); err != nil {
 			return err
 		}
 	}
-	for _, script := range r.cfg.Setup {
+	for _, script := range r.clone.cfg.Setup {
 		res, _, err := r.setupCommand(ctx, script)
 		if err != nil {
 			return err
@@ -445,12 +456,12 @@ func (r *run) runAgent(ctx context.Context) error {
 // limits and time budget: the one place a run's agent.Config is made,
 // for an attempt and for a planning run alike (plan set: agent.Config.Plan).
 func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun) (agent.Result, error) {
-	maxSteps := r.cfg.Limits.MaxSteps
+	maxSteps := r.clone.cfg.Limits.MaxSteps
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
 	win := r.window()
-	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
+	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.clone.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
 	return agent.Run(loopCtx, agent.Config{
 		Provider:        r.e.Provider,
@@ -460,9 +471,9 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 		Workspace:       r.ws,
 		Issue:           r.job.Issue,
 		Redactor:        set,
-		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
+		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.clone.cfg.Limits.MaxInputTokens,
 			ContextWindow: win.Context, OutputLimit: win.Output,
-			MaxCostUSD: r.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
+			MaxCostUSD: r.clone.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
 		Cost:   r.e.cost,
 		Now:    r.e.Now,
 		Logger: r.e.Logger,
@@ -569,7 +580,7 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return cfg, configError{err}
 	}
-	cfg, r.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
+	cfg, r.clone.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
 	if len(cfg.Exclude) > 0 {
 		// Before anything shows the model the tree: the one visibility
 		// rule hides these paths from every tool, the map and the
@@ -595,13 +606,13 @@ func (r *run) loadTemplate(ctx context.Context) {
 		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", logkey.Err, err)
 		return
 	}
-	r.template = report.Template{Path: p, Text: string(data)}
+	r.clone.template = report.Template{Path: p, Text: string(data)}
 }
 
 func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
 	changed := r.changedPaths()
 	// The clone is the base tree: verify reads no git of its own.
-	tests, err := verify.FindNewTests(ws, r.repo, changed, r.detection)
+	tests, err := verify.FindNewTests(ws, r.repo, changed, r.clone.detection)
 	if err != nil || len(tests) == 0 {
 		return err
 	}
@@ -622,14 +633,14 @@ func (r *run) cleanup() {
 	if r.ws != nil {
 		r.ws.Close()
 	}
-	if r.unbound != nil {
-		if err := r.unbound(); err != nil {
+	if r.clone.unbound != nil {
+		if err := r.clone.unbound(); err != nil {
 			r.e.logger().Warn("unmount the workspace", logkey.Err, err)
 		}
 	}
-	if r.tmp != "" {
-		if err := os.RemoveAll(r.tmp); err != nil {
-			r.e.logger().Warn("remove work directory", "dir", r.tmp, logkey.Err, err)
+	if r.clone.tmp != "" {
+		if err := os.RemoveAll(r.clone.tmp); err != nil {
+			r.e.logger().Warn("remove work directory", "dir", r.clone.tmp, logkey.Err, err)
 		}
 	}
 }

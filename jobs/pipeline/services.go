@@ -19,7 +19,7 @@ import (
 // sandbox, so setup, the baseline, the agent and the final checks all
 // reach them.
 func (r *run) startServices(ctx context.Context) error {
-	if len(r.cfg.Services) == 0 {
+	if len(r.clone.cfg.Services) == 0 {
 		return nil
 	}
 	runner, ok := r.e.Sandboxes.(sandbox.ServiceRunner)
@@ -27,7 +27,7 @@ func (r *run) startServices(ctx context.Context) error {
 		return configError{fmt.Errorf("%s: services: this sandbox runner cannot start service containers", config.Path)}
 	}
 	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime, DiskDir: r.boundDir("services")}
-	for _, s := range r.cfg.Services {
+	for _, s := range r.clone.cfg.Services {
 		if r.e.Images != nil {
 			ok, err := r.e.Images.ImageExists(ctx, s.Image)
 			if err != nil {
@@ -69,7 +69,7 @@ func (r *run) recordServiceLogs() {
 	ctx, cancel := context.WithTimeout(context.Background(), serviceLogTimeout)
 	defer cancel()
 	logs := r.services.Logs(ctx)
-	for _, s := range r.cfg.Services {
+	for _, s := range r.clone.cfg.Services {
 		text, err := withholdText(r.scanner, logs[s.Name])
 		if err != nil {
 			text = ""

@@ -32,7 +32,7 @@ func (r *run) keepPristine() error {
 	if r.pristine != "" {
 		return nil
 	}
-	dir := filepath.Join(r.trees, "pristine")
+	dir := filepath.Join(r.clone.trees, "pristine")
 	if err := copyTree(r.ws.Dir(), dir); err != nil {
 		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
 	}
@@ -42,7 +42,7 @@ func (r *run) keepPristine() error {
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
 func (r *run) baselineTree() (string, error) {
-	dir := filepath.Join(r.trees, "check-"+string(PhaseBaseline))
+	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseBaseline))
 	if err := copyTree(r.pristine, dir); err != nil {
 		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
 	}
@@ -53,7 +53,7 @@ func (r *run) baselineTree() (string, error) {
 // phase that needs the pristine tree is the baseline, so it is moved, not
 // copied, and the kept changes are written into it.
 func (r *run) finalTree() (string, error) {
-	dir := filepath.Join(r.trees, "check-"+string(PhaseFinal))
+	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseFinal))
 	if err := os.Rename(r.pristine, dir); err != nil {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}

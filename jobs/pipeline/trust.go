@@ -189,7 +189,7 @@ func (r *run) baselineStage() stage {
 func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	row := rowOf(s)
 	spec := sandbox.Spec{
-		Image:     r.image,
+		Image:     r.clone.image,
 		Workspace: dir,
 		JobID:     r.job.ID,
 		Limits:    r.e.SandboxLimits,
@@ -198,7 +198,7 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	spec.CacheVolume, spec.CacheFrom = r.volume(row)
 	spec.CacheDir = r.cacheDir(spec.CacheVolume)
 	spec.CacheReadOnly = !row.CacheWrites
-	if row.Network == netAllowlist && r.cfg.Network() {
+	if row.Network == netAllowlist && r.clone.cfg.Network() {
 		spec.Network = true
 		spec.Egress = r.egressSpec()
 	}

@@ -93,9 +93,8 @@ func TestSpecForFollowsRows(t *testing.T) {
 		return &run{
 			e:            &Executor{CacheVolume: func(string) string { return "shared" }},
 			job:          Job{ID: "j"},
-			image:        "img",
+			clone:        cloneResult{image: "img", cfg: config.Config{SetupNetwork: &yes}},
 			setupSecrets: secret,
-			cfg:          config.Config{SetupNetwork: &yes},
 		}
 	}
 	r := newRun()
