@@ -59,8 +59,8 @@ func BenchmarkCheckSandbox(b *testing.B) {
 	// The pristine copy (once a run) and the final tree made from it.
 	b.Run("pristine-and-final", func(b *testing.B) {
 		for b.Loop() {
-			os.RemoveAll(r.pristine)
-			r.pristine = ""
+			os.RemoveAll(r.first.pristine)
+			r.first.pristine = ""
 			if err := r.keepPristine(); err != nil {
 				b.Fatal(err)
 			}

@@ -45,11 +45,11 @@ func (r *run) committedPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[string]bool, len(base)+len(r.changes))
+	set := make(map[string]bool, len(base)+len(r.fin.changes))
 	for _, p := range base {
 		set[p] = true
 	}
-	for _, c := range r.changes {
+	for _, c := range r.fin.changes {
 		set[c.Path] = true
 	}
 	out := make([]string, 0, len(set))

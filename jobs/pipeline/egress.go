@@ -131,13 +131,13 @@ func (r *run) egressSpec() *sandbox.Egress {
 	if r.clone.cfg.Egress.Open && r.e.AllowOpenNetwork {
 		return nil
 	}
-	return &sandbox.Egress{Allow: r.allowlist(), Phase: string(PhaseSetup), Refused: r.refused.add}
+	return &sandbox.Egress{Allow: r.allowlist(), Phase: string(PhaseSetup), Refused: r.box.refused.add}
 }
 
 // recordRefusals writes the refusals since the last call to the ledger,
 // their commands, hosts and reasons with any secret withheld.
 func (r *run) recordRefusals() error {
-	refs, dropped := r.refused.unrecorded()
+	refs, dropped := r.box.refused.unrecorded()
 	for _, ref := range refs {
 		var err error
 		if ref.Command, err = withholdText(r.scanner, ref.Command); err != nil {

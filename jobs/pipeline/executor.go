@@ -358,7 +358,7 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 		setupSecrets = e.SetupSecrets.For(job.RepoURL)
 		scanner = scanner.WithValues(setupSecrets)
 	}
-	r := &run{e: e, job: job, start: e.now(), scanner: scanner, setupSecrets: setupSecrets}
+	r := &run{e: e, job: job, start: e.now(), scanner: scanner, first: firstSetup{setupSecrets: setupSecrets}}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.clone.tmp)

@@ -172,9 +172,9 @@ func (r *run) runDetectedSetup(ctx context.Context) error {
 		if c.Failed() {
 			c.Error = failureLine(output)
 		}
-		r.detectedRan = append(r.detectedRan, c)
+		r.first.detectedRan = append(r.first.detectedRan, c)
 	}
-	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.detectedRan})
+	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.first.detectedRan})
 	return err
 }
 

@@ -52,7 +52,7 @@ func TestEarlierAttemptsCountAsTheChange(t *testing.T) {
 	if err := r.layEarlierAttempts(); err != nil {
 		t.Fatal(err)
 	}
-	r.changes, r.changesRead = []gitrepo.Change{{Path: "README.md", Kind: gitrepo.Modified}}, true
+	r.fin.changes, r.fin.changesRead = []gitrepo.Change{{Path: "README.md", Kind: gitrepo.Modified}}, true
 	var paths []string
 	for _, c := range r.modelChanges() {
 		paths = append(paths, c.Path)

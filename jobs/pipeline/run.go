@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs/codeowners"
-
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ignore"
@@ -24,7 +22,6 @@ import (
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/verify"
-	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // run is the state of one Execute call: what each phase established, in
@@ -38,103 +35,26 @@ type run struct {
 	ws     *sandbox.Workspace
 	ledger *ledger.Writer
 	// clone is what prepare established.
-	clone    cloneResult
-	sb       sandbox.Sandbox
-	verifier *verify.Runner
+	clone cloneResult
 
-	baseline, final []verify.CheckResult
-	agentRes        agent.Result
-	agentRan        bool
-	// interruptWhy is what interrupted the model loop when it was not a
-	// drain (an operator's pause: agent.InterruptReason), "" otherwise.
-	interruptWhy string
-	changes      []gitrepo.Change
-	changesRead  bool
-	newTests     []verify.NewTestResult
-	findings     []secrets.Finding
-	// evidence are the findings on the change (tests weakened, protected
-	// paths, dependencies, scope) for result.json and the report.
-	evidence []findings.Finding
+	// baseline is the baseline phase's result.
+	baseline []verify.CheckResult
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
-	// dropped are the changes left out of the commit (protected, too
-	// large, command outputs); the final checks run without them.
-	dropped []gitrepo.Change
-	// wedged says which phase's sandbox was killed because a command's
-	// processes would not stop (sandbox.ErrWedged).
-	wedged string
-	// diskBound says how the job passed its disk bound (ReasonDiskBound).
-	diskBound string
-	// tooLarge says which bound of gitrepo.Limits the work tree passed;
-	// there is then no change to check or commit.
-	tooLarge string
-	// pristine is the work tree as setup left it, before the model's
-	// container could write it (tree.go); "" once the final tree took it.
-	pristine string
-	// retry is what a retry's first setup on the default branch's commit
-	// leaves for later phases (retrysetup.go); zero on a first run.
-	retry retryTree
-	// vols are the job's own cache volumes (trust.go).
-	vols jobVolumes
-	// deps are the dependency setups on changed trees, in order.
-	deps []report.DependencySetup
-	// depsRuns counts the dependency setups, naming their trees.
-	depsRuns int
-	// infra is the first infrastructure failure, with its phase.
-	infra error
-	// cancelled names the phase during which the context ended.
-	cancelled Phase
-	// refused are the connections the egress proxy refused to setup.
-	refused refusals
-	// services are the job's service containers, serviceHosts their
-	// names; nil without services:.
-	services     sandbox.Services
-	serviceHosts []string
-	// setupSecrets are this repository's setup-only secrets, name to
-	// value: in the setup container's environment and nowhere else.
-	setupSecrets map[string]string
-	// secretFiles are the files setup left a setup-only secret in, which
-	// were removed before the agent's phase (setupscrub.go).
-	secretFiles []report.SecretFile
-	// detectedRan are the commands of the detected first setup
-	// (cloneResult.detected) that ran, with their exit codes, for the
-	// report.
-	detectedRan []report.DetectedCommand
+	// box is what runs beside the phases: the sandboxes, the services.
+	box sandboxes
+	// first is the first setup's input (its secrets) and what it left.
+	first firstSetup
+	// model is the agent phase's result.
+	model modelResult
+	// fin is what the final phase and the scans established.
+	fin finalResult
+	// ended says why the phases stopped early; zero when they did not.
+	ended ending
 
 	mu       sync.Mutex
 	progress Progress
 	clock    phaseClock
-}
-
-// cloneResult is what the clone phase (prepare) established: where the
-// job's trees live, the configuration branch's configuration, and what
-// the run will check and run on.
-type cloneResult struct {
-	tmp string
-	// trees holds the work tree and the checks' trees (tree.go), on the
-	// job's bounded filesystem when there is one.
-	trees string
-	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
-	// or worked.
-	unboundWhy string
-	// unbound undoes BoundWorkspace; nil when it was not used.
-	unbound func() error
-	cfg     config.Config
-	// applied says what the operator's policy did to cfg.
-	applied   config.Applied
-	checks    []verify.Check
-	missing   []string
-	goModule  string
-	detection verify.Detection
-	image     string
-	// template is the repository's pull-request template, from the
-	// configuration branch; zero when it has none.
-	template report.Template
-	// codeOwners are the configuration branch's CODEOWNERS rules.
-	codeOwners codeowners.Rules
-	// detected is the detected first setup, when the configuration has
-	// no `setup:` (firstsetup.go).
-	detected []report.DetectedCommand
 }
 
 // prepare clones the repository and reads what the run needs from it:
@@ -266,20 +186,20 @@ func (r *run) work(ctx context.Context) {
 		r.phase(p.name)
 		err := p.fn(ctx)
 		if ctx.Err() != nil {
-			r.cancelled = p.name
+			r.ended.cancelled = p.name
 			return
 		}
 		if errors.Is(err, sandbox.ErrWedged) {
 			// A command fought its cleanup and cost the sandbox: the
 			// run's own failure, not the worker's.
-			r.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
+			r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
 			return
 		}
 		if r.overDisk(p.name, err) {
 			return
 		}
 		if err != nil {
-			r.infra = fmt.Errorf("%s: %w", p.name, err)
+			r.ended.infra = fmt.Errorf("%s: %w", p.name, err)
 			return
 		}
 	}
@@ -310,7 +230,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.sb = sb
+	r.box.sb = sb
 	return nil
 }
 
@@ -332,25 +252,25 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	}
 	// Swappable: fetch_dependencies replaces the container under the
 	// tools (deps.go).
-	r.sb = &swappable{sb: sb}
-	r.verifier = r.runner(r.sb)
+	r.box.sb = &swappable{sb: sb}
+	r.box.verifier = r.runner(r.box.sb)
 	// The model's verify tool runs with the virtualenvs setup made, as the
 	// checks do; fetch_dependencies adds the ones it installs.
-	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
-	r.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.verifier.Virtualenvs)
+	r.box.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	r.box.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.box.verifier.Virtualenvs)
 	return err
 }
 
 // closeSandbox removes the current container: its processes, detached
 // ones included, end with it, so nothing writes the work tree afterwards.
 func (r *run) closeSandbox() {
-	if r.sb == nil {
+	if r.box.sb == nil {
 		return
 	}
-	if err := r.sb.Close(); err != nil {
+	if err := r.box.sb.Close(); err != nil {
 		r.e.logger().Warn("remove sandbox", logkey.Err, err)
 	}
-	r.sb = nil
+	r.box.sb = nil
 }
 
 // setup runs the repository's setup commands in the setup container, with
@@ -390,7 +310,7 @@ func (r *run) setup(ctx context.Context) error {
 // refused it.
 // The output it returns is the recorded one, secrets withheld.
 func (r *run) setupCommand(ctx context.Context, script string) (sandbox.Result, string, error) {
-	res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+	res, err := r.box.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 	if err != nil {
 		return res, "", fmt.Errorf("run setup command %q: %w", script, err)
 	}
@@ -436,8 +356,8 @@ func (r *run) runBaseline(ctx context.Context) error {
 func (r *run) runAgent(ctx context.Context) error {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
-		Sandbox:   r.sb,
-		Verifier:  ToolVerifier{Runner: r.verifier, Findings: r.findingsSoFar},
+		Sandbox:   r.box.sb,
+		Verifier:  ToolVerifier{Runner: r.box.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 		Secrets:   r.scanner,
 		// fetch_dependencies needs somewhere to put what it fetches.
@@ -446,9 +366,9 @@ func (r *run) runAgent(ctx context.Context) error {
 	if err != nil {
 		return configError{err}
 	}
-	r.agentRan = true
-	r.agentRes, err = r.runModel(ctx, set, nil)
-	r.interruptWhy = agent.InterruptReason(ctx)
+	r.model.ran = true
+	r.model.res, err = r.runModel(ctx, set, nil)
+	r.model.interruptWhy = agent.InterruptReason(ctx)
 	return err
 }
 
@@ -491,11 +411,11 @@ func (r *run) runFinal(ctx context.Context) error {
 	if err := r.readChanges(); err != nil {
 		return err
 	}
-	if r.tooLarge != "" {
+	if r.fin.tooLarge != "" {
 		// No final checks: the pristine tree (of the repository's size)
 		// is not needed any more, and the job's cleanup may be far off.
-		os.RemoveAll(r.pristine)
-		r.pristine = ""
+		os.RemoveAll(r.first.pristine)
+		r.first.pristine = ""
 		return nil
 	}
 	if r.interrupted() {
@@ -519,7 +439,7 @@ func (r *run) runFinal(ctx context.Context) error {
 	}
 	defer c.close()
 	v := r.checkRunner(c)
-	if r.final, err = v.Run(ctx, verify.Final); err != nil {
+	if r.fin.checks, err = v.Run(ctx, verify.Final); err != nil {
 		return err
 	}
 	if err := r.analyze(); err != nil {
@@ -529,7 +449,7 @@ func (r *run) runFinal(ctx context.Context) error {
 }
 
 func (r *run) readChanges() error {
-	if r.changesRead || r.repo == nil {
+	if r.fin.changesRead || r.repo == nil {
 		return nil
 	}
 	changes, err := r.listChanges()
@@ -537,13 +457,13 @@ func (r *run) readChanges() error {
 	if errors.As(err, &limit) {
 		// The model made this tree: its run ends, nothing is committed,
 		// and the job is not retried as if the worker had failed.
-		r.tooLarge, r.changesRead = limit.Reason, true
+		r.fin.tooLarge, r.fin.changesRead = limit.Reason, true
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("list changes: %w", err)
 	}
-	r.changes, r.changesRead = changes, true
+	r.fin.changes, r.fin.changesRead = changes, true
 	r.dropUncommittable()
 	if err := r.dropCommandOutputs(); err != nil {
 		return fmt.Errorf("leave out command outputs: %w", err)
@@ -556,10 +476,10 @@ func (r *run) readChanges() error {
 // and against the base commit alone before one was kept.
 func (r *run) listChanges() ([]gitrepo.Change, error) {
 	lim := gitrepo.Limits{MaxBytes: r.e.MaxChangeBytes}
-	if r.pristine == "" {
+	if r.first.pristine == "" {
 		return r.repo.ChangesWithin(lim)
 	}
-	return r.repo.ChangesSince(r.pristine, lim)
+	return r.repo.ChangesSince(r.first.pristine, lim)
 }
 
 // loadConfig reads .github/agent.yml as a git object of the configuration
@@ -616,13 +536,13 @@ func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Wor
 	if err != nil || len(tests) == 0 {
 		return err
 	}
-	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, r.repo, tests, changed); err != nil {
+	if r.fin.newTests, err = v.RunNewTestsOnBase(ctx, ws, r.repo, tests, changed); err != nil {
 		return err
 	}
-	return r.recorder().RecordNewTests(ctx, r.newTests)
+	return r.recorder().RecordNewTests(ctx, r.fin.newTests)
 }
 
-func (r *run) changedPaths() []string { return changedPaths(r.changes) }
+func (r *run) changedPaths() []string { return changedPaths(r.fin.changes) }
 
 // cleanup removes the container and the clone. The container goes first:
 // it may still be writing to the work tree.

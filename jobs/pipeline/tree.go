@@ -29,21 +29,21 @@ import (
 // keepPristine copies the work tree, once, before the model's container
 // can write it.
 func (r *run) keepPristine() error {
-	if r.pristine != "" {
+	if r.first.pristine != "" {
 		return nil
 	}
 	dir := filepath.Join(r.clone.trees, "pristine")
 	if err := copyTree(r.ws.Dir(), dir); err != nil {
 		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
 	}
-	r.pristine = dir
+	r.first.pristine = dir
 	return nil
 }
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
 func (r *run) baselineTree() (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseBaseline))
-	if err := copyTree(r.pristine, dir); err != nil {
+	if err := copyTree(r.first.pristine, dir); err != nil {
 		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
 	}
 	return dir, nil
@@ -54,11 +54,11 @@ func (r *run) baselineTree() (string, error) {
 // copied, and the kept changes are written into it.
 func (r *run) finalTree() (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseFinal))
-	if err := os.Rename(r.pristine, dir); err != nil {
+	if err := os.Rename(r.first.pristine, dir); err != nil {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}
-	r.pristine = ""
-	if err := applyChanges(dir, r.repo, r.changes); err != nil {
+	r.first.pristine = ""
+	if err := applyChanges(dir, r.repo, r.fin.changes); err != nil {
 		return "", fmt.Errorf("write the change for the final checks: %w", err)
 	}
 	return dir, nil

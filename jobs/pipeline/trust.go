@@ -207,7 +207,7 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	}
 	switch {
 	case row.Secrets:
-		spec.Env = secretEnv(r.setupSecrets)
+		spec.Env = secretEnv(r.first.setupSecrets)
 	case row.Checks:
 		spec.Env = checkEnv
 	}
@@ -238,9 +238,9 @@ func (r *run) volume(row phaseRow) (name, from string) {
 	case volShared:
 		return shared, ""
 	case volJob:
-		own, suffix = &r.vols.job, "-job-"
+		own, suffix = &r.box.vols.job, "-job-"
 	case volFetch:
-		own, suffix = &r.vols.fetch, "-fetch-"
+		own, suffix = &r.box.vols.fetch, "-fetch-"
 	}
 	if row.CacheWrites && *own == "" {
 		*own = shared + suffix + r.job.ID

@@ -91,10 +91,10 @@ func TestSpecForFollowsRows(t *testing.T) {
 	yes := true
 	newRun := func() *run {
 		return &run{
-			e:            &Executor{CacheVolume: func(string) string { return "shared" }},
-			job:          Job{ID: "j"},
-			clone:        cloneResult{image: "img", cfg: config.Config{SetupNetwork: &yes}},
-			setupSecrets: secret,
+			e:     &Executor{CacheVolume: func(string) string { return "shared" }},
+			job:   Job{ID: "j"},
+			clone: cloneResult{image: "img", cfg: config.Config{SetupNetwork: &yes}},
+			first: firstSetup{setupSecrets: secret},
 		}
 	}
 	r := newRun()
