@@ -31,10 +31,12 @@ type cloneResult struct {
 	unbound func() error
 	cfg     config.Config
 	// applied says what the operator's policy did to cfg.
-	applied   config.Applied
-	checks    []verify.Check
-	missing   []string
-	goModule  string
+	applied  config.Applied
+	checks   []verify.Check
+	missing  []string
+	goModule string
+	// goWork: the cloned commit tracks a go.work at its root.
+	goWork    bool
 	detection verify.Detection
 	image     string
 	// template is the repository's pull-request template, from the

@@ -84,6 +84,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
+	// Before setup or the model could write one: only a go.work the
+	// commit tracks may steer the checks (checksEnv).
+	if _, err := os.Lstat(filepath.Join(worktree, "go.work")); err == nil {
+		r.clone.goWork = true
+	}
 	if r.clone.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}

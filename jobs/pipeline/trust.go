@@ -209,7 +209,7 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	case row.Secrets:
 		spec.Env = secretEnv(r.first.setupSecrets)
 	case row.Checks:
-		spec.Env = checkEnv
+		spec.Env = r.checksEnv()
 	}
 	return spec
 }
