@@ -95,7 +95,7 @@ func (r *run) lookup(ctx context.Context, q findings.AdvisoryQuery) ([]findings.
 	if !cached {
 		var err error
 		if list, err = r.job.Advisories.Advisories(ctx, q); err != nil {
-			rec.Error = scrubPaths(err, r.tmp).Error()
+			rec.Error = scrubPaths(err, r.clone.tmp).Error()
 			return nil, rec
 		}
 		r.e.AdvisoryCache.put(q, list, r.e.now())

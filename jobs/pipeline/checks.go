@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +31,19 @@ var checkEnv = []string{
 	"BASH_ENV=", "ENV=",
 	"MAVEN_ARGS=",
 	"CARGO_BUILD_RUSTC_WRAPPER=", "RUSTC_WRAPPER=",
+}
+
+// checksEnv is the environment of the checks' sandboxes: checkEnv, and
+// GOWORK=off unless the cloned commit tracks a go.work. A go.work the
+// model adds (its replace lines point a module at another copy) would
+// otherwise choose what the final go test compiles; an edit of a
+// tracked one, or a new one below the root, is a changed harness
+// (testsrc), never verified.
+func (r *run) checksEnv() []string {
+	if r.clone.goWork {
+		return checkEnv
+	}
+	return append(slices.Clip(checkEnv), "GOWORK=off")
 }
 
 // checkSandbox is a fresh container for the baseline or the final checks:
@@ -73,7 +87,7 @@ func (r *run) newCheckSandbox(ctx context.Context, s stage, dir string) (*checkS
 // runner is a verification runner over the check sandbox, recording to
 // the run's ledger.
 func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
-	return &verify.Runner{Sandbox: sb, Checks: r.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
+	return &verify.Runner{Sandbox: sb, Checks: r.clone.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
 }
 
 // checkRunner is the runner over a check sandbox, with the virtualenvs

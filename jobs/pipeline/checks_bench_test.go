@@ -37,7 +37,7 @@ func BenchmarkCheckSandbox(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	r := &run{e: &Executor{Sandboxes: engine}, job: Job{ID: "bench-check"}, tmp: tmp, trees: tmp, ws: ws, image: image}
+	r := &run{e: &Executor{Sandboxes: engine}, job: Job{ID: "bench-check"}, clone: cloneResult{tmp: tmp, trees: tmp, image: image}, ws: ws}
 	ctx := context.Background()
 	// The baseline's copy of the pristine tree, and its container.
 	b.Run("fresh-copy", func(b *testing.B) {
@@ -59,8 +59,8 @@ func BenchmarkCheckSandbox(b *testing.B) {
 	// The pristine copy (once a run) and the final tree made from it.
 	b.Run("pristine-and-final", func(b *testing.B) {
 		for b.Loop() {
-			os.RemoveAll(r.pristine)
-			r.pristine = ""
+			os.RemoveAll(r.first.pristine)
+			r.first.pristine = ""
 			if err := r.keepPristine(); err != nil {
 				b.Fatal(err)
 			}

@@ -23,5 +23,5 @@ func (r *run) loadCodeOwners(ctx context.Context) {
 		r.e.logger().Warn("read CODEOWNERS; its owners are not asked to review", logkey.Err, err)
 		return
 	}
-	r.codeOwners = codeowners.Parse(string(data))
+	r.clone.codeOwners = codeowners.Parse(string(data))
 }

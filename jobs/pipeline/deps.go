@@ -167,8 +167,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // tree in dir: the default branch's setup, or one download command per
 // project directory and ecosystem, in the order of the manifests.
 func (r *run) depsCommands(dir string, manifests []string) (cmds []string, configured bool) {
-	if len(r.cfg.Setup) > 0 {
-		return slices.Clone(r.cfg.Setup), true
+	if len(r.clone.cfg.Setup) > 0 {
+		return slices.Clone(r.clone.cfg.Setup), true
 	}
 	has, done := inTree(dir)
 	defer done()
@@ -197,7 +197,7 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 // dependencies: verify.Detection.SetupFor), already run in its directory;
 // "" when no project names m.
 func (r *run) projectSetup(m string) string {
-	for _, s := range r.detection.SetupFor() {
+	for _, s := range r.clone.detection.SetupFor() {
 		if slices.Contains(s.Manifests, m) {
 			return s.Command
 		}
@@ -265,7 +265,7 @@ func (r *run) recordDependencies(setup report.DependencySetup) error {
 		return err
 	}
 	r.mu.Lock()
-	r.deps = append(r.deps, setup)
+	r.fin.deps = append(r.fin.deps, setup)
 	r.mu.Unlock()
 	return nil
 }
@@ -295,8 +295,8 @@ func (r *run) fetchDependencies(ctx context.Context, s stage, tree string, chang
 		// is nowhere to put what setup fetched.
 		return setup, nil, "", nil
 	}
-	r.depsRuns++
-	copyDir := filepath.Join(r.trees, fmt.Sprintf("deps-%d", r.depsRuns))
+	r.fin.depsRuns++
+	copyDir := filepath.Join(r.clone.trees, fmt.Sprintf("deps-%d", r.fin.depsRuns))
 	if err := copyTree(tree, copyDir); err != nil {
 		return setup, nil, "", fmt.Errorf("copy the tree for dependency setup: %w", err)
 	}
@@ -440,9 +440,9 @@ func (r *run) cacheDir(name string) string {
 	switch name {
 	case "":
 		return ""
-	case r.vols.job:
+	case r.box.vols.job:
 		return r.boundDir("cache")
-	case r.vols.fetch:
+	case r.box.vols.fetch:
 		return r.boundDir("cache-fetch")
 	}
 	return ""
@@ -454,7 +454,7 @@ func (r *run) removeJobCache() {
 	if r.e.RemoveCache == nil {
 		return
 	}
-	for _, v := range []string{r.vols.job, r.vols.fetch} {
+	for _, v := range []string{r.box.vols.job, r.box.vols.fetch} {
 		if v == "" {
 			continue
 		}
@@ -497,7 +497,7 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 		return tools.Fetch{}, err
 	}
 	var installed []string
-	if r.vols.fetch != "" {
+	if r.box.vols.fetch != "" {
 		if installed, err = r.refreshAgentSandbox(ctx, copyDir); err != nil {
 			return tools.Fetch{}, err
 		}
@@ -523,17 +523,17 @@ func (f depsFetcher) FetchDependencies(ctx context.Context) (tools.Fetch, error)
 // useVirtualenvs has the model's verify tool run with each .venv of
 // installed, as the final checks will.
 func (r *run) useVirtualenvs(installed []string) {
-	if r.verifier == nil {
+	if r.box.verifier == nil {
 		return
 	}
 	for _, d := range installed {
 		if path.Base(d) != ".venv" {
 			continue
 		}
-		if r.verifier.Virtualenvs == nil {
-			r.verifier.Virtualenvs = map[string]string{}
+		if r.box.verifier.Virtualenvs == nil {
+			r.box.verifier.Virtualenvs = map[string]string{}
 		}
-		r.verifier.Virtualenvs[path.Dir(d)] = d
+		r.box.verifier.Virtualenvs[path.Dir(d)] = d
 	}
 }
 
@@ -576,7 +576,7 @@ func (s *swappable) set(next sandbox.Sandbox) {
 // between the two containers, while nothing runs on it; it returns those
 // directories.
 func (r *run) refreshAgentSandbox(ctx context.Context, out string) ([]string, error) {
-	sw, ok := r.sb.(*swappable)
+	sw, ok := r.box.sb.(*swappable)
 	if !ok {
 		return nil, nil
 	}

@@ -68,7 +68,7 @@ func TestDepsCommands(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &run{cfg: config.Config{Setup: tc.setup}, detection: detection}
+			r := &run{clone: cloneResult{cfg: config.Config{Setup: tc.setup}, detection: detection}}
 			got, configured := r.depsCommands(tree, tc.manifests)
 			if !slices.Equal(got, tc.want) || configured != tc.configured {
 				t.Errorf("depsCommands(%q) = %q, %v; want %q, %v", tc.manifests, got, configured, tc.want, tc.configured)

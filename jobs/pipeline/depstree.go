@@ -45,11 +45,11 @@ func (r *run) committedPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[string]bool, len(base)+len(r.changes))
+	set := make(map[string]bool, len(base)+len(r.fin.changes))
 	for _, p := range base {
 		set[p] = true
 	}
-	for _, c := range r.changes {
+	for _, c := range r.fin.changes {
 		set[c.Path] = true
 	}
 	out := make([]string, 0, len(set))
@@ -75,7 +75,7 @@ func underAnother(set map[string]bool, p string) bool {
 // committed path is moved from dir into out (replacing what setup left
 // at that path), then dir is removed and out takes its name. A path the
 // committed tree does not hold (a deletion, a change left out of the
-// commit) is left as setup made it. Both trees are under r.trees and no
+// commit) is left as setup made it. Both trees are under r.clone.trees and no
 // container writes them any more; every move goes through one os.Root,
 // and each parent directory is checked to be a real one, so no link
 // either tree holds can send a file elsewhere.
@@ -84,7 +84,7 @@ func (r *run) adoptSetupOutput(dir, out string) error {
 	if err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(r.trees)
+	root, err := os.OpenRoot(r.clone.trees)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (r *run) installIntoWorkTree(out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(r.trees)
+	root, err := os.OpenRoot(r.clone.trees)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func TestInstallIntoWorkTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	r := &run{repo: repo, ws: ws, trees: trees}
+	r := &run{repo: repo, ws: ws, clone: cloneResult{trees: trees}}
 	work := repo.Worktree()
 	write := func(p, s string) {
 		t.Helper()
@@ -111,7 +111,7 @@ func TestVirtualenvs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{repo: repo, trees: trees, changes: []gitrepo.Change{{Path: "changed/.venv/bin/python", Kind: gitrepo.Added}}}
+	r := &run{repo: repo, clone: cloneResult{trees: trees}, fin: finalResult{changes: []gitrepo.Change{{Path: "changed/.venv/bin/python", Kind: gitrepo.Added}}}}
 	dir := filepath.Join(trees, "check")
 	if err := copyTree(repo.Worktree(), dir); err != nil {
 		t.Fatal(err)

@@ -51,21 +51,21 @@ const minJobFree = 1 << 20
 // boundDir is name's directory on the job's bounded file system; "" when
 // the job has none (its trees are then plain directories).
 func (r *run) boundDir(name string) string {
-	if r.unbound == nil {
+	if r.clone.unbound == nil {
 		return ""
 	}
-	return filepath.Join(r.trees, name)
+	return filepath.Join(r.clone.trees, name)
 }
 
 // diskFull says that the job's bounded file system is full, "" if it is
 // not or the job has none.
 func (r *run) diskFull() string {
-	if r.unbound == nil {
+	if r.clone.unbound == nil {
 		return ""
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(r.trees, &st); err != nil {
-		return "the job's disk could not be measured: " + scrubPaths(err, r.tmp).Error()
+	if err := syscall.Statfs(r.clone.trees, &st); err != nil {
+		return "the job's disk could not be measured: " + scrubPaths(err, r.clone.tmp).Error()
 	}
 	if int64(st.Bavail)*st.Bsize >= minJobFree {
 		return ""
@@ -74,7 +74,7 @@ func (r *run) diskFull() string {
 }
 
 // overDisk reports whether the job passed its disk bound in phase, which
-// ended with err, and says how in r.diskBound. A full file system stops
+// ended with err, and says how in r.ended.diskBound. A full file system stops
 // the run, even after a phase that succeeded, once the job has a cache
 // of its own on it: a dependency setup cut short there left partial
 // downloads that the final checks would read. A work tree filled by the
@@ -84,14 +84,14 @@ func (r *run) overDisk(phase Phase, err error) bool {
 	if errors.Is(err, sandbox.ErrDiskBound) {
 		// Fixed words: the error names the command that was running.
 		r.e.logger().Warn("the job passed its disk bound", logkey.Err, err)
-		r.diskBound = fmt.Sprintf("the job's services wrote past the job's disk bound during the %s phase, so they were stopped", phase)
+		r.ended.diskBound = fmt.Sprintf("the job's services wrote past the job's disk bound during the %s phase, so they were stopped", phase)
 		return true
 	}
-	if r.vols.job == "" {
+	if r.box.vols.job == "" {
 		return false
 	}
 	if why := r.diskFull(); why != "" {
-		r.diskBound = why + " after the " + string(phase) + " phase"
+		r.ended.diskBound = why + " after the " + string(phase) + " phase"
 		return true
 	}
 	return false

@@ -116,11 +116,11 @@ func (f *refusals) list() ([]egress.Refusal, *ledger.EgressRefusalsDropped) {
 // network.allow.
 func (r *run) allowlist() []string {
 	out := slices.Clone(Registries[""])
-	for _, lang := range r.detection.Languages {
+	for _, lang := range r.clone.detection.Languages {
 		out = append(out, Registries[lang]...)
 	}
 	out = append(out, r.e.EgressAllow...)
-	out = append(out, r.cfg.Egress.Allow...)
+	out = append(out, r.clone.cfg.Egress.Allow...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -128,16 +128,16 @@ func (r *run) allowlist() []string {
 // egressSpec confines the setup network to the allowlist, unless the
 // repository asks for `network: open` and the operator allows that.
 func (r *run) egressSpec() *sandbox.Egress {
-	if r.cfg.Egress.Open && r.e.AllowOpenNetwork {
+	if r.clone.cfg.Egress.Open && r.e.AllowOpenNetwork {
 		return nil
 	}
-	return &sandbox.Egress{Allow: r.allowlist(), Phase: string(PhaseSetup), Refused: r.refused.add}
+	return &sandbox.Egress{Allow: r.allowlist(), Phase: string(PhaseSetup), Refused: r.box.refused.add}
 }
 
 // recordRefusals writes the refusals since the last call to the ledger,
 // their commands, hosts and reasons with any secret withheld.
 func (r *run) recordRefusals() error {
-	refs, dropped := r.refused.unrecorded()
+	refs, dropped := r.box.refused.unrecorded()
 	for _, ref := range refs {
 		var err error
 		if ref.Command, err = withholdText(r.scanner, ref.Command); err != nil {

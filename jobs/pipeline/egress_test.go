@@ -16,9 +16,11 @@ import (
 // it only where the operator allows open networks.
 func TestEgressSpec(t *testing.T) {
 	r := &run{
-		e:         &Executor{EgressAllow: []string{"proxy.corp.example"}},
-		cfg:       config.Config{Egress: config.Egress{Allow: []string{"git.corp.example:8443"}}},
-		detection: verify.Detection{Languages: []string{"go", "python"}},
+		e: &Executor{EgressAllow: []string{"proxy.corp.example"}},
+		clone: cloneResult{
+			cfg:       config.Config{Egress: config.Egress{Allow: []string{"git.corp.example:8443"}}},
+			detection: verify.Detection{Languages: []string{"go", "python"}},
+		},
 	}
 	spec := r.egressSpec()
 	if spec == nil {
@@ -31,7 +33,7 @@ func TestEgressSpec(t *testing.T) {
 	if slices.Contains(spec.Allow, "registry.npmjs.org") {
 		t.Error("npm allowed for a repository without Node")
 	}
-	r.cfg.Egress.Open = true
+	r.clone.cfg.Egress.Open = true
 	if r.egressSpec() == nil {
 		t.Error("network: open honoured without the operator's leave")
 	}
@@ -39,7 +41,7 @@ func TestEgressSpec(t *testing.T) {
 	if r.egressSpec() != nil {
 		t.Error("network: open with the operator's leave still has an allowlist")
 	}
-	r.cfg.Egress.Open = false
+	r.clone.cfg.Egress.Open = false
 	if r.egressSpec() == nil {
 		t.Error("the operator's leave opened a repository that did not ask")
 	}

@@ -30,7 +30,7 @@ const (
 
 // protected lists every protected pattern of the run.
 func (r *run) protected() []string {
-	return append(slices.Clone(AlwaysProtected), r.cfg.ProtectedPaths...)
+	return append(slices.Clone(AlwaysProtected), r.clone.cfg.ProtectedPaths...)
 }
 
 // dropUncommittable takes out of the change list what must not be
@@ -39,35 +39,35 @@ func (r *run) protected() []string {
 // as on the base, paths git treats as its own directory, and files over
 // gitrepo.MaxFileBytes. Each gets a finding.
 func (r *run) dropUncommittable() {
-	kept := r.changes[:0]
-	for _, c := range r.changes {
+	kept := r.fin.changes[:0]
+	for _, c := range r.fin.changes {
 		if pat, ok := matchAny(r.protected(), c.Path); ok {
-			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+			r.fin.evidence = append(r.fin.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("The change to this protected path (%s) was left out of the commit: the agent may not edit it.", pat)})
-			r.dropped = append(r.dropped, c)
+			r.fin.dropped = append(r.fin.dropped, c)
 			continue
 		}
 		if p, pat, ok := protectedCover(r.protected(), c); ok {
-			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+			r.fin.evidence = append(r.fin.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("This change would replace the protected path %s (%s) through its directory, so it was left out of the commit: the agent may not edit it.", p, pat)})
-			r.dropped = append(r.dropped, c)
+			r.fin.dropped = append(r.fin.dropped, c)
 			continue
 		}
 		if c.GitPath != "" {
-			r.evidence = append(r.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
+			r.fin.evidence = append(r.fin.evidence, findings.Finding{Kind: KindProtectedPath, Path: c.Path,
 				Detail: fmt.Sprintf("Git treats this path as its own directory (%s; a file there would land in the .git directory on some file systems), so it was left out of the commit unread.", c.GitPath)})
-			r.dropped = append(r.dropped, c)
+			r.fin.dropped = append(r.fin.dropped, c)
 			continue
 		}
 		if c.TooLarge {
-			r.evidence = append(r.evidence, findings.Finding{Kind: KindLargeFile, Path: c.Path,
+			r.fin.evidence = append(r.fin.evidence, findings.Finding{Kind: KindLargeFile, Path: c.Path,
 				Detail: fmt.Sprintf("This file is over %d MB, so it was left out of the commit unread.", gitrepo.MaxFileBytes>>20)})
-			r.dropped = append(r.dropped, c)
+			r.fin.dropped = append(r.fin.dropped, c)
 			continue
 		}
 		kept = append(kept, c)
 	}
-	r.changes = kept
+	r.fin.changes = kept
 }
 
 // protectedCover finds a protected path among those a change covers (a
@@ -113,7 +113,7 @@ func matchAny(patterns []string, path string) (string, bool) {
 // analyze runs the honest-evidence step on the final change and records
 // its findings in the ledger.
 func (r *run) analyze() error {
-	in, err := r.findingsInput(r.changes)
+	in, err := r.findingsInput(r.fin.changes)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (r *run) analyze() error {
 			return err
 		}
 	}
-	r.evidence = append(r.evidence, found...)
+	r.fin.evidence = append(r.fin.evidence, found...)
 	return nil
 }
 
@@ -165,7 +165,7 @@ func (r *run) findingsInput(changes []gitrepo.Change) (findings.Input, error) {
 	in := findings.Input{
 		IssueTitle: r.job.Issue.Title, IssueBody: r.job.Issue.Body,
 		Read:   r.readPaths(),
-		Limits: findings.Limits{MaxChangedFiles: r.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.cfg.Limits.MaxChangedLines},
+		Limits: findings.Limits{MaxChangedFiles: r.clone.cfg.Limits.MaxChangedFiles, MaxChangedLines: r.clone.cfg.Limits.MaxChangedLines},
 		Checks: r.findingChecks(),
 	}
 	files, err := findingFiles(r.repo, changes)
@@ -255,7 +255,7 @@ func (r *run) findingChecks() []findings.Check {
 	for _, c := range r.baseline {
 		add(c, false)
 	}
-	for _, c := range r.final {
+	for _, c := range r.fin.checks {
 		add(c, true)
 	}
 	return out

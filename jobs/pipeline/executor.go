@@ -358,10 +358,10 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 		setupSecrets = e.SetupSecrets.For(job.RepoURL)
 		scanner = scanner.WithValues(setupSecrets)
 	}
-	r := &run{e: e, job: job, start: e.now(), scanner: scanner, setupSecrets: setupSecrets}
+	r := &run{e: e, job: job, start: e.now(), scanner: scanner, first: firstSetup{setupSecrets: setupSecrets}}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
-		return nil, scrubPaths(err, r.tmp)
+		return nil, scrubPaths(err, r.clone.tmp)
 	}
 	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
@@ -375,7 +375,7 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	if terr := r.recordTimings(res != nil && res.URL != ""); terr != nil && err == nil {
 		err = terr
 	}
-	return res, scrubPaths(err, r.tmp)
+	return res, scrubPaths(err, r.clone.tmp)
 }
 
 func (e *Executor) check(job Job) error {

@@ -35,12 +35,12 @@ import (
 // configured, the setup network is off, or no manifest declares
 // dependencies.
 func (r *run) detectSetup() []report.DetectedCommand {
-	if len(r.cfg.Setup) > 0 || !r.cfg.Network() {
+	if len(r.clone.cfg.Setup) > 0 || !r.clone.cfg.Network() {
 		return nil
 	}
 	var out []report.DetectedCommand
 	seen := map[string]bool{}
-	for _, p := range r.detection.Projects {
+	for _, p := range r.clone.detection.Projects {
 		for _, m := range r.projectManifests(p.Dir, p.Language) {
 			// The one table of commands: dependency setup's after the
 			// change (deps.go).
@@ -148,11 +148,11 @@ func (r *run) outputIgnored(m string) bool {
 // setupScripts are the first setup's commands: the configured ones, else
 // the detected ones.
 func (r *run) setupScripts() []string {
-	if len(r.cfg.Setup) > 0 {
-		return r.cfg.Setup
+	if len(r.clone.cfg.Setup) > 0 {
+		return r.clone.cfg.Setup
 	}
-	out := make([]string, len(r.detected))
-	for i, c := range r.detected {
+	out := make([]string, len(r.clone.detected))
+	for i, c := range r.clone.detected {
 		out[i] = c.Command
 	}
 	return out
@@ -163,7 +163,7 @@ func (r *run) setupScripts() []string {
 // the repository never asked for it, so it is recorded, the next one
 // runs, and the baseline says whether the checks needed it.
 func (r *run) runDetectedSetup(ctx context.Context) error {
-	for _, c := range r.detected {
+	for _, c := range r.clone.detected {
 		res, output, err := r.setupCommand(ctx, c.Command)
 		if err != nil {
 			return err
@@ -172,9 +172,9 @@ func (r *run) runDetectedSetup(ctx context.Context) error {
 		if c.Failed() {
 			c.Error = failureLine(output)
 		}
-		r.detectedRan = append(r.detectedRan, c)
+		r.first.detectedRan = append(r.first.detectedRan, c)
 	}
-	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.detectedRan})
+	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.first.detectedRan})
 	return err
 }
 

@@ -99,7 +99,7 @@ func TestDetectSetup(t *testing.T) {
 		"network off": {e: cache, cfg: config.Config{SetupNetwork: &off}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := &run{e: tc.e, cfg: tc.cfg, detection: detection, ws: ws, repo: repo, scanner: sc}
+			r := &run{e: tc.e, clone: cloneResult{cfg: tc.cfg, detection: detection}, ws: ws, repo: repo, scanner: sc}
 			if got := r.detectSetup(); !slices.Equal(got, tc.want) {
 				t.Errorf("detectSetup() =\n%+v\nwant\n%+v", got, tc.want)
 			}

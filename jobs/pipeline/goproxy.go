@@ -168,7 +168,7 @@ func goModulePaths(name string, b []byte) map[string]bool {
 // open` that the operator allows).
 func (r *run) holdGoModules(ctx context.Context, sb sandbox.Sandbox, modules []string) (string, []report.UnfetchedModule) {
 	eg := r.egressSpec()
-	if len(modules) == 0 || !r.cfg.Network() || eg == nil {
+	if len(modules) == 0 || !r.clone.cfg.Network() || eg == nil {
 		return "", nil
 	}
 	env := r.probeGoEnv(ctx, sb)
@@ -209,8 +209,8 @@ func (r *run) probeGoEnv(ctx context.Context, sb sandbox.Sandbox) goEnv {
 func (r *run) notFetched() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := len(r.deps) - 1; i >= 0; i-- {
-		if d := r.deps[i]; !d.ByModel {
+	for i := len(r.fin.deps) - 1; i >= 0; i-- {
+		if d := r.fin.deps[i]; !d.ByModel {
 			var out []string
 			for _, m := range d.NotFetched {
 				out = append(out, "Go module "+m.Module)

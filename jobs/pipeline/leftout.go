@@ -146,8 +146,8 @@ func (r *run) dropCommandOutputs() error {
 	written := r.toolWritten()
 	var out []leftOut
 	index := map[string]int{}
-	kept := r.changes[:0]
-	for _, c := range r.changes {
+	kept := r.fin.changes[:0]
+	for _, c := range r.fin.changes {
 		why := ""
 		if c.Kind == gitrepo.Added && !written[c.Path] {
 			why = commandOutput(c.Path, c.Binary, t)
@@ -156,7 +156,7 @@ func (r *run) dropCommandOutputs() error {
 			kept = append(kept, c)
 			continue
 		}
-		r.dropped = append(r.dropped, c)
+		r.fin.dropped = append(r.fin.dropped, c)
 		key, dir := c.Path, outputDirOf(c.Path)
 		if dir != "" {
 			key = dir + "/"
@@ -168,9 +168,9 @@ func (r *run) dropCommandOutputs() error {
 		index[key] = len(out)
 		out = append(out, leftOut{path: key, why: why, files: 1, dir: dir != ""})
 	}
-	r.changes = kept
+	r.fin.changes = kept
 	for _, l := range out {
-		r.evidence = append(r.evidence, l.finding())
+		r.fin.evidence = append(r.fin.evidence, l.finding())
 	}
 	return binErr
 }

@@ -50,7 +50,7 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	r := &run{e: e, job: job, start: e.now(), scanner: scanner}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
-		return nil, scrubPaths(err, r.tmp)
+		return nil, scrubPaths(err, r.clone.tmp)
 	}
 	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
@@ -73,7 +73,7 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	if usd, ok := res.Cost(e.cost); ok {
 		out.CostUSD = &usd
 	}
-	return out, scrubPaths(err, r.tmp)
+	return out, scrubPaths(err, r.clone.tmp)
 }
 
 // noPublisher stands in for a planning job's publisher, which nothing

@@ -103,23 +103,23 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	// Whatever ended the phases, nothing of the agent's may run while the
 	// change is read.
 	r.closeSandbox()
-	if r.infra == nil && r.cancelled == "" {
+	if r.ended.infra == nil && r.ended.cancelled == "" {
 		r.phase(PhaseScan)
 	}
-	if err := r.readChanges(); err != nil && r.infra == nil {
-		r.infra = fmt.Errorf("%s: %w", PhaseScan, err)
+	if err := r.readChanges(); err != nil && r.ended.infra == nil {
+		r.ended.infra = fmt.Errorf("%s: %w", PhaseScan, err)
 	}
-	if err := r.scan(); err != nil && r.infra == nil {
-		r.infra = fmt.Errorf("%s: %w", PhaseScan, err)
+	if err := r.scan(); err != nil && r.ended.infra == nil {
+		r.ended.infra = fmt.Errorf("%s: %w", PhaseScan, err)
 	}
-	if err := r.review(ctx); err != nil && r.infra == nil {
-		r.infra = fmt.Errorf("%s: %w", PhaseReview, err)
+	if err := r.review(ctx); err != nil && r.ended.infra == nil {
+		r.ended.infra = fmt.Errorf("%s: %w", PhaseReview, err)
 	}
 	res := r.result()
 	if r.mayCommit(res.Outcome) {
 		r.phase(PhaseCommit)
 		if err := r.commit(ctx, res); err != nil {
-			r.infra = fmt.Errorf("%s: %w", PhaseCommit, err)
+			r.ended.infra = fmt.Errorf("%s: %w", PhaseCommit, err)
 			res = r.result()
 		}
 	}
@@ -138,14 +138,14 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if err != nil {
 		// The commit never left the clone: the result says "error" and
 		// names no branch.
-		r.infra = fmt.Errorf("%s: %w", PhasePublish, err)
+		r.ended.infra = fmt.Errorf("%s: %w", PhasePublish, err)
 		res = r.result()
 		if rerr := r.render(res); rerr != nil {
 			return res, rerr
 		}
 	}
 	r.phase(PhaseDone)
-	return res, r.infra
+	return res, r.ended.infra
 }
 
 // result builds the Result from the facts so far; Branch and HeadCommit
@@ -158,24 +158,24 @@ func (r *run) result() *Result {
 		BaseCommit:   r.repo.Base().String(),
 		FilesChanged: r.shownPaths(),
 		Checks:       []CheckSummary{},
-		Steps:        r.agentRes.Steps,
-		Usage:        r.agentRes.Usage,
-		Changes:      r.changes,
-		Secrets:      r.findings,
+		Steps:        r.model.res.Steps,
+		Usage:        r.model.res.Usage,
+		Changes:      r.fin.changes,
+		Secrets:      r.fin.findings,
 		Findings:     r.allFindings(),
-		Draft:        r.cfg.Draft,
-		Reviewers:    r.cfg.Reviewers,
-		Approval:     r.cfg.IndependentApproval(),
-		Summary:      r.agentRes.Summary,
+		Draft:        r.clone.cfg.Draft,
+		Reviewers:    r.clone.cfg.Reviewers,
+		Approval:     r.clone.cfg.IndependentApproval(),
+		Summary:      r.model.res.Summary,
 		Interrupted:  r.interrupted(),
 
 		PatchwrightVersion: r.e.Version,
 	}
-	res.OwnerReviewers, res.OwnerTeams = r.codeOwners.Reviewers(r.changedPaths())
+	res.OwnerReviewers, res.OwnerTeams = r.clone.codeOwners.Reviewers(r.changedPaths())
 	if file, ok := provider.ReplayedFrom(r.e.Provider); ok {
 		res.ReplayedFrom = file
 	}
-	if usd, ok := r.agentRes.Cost(r.e.cost); ok {
+	if usd, ok := r.model.res.Cost(r.e.cost); ok {
 		usd += r.reviewUSD()
 		res.CostUSD = &usd
 	}
@@ -184,7 +184,7 @@ func (r *run) result() *Result {
 		// whatever `draft:` says.
 		res.Draft = config.DraftAlways
 	}
-	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.final...) {
+	for _, c := range append(append([]verify.CheckResult(nil), r.baseline...), r.fin.checks...) {
 		res.Checks = append(res.Checks, CheckSummary{
 			Name: c.Name, Command: c.Command, Phase: c.Phase, Ran: c.Ran,
 			ExitCode: c.ExitCode, Passed: c.Passed, DurationMS: c.Duration.Milliseconds(),
@@ -195,31 +195,31 @@ func (r *run) result() *Result {
 
 // decide applies docs/design.md §4.5, secrets and blocking findings included.
 func (r *run) decide() (verify.Outcome, string) {
-	in := verify.OutcomeInput{FilesChanged: len(r.changes), Baseline: r.baseline, Final: r.final}
+	in := verify.OutcomeInput{FilesChanged: len(r.fin.changes), Baseline: r.baseline, Final: r.fin.checks}
 	switch {
-	case r.infra != nil:
-		in.InfraError = scrubPaths(r.infra, r.tmp).Error()
-	case r.cancelled != "":
-		in.StopReason = "the run was cancelled during the " + string(r.cancelled) + " phase"
-	case r.tooLarge != "":
-		in.StopReason = ReasonChangeTooLarge + ": " + r.tooLarge
-	case r.wedged != "":
-		in.StopReason = ReasonSandboxWedged + ": " + r.wedged
-	case r.diskBound != "":
-		in.StopReason = ReasonDiskBound + ": " + r.diskBound
-	case r.interrupted() && r.interruptWhy != "":
-		in.StopReason = string(agent.Interrupted) + ": " + r.interruptWhy
+	case r.ended.infra != nil:
+		in.InfraError = scrubPaths(r.ended.infra, r.clone.tmp).Error()
+	case r.ended.cancelled != "":
+		in.StopReason = "the run was cancelled during the " + string(r.ended.cancelled) + " phase"
+	case r.fin.tooLarge != "":
+		in.StopReason = ReasonChangeTooLarge + ": " + r.fin.tooLarge
+	case r.ended.wedged != "":
+		in.StopReason = ReasonSandboxWedged + ": " + r.ended.wedged
+	case r.ended.diskBound != "":
+		in.StopReason = ReasonDiskBound + ": " + r.ended.diskBound
+	case r.interrupted() && r.model.interruptWhy != "":
+		in.StopReason = string(agent.Interrupted) + ": " + r.model.interruptWhy
 	case r.interrupted():
 		in.StopReason = string(agent.Interrupted) + ": " + InterruptedDetail
-	case r.agentRan && r.agentRes.Stop == agent.BudgetExceeded:
-		in.StopReason = string(agent.BudgetExceeded) + ": " + r.agentRes.Detail
-	case r.agentRan && r.agentRes.Stop != agent.Finished:
-		in.StopReason = r.agentRes.Detail
+	case r.model.ran && r.model.res.Stop == agent.BudgetExceeded:
+		in.StopReason = string(agent.BudgetExceeded) + ": " + r.model.res.Detail
+	case r.model.ran && r.model.res.Stop != agent.Finished:
+		in.StopReason = r.model.res.Detail
 	}
-	if len(r.findings) > 0 {
-		in.Secret = secrets.Describe(r.findings...)
+	if len(r.fin.findings) > 0 {
+		in.Secret = secrets.Describe(r.fin.findings...)
 	}
-	for _, f := range findings.Blocking(r.evidence) {
+	for _, f := range findings.Blocking(r.fin.evidence) {
 		switch {
 		case f.Kind != findings.HarnessChanged:
 			in.Blocking = append(in.Blocking, f.Detail)
@@ -241,8 +241,8 @@ func (r *run) decide() (verify.Outcome, string) {
 // allFindings are result.json's findings: those on the change and the
 // secrets the scan found (named by rule and place, never by value).
 func (r *run) allFindings() []findings.Finding {
-	out := append([]findings.Finding{}, r.evidence...)
-	for _, f := range r.findings {
+	out := append([]findings.Finding{}, r.fin.evidence...)
+	for _, f := range r.fin.findings {
 		detail := fmt.Sprintf("What looks like a secret (rule %s) is in the change, so nothing was committed.", f.RuleID)
 		if f.Line == 0 {
 			detail = fmt.Sprintf("A file or directory name in the change looks like a secret (rule %s), so nothing was committed.", f.RuleID)
@@ -260,8 +260,8 @@ func (r *run) allFindings() []findings.Finding {
 // written it.
 func (r *run) scan() error {
 	// The findings on the change name its paths too, and are printed.
-	for i := range r.evidence {
-		f := &r.evidence[i]
+	for i := range r.fin.evidence {
+		f := &r.fin.evidence[i]
 		f.Path = r.shownPath(f.Path)
 		detail, err := withholdText(r.scanner, f.Detail)
 		if err != nil {
@@ -270,7 +270,7 @@ func (r *run) scan() error {
 		f.Detail = detail
 	}
 	scanner := r.scanner
-	for _, c := range r.changes {
+	for _, c := range r.fin.changes {
 		if c.Kind == gitrepo.Deleted {
 			continue // its name and bytes are the base's
 		}
@@ -278,16 +278,16 @@ func (r *run) scan() error {
 		if err != nil {
 			return err
 		}
-		r.findings = append(r.findings, inPath...)
+		r.fin.findings = append(r.fin.findings, inPath...)
 		if sandbox.IsSecretPath(c.Path) {
-			r.findings = append(r.findings, secrets.Finding{File: shown, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
+			r.fin.findings = append(r.fin.findings, secrets.Finding{File: shown, Line: 1, RuleID: "secret-path", Description: "a file at a path reserved for secrets"})
 			continue
 		}
 		found, err := r.scanChange(scanner, shown, c)
 		if err != nil {
 			return err
 		}
-		r.findings = append(r.findings, found...)
+		r.fin.findings = append(r.fin.findings, found...)
 	}
 	return nil
 }
@@ -321,7 +321,7 @@ func (r *run) scanChange(scanner *secrets.Scanner, shown string, c gitrepo.Chang
 // budget stopped when CommitStopped is set. An infrastructure failure or
 // a cancel commits nothing.
 func (r *run) mayCommit(o verify.Outcome) bool {
-	if len(r.changes) == 0 || len(r.findings) > 0 {
+	if len(r.fin.changes) == 0 || len(r.fin.findings) > 0 {
 		return false
 	}
 	switch o {
@@ -331,8 +331,8 @@ func (r *run) mayCommit(o verify.Outcome) bool {
 		// A cost cap's partial work is pushed (a draft: it is not
 		// verified), so what the money bought is not lost.
 		// So is the work of a run a worker's shutdown interrupted.
-		budget := r.agentRan && r.agentRes.Stop == agent.BudgetExceeded
-		return (r.e.CommitStopped || budget || r.interrupted()) && r.cancelled == ""
+		budget := r.model.ran && r.model.res.Stop == agent.BudgetExceeded
+		return (r.e.CommitStopped || budget || r.interrupted()) && r.ended.cancelled == ""
 	}
 	return false
 }
@@ -342,7 +342,7 @@ func (r *run) commit(ctx context.Context, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("choose branch: %w", err)
 	}
-	hash, err := r.repo.Commit(r.changes, gitrepo.CommitOptions{
+	hash, err := r.repo.Commit(r.fin.changes, gitrepo.CommitOptions{
 		Branch:  target.Branch,
 		Message: commitMessage(r.job.Issue, res, target.Trailers),
 		Author:  cmp.Or(r.job.Author, DefaultAuthor),
@@ -418,26 +418,26 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	}
 	in.RunID, in.Attempt, in.Issue, in.LogURL = r.job.ID, max(r.job.Attempt.Number, 1), r.job.Issue.Number, r.job.LogURL
 	in.Outcome, in.Reason = res.Outcome, res.Reason
-	in.Missing = append([]string(nil), r.missing...)
+	in.Missing = append([]string(nil), r.clone.missing...)
 	in.NotCommitted, in.Secrets = r.notCommitted(res)
-	for _, f := range r.evidence {
+	for _, f := range r.fin.evidence {
 		in.Findings = append(in.Findings, r.findingLine(f))
 	}
 	in.Coverage = r.coverage()
-	in.Unbounded = r.unboundWhy
-	in.Dependencies = r.deps
-	in.DetectedSetup = r.detectedRan
-	in.Foreign, in.Template = r.job.Foreign, r.template
+	in.Unbounded = r.clone.unboundWhy
+	in.Dependencies = r.fin.deps
+	in.DetectedSetup = r.first.detectedRan
+	in.Foreign, in.Template = r.job.Foreign, r.clone.template
 	var dropped *ledger.EgressRefusalsDropped
-	if in.Refused, dropped = r.refused.list(); dropped != nil {
+	if in.Refused, dropped = r.box.refused.list(); dropped != nil {
 		in.RefusedDropped = droppedSummary(*dropped)
 	}
-	in.SetupSecretFiles = r.secretFiles
-	in.GoModule = r.goModule
-	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
+	in.SetupSecretFiles = r.first.secretFiles
+	in.GoModule = r.clone.goModule
+	in.Policy, in.PolicyTightened = r.clone.applied.Policy, r.clone.applied.Tightened
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
-	for _, c := range r.changes {
+	for _, c := range r.fin.changes {
 		in.Files = append(in.Files, report.FileStat{Path: r.shownPath(c.Path), Added: c.Added, Deleted: c.Removed, Binary: c.Binary})
 	}
 	in.CostUSD = res.CostUSD
@@ -456,10 +456,10 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 // cover the change and which paths no check covers (as they may be
 // printed); nil when the question does not arise.
 func (r *run) coverage() *verify.Coverage {
-	if len(r.detection.Projects) < 2 || len(r.changes) == 0 || len(r.cfg.Verify) > 0 {
+	if len(r.clone.detection.Projects) < 2 || len(r.fin.changes) == 0 || len(r.clone.cfg.Verify) > 0 {
 		return nil
 	}
-	cov := r.detection.Cover(r.changedPaths())
+	cov := r.clone.detection.Cover(r.changedPaths())
 	for i, p := range cov.Uncovered {
 		cov.Uncovered[i] = r.shownPath(p)
 	}
@@ -484,13 +484,13 @@ func (r *run) findingLine(f findings.Finding) report.Finding {
 // notCommitted says why a change that exists was not committed, and for
 // a secret where the scan found it.
 func (r *run) notCommitted(res *Result) (report.NotCommitted, []report.SecretPlace) {
-	if len(r.changes) == 0 || res.HeadCommit != "" {
+	if len(r.fin.changes) == 0 || res.HeadCommit != "" {
 		return "", nil
 	}
 	switch {
-	case len(r.findings) > 0:
-		places := make([]report.SecretPlace, len(r.findings))
-		for i, f := range r.findings {
+	case len(r.fin.findings) > 0:
+		places := make([]report.SecretPlace, len(r.fin.findings))
+		for i, f := range r.fin.findings {
 			places[i] = report.SecretPlace{Rule: f.RuleID, Path: r.shownPath(f.File), Line: f.Line}
 		}
 		return report.NotCommittedSecret, places
@@ -512,7 +512,7 @@ func writeFile(path string, data []byte) error {
 // interrupted: the model loop was stopped by a worker's shutdown
 // (agent.WithInterrupt), not by a limit of the run.
 func (r *run) interrupted() bool {
-	return r.agentRan && r.agentRes.Stop == agent.Interrupted
+	return r.model.ran && r.model.res.Stop == agent.Interrupted
 }
 
 // InterruptedDetail is the reason of a run a worker's shutdown interrupted

@@ -48,7 +48,7 @@ func (r *run) setupOnDefault(ctx context.Context) error {
 	if _, err := r.overlay(r.repo.Base(), tip); err != nil {
 		return fmt.Errorf("check out the default branch for the first setup: %w", err)
 	}
-	r.retry.defaultTip = tip
+	r.first.retry.defaultTip = tip
 	return nil
 }
 
@@ -57,14 +57,14 @@ func (r *run) setupOnDefault(ctx context.Context) error {
 // the difference as the earlier attempts' change. It runs once setup's
 // container is gone, before the pristine tree is copied.
 func (r *run) layEarlierAttempts() error {
-	if r.retry.defaultTip.IsZero() || r.retry.laid {
+	if r.first.retry.defaultTip.IsZero() || r.first.retry.laid {
 		return nil
 	}
-	earlier, err := r.overlay(r.retry.defaultTip, r.repo.Base())
+	earlier, err := r.overlay(r.first.retry.defaultTip, r.repo.Base())
 	if err != nil {
 		return fmt.Errorf("lay the agent branch over the first setup: %w", err)
 	}
-	r.retry.earlier, r.retry.laid = earlier, true
+	r.first.retry.earlier, r.first.retry.laid = earlier, true
 	uid, gid := r.e.sandboxOwner()
 	return sandbox.HandOver(r.ws.Dir(), uid, gid)
 }
@@ -83,15 +83,15 @@ func (r *run) overlay(from, to plumbing.Hash) ([]gitrepo.Change, error) {
 // and then this run's (a path in both counts once, as this run left it);
 // otherwise this run's change alone.
 func (r *run) modelChanges() []gitrepo.Change {
-	if len(r.retry.earlier) == 0 {
-		return r.changes
+	if len(r.first.retry.earlier) == 0 {
+		return r.fin.changes
 	}
 	seen := map[string]bool{}
-	for _, c := range r.changes {
+	for _, c := range r.fin.changes {
 		seen[c.Path] = true
 	}
-	out := append([]gitrepo.Change(nil), r.changes...)
-	for _, c := range r.retry.earlier {
+	out := append([]gitrepo.Change(nil), r.fin.changes...)
+	for _, c := range r.first.retry.earlier {
 		if !seen[c.Path] {
 			out = append(out, c)
 		}
@@ -106,17 +106,17 @@ func (r *run) modelChanges() []gitrepo.Change {
 // default branch's, so a Go module an earlier attempt named is new
 // (goproxy.go) as it would have been in that attempt.
 func (r *run) depsFiles(changed []gitrepo.Change) ([]findings.File, error) {
-	if r.retry.defaultTip.IsZero() {
+	if r.first.retry.defaultTip.IsZero() {
 		return findingFiles(r.repo, changed)
 	}
 	// Only once the change is read can a manifest be the earlier
 	// attempts' alone: fetch_dependencies is given the live tree's.
 	earlierOnly := map[string]bool{}
-	if r.changesRead {
-		for _, c := range r.retry.earlier {
+	if r.fin.changesRead {
+		for _, c := range r.first.retry.earlier {
 			earlierOnly[c.Path] = true
 		}
-		for _, c := range r.changes {
+		for _, c := range r.fin.changes {
 			delete(earlierOnly, c.Path)
 		}
 	}
@@ -137,7 +137,7 @@ func (r *run) depsFiles(changed []gitrepo.Change) ([]findings.File, error) {
 			return out, err
 		}
 		f.Unread = f.New == nil
-		if f.Base, err = r.repo.ContentAt(r.retry.defaultTip, c.Path); err != nil {
+		if f.Base, err = r.repo.ContentAt(r.first.retry.defaultTip, c.Path); err != nil {
 			return out, err
 		}
 		out = append(out, f)

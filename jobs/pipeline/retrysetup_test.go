@@ -41,8 +41,8 @@ func TestEarlierAttemptsCountAsTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	r := &run{e: &Executor{}, repo: clone, ws: ws, trees: trees, job: Job{Branch: "agent/issue-1", ConfigBranch: "main"},
-		cfg: config.Config{Setup: []string{"true"}}}
+	r := &run{e: &Executor{}, repo: clone, ws: ws, job: Job{Branch: "agent/issue-1", ConfigBranch: "main"},
+		clone: cloneResult{trees: trees, cfg: config.Config{Setup: []string{"true"}}}}
 	if err := r.setupOnDefault(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestEarlierAttemptsCountAsTheChange(t *testing.T) {
 	if err := r.layEarlierAttempts(); err != nil {
 		t.Fatal(err)
 	}
-	r.changes, r.changesRead = []gitrepo.Change{{Path: "README.md", Kind: gitrepo.Modified}}, true
+	r.fin.changes, r.fin.changesRead = []gitrepo.Change{{Path: "README.md", Kind: gitrepo.Modified}}, true
 	var paths []string
 	for _, c := range r.modelChanges() {
 		paths = append(paths, c.Path)

@@ -57,8 +57,8 @@ Answer {"risks":[]} when you find none. You cannot approve or verify a change; o
 // operator gave it a model. An interrupted run skips it: what is left of
 // the worker's grace period is for pushing the draft.
 func (r *run) reviewable(ctx context.Context) bool {
-	return r.e.ReviewProvider != nil && len(r.changes) > 0 && len(r.findings) == 0 &&
-		r.infra == nil && r.cancelled == "" && r.tooLarge == "" && !r.interrupted() && ctx.Err() == nil
+	return r.e.ReviewProvider != nil && len(r.fin.changes) > 0 && len(r.fin.findings) == 0 &&
+		r.ended.infra == nil && r.ended.cancelled == "" && r.fin.tooLarge == "" && !r.interrupted() && ctx.Err() == nil
 }
 
 // review is the review before publishing: the change's dependencies
@@ -70,11 +70,11 @@ func (r *run) review(ctx context.Context) error {
 		return nil
 	}
 	r.phase(PhaseReview)
-	if !r.cfg.Reviewed() {
+	if !r.clone.cfg.Reviewed() {
 		_, err := r.ledger.Append(&ledger.Review{Skipped: "`review: off` in " + config.Path})
 		return err
 	}
-	files, err := findingFiles(r.repo, r.changes)
+	files, err := findingFiles(r.repo, r.fin.changes)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (r *run) review(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	risks, err := r.reviewModel(ctx, files, append(append([]findings.Finding(nil), r.evidence...), found...))
+	risks, err := r.reviewModel(ctx, files, append(append([]findings.Finding(nil), r.fin.evidence...), found...))
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (r *run) addFindings(fs []findings.Finding) error {
 		if _, err := r.ledger.Append(&ledger.FindingEvent{Finding: f}); err != nil {
 			return err
 		}
-		r.evidence = append(r.evidence, f)
+		r.fin.evidence = append(r.fin.evidence, f)
 	}
 	return nil
 }
@@ -148,7 +148,7 @@ func (r *run) callReview(ctx context.Context, prompt string, rec *ledger.Review)
 	})
 	rec.Duration = time.Since(start)
 	if err != nil {
-		return nil, "the review model failed: " + oneLine(scrubPaths(err, r.tmp).Error())
+		return nil, "the review model failed: " + oneLine(scrubPaths(err, r.clone.tmp).Error())
 	}
 	rec.Usage = resp.Usage
 	if usd, ok := r.e.cost(rec.Model, resp.Usage); ok {
@@ -235,7 +235,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // gated reports whether the review before publishing found what blocks
 // verified: the pull request is then a draft.
 func (r *run) gated() bool {
-	return slices.ContainsFunc(r.evidence, func(f findings.Finding) bool { return findings.IsGate(f.Kind) })
+	return slices.ContainsFunc(r.fin.evidence, func(f findings.Finding) bool { return findings.IsGate(f.Kind) })
 }
 
 // reviewUSD is what the review model cost, from its ledger record; 0

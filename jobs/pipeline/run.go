@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchwright/patchwright/jobs/codeowners"
-
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ignore"
@@ -24,7 +22,6 @@ import (
 	"github.com/patchwright/patchwright/report"
 	"github.com/patchwright/patchwright/sandbox"
 	"github.com/patchwright/patchwright/verify"
-	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // run is the state of one Execute call: what each phase established, in
@@ -34,92 +31,26 @@ type run struct {
 	job   Job
 	start time.Time
 
-	tmp  string
-	repo *gitrepo.Repo
-	ws   *sandbox.Workspace
-	cfg  config.Config
-	// applied says what the operator's policy did to cfg.
-	applied   config.Applied
-	checks    []verify.Check
-	missing   []string
-	goModule  string
-	detection verify.Detection
-	image     string
-	ledger    *ledger.Writer
-	sb        sandbox.Sandbox
-	verifier  *verify.Runner
+	repo   *gitrepo.Repo
+	ws     *sandbox.Workspace
+	ledger *ledger.Writer
+	// clone is what prepare established.
+	clone cloneResult
 
-	baseline, final []verify.CheckResult
-	agentRes        agent.Result
-	agentRan        bool
-	// interruptWhy is what interrupted the model loop when it was not a
-	// drain (an operator's pause: agent.InterruptReason), "" otherwise.
-	interruptWhy string
-	changes      []gitrepo.Change
-	changesRead  bool
-	newTests     []verify.NewTestResult
-	findings     []secrets.Finding
-	// evidence are the findings on the change (tests weakened, protected
-	// paths, dependencies, scope) for result.json and the report.
-	evidence []findings.Finding
+	// baseline is the baseline phase's result.
+	baseline []verify.CheckResult
 	// scanner is the secret scanner of every output the run records.
 	scanner *secrets.Scanner
-	// dropped are the changes left out of the commit (protected, too
-	// large, command outputs); the final checks run without them.
-	dropped []gitrepo.Change
-	// wedged says which phase's sandbox was killed because a command's
-	// processes would not stop (sandbox.ErrWedged).
-	wedged string
-	// diskBound says how the job passed its disk bound (ReasonDiskBound).
-	diskBound string
-	// tooLarge says which bound of gitrepo.Limits the work tree passed;
-	// there is then no change to check or commit.
-	tooLarge string
-	// trees holds the work tree and the checks' trees (tree.go), on the
-	// job's bounded filesystem when there is one.
-	trees string
-	// pristine is the work tree as setup left it, before the model's
-	// container could write it (tree.go); "" once the final tree took it.
-	pristine string
-	// retry is what a retry's first setup on the default branch's commit
-	// leaves for later phases (retrysetup.go); zero on a first run.
-	retry retryTree
-	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
-	// or worked.
-	unboundWhy string
-	// unbound undoes BoundWorkspace; nil when it was not used.
-	unbound func() error
-	// vols are the job's own cache volumes (trust.go).
-	vols jobVolumes
-	// deps are the dependency setups on changed trees, in order.
-	deps []report.DependencySetup
-	// depsRuns counts the dependency setups, naming their trees.
-	depsRuns int
-	// template is the repository's pull-request template, from the
-	// configuration branch; zero when it has none.
-	template report.Template
-	// codeOwners are the configuration branch's CODEOWNERS rules.
-	codeOwners codeowners.Rules
-	// infra is the first infrastructure failure, with its phase.
-	infra error
-	// cancelled names the phase during which the context ended.
-	cancelled Phase
-	// refused are the connections the egress proxy refused to setup.
-	refused refusals
-	// services are the job's service containers, serviceHosts their
-	// names; nil without services:.
-	services     sandbox.Services
-	serviceHosts []string
-	// setupSecrets are this repository's setup-only secrets, name to
-	// value: in the setup container's environment and nowhere else.
-	setupSecrets map[string]string
-	// secretFiles are the files setup left a setup-only secret in, which
-	// were removed before the agent's phase (setupscrub.go).
-	secretFiles []report.SecretFile
-	// detected is the detected first setup, when the configuration has
-	// no `setup:` (firstsetup.go); detectedRan its commands that ran,
-	// with their exit codes, for the report.
-	detected, detectedRan []report.DetectedCommand
+	// box is what runs beside the phases: the sandboxes, the services.
+	box sandboxes
+	// first is the first setup's input (its secrets) and what it left.
+	first firstSetup
+	// model is the agent phase's result.
+	model modelResult
+	// fin is what the final phase and the scans established.
+	fin finalResult
+	// ended says why the phases stopped early; zero when they did not.
+	ended ending
 
 	mu       sync.Mutex
 	progress Progress
@@ -135,11 +66,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create work directory: %w", err)
 	}
-	r.tmp = tmp
+	r.clone.tmp = tmp
 	if err := r.bound(ctx); err != nil {
 		return err
 	}
-	worktree := filepath.Join(r.trees, "work")
+	worktree := filepath.Join(r.clone.trees, "work")
 	r.repo, err = gitrepo.Clone(ctx, gitrepo.CloneOptions{
 		URL: r.job.RepoURL, Auth: r.job.Auth, Branch: r.job.Branch,
 		// Depth 1 (docs/design.md §1): the history is most of a large clone's
@@ -153,11 +84,16 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
-	if r.cfg, err = r.loadConfig(ctx); err != nil {
+	// Before setup or the model could write one: only a go.work the
+	// commit tracks may steer the checks (checksEnv).
+	if _, err := os.Lstat(filepath.Join(worktree, "go.work")); err == nil {
+		r.clone.goWork = true
+	}
+	if r.clone.cfg, err = r.loadConfig(ctx); err != nil {
 		return err
 	}
 	if r.job.Admit != nil {
-		if err := r.job.Admit(r.cfg); err != nil {
+		if err := r.job.Admit(r.clone.cfg); err != nil {
 			return err
 		}
 	}
@@ -166,7 +102,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.chooseChecks(); err != nil {
 		return err
 	}
-	r.detected = r.detectSetup()
+	r.clone.detected = r.detectSetup()
 	return r.chooseImage(ctx)
 }
 
@@ -175,22 +111,22 @@ func (r *run) prepare(ctx context.Context) error {
 // and each copy of it, then counts against one limit per job, never the
 // host's disk.
 func (r *run) bound(ctx context.Context) error {
-	r.trees = filepath.Join(r.tmp, "trees")
+	r.clone.trees = filepath.Join(r.clone.tmp, "trees")
 	if r.e.BoundWorkspace == nil {
-		return os.Mkdir(r.trees, 0o755)
+		return os.Mkdir(r.clone.trees, 0o755)
 	}
 	var err error
-	if r.unbound, err = r.e.BoundWorkspace(ctx, r.trees); err == nil {
+	if r.clone.unbound, err = r.e.BoundWorkspace(ctx, r.clone.trees); err == nil {
 		return nil
 	}
 	// A machine that cannot mount one (no loop device, no mkfs.ext4)
 	// still runs the job, unbounded, and the body says so.
 	r.e.logger().Warn("the work tree has no size limit", logkey.Err, err)
-	r.unboundWhy = scrubPaths(err, r.tmp).Error()
-	if err := os.RemoveAll(r.trees); err != nil {
+	r.clone.unboundWhy = scrubPaths(err, r.clone.tmp).Error()
+	if err := os.RemoveAll(r.clone.trees); err != nil {
 		return fmt.Errorf("bound the workspace: %w", err)
 	}
-	return os.Mkdir(r.trees, 0o755)
+	return os.Mkdir(r.clone.trees, 0o755)
 }
 
 // chooseChecks takes the configured checks, or detects them.
@@ -202,13 +138,13 @@ func (r *run) chooseChecks() error {
 	// The report maps go test's packages to files for any Go module, and
 	// new tests are found by the detected projects, configured checks or
 	// not.
-	r.detection, r.goModule = d, d.GoModule
-	if len(r.cfg.Verify) == 0 {
-		r.checks, r.missing = d.Checks, d.Missing
+	r.clone.detection, r.clone.goModule = d, d.GoModule
+	if len(r.clone.cfg.Verify) == 0 {
+		r.clone.checks, r.clone.missing = d.Checks, d.Missing
 		return nil
 	}
-	for _, c := range r.cfg.Verify {
-		r.checks = append(r.checks, d.Configured(c.Name, c.Run))
+	for _, c := range r.clone.cfg.Verify {
+		r.clone.checks = append(r.clone.checks, d.Configured(c.Name, c.Run))
 	}
 	return nil
 }
@@ -218,21 +154,21 @@ func (r *run) chooseChecks() error {
 func (r *run) chooseImage(ctx context.Context) error {
 	switch {
 	case r.e.Image != "":
-		r.image = r.e.Image
-	case r.cfg.Image != "":
-		r.image = r.cfg.Image
+		r.clone.image = r.e.Image
+	case r.clone.cfg.Image != "":
+		r.clone.image = r.clone.cfg.Image
 	default:
-		r.image = cmp.Or(r.e.DefaultImage, DefaultImage)
+		r.clone.image = cmp.Or(r.e.DefaultImage, DefaultImage)
 	}
 	if r.e.Images == nil {
 		return nil
 	}
-	ok, err := r.e.Images.ImageExists(ctx, r.image)
+	ok, err := r.e.Images.ImageExists(ctx, r.clone.image)
 	if err != nil {
-		return fmt.Errorf("look up sandbox image %s: %w", r.image, err)
+		return fmt.Errorf("look up sandbox image %s: %w", r.clone.image, err)
 	}
 	if !ok {
-		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.image, config.Path)}
+		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.clone.image, config.Path)}
 	}
 	return nil
 }
@@ -255,20 +191,20 @@ func (r *run) work(ctx context.Context) {
 		r.phase(p.name)
 		err := p.fn(ctx)
 		if ctx.Err() != nil {
-			r.cancelled = p.name
+			r.ended.cancelled = p.name
 			return
 		}
 		if errors.Is(err, sandbox.ErrWedged) {
 			// A command fought its cleanup and cost the sandbox: the
 			// run's own failure, not the worker's.
-			r.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
+			r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
 			return
 		}
 		if r.overDisk(p.name, err) {
 			return
 		}
 		if err != nil {
-			r.infra = fmt.Errorf("%s: %w", p.name, err)
+			r.ended.infra = fmt.Errorf("%s: %w", p.name, err)
 			return
 		}
 	}
@@ -299,7 +235,7 @@ func (r *run) createSandbox(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.sb = sb
+	r.box.sb = sb
 	return nil
 }
 
@@ -321,25 +257,25 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	}
 	// Swappable: fetch_dependencies replaces the container under the
 	// tools (deps.go).
-	r.sb = &swappable{sb: sb}
-	r.verifier = r.runner(r.sb)
+	r.box.sb = &swappable{sb: sb}
+	r.box.verifier = r.runner(r.box.sb)
 	// The model's verify tool runs with the virtualenvs setup made, as the
 	// checks do; fetch_dependencies adds the ones it installs.
-	r.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
-	r.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.verifier.Virtualenvs)
+	r.box.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
+	r.box.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.box.verifier.Virtualenvs)
 	return err
 }
 
 // closeSandbox removes the current container: its processes, detached
 // ones included, end with it, so nothing writes the work tree afterwards.
 func (r *run) closeSandbox() {
-	if r.sb == nil {
+	if r.box.sb == nil {
 		return
 	}
-	if err := r.sb.Close(); err != nil {
+	if err := r.box.sb.Close(); err != nil {
 		r.e.logger().Warn("remove sandbox", logkey.Err, err)
 	}
-	r.sb = nil
+	r.box.sb = nil
 }
 
 // setup runs the repository's setup commands in the setup container, with
@@ -349,12 +285,12 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.recordSetupSecrets(); err != nil {
 		return err
 	}
-	if len(r.detected) > 0 {
+	if len(r.clone.detected) > 0 {
 		if err := r.runDetectedSetup(ctx); err != nil {
 			return err
 		}
 	}
-	for _, script := range r.cfg.Setup {
+	for _, script := range r.clone.cfg.Setup {
 		res, _, err := r.setupCommand(ctx, script)
 		if err != nil {
 			return err
@@ -379,7 +315,7 @@ func (r *run) setup(ctx context.Context) error {
 // refused it.
 // The output it returns is the recorded one, secrets withheld.
 func (r *run) setupCommand(ctx context.Context, script string) (sandbox.Result, string, error) {
-	res, err := r.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
+	res, err := r.box.sb.Exec(ctx, sandbox.Command{Script: script, Timeout: DefaultSetupTimeout})
 	if err != nil {
 		return res, "", fmt.Errorf("run setup command %q: %w", script, err)
 	}
@@ -425,8 +361,8 @@ func (r *run) runBaseline(ctx context.Context) error {
 func (r *run) runAgent(ctx context.Context) error {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
-		Sandbox:   r.sb,
-		Verifier:  ToolVerifier{Runner: r.verifier, Findings: r.findingsSoFar},
+		Sandbox:   r.box.sb,
+		Verifier:  ToolVerifier{Runner: r.box.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 		Secrets:   r.scanner,
 		// fetch_dependencies needs somewhere to put what it fetches.
@@ -435,9 +371,9 @@ func (r *run) runAgent(ctx context.Context) error {
 	if err != nil {
 		return configError{err}
 	}
-	r.agentRan = true
-	r.agentRes, err = r.runModel(ctx, set, nil)
-	r.interruptWhy = agent.InterruptReason(ctx)
+	r.model.ran = true
+	r.model.res, err = r.runModel(ctx, set, nil)
+	r.model.interruptWhy = agent.InterruptReason(ctx)
 	return err
 }
 
@@ -445,12 +381,12 @@ func (r *run) runAgent(ctx context.Context) error {
 // limits and time budget: the one place a run's agent.Config is made,
 // for an attempt and for a planning run alike (plan set: agent.Config.Plan).
 func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun) (agent.Result, error) {
-	maxSteps := r.cfg.Limits.MaxSteps
+	maxSteps := r.clone.cfg.Limits.MaxSteps
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
 	win := r.window()
-	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Limits.MaxMinutes)*time.Minute)
+	loopCtx, cancel := context.WithTimeout(ctx, time.Duration(r.clone.cfg.Limits.MaxMinutes)*time.Minute)
 	defer cancel()
 	return agent.Run(loopCtx, agent.Config{
 		Provider:        r.e.Provider,
@@ -460,9 +396,9 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 		Workspace:       r.ws,
 		Issue:           r.job.Issue,
 		Redactor:        set,
-		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.cfg.Limits.MaxInputTokens,
+		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.clone.cfg.Limits.MaxInputTokens,
 			ContextWindow: win.Context, OutputLimit: win.Output,
-			MaxCostUSD: r.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
+			MaxCostUSD: r.clone.cfg.Limits.RunCostCap(r.e.MaxRunCostUSD)},
 		Cost:   r.e.cost,
 		Now:    r.e.Now,
 		Logger: r.e.Logger,
@@ -480,11 +416,11 @@ func (r *run) runFinal(ctx context.Context) error {
 	if err := r.readChanges(); err != nil {
 		return err
 	}
-	if r.tooLarge != "" {
+	if r.fin.tooLarge != "" {
 		// No final checks: the pristine tree (of the repository's size)
 		// is not needed any more, and the job's cleanup may be far off.
-		os.RemoveAll(r.pristine)
-		r.pristine = ""
+		os.RemoveAll(r.first.pristine)
+		r.first.pristine = ""
 		return nil
 	}
 	if r.interrupted() {
@@ -508,7 +444,7 @@ func (r *run) runFinal(ctx context.Context) error {
 	}
 	defer c.close()
 	v := r.checkRunner(c)
-	if r.final, err = v.Run(ctx, verify.Final); err != nil {
+	if r.fin.checks, err = v.Run(ctx, verify.Final); err != nil {
 		return err
 	}
 	if err := r.analyze(); err != nil {
@@ -518,7 +454,7 @@ func (r *run) runFinal(ctx context.Context) error {
 }
 
 func (r *run) readChanges() error {
-	if r.changesRead || r.repo == nil {
+	if r.fin.changesRead || r.repo == nil {
 		return nil
 	}
 	changes, err := r.listChanges()
@@ -526,13 +462,13 @@ func (r *run) readChanges() error {
 	if errors.As(err, &limit) {
 		// The model made this tree: its run ends, nothing is committed,
 		// and the job is not retried as if the worker had failed.
-		r.tooLarge, r.changesRead = limit.Reason, true
+		r.fin.tooLarge, r.fin.changesRead = limit.Reason, true
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("list changes: %w", err)
 	}
-	r.changes, r.changesRead = changes, true
+	r.fin.changes, r.fin.changesRead = changes, true
 	r.dropUncommittable()
 	if err := r.dropCommandOutputs(); err != nil {
 		return fmt.Errorf("leave out command outputs: %w", err)
@@ -545,10 +481,10 @@ func (r *run) readChanges() error {
 // and against the base commit alone before one was kept.
 func (r *run) listChanges() ([]gitrepo.Change, error) {
 	lim := gitrepo.Limits{MaxBytes: r.e.MaxChangeBytes}
-	if r.pristine == "" {
+	if r.first.pristine == "" {
 		return r.repo.ChangesWithin(lim)
 	}
-	return r.repo.ChangesSince(r.pristine, lim)
+	return r.repo.ChangesSince(r.first.pristine, lim)
 }
 
 // loadConfig reads .github/agent.yml as a git object of the configuration
@@ -569,7 +505,7 @@ func (r *run) loadConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return cfg, configError{err}
 	}
-	cfg, r.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
+	cfg, r.clone.applied = config.Apply(r.job.Policy, r.job.PolicyName, cfg)
 	if len(cfg.Exclude) > 0 {
 		// Before anything shows the model the tree: the one visibility
 		// rule hides these paths from every tool, the map and the
@@ -595,23 +531,23 @@ func (r *run) loadTemplate(ctx context.Context) {
 		r.e.logger().Warn("read the pull-request template; the body keeps its own layout", logkey.Err, err)
 		return
 	}
-	r.template = report.Template{Path: p, Text: string(data)}
+	r.clone.template = report.Template{Path: p, Text: string(data)}
 }
 
 func (r *run) runNewTests(ctx context.Context, v *verify.Runner, ws *sandbox.Workspace) error {
 	changed := r.changedPaths()
 	// The clone is the base tree: verify reads no git of its own.
-	tests, err := verify.FindNewTests(ws, r.repo, changed, r.detection)
+	tests, err := verify.FindNewTests(ws, r.repo, changed, r.clone.detection)
 	if err != nil || len(tests) == 0 {
 		return err
 	}
-	if r.newTests, err = v.RunNewTestsOnBase(ctx, ws, r.repo, tests, changed); err != nil {
+	if r.fin.newTests, err = v.RunNewTestsOnBase(ctx, ws, r.repo, tests, changed); err != nil {
 		return err
 	}
-	return r.recorder().RecordNewTests(ctx, r.newTests)
+	return r.recorder().RecordNewTests(ctx, r.fin.newTests)
 }
 
-func (r *run) changedPaths() []string { return changedPaths(r.changes) }
+func (r *run) changedPaths() []string { return changedPaths(r.fin.changes) }
 
 // cleanup removes the container and the clone. The container goes first:
 // it may still be writing to the work tree.
@@ -622,14 +558,14 @@ func (r *run) cleanup() {
 	if r.ws != nil {
 		r.ws.Close()
 	}
-	if r.unbound != nil {
-		if err := r.unbound(); err != nil {
+	if r.clone.unbound != nil {
+		if err := r.clone.unbound(); err != nil {
 			r.e.logger().Warn("unmount the workspace", logkey.Err, err)
 		}
 	}
-	if r.tmp != "" {
-		if err := os.RemoveAll(r.tmp); err != nil {
-			r.e.logger().Warn("remove work directory", "dir", r.tmp, logkey.Err, err)
+	if r.clone.tmp != "" {
+		if err := os.RemoveAll(r.clone.tmp); err != nil {
+			r.e.logger().Warn("remove work directory", "dir", r.clone.tmp, logkey.Err, err)
 		}
 	}
 }

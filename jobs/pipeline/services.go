@@ -19,7 +19,7 @@ import (
 // sandbox, so setup, the baseline, the agent and the final checks all
 // reach them.
 func (r *run) startServices(ctx context.Context) error {
-	if len(r.cfg.Services) == 0 {
+	if len(r.clone.cfg.Services) == 0 {
 		return nil
 	}
 	runner, ok := r.e.Sandboxes.(sandbox.ServiceRunner)
@@ -27,7 +27,7 @@ func (r *run) startServices(ctx context.Context) error {
 		return configError{fmt.Errorf("%s: services: this sandbox runner cannot start service containers", config.Path)}
 	}
 	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime, DiskDir: r.boundDir("services")}
-	for _, s := range r.cfg.Services {
+	for _, s := range r.clone.cfg.Services {
 		if r.e.Images != nil {
 			ok, err := r.e.Images.ImageExists(ctx, s.Image)
 			if err != nil {
@@ -42,10 +42,10 @@ func (r *run) startServices(ctx context.Context) error {
 			svc.Env = append(svc.Env, k+"="+s.Environment[k])
 		}
 		spec.Services = append(spec.Services, svc)
-		r.serviceHosts = append(r.serviceHosts, s.Name)
+		r.box.serviceHosts = append(r.box.serviceHosts, s.Name)
 	}
 	var err error
-	r.services, err = runner.StartServices(ctx, spec)
+	r.box.services, err = runner.StartServices(ctx, spec)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// Most often the repository's doing (a service that exits, a
 		// health command that never passes): the maintainer fixes it.
@@ -56,20 +56,20 @@ func (r *run) startServices(ctx context.Context) error {
 
 // withServices puts a sandbox on the job's service network.
 func (r *run) withServices(spec *sandbox.Spec) {
-	if r.services != nil {
-		spec.ServiceNetwork, spec.ServiceHosts = r.services.Network(), r.serviceHosts
+	if r.box.services != nil {
+		spec.ServiceNetwork, spec.ServiceHosts = r.box.services.Network(), r.box.serviceHosts
 	}
 }
 
 // recordServiceLogs writes each service's output tail to the ledger.
 func (r *run) recordServiceLogs() {
-	if r.services == nil || r.ledger == nil {
+	if r.box.services == nil || r.ledger == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), serviceLogTimeout)
 	defer cancel()
-	logs := r.services.Logs(ctx)
-	for _, s := range r.cfg.Services {
+	logs := r.box.services.Logs(ctx)
+	for _, s := range r.clone.cfg.Services {
 		text, err := withholdText(r.scanner, logs[s.Name])
 		if err != nil {
 			text = ""
@@ -82,13 +82,13 @@ func (r *run) recordServiceLogs() {
 
 // stopServices removes the services; the job's sandboxes must be gone.
 func (r *run) stopServices() {
-	if r.services == nil {
+	if r.box.services == nil {
 		return
 	}
-	if err := r.services.Close(); err != nil {
+	if err := r.box.services.Close(); err != nil {
 		r.e.logger().Warn("remove the services", logkey.Err, err)
 	}
-	r.services = nil
+	r.box.services = nil
 }
 
 // serviceLogTimeout bounds reading the services' logs at the end.

@@ -48,7 +48,7 @@ const credentialsAdvice = "write setup-only secrets outside the work tree and th
 // the pristine tree is copied, so no later tree has them. Nothing to do
 // when setup got no secrets.
 func (r *run) removeSetupSecretFiles(ctx context.Context) error {
-	if len(r.setupSecrets) == 0 || r.sb == nil {
+	if len(r.first.setupSecrets) == 0 || r.box.sb == nil {
 		return nil
 	}
 	tree, err := r.treeFilesWithSecrets(ctx)
@@ -60,7 +60,7 @@ func (r *run) removeSetupSecretFiles(ctx context.Context) error {
 	if len(tree) == 0 && !cache {
 		return nil
 	}
-	res, err := r.sb.Exec(ctx, sandbox.Command{Script: scrubScript(tree, needles, cache), Timeout: DefaultSetupTimeout})
+	res, err := r.box.sb.Exec(ctx, sandbox.Command{Script: scrubScript(tree, needles, cache), Timeout: DefaultSetupTimeout})
 	if err != nil {
 		return fmt.Errorf("remove the files setup wrote a setup-only secret into: %w", err)
 	}
@@ -78,13 +78,13 @@ func (r *run) removeSetupSecretFiles(ctx context.Context) error {
 	}
 	for _, p := range strings.Split(strings.TrimSpace(string(res.Stdout.Head)), "\n") {
 		if p != "" {
-			r.secretFiles = append(r.secretFiles, report.SecretFile{Path: r.shownPath(p), Cache: true})
+			r.first.secretFiles = append(r.first.secretFiles, report.SecretFile{Path: r.shownPath(p), Cache: true})
 		}
 	}
-	if len(r.secretFiles) == 0 {
+	if len(r.first.secretFiles) == 0 {
 		return nil
 	}
-	_, err = r.ledger.Append(&ledger.SetupSecretFiles{Files: r.secretFiles})
+	_, err = r.ledger.Append(&ledger.SetupSecretFiles{Files: r.first.secretFiles})
 	return err
 }
 
@@ -109,7 +109,7 @@ func (r *run) treeFilesWithSecrets(ctx context.Context) ([]string, error) {
 		}
 		if len(names) > 0 {
 			out = append(out, p)
-			r.secretFiles = append(r.secretFiles, report.SecretFile{Path: r.shownPath(p), Names: names})
+			r.first.secretFiles = append(r.first.secretFiles, report.SecretFile{Path: r.shownPath(p), Names: names})
 		}
 	}
 	return out, nil

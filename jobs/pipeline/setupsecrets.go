@@ -23,9 +23,9 @@ func secretEnv(vals map[string]string) []string {
 // (retrysetup.go), so its row of the trust table gives it them always:
 // no setup runs on code a model wrote.
 func (r *run) recordSetupSecrets() error {
-	if len(r.setupSecrets) == 0 || len(r.setupScripts()) == 0 {
+	if len(r.first.setupSecrets) == 0 || len(r.setupScripts()) == 0 {
 		return nil
 	}
-	_, err := r.ledger.Append(&ledger.SetupSecretsGiven{Names: slices.Sorted(maps.Keys(r.setupSecrets))})
+	_, err := r.ledger.Append(&ledger.SetupSecretsGiven{Names: slices.Sorted(maps.Keys(r.first.setupSecrets))})
 	return err
 }

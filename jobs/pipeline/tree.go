@@ -29,21 +29,21 @@ import (
 // keepPristine copies the work tree, once, before the model's container
 // can write it.
 func (r *run) keepPristine() error {
-	if r.pristine != "" {
+	if r.first.pristine != "" {
 		return nil
 	}
-	dir := filepath.Join(r.trees, "pristine")
+	dir := filepath.Join(r.clone.trees, "pristine")
 	if err := copyTree(r.ws.Dir(), dir); err != nil {
 		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
 	}
-	r.pristine = dir
+	r.first.pristine = dir
 	return nil
 }
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
 func (r *run) baselineTree() (string, error) {
-	dir := filepath.Join(r.trees, "check-"+string(PhaseBaseline))
-	if err := copyTree(r.pristine, dir); err != nil {
+	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseBaseline))
+	if err := copyTree(r.first.pristine, dir); err != nil {
 		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
 	}
 	return dir, nil
@@ -53,12 +53,12 @@ func (r *run) baselineTree() (string, error) {
 // phase that needs the pristine tree is the baseline, so it is moved, not
 // copied, and the kept changes are written into it.
 func (r *run) finalTree() (string, error) {
-	dir := filepath.Join(r.trees, "check-"+string(PhaseFinal))
-	if err := os.Rename(r.pristine, dir); err != nil {
+	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseFinal))
+	if err := os.Rename(r.first.pristine, dir); err != nil {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}
-	r.pristine = ""
-	if err := applyChanges(dir, r.repo, r.changes); err != nil {
+	r.first.pristine = ""
+	if err := applyChanges(dir, r.repo, r.fin.changes); err != nil {
 		return "", fmt.Errorf("write the change for the final checks: %w", err)
 	}
 	return dir, nil

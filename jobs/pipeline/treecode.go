@@ -229,7 +229,7 @@ func (r *run) judgeTreeCode(dir string, setup report.DependencySetup) error {
 	if _, err := r.ledger.Append(&ledger.FindingEvent{Finding: f}); err != nil {
 		return err
 	}
-	r.evidence = append(r.evidence, f)
+	r.fin.evidence = append(r.fin.evidence, f)
 	return nil
 }
 

@@ -189,7 +189,7 @@ func (r *run) baselineStage() stage {
 func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	row := rowOf(s)
 	spec := sandbox.Spec{
-		Image:     r.image,
+		Image:     r.clone.image,
 		Workspace: dir,
 		JobID:     r.job.ID,
 		Limits:    r.e.SandboxLimits,
@@ -198,7 +198,7 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	spec.CacheVolume, spec.CacheFrom = r.volume(row)
 	spec.CacheDir = r.cacheDir(spec.CacheVolume)
 	spec.CacheReadOnly = !row.CacheWrites
-	if row.Network == netAllowlist && r.cfg.Network() {
+	if row.Network == netAllowlist && r.clone.cfg.Network() {
 		spec.Network = true
 		spec.Egress = r.egressSpec()
 	}
@@ -207,9 +207,9 @@ func (r *run) specFor(s stage, dir string) sandbox.Spec {
 	}
 	switch {
 	case row.Secrets:
-		spec.Env = secretEnv(r.setupSecrets)
+		spec.Env = secretEnv(r.first.setupSecrets)
 	case row.Checks:
-		spec.Env = checkEnv
+		spec.Env = r.checksEnv()
 	}
 	return spec
 }
@@ -238,9 +238,9 @@ func (r *run) volume(row phaseRow) (name, from string) {
 	case volShared:
 		return shared, ""
 	case volJob:
-		own, suffix = &r.vols.job, "-job-"
+		own, suffix = &r.box.vols.job, "-job-"
 	case volFetch:
-		own, suffix = &r.vols.fetch, "-fetch-"
+		own, suffix = &r.box.vols.fetch, "-fetch-"
 	}
 	if row.CacheWrites && *own == "" {
 		*own = shared + suffix + r.job.ID

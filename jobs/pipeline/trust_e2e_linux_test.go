@@ -160,7 +160,7 @@ func wantSpecsFollowRows(t *testing.T, rec *specRecorder, shared string, want ..
 		if !s.CacheReadOnly && kind == volShared && row.Tree.modelWrote() {
 			t.Errorf("%s writes the shared cache", st)
 		}
-		if slices.Equal(s.Env, checkEnv) != row.Checks {
+		if slices.Equal(s.Env, (&run{}).checksEnv()) != row.Checks {
 			t.Errorf("%s: environment %q", st, s.Env)
 		}
 	}

@@ -91,11 +91,10 @@ func TestSpecForFollowsRows(t *testing.T) {
 	yes := true
 	newRun := func() *run {
 		return &run{
-			e:            &Executor{CacheVolume: func(string) string { return "shared" }},
-			job:          Job{ID: "j"},
-			image:        "img",
-			setupSecrets: secret,
-			cfg:          config.Config{SetupNetwork: &yes},
+			e:     &Executor{CacheVolume: func(string) string { return "shared" }},
+			job:   Job{ID: "j"},
+			clone: cloneResult{image: "img", cfg: config.Config{SetupNetwork: &yes}},
+			first: firstSetup{setupSecrets: secret},
 		}
 	}
 	r := newRun()
@@ -120,7 +119,7 @@ func TestSpecForFollowsRows(t *testing.T) {
 		if hasSecret != row.Secrets {
 			t.Errorf("%s: secrets in env %v, row %v", row.Stage, hasSecret, row.Secrets)
 		}
-		if slices.Equal(spec.Env, checkEnv) != row.Checks {
+		if slices.Equal(spec.Env, r.checksEnv()) != row.Checks {
 			t.Errorf("%s: env %q, row runs checks %v", row.Stage, spec.Env, row.Checks)
 		}
 	}
@@ -243,5 +242,22 @@ func TestWrittenPaths(t *testing.T) {
 	got := writtenPaths([]gitrepo.Change{{Path: "a", Kind: gitrepo.Added}, {Path: ".npmrc", Kind: gitrepo.Deleted}, {Path: "b", Kind: gitrepo.Modified}})
 	if !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("written %q", got)
+	}
+}
+
+// TestChecksIgnoreAnUntrackedGoWork: the checks' sandboxes run with
+// GOWORK=off unless the cloned commit tracks a go.work, so a go.work the
+// model adds cannot point the final go test at another copy of a module;
+// a repository whose commit tracks one keeps its workspace (an edit of
+// it is a changed harness, testsrc).
+func TestChecksIgnoreAnUntrackedGoWork(t *testing.T) {
+	for _, tracked := range []bool{false, true} {
+		r := &run{e: &Executor{}, job: Job{ID: "j"}, clone: cloneResult{image: "img", goWork: tracked}}
+		for _, s := range []stage{stageBaseline, stageFinal} {
+			off := slices.Contains(r.specFor(s, "/tree").Env, "GOWORK=off")
+			if off == tracked {
+				t.Errorf("%s, go.work tracked %v: GOWORK=off set %v", s, tracked, off)
+			}
+		}
 	}
 }

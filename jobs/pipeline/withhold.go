@@ -42,8 +42,8 @@ func (r *run) shownPath(p string) string {
 
 // shownPaths are the changed paths as they may be printed.
 func (r *run) shownPaths() []string {
-	out := make([]string, len(r.changes))
-	for i, c := range r.changes {
+	out := make([]string, len(r.fin.changes))
+	for i, c := range r.fin.changes {
 		out[i] = r.shownPath(c.Path)
 	}
 	return out

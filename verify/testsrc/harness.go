@@ -193,6 +193,10 @@ func namesPrograms(p string) bool {
 		return true
 	case base == "pip.conf", base == "pip.ini", base == ".pypirc", base == "rust-toolchain", base == "rust-toolchain.toml", base == ".python-version":
 		return true
+	case base == "go.work":
+		// Its use and replace lines choose which copy of a module the
+		// build and the tests compile.
+		return true
 	}
 	return false
 }

@@ -71,6 +71,8 @@ func TestHarness(t *testing.T) {
 		{".bundle/config", "BUNDLE_PATH: x\n", true},
 		{"pip.conf", "[global]\n", true},
 		{"rust-toolchain.toml", "", true},
+		{"go.work", "go 1.22\n\nuse .\n", true},
+		{"sub/go.work", "go 1.22\n\nreplace example.com/x => ../x\n", true},
 		// test helpers
 		{"internal/assert/assert.go", goHelper, true},
 		{"internal/testutil/util.go", goCode, true},
