@@ -435,6 +435,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.SetupSecretFiles = r.secretFiles
 	in.GoModule = r.goModule
 	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
+	in.PulledImages = r.pulledImages()
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {

@@ -110,6 +110,11 @@ type run struct {
 	// names; nil without services:.
 	services     sandbox.Services
 	serviceHosts []string
+	// images are the run's images as resolveImages resolved them (their
+	// order: the sandbox's, then the services'); serviceImages what each
+	// service's container is created from, by name.
+	images        []runImage
+	serviceImages map[string]string
 	// setupSecrets are this repository's setup-only secrets, name to
 	// value: in the setup container's environment and nowhere else.
 	setupSecrets map[string]string
@@ -214,7 +219,7 @@ func (r *run) chooseChecks() error {
 }
 
 // chooseImage picks the operator's override, the repository's image or
-// the default, and checks that the engine has it.
+// the default, and resolves it and the services' images (images.go).
 func (r *run) chooseImage(ctx context.Context) error {
 	switch {
 	case r.e.Image != "":
@@ -224,17 +229,7 @@ func (r *run) chooseImage(ctx context.Context) error {
 	default:
 		r.image = cmp.Or(r.e.DefaultImage, DefaultImage)
 	}
-	if r.e.Images == nil {
-		return nil
-	}
-	ok, err := r.e.Images.ImageExists(ctx, r.image)
-	if err != nil {
-		return fmt.Errorf("look up sandbox image %s: %w", r.image, err)
-	}
-	if !ok {
-		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.image, config.Path)}
-	}
-	return nil
+	return r.resolveImages(ctx)
 }
 
 // work runs the phases that need the sandbox. It stops at the first

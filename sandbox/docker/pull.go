@@ -141,9 +141,9 @@ func pullError(ref, host string, haveAuth bool, err error) error {
 	}
 	switch {
 	case denied && haveAuth:
-		return fmt.Errorf("pull %s: registry %s refused the operator's credentials for it (check them in the registry credentials file): %s: %w", ref, host, msg, sandbox.ErrImageUnavailable)
+		return fmt.Errorf("image %q: registry %s refused the operator's credentials for it (check them in the registry credentials file): %s: %w", ref, host, msg, sandbox.ErrImageUnavailable)
 	case denied:
-		return fmt.Errorf("pull %s: registry %s wants credentials, and the operator has none for it (add %s to the registry credentials file): %s: %w", ref, host, host, msg, sandbox.ErrImageUnavailable)
+		return fmt.Errorf("image %q: registry %s wants credentials, and the operator has none for it (add %s to the registry credentials file): %s: %w", ref, host, host, msg, sandbox.ErrImageUnavailable)
 	}
-	return fmt.Errorf("pull %s from %s failed: %s: %w", ref, host, msg, sandbox.ErrImageUnavailable)
+	return fmt.Errorf("image %q: the pull from %s failed: %s: %w", ref, host, msg, sandbox.ErrImageUnavailable)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,6 +56,20 @@ func ParseRegistries(list string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// LoadRegistryAuth reads the operator's registry credentials file
+// (ParseRegistryAuth); errors name the file, never a secret.
+func LoadRegistryAuth(name string) (map[string]registry.AuthConfig, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read the registry credentials: %w", err)
+	}
+	auth, err := ParseRegistryAuth(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return auth, nil
 }
 
 // authFile is the part of Docker's config.json the operator's registry
