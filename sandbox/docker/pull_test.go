@@ -85,7 +85,7 @@ func runIn(t *testing.T, d *docker.Docker, cli *client.Client, ref string) strin
 	}
 	defer sb.Close()
 	res, err := sb.Exec(context.Background(), sandbox.Command{Script: "echo ok"})
-	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "ok" {
+	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout.Head)) != "ok" {
 		t.Fatalf("echo ok in %s = %+v, %v", ref, res, err)
 	}
 	info, err := cli.ContainerInspect(context.Background(), sb.ID())
