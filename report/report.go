@@ -186,6 +186,10 @@ type Input struct {
 	// repository in backtick spans (config.Applied).
 	Policy          string
 	PolicyTightened []string
+	// PulledImages are the images the engine pulled for the run, with
+	// the digest every container of the run used; nil when it pulled
+	// none, and then the body says nothing of images.
+	PulledImages []PulledImage
 
 	Steps    int
 	MaxSteps int
@@ -259,4 +263,14 @@ func replaceCheck(list []verify.CheckResult, c verify.CheckResult) []verify.Chec
 		}
 	}
 	return append(list, c)
+}
+
+// PulledImage is an image pulled for a run (Input.PulledImages).
+type PulledImage struct {
+	// Service names the service; empty for the sandbox's image.
+	Service string
+	// Ref is the image as configured, Digest the registry's manifest
+	// digest the run used.
+	Ref    string
+	Digest string
 }

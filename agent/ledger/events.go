@@ -36,6 +36,7 @@ const (
 	TypeEgressRefused         = "egress_refused"             // EgressRefused
 	TypeEgressRefusalsDropped = "egress_refusals_dropped"    // EgressRefusalsDropped
 	TypeServiceLog            = "service_log"                // ServiceLog
+	TypeImageResolved         = "image_resolved"             // ImageResolved
 
 	// Written by the review before publishing (jobs/pipeline).
 	TypeAdvisoryCheck = "advisory_check" // AdvisoryCheck: one dependency looked up in the advisory database
@@ -47,7 +48,7 @@ var types = []string{
 	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage,
 	TypeCheck, TypeNewTest,
 	TypeFinding, TypeDependencies, TypeSetupDetected, TypeSetupSecrets, TypeSetupSecretsWithheld,
-	TypeSetupSecretFiles, TypeEgressRefused, TypeEgressRefusalsDropped, TypeServiceLog,
+	TypeSetupSecretFiles, TypeEgressRefused, TypeEgressRefusalsDropped, TypeServiceLog, TypeImageResolved,
 	TypeAdvisoryCheck, TypeReview,
 }
 
@@ -102,6 +103,8 @@ func newJobPayload(typ string) Payload {
 		return new(EgressRefusalsDropped)
 	case TypeServiceLog:
 		return new(ServiceLog)
+	case TypeImageResolved:
+		return new(ImageResolved)
 	case TypeAdvisoryCheck:
 		return new(AdvisoryCheck)
 	case TypeReview:
@@ -626,3 +629,23 @@ type ServiceLog struct {
 
 // EventType implements Payload.
 func (*ServiceLog) EventType() string { return TypeServiceLog }
+
+// ImageResolved is one image of the job as it was resolved before
+// anything started: every container of the job (the sandbox's, or the
+// service's) was created from Use.
+type ImageResolved struct {
+	// Service names the service; empty for the sandbox's image.
+	Service string `json:"service,omitempty"`
+	// Ref is the image as configured; Use what the containers were
+	// created from (NAME@sha256:…, or a local image ID).
+	Ref string `json:"ref"`
+	Use string `json:"use"`
+	// Digest is the registry's manifest digest; empty for an image only
+	// built or loaded on the engine.
+	Digest string `json:"digest,omitempty"`
+	// Pulled: the engine did not have it and pulled it for this job.
+	Pulled bool `json:"pulled,omitempty"`
+}
+
+// EventType implements Payload.
+func (*ImageResolved) EventType() string { return TypeImageResolved }

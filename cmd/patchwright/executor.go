@@ -50,13 +50,16 @@ type sandboxSettings struct {
 	goProxyAnyOrigin bool
 	// setupSecrets are the setup-only secrets by repository; nil = none.
 	setupSecrets secrets.SetupSecrets
+	// pull says which registries images may be pulled from, with which
+	// credentials; zero = nothing is pulled.
+	pull docker.PullOptions
 }
 
 // rawSandbox is the sandbox settings as given.
 type rawSandbox struct {
 	image, memory, cpus, pids, runtime, maxChange, maxRunCost string
 	egressAllow, egressCIDRs, openNetwork, setupSecrets       string
-	goProxyAnyOrigin                                          string
+	goProxyAnyOrigin, pullRegistries, registryAuth            string
 }
 
 // table is the sandbox settings' part of the configuration (docs/design.md §4.2).
@@ -72,6 +75,8 @@ func (r *rawSandbox) table() []setting {
 		{env: "PATCHWRIGHT_SANDBOX_RUNTIME", flag: "sandbox-runtime", group: groupSandbox, shown: "the engine's", usage: "OCI runtime of the sandboxes, e.g. runsc for gVisor", dst: &r.runtime},
 		{env: "PATCHWRIGHT_MAX_CHANGE_BYTES", flag: "max-change-bytes", group: groupSandbox, kind: "size", shown: "256m", usage: "largest change a run may make, all changed files together, e.g. 256m; past it the run stops as change_too_large", dst: &r.maxChange},
 		{env: "PATCHWRIGHT_MAX_RUN_COST_USD", flag: "max-run-cost-usd", group: groupSandbox, kind: "dollars", shown: "no cap", usage: "cap on one run's estimated model cost in US dollars, checked between steps; a repository's limits.max_cost_usd may lower it; past it the run stops as budget_exceeded and its work is pushed as a draft", dst: &r.maxRunCost},
+		{env: "PATCHWRIGHT_PULL_REGISTRIES", flag: "pull-registries", group: groupSandbox, kind: "list", shown: "none: nothing is pulled", usage: "registries an image named by image: or services: (or the default image) may be pulled from when the engine does not have it, comma-separated hosts, e.g. docker.io,ghcr.io,registry.example.com:5000; the image is resolved to its digest once per run and every container of the run uses that digest; an image from another registry must be on the engine already", dst: &r.pullRegistries},
+		{env: "PATCHWRIGHT_REGISTRY_AUTH_FILE", flag: "registry-auth-file", group: groupSandbox, kind: "path", usage: "file of the credentials pulls use, in Docker's config.json shape ({\"auths\": {\"ghcr.io\": {\"auth\": \"base64 of user:token\"}}}); they go to the engine with the pull only, never into a container", dst: &r.registryAuth},
 		{env: "PATCHWRIGHT_EGRESS_ALLOW", flag: "egress-allow", group: groupNetwork, kind: "list", usage: "host names every repository's setup reaches besides its ecosystems' registries and its network.allow, comma-separated: host, host:port or *.domain", dst: &r.egressAllow},
 		{env: "PATCHWRIGHT_EGRESS_ALLOW_CIDRS", flag: "egress-allow-cidrs", group: groupNetwork, kind: "list", usage: "address ranges the setup network's proxy may reach though private, link-local, shared or a Docker network's (refused by default whatever a repository's network.allow says), comma-separated CIDRs or addresses, e.g. 10.20.0.0/16 for a registry on the LAN; a host there is still reached only when an allowlist names it; loopback and the worker's own addresses are never opened", dst: &r.egressCIDRs},
 		{env: "PATCHWRIGHT_ALLOW_OPEN_NETWORK", flag: "allow-open-network", group: groupNetwork, kind: "bool", shown: "false", usage: "lets a repository's network: open give setup the whole internet instead of the allowlist", dst: &r.openNetwork},
@@ -134,14 +139,33 @@ func (r rawSandbox) parse() (sandboxSettings, error) {
 		}
 		out.setupSecrets = s
 	}
+	if out.pull, err = r.parsePull(); err != nil {
+		return sandboxSettings{}, err
+	}
 	return out, nil
+}
+
+// parsePull reads the registries images may be pulled from and the
+// credentials for them.
+func (r rawSandbox) parsePull() (docker.PullOptions, error) {
+	var p docker.PullOptions
+	var err error
+	if p.Registries, err = docker.ParseRegistries(r.pullRegistries); err != nil {
+		return p, fmt.Errorf("PATCHWRIGHT_PULL_REGISTRIES: %w", err)
+	}
+	if f := strings.TrimSpace(r.registryAuth); f != "" {
+		if p.Auth, err = docker.LoadRegistryAuth(f); err != nil {
+			return p, fmt.Errorf("PATCHWRIGHT_REGISTRY_AUTH_FILE: %w", err)
+		}
+	}
+	return p, nil
 }
 
 // engineOptions are the container engine's options that come from the
 // sandbox settings; unfenced is docker.Options.UnfencedSetup (run's and
 // eval's).
 func (s sandboxSettings) engineOptions(unfenced bool) docker.Options {
-	return docker.Options{UnfencedSetup: unfenced, EgressOpen: s.egressOpen}
+	return docker.Options{UnfencedSetup: unfenced, EgressOpen: s.egressOpen, Pull: s.pull}
 }
 
 // sandboxFromEnv reads the sandbox settings from the environment, as run
@@ -161,7 +185,9 @@ func sandboxFromEnv() (sandboxSettings, error) {
 // (sandbox/docker.Docker is one).
 type engine interface {
 	sandbox.Runner
-	pipeline.ImageChecker
+	pipeline.ImageResolver
+	// ImageExists is eval's check of its tasks' images.
+	ImageExists(ctx context.Context, image string) (bool, error)
 }
 
 // newExecutor is the executor every command starts from: the engine, the

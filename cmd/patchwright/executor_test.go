@@ -20,6 +20,9 @@ type nopEngine struct{}
 
 func (nopEngine) Create(context.Context, sandbox.Spec) (sandbox.Sandbox, error) { return nil, nil }
 func (nopEngine) ImageExists(context.Context, string) (bool, error)             { return true, nil }
+func (nopEngine) ResolveImage(_ context.Context, ref string) (sandbox.Image, error) {
+	return sandbox.Image{Ref: ref, Use: ref}, nil
+}
 
 // commandExecutors builds the executor of serve's embedded worker, of
 // worker, of run and of one eval run, each through its command's own

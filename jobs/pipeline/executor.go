@@ -161,12 +161,6 @@ func (j Job) validate() error {
 	return nil
 }
 
-// ImageChecker reports whether the Docker engine has an image, so a
-// missing one is a clear configuration error before anything starts.
-type ImageChecker interface {
-	ImageExists(ctx context.Context, image string) (bool, error)
-}
-
 // Progress is one update for a person watching a run.
 type Progress struct {
 	Phase Phase
@@ -236,9 +230,11 @@ type Executor struct {
 	// AdvisoryCache, when set, keeps the advisory database's answers
 	// across the executor's runs; nil asks every time.
 	AdvisoryCache *AdvisoryCache
-	// Images, when set, is asked whether the chosen image exists before
-	// the sandbox is created.
-	Images ImageChecker
+	// Images, when set, resolves the sandbox's and the services' images
+	// once before anything starts (images.go): a missing image, a
+	// registry the operator does not allow or a failed pull is then a
+	// configuration error. Nil: the names are used as they are.
+	Images ImageResolver
 	// Image, when set, overrides the repository's `image:` (the --image
 	// flag).
 	Image string

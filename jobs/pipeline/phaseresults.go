@@ -47,6 +47,11 @@ type cloneResult struct {
 	// detected is the detected first setup, when the configuration has
 	// no `setup:` (firstsetup.go).
 	detected []report.DetectedCommand
+	// images are the run's images as resolveImages resolved them (their
+	// order: the sandbox's, then the services'); serviceImages what each
+	// service's container is created from, by name.
+	images        []runImage
+	serviceImages map[string]string
 }
 
 // sandboxes are what a run keeps running across its phases, each phase

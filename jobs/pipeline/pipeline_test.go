@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -365,7 +366,7 @@ func TestPipelineMissingImage(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"go.mod": "module m\n", ".github/agent.yml": "image: nosuch/image:1\n"})
 	e := &Executor{Sandboxes: refusingRunner{t}, Provider: nopProvider{}, Images: noImages{}}
 	_, err := e.Execute(context.Background(), Job{ID: "no-image", RepoURL: repo, Issue: agent.Issue{Title: "x"}, OutDir: t.TempDir(), Publisher: LocalPublisher{}})
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `"nosuch/image:1" does not exist`) {
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `sandbox image "nosuch/image:1" is not on the Docker engine`) {
 		t.Fatalf("err = %v, want a configuration error naming the image", err)
 	}
 }
@@ -386,7 +387,11 @@ func (nopProvider) Complete(context.Context, provider.Request) (*provider.Respon
 
 type noImages struct{}
 
-func (noImages) ImageExists(context.Context, string) (bool, error) { return false, nil }
+// ResolveImage answers as the Docker engine does for an image it lacks
+// and may not pull.
+func (noImages) ResolveImage(_ context.Context, ref string) (sandbox.Image, error) {
+	return sandbox.Image{}, fmt.Errorf("image %q is not on the Docker engine and is not pulled: %w", ref, sandbox.ErrImageUnavailable)
+}
 
 func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{

@@ -4,7 +4,8 @@ import (
 	"github.com/patchwright/patchwright/agent/ledger"
 )
 
-// openLedger creates the run's ledger file. Each event the ledger records
+// openLedger creates the run's ledger file, its first events the images
+// prepare resolved. Each event the ledger records
 // also updates the progress (step, last tool, tokens), so what a person
 // watches is read from the same record as the report.
 func (r *run) openLedger(path string) error {
@@ -13,6 +14,7 @@ func (r *run) openLedger(path string) error {
 		return err
 	}
 	r.ledger = lw
+	r.recordImages()
 	return nil
 }
 

@@ -435,6 +435,7 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.SetupSecretFiles = r.first.secretFiles
 	in.GoModule = r.clone.goModule
 	in.Policy, in.PolicyTightened = r.clone.applied.Policy, r.clone.applied.Tightened
+	in.PulledImages = r.pulledImages()
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.fin.changes {

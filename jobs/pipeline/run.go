@@ -150,7 +150,7 @@ func (r *run) chooseChecks() error {
 }
 
 // chooseImage picks the operator's override, the repository's image or
-// the default, and checks that the engine has it.
+// the default, and resolves it and the services' images (images.go).
 func (r *run) chooseImage(ctx context.Context) error {
 	switch {
 	case r.e.Image != "":
@@ -160,17 +160,7 @@ func (r *run) chooseImage(ctx context.Context) error {
 	default:
 		r.clone.image = cmp.Or(r.e.DefaultImage, DefaultImage)
 	}
-	if r.e.Images == nil {
-		return nil
-	}
-	ok, err := r.e.Images.ImageExists(ctx, r.clone.image)
-	if err != nil {
-		return fmt.Errorf("look up sandbox image %s: %w", r.clone.image, err)
-	}
-	if !ok {
-		return configError{fmt.Errorf("sandbox image %q does not exist on the Docker engine (build or load it, or choose another with --image or `image:` in %s)", r.clone.image, config.Path)}
-	}
-	return nil
+	return r.resolveImages(ctx)
 }
 
 // work runs the phases that need the sandbox. It stops at the first

@@ -28,16 +28,8 @@ func (r *run) startServices(ctx context.Context) error {
 	}
 	spec := sandbox.ServicesSpec{JobID: r.job.ID, Limits: r.e.SandboxLimits, Runtime: r.e.SandboxRuntime, DiskDir: r.boundDir("services")}
 	for _, s := range r.clone.cfg.Services {
-		if r.e.Images != nil {
-			ok, err := r.e.Images.ImageExists(ctx, s.Image)
-			if err != nil {
-				return fmt.Errorf("look up service image %s: %w", s.Image, err)
-			}
-			if !ok {
-				return configError{fmt.Errorf("service %s: image %q does not exist on the Docker engine (build or load it: nothing is pulled)", s.Name, s.Image)}
-			}
-		}
-		svc := sandbox.Service{Name: s.Name, Image: s.Image, Health: strings.Fields(s.Health)}
+		// The image resolveImages resolved: one digest for the run.
+		svc := sandbox.Service{Name: s.Name, Image: r.serviceImage(s), Health: strings.Fields(s.Health)}
 		for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
 			svc.Env = append(svc.Env, k+"="+s.Environment[k])
 		}

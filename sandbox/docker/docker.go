@@ -106,6 +106,10 @@ type Options struct {
 	// a repository's allowlisted host there is reached though the range
 	// is private or one of this engine's networks. Default none.
 	EgressOpen []netip.Prefix
+	// Pull says which registries ResolveImage may pull an image the
+	// engine does not have from, with which credentials. Zero: nothing
+	// is pulled.
+	Pull PullOptions
 }
 
 // Docker is the Runner on a Docker engine. It is safe for concurrent use.
@@ -125,6 +129,8 @@ type Docker struct {
 	unfencedSetup bool
 	// egressOpen is Options.EgressOpen.
 	egressOpen []netip.Prefix
+	// pull is Options.Pull.
+	pull PullOptions
 	// egressLookup resolves the proxy's host names; nil is the system's
 	// resolver. Tests set it (export_test.go) to stand for a worker on a
 	// compose network, whose resolver answers container names.
@@ -152,6 +158,7 @@ func New(ctx context.Context, opts Options) (*Docker, error) {
 		grace:         opts.KillGrace,
 		cacheAge:      opts.CacheMaxAge,
 		egressOpen:    slices.Clone(opts.EgressOpen),
+		pull:          opts.Pull,
 	}
 	if d.cacheAge <= 0 {
 		d.cacheAge = DefaultCacheMaxAge
@@ -224,9 +231,15 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		ttl = sandbox.DefaultTTL
 	}
 	config := &container.Config{
-		Image:      spec.Image,
-		User:       d.initUser,
-		Env:        d.env(spec.Env),
+		Image: spec.Image,
+		User:  d.initUser,
+		Env:   d.env(spec.Env),
+		// The image's ENTRYPOINT is cleared: a public image's (a
+		// database's start script, a CLI) would wrap or replace the
+		// sleep that keeps the sandbox alive for its commands. [""] is
+		// the engine's way to say none (`docker run --entrypoint ""`);
+		// an empty list would be taken as unset.
+		Entrypoint: []string{""},
 		Cmd:        []string{"sleep", "infinity"},
 		WorkingDir: sandbox.WorkspaceDir,
 		Labels: map[string]string{

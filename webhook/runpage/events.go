@@ -47,6 +47,7 @@ var showers = map[string]shower{
 	ledger.TypeEgressRefused:         showEgressRefused,
 	ledger.TypeSetupDetected:         showSetupDetected,
 	ledger.TypeServiceLog:            showServiceLog,
+	ledger.TypeImageResolved:         showImageResolved,
 	ledger.TypeSetupSecrets:          showSetupSecrets,
 	ledger.TypeSetupSecretsWithheld:  showSecretsWithheld,
 	ledger.TypeEgressRefusalsDropped: showRefusalsDropped,
@@ -307,6 +308,19 @@ func showSetupDetected(r ledger.Record) (event, error) {
 func showServiceLog(r ledger.Record) (event, error) {
 	p, err := decode[ledger.ServiceLog](r)
 	return event{Kind: "service", Title: "Service " + clean(p.Name), Meta: clean(p.Image + ", the end of its output"), Body: newBlock(p.Log)}, err
+}
+
+func showImageResolved(r ledger.Record) (event, error) {
+	p, err := decode[ledger.ImageResolved](r)
+	title := "Sandbox image " + clean(p.Ref)
+	if p.Service != "" {
+		title = "Service " + clean(p.Service) + " image " + clean(p.Ref)
+	}
+	meta := "on the engine"
+	if p.Pulled {
+		meta = "pulled for this run"
+	}
+	return event{Kind: "image", Title: title, Meta: meta + ", every container used " + clean(p.Use)}, err
 }
 
 func showSetupSecrets(r ledger.Record) (event, error) {

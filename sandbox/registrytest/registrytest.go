@@ -1,0 +1,163 @@
+// Package registrytest runs an image registry in the test process for
+// tests that pull images with the real Docker engine: go-containerregistry's
+// in-memory registry on 127.0.0.1, which the engine reaches over plain
+// HTTP (Docker treats 127.0.0.0/8 registries as insecure-allowed), with
+// optional basic auth, and pushes of images the engine has, each with a
+// marker layer that gives it a digest of its own.
+package registrytest
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/crane"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Registry is a registry serving on Host until the test ends.
+type Registry struct {
+	// Host is its address, 127.0.0.1:PORT, as image references name it.
+	Host string
+	// User and Password, when set, are the only credentials it accepts.
+	User, Password string
+	requests       atomic.Int64
+}
+
+// Start serves a registry; with user set it answers 401 to requests
+// without user and password.
+func Start(t testing.TB, user, password string) *Registry {
+	t.Helper()
+	r := &Registry{User: user, Password: password}
+	h := registryHandler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		if u, p, ok := req.BasicAuth(); r.User != "" && (!ok || u != r.User || p != r.Password) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="registrytest"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.Host = strings.TrimPrefix(srv.URL, "http://")
+	return r
+}
+
+// registryHandler is go-containerregistry's registry, quiet.
+func registryHandler() http.Handler {
+	return registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+}
+
+// Requests counts the requests the registry was sent.
+func (r *Registry) Requests() int64 { return r.requests.Load() }
+
+// Push pushes the engine's image local to the registry as repo:tag with
+// a layer holding the file /registrytest-marker with marker in it, and
+// returns the manifest digest the registry answers for repo:tag.
+func (r *Registry) Push(t testing.TB, local, repo, tag, marker string) string {
+	t.Helper()
+	base := saved(t, local)
+	layer, err := crane.Layer(map[string][]byte{"registrytest-marker": []byte(marker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(base, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(r.Host+"/"+repo+":"+tag, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := authn.Anonymous
+	if r.User != "" {
+		auth = &authn.Basic{Username: r.User, Password: r.Password}
+	}
+	if err := remote.Write(ref, img, remote.WithAuth(auth)); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
+
+// saved is the engine's image local, as `docker save` writes it.
+func saved(t testing.TB, local string) v1.Image {
+	t.Helper()
+	cli := Client(t)
+	rc, err := cli.ImageSave(context.Background(), []string{local})
+	if err != nil {
+		t.Fatalf("save %s: %v", local, err)
+	}
+	defer rc.Close()
+	path := filepath.Join(t.TempDir(), "image.tar")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tag, err := name.NewTag(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatalf("read the saved %s: %v", local, err)
+	}
+	return img
+}
+
+// Client is a Docker client closed when the test ends.
+func Client(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// RemoveImages removes from the engine, when the test ends, every image
+// of the registry's repository repo that a test pulled.
+func (r *Registry) RemoveImages(t testing.TB, repo string) {
+	t.Helper()
+	cli := Client(t)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		list, err := cli.ImageList(ctx, image.ListOptions{All: true})
+		if err != nil {
+			return
+		}
+		prefix := r.Host + "/" + repo
+		for _, img := range list {
+			for _, ref := range append(append([]string(nil), img.RepoTags...), img.RepoDigests...) {
+				if strings.HasPrefix(ref, prefix+":") || strings.HasPrefix(ref, prefix+"@") {
+					cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+					break
+				}
+			}
+		}
+	})
+}
