@@ -166,3 +166,38 @@ func TestCouldNotRunNamesProjectPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRubyMissingGem: roda's new spec, run alone on the original tree
+// without the rack gem, stopped at a LoadError of rack: that run could not
+// start for want of a gem, named, and is no compile failure. A feature the
+// change adds (lib/slug/extra.rb) is the test's own failure, as is a
+// require_relative's path.
+func TestRubyMissingGem(t *testing.T) {
+	rack := "/usr/lib/ruby/3.1.0/rubygems/core_ext/kernel_require.rb:85:in `require': cannot load such file -- rack/test (LoadError)\n\tfrom spec/spec_helper.rb:4:in `<top (required)>'\n"
+	changed := []string{"lib/slug/extra.rb", "spec/slug_spec.rb"}
+	want := "Ruby cannot load `rack/test` (LoadError), which no file of the project or the change provides: the gem `rack` is not installed in the image or not in the bundle"
+	if got := rubyMissingGem(rack, changed); got != want {
+		t.Errorf("rack: %q, want %q", got, want)
+	}
+	for _, own := range []string{
+		"spec/slug_spec.rb:1:in `require': cannot load such file -- slug/extra (LoadError)\n",
+		"test/slug_test.rb:3:in `require_relative': cannot load such file -- /w/lib/slug/nil (LoadError)\n",
+		"spec/slug_spec.rb:9:in `block': undefined method `extra' for Slug:Module (NoMethodError)\n",
+	} {
+		if got := rubyMissingGem(own, changed); got != "" {
+			t.Errorf("%q: %q, want none", own, got)
+		}
+	}
+	results := []NewTestResult{
+		{NewTest: NewTest{Name: "Slug extra", Lang: LangRuby}, Status: BuildFailsBefore, Output: rack},
+		{NewTest: NewTest{Name: "Slug own", Lang: LangRuby}, Status: BuildFailsBefore, Output: "cannot load such file -- slug/extra (LoadError)"},
+		{NewTest: NewTest{Name: "rack_test", Lang: LangPython}, Status: BuildFailsBefore, Output: rack},
+	}
+	rubyMissingGems(results, changed)
+	if results[0].Status != NotRunBefore || results[0].Reason != "cannot be shown because the run could not start: "+want {
+		t.Errorf("rack: %s %q", results[0].Status, results[0].Reason)
+	}
+	if results[1].Status != BuildFailsBefore || results[2].Status != BuildFailsBefore {
+		t.Errorf("own feature or not Ruby changed: %+v", results[1:])
+	}
+}

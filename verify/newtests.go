@@ -287,6 +287,7 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 			res, err = r.runOnBase(ctx, group, goModuleDir(tree, group[0].Dir))
 		} else {
 			res, err = r.runLangOnBase(ctx, group)
+			rubyMissingGems(res, changed)
 		}
 		if err != nil {
 			return out, err

@@ -438,7 +438,7 @@ func TestTestUnitDescribedNames(t *testing.T) {
 	}
 	nt := NewTest{File: "test/slug_test.rb", Lang: LangRuby, Kind: KindTestUnit}
 	nameTest(&nt, found{Test: src}, LangRuby)
-	cmd := reportedCommand(KindTestUnit, []NewTest{nt}, "bundle exec rake test")
+	cmd := reportedCommand(KindTestUnit, []NewTest{nt}, "bundle exec "+minitestRunner)
 	if want := `bundle exec ruby -Ilib -Itest 'test/slug_test.rb' -v -n '/^(test: nil title)$/'`; cmd != want {
 		t.Errorf("command %q, want %q", cmd, want)
 	}

@@ -58,11 +58,19 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 	case KindMinitest, KindTestUnit:
 		// -v names every test with its verdict; -n selects methods (both
 		// frameworks read the same flags).
+		sel := "/^(" + alt(minitestMethod) + ")$/"
+		if rakeTestCommand(base) {
+			// The project's own test task loads the framework as its
+			// tests expect (its libs, a -rhelper); TEST narrows it to
+			// the file and TESTOPTS reaches the framework, through a
+			// shell and a loader that takes a bare word for a file.
+			return base + " TEST=" + file + " TESTOPTS=" + shellQuote("-v --name="+shellQuote(sel))
+		}
 		bundle := ""
 		if strings.HasPrefix(base, "bundle exec ") {
 			bundle = "bundle exec "
 		}
-		return bundle + "ruby -Ilib -Itest " + file + " -v -n " + shellQuote("/^("+alt(minitestMethod)+")$/")
+		return bundle + "ruby -Ilib -Itest " + file + " -v -n " + shellQuote(sel)
 	case KindPHPUnit:
 		return phpunitBase(base) + " --filter " + shellQuote("/::("+alt(regexpQuote)+")( |$)/") + " " + file
 	case KindCTest:
@@ -90,6 +98,13 @@ func reportedCommand(kind TestKind, tests []NewTest, base string) string {
 		return base + " " + strings.Join(sel, " ")
 	}
 	return ""
+}
+
+// rakeTestCommand says whether base is the Rakefile's test task as
+// detection runs it, `rake test` or `bundle exec rake test`: a
+// Rake::TestTask, which reads TEST and TESTOPTS from its arguments.
+func rakeTestCommand(base string) bool {
+	return strings.TrimPrefix(base, "bundle exec ") == "rake test"
 }
 
 // quoteEach is ids, each passed through quote.

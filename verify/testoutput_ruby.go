@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The text output of Ruby's xUnit frameworks, minitest and test-unit
@@ -48,13 +49,15 @@ var (
 	// test-unit's Failure: and Error: blocks name the test before its
 	// class: "Failure: test_fail(TestThing)", "Error:
 	// test_err(TestThing): ArgumentError: boom".
-	testUnitFailRE = regexp.MustCompile(`^(?:Failure|Error): (.+?)\(([\w:]+)\)(?::|$)`)
+	// A sub_test_case's class is "Parent::name", spaces and all.
+	testUnitFailRE = regexp.MustCompile(`^(?:Failure|Error): (.+?)\((.+?)\)(?::\s|:$|$)`)
 	// In verbose mode each class's tests are listed under it: a line
 	// "TestThing: ", then "  test_ok:<tabs>.: (0.004640)" or
-	// "  test_err:<tabs>E" (the block follows).
+	// "  test_err:<tabs>E" (the block follows). A sub_test_case is
+	// listed by its own name, indented under its parent: "  nil title: ".
 	testUnitSummaryRE = regexp.MustCompile(`^\d+ tests, \d+ assertions, \d+ failures, \d+ errors, \d+ pendings`)
-	testUnitClassRE   = regexp.MustCompile(`^([A-Z][\w:]*): ?$`)
-	testUnitVerdictRE = regexp.MustCompile(`^\s+(.+?):\t+([.EFNOP])(?:: \(|$)`)
+	testUnitClassRE   = regexp.MustCompile(`^( *)([^\s:][^\t:]*?): ?$`)
+	testUnitVerdictRE = regexp.MustCompile(`^(\s+)(.+?):\t+([.EFNOP])(?:: \(|$)`)
 )
 
 // parseTestUnit reads test-unit's summary ("3 tests, 2 assertions, 1
@@ -79,18 +82,39 @@ func parseTestUnit(lines []string) *TestSummary {
 
 // testUnitVerdicts reads test-unit's verbose listing: each test, as
 // Class#test_name, with its mark ("." passed, "F" failed, "E" raised,
-// "P" pending, "O" omitted, "N" notified).
+// "P" pending, "O" omitted, "N" notified). The classes in which a test
+// is listed are those less indented above it, joined by "::" as
+// test-unit names a sub_test_case.
 func testUnitVerdicts(lines []string) map[string]string {
 	out := map[string]string{}
-	class := ""
+	type suite struct {
+		indent int
+		name   string
+	}
+	var open []suite
+	within := func(indent int) []string {
+		for len(open) > 0 && open[len(open)-1].indent >= indent {
+			open = open[:len(open)-1]
+		}
+		names := make([]string, len(open))
+		for i, s := range open {
+			names[i] = s.name
+		}
+		return names
+	}
 	for _, line := range lines {
-		if m := testUnitClassRE.FindStringSubmatch(line); m != nil {
-			class = m[1]
+		if m := testUnitVerdictRE.FindStringSubmatch(line); m != nil {
+			if class := within(len(m[1])); len(class) > 0 {
+				out[strings.Join(class, "::")+"#"+m[2]] = m[3]
+			}
 			continue
 		}
-		if m := testUnitVerdictRE.FindStringSubmatch(line); m != nil && class != "" {
-			out[class+"#"+m[1]] = m[2]
+		m := testUnitClassRE.FindStringSubmatch(line)
+		if m == nil || m[1] == "" && !unicode.IsUpper(rune(m[2][0])) {
+			continue // a top-level suite is a class
 		}
+		within(len(m[1]))
+		open = append(open, suite{len(m[1]), m[2]})
 	}
 	return out
 }

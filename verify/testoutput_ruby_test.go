@@ -49,8 +49,36 @@ func TestTestUnitNewTestVerdicts(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("statuses %v, want %v", got, want)
 	}
+	// The Rakefile's test task, narrowed by its own TEST and TESTOPTS,
+	// loads the framework as the project does; the selection is quoted
+	// once for our shell and once for the one rake runs ruby through.
 	cmd := reportedCommand(KindTestUnit, []NewTest{{Dir: ".", File: "test/test_x.rb", ID: "TestThing#test_err"}}, "bundle exec rake test")
-	if want := `bundle exec ruby -Ilib -Itest 'test/test_x.rb' -v -n '/^(test_err)$/'`; cmd != want {
+	if want := `bundle exec rake test TEST='test/test_x.rb' TESTOPTS='-v --name='\''/^(test_err)$/'\'''`; cmd != want {
 		t.Errorf("command %q, want %q", cmd, want)
+	}
+	cmd = reportedCommand(KindMinitest, []NewTest{{Dir: ".", File: "test/x_test.rb", ID: "XTest#test_a"}, {Dir: ".", File: "test/x_test.rb", ID: "XTest#test_b"}}, "rake test")
+	if want := `rake test TEST='test/x_test.rb' TESTOPTS='-v --name='\''/^(test_a|test_b)$/'\'''`; cmd != want {
+		t.Errorf("command %q, want %q", cmd, want)
+	}
+}
+
+// TestTestUnitSubTestCase: test-unit 3.5 lists a sub_test_case's tests
+// under its name, indented below its parent's tests, and names its
+// class "Parent::name" in the Failure: and Error: blocks (the output is
+// what the test image's test-unit printed, nested two deep).
+func TestTestUnitSubTestCase(t *testing.T) {
+	out := outputFixture(t, "testunit_subtestcase.txt")
+	got := testUnitVerdicts(outputLines(out))
+	want := map[string]string{"TestSlug#test_spaces": ".", "TestSlug#test_zlast": ".",
+		"TestSlug::nil title#test_nil": "E", "TestSlug::nil title::deeper (x)#test_deep": "F"}
+	if !maps.Equal(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	s := ParseTestOutput(KindTestUnit, out)
+	if s == nil || s.Passed != 2 || s.Failed != 2 {
+		t.Fatalf("summary %+v, want 2 passed, 2 failed", s)
+	}
+	if want := []string{"TestSlug::nil title#test_nil", "TestSlug::nil title::deeper (x)#test_deep"}; !reflect.DeepEqual(s.FailedTests, want) {
+		t.Errorf("failed tests %q, want %q", s.FailedTests, want)
 	}
 }

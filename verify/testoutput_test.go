@@ -82,6 +82,7 @@ var parserCases = []struct {
 	{"minitest_nomatch.txt", KindMinitest, TestSummary{Counted: true, NoTests: true}},
 	{"testunit_fail.txt", KindTestUnit, TestSummary{Passed: 1, Failed: 2, Counted: true, FailedTests: []string{"TestThing#test_err", "TestThing#test_fail"}}},
 	{"testunit_verbose_fail.txt", KindTestUnit, TestSummary{Passed: 1, Failed: 2, Counted: true, FailedTests: []string{"TestThing#test_err", "TestThing#test_fail"}}},
+	{"testunit_subtestcase.txt", KindTestUnit, TestSummary{Passed: 2, Failed: 2, Counted: true, FailedTests: []string{"TestSlug::nil title#test_nil", "TestSlug::nil title::deeper (x)#test_deep"}}},
 	{"phpunit_fail.txt", KindPHPUnit, TestSummary{Passed: 2, Failed: 1, Counted: true, FailedTests: []string{"TemperatureTest::boilingInCelsius"}}},
 	{"phpunit_pass.txt", KindPHPUnit, TestSummary{Passed: 1, Counted: true}},
 	{"phpunit_nomatch.txt", KindPHPUnit, TestSummary{Counted: true, NoTests: true}},

@@ -28,6 +28,19 @@ func TestRubyTests(t *testing.T) {
 	}
 }
 
+// TestRubySubTestCase: test-unit names the tests of a `sub_test_case`
+// block after the subclass it defines, "Class::name", nested ones
+// joined too.
+func TestRubySubTestCase(t *testing.T) {
+	src := "class SlugTest < Test::Unit::TestCase\n  def test_spaces\n  end\n\n  sub_test_case \"nil title\" do\n    def test_nil\n    end\n\n" +
+		"    test \"gives empty\" do\n    end\n\n    sub_test_case \"deeper\" do\n      def test_deep\n      end\n    end\n  end\nend\n"
+	tests, _ := Tests("test/slug_test.rb", []byte(src))
+	want := []string{"SlugTest#test_spaces", "SlugTest::nil title#test_gives_empty", "SlugTest::nil title#test_nil", "SlugTest::nil title::deeper#test_deep"}
+	if got := testNames(tests); !slices.Equal(got, want) {
+		t.Fatalf("tests = %q, want %q", got, want)
+	}
+}
+
 func TestPHPTests(t *testing.T) {
 	src := "<?php\nfinal class TempTest extends TestCase\n{\n    public function testA(): void { $this->markTestSkipped('x'); }\n" +
 		"    /** @test */\n    public function boils(): void {}\n    #[Test]\n    public function freezes(): void {}\n    public function helper(): void {}\n}\n"

@@ -27,8 +27,9 @@ var rubySkipCall = regexp.MustCompile(`^(skip|pending)$`)
 
 // rubyTests lists RSpec examples by their full description (the group
 // descriptions and the example's, as `rspec -e` matches them) and
-// minitest's test_* methods and `test "name"` blocks by
-// "Class#test_name", as minitest reports them.
+// minitest's and test-unit's test_* methods and `test "name"` blocks by
+// "Class#test_name", as minitest reports them (a test-unit
+// `sub_test_case "name"` block's as "Class::name#test_name").
 func rubyTests(_ string, src []byte) []Test {
 	tree := parse(rubyGrammar, src)
 	if tree == nil {
@@ -84,6 +85,9 @@ func (w *walker) ruby(n *sitter.Node, class string, sc scope) {
 				return
 			}
 		}
+		if method == "sub_test_case" && recv == "" && class != "" && w.rubySubTestCase(n, class, sc) {
+			return
+		}
 		if method == "test" && recv == "" && class != "" { // ActiveSupport's test "name" do
 			if desc, ok := rubyDescription(n, src); ok && n.ChildByFieldName("block") != nil {
 				name := "test_" + strings.ReplaceAll(strings.TrimSpace(desc), " ", "_")
@@ -111,6 +115,22 @@ func (w *walker) ruby(n *sitter.Node, class string, sc scope) {
 	for _, c := range children(n) {
 		w.ruby(c, class, sc)
 	}
+}
+
+// rubySubTestCase walks the block of test-unit's `sub_test_case "name"
+// do`, which defines a subclass of class that test-unit names
+// "Class::name": its tests are that class's. It returns false for a call
+// without a literal name or a block.
+func (w *walker) rubySubTestCase(call *sitter.Node, class string, sc scope) bool {
+	desc, ok := rubyDescription(call, w.src)
+	block := call.ChildByFieldName("block")
+	if !ok || block == nil {
+		return false
+	}
+	for _, c := range children(block) {
+		w.ruby(c, class+"::"+desc, sc)
+	}
+	return true
 }
 
 // rubyDeclared records an RSpec example, or walks a group's block with

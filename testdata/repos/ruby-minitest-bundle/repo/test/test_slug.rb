@@ -1,0 +1,7 @@
+require "slug"
+
+class TestSlug < Minitest::Test
+  def test_spaces
+    assert_equal "a-title", Slug.make("A Title")
+  end
+end
