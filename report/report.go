@@ -186,6 +186,10 @@ type Input struct {
 	// repository in backtick spans (config.Applied).
 	Policy          string
 	PolicyTightened []string
+	// ModelSource says whose model and keys the run used when they are
+	// not the operator's own ("installation 7", bring your own key), and
+	// Model names that model; "" for the operator's, and no line.
+	ModelSource, Model string
 
 	Steps    int
 	MaxSteps int

@@ -435,6 +435,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.SetupSecretFiles = r.secretFiles
 	in.GoModule = r.goModule
 	in.Policy, in.PolicyTightened = r.applied.Policy, r.applied.Tightened
+	if r.e.ModelSource != "" {
+		in.ModelSource, in.Model = r.e.ModelSource, r.e.Provider.Model()
+	}
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.changes {
