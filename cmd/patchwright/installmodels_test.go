@@ -74,9 +74,12 @@ func TestInstallationModelsReachTheirOwnProviders(t *testing.T) {
 	if len(execs) != 2 || base.ModelSource != "" || base.ModelKeys != nil {
 		t.Fatalf("executors %v; the operator's has source %q keys %v", execs, base.ModelSource, base.ModelKeys)
 	}
+	asked := 0
 	ask := func(p provider.Provider) string {
 		t.Helper()
-		resp, err := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}})
+		// Each question differs: the fake takes a repeated one for a retry.
+		asked++
+		resp, err := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Text: fmt.Sprint("question ", asked)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
