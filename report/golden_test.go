@@ -170,6 +170,8 @@ func bodyCases() map[string]Input {
 	po := base()
 	po.Policy = "installation 7"
 	po.PolicyTightened = []string{"`network: open` is not allowed; the allowlist applies", "image `node:20` is not an allowed image; the operator's default image is used"}
+	// ... and the installation ran on its own model and key.
+	po.ModelSource, po.Model = "installation 7", "anthropic:claude-sonnet-4-5"
 	cases["policy"] = po
 
 	cases["hostile"] = hostile()

@@ -190,6 +190,10 @@ type Input struct {
 	// the digest every container of the run used; nil when it pulled
 	// none, and then the body says nothing of images.
 	PulledImages []PulledImage
+	// ModelSource says whose model and keys the run used when they are
+	// not the operator's own ("installation 7", bring your own key), and
+	// Model names that model; "" for the operator's, and no line.
+	ModelSource, Model string
 
 	Steps    int
 	MaxSteps int

@@ -20,18 +20,35 @@ import (
 // operator's setup-only secrets (WithValues).
 const RuleSetupSecret = "setup-secret"
 
-// value is a known secret: its name, shown in findings, and its text.
-type value struct{ name, text string }
+// RuleModelKey is the rule of a finding that is one of the model API keys
+// the operator gave an installation (WithKeys).
+const RuleModelKey = "model-key"
+
+// value is a known secret: its name, shown in findings, its text, and
+// the rule and description its findings carry.
+type value struct{ name, text, rule, desc string }
 
 // WithValues returns a scanner that also finds each of values (by name)
 // wherever it appears verbatim or in an encoded run: the operator's
 // setup-only secrets, which no rule describes. Findings name the
 // variable, never the value.
 func (s *Scanner) WithValues(values map[string]string) *Scanner {
+	return s.with(values, RuleSetupSecret, "the setup-only secret ")
+}
+
+// WithKeys is WithValues for the model API keys an installation brings
+// (bring your own key): each is found wherever it appears, like the
+// setup-only secrets, and its findings name the key (values' key, such
+// as "installation 7's openai key"), never its text.
+func (s *Scanner) WithKeys(values map[string]string) *Scanner {
+	return s.with(values, RuleModelKey, "")
+}
+
+func (s *Scanner) with(values map[string]string, rule, descPrefix string) *Scanner {
 	out := &Scanner{det: s.det, values: slices.Clone(s.values)}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if values[name] != "" {
-			out.values = append(out.values, value{name, values[name]})
+			out.values = append(out.values, value{name: name, text: values[name], rule: rule, desc: descPrefix + name})
 		}
 	}
 	return out
@@ -41,7 +58,7 @@ func (s *Scanner) WithValues(values map[string]string) *Scanner {
 func (s *Scanner) valueMatches(file, content string) []match {
 	var out []match
 	for _, v := range s.values {
-		f := Finding{File: file, RuleID: RuleSetupSecret, Description: "the setup-only secret " + v.name}
+		f := Finding{File: file, RuleID: v.rule, Description: v.desc}
 		for from := 0; from < len(content); {
 			i := strings.Index(content[from:], v.text)
 			if i < 0 {

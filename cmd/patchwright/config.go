@@ -14,6 +14,7 @@ import (
 	"time"
 
 	agentconfig "github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/provider/installmodel"
 	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/worker"
@@ -79,61 +80,12 @@ type config struct {
 	// policy is the operator's policy file (PATCHWRIGHT_POLICY_FILE);
 	// nil = none, and no body has a Configuration line.
 	policy *agentconfig.PolicyFile
+	// installationModels are the installations' own models and keys
+	// (PATCHWRIGHT_INSTALLATION_MODELS); nil: the operator's for all.
+	installationModels installmodel.Set
 	// setupMode: serve has no app credentials, given or stored under the
 	// data directory by webhook/setup; it offers only /setup.
 	setupMode bool
-}
-
-// parseBodyBounds checks the webhook's body bounds; empty keeps a default.
-func parseBodyBounds(bodies, bytes string, cfg *config) error {
-	if bodies != "" {
-		n, err := strconv.Atoi(bodies)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("PATCHWRIGHT_WEBHOOK_MAX_BODIES: %q is not a positive number", bodies)
-		}
-		cfg.webhookMaxBodies = n
-	}
-	if bytes != "" {
-		n, err := strconv.ParseInt(bytes, 10, 64)
-		if err != nil || n < webhook.MinBodyBytes {
-			return fmt.Errorf("PATCHWRIGHT_WEBHOOK_MAX_BODY_BYTES: %q is not a number of bytes of at least %d", bytes, webhook.MinBodyBytes)
-		}
-		cfg.webhookMaxBodyBytes = n
-	}
-	return nil
-}
-
-// parseWorkerBounds reads the fairness limits and the drain's grace
-// period; empty keeps a default. A limit of 0 is none (-1 inside).
-func parseWorkerBounds(inst, repo, grace string, cfg *config) error {
-	limit := func(name, v string, dst *int) error {
-		if v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%s: %q is not a number of jobs (0 for no limit)", name, v)
-		}
-		*dst = n
-		if n == 0 {
-			*dst = -1
-		}
-		return nil
-	}
-	if err := limit("PATCHWRIGHT_INSTALLATION_CONCURRENCY", inst, &cfg.installationConcurrency); err != nil {
-		return err
-	}
-	if err := limit("PATCHWRIGHT_REPO_CONCURRENCY", repo, &cfg.repoConcurrency); err != nil {
-		return err
-	}
-	if grace != "" {
-		d, err := time.ParseDuration(grace)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("PATCHWRIGHT_SHUTDOWN_GRACE: %q is not a positive duration such as 5m", grace)
-		}
-		cfg.shutdownGrace = d
-	}
-	return nil
 }
 
 // minQueuePassword mirrors queueui.MinPasswordLength, checked at start-up
@@ -148,7 +100,7 @@ type rawConfig struct {
 	concurrency, queuePassword, retention, maxBodies, maxBodyBytes                       string
 	instConcurrency, repoConcurrency, grace                                              string
 	monthlyInstallation, monthlyRepository, auditRetention                               string
-	policyFile                                                                           string
+	policyFile, installationModels                                                       string
 	sandbox                                                                              rawSandbox
 }
 
@@ -184,6 +136,7 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_SHUTDOWN_GRACE", flag: "shutdown-grace", group: groupWorker, kind: "duration", shown: "30s", usage: "how long a stopping worker lets running jobs finish, e.g. 5m; in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", dst: &raw.grace},
 		{env: "PATCHWRIGHT_POLICY_FILE", flag: "policy-file", group: groupWorker, kind: "path", shown: "none", usage: "YAML file of the operator's policy over repositories (docs/policy.md): defaults and per-organisation and per-installation limits on egress hosts, network: open, services, images, cost and pull requests, and protected and excluded paths, which a repository's .github/agent.yml can only tighten; checked at start", dst: &raw.policyFile},
 	}
+	out = append(out, raw.modelsSetting())
 	return append(out, raw.sandbox.table()...)
 }
 
@@ -408,6 +361,9 @@ func (raw *rawConfig) parseValues(cfg *config) error {
 		return err
 	}
 	cfg.sandbox = sb
+	if cfg.installationModels, err = loadInstallationModels(raw.installationModels, cfg.model, sb.prices); err != nil {
+		return err
+	}
 	if raw.retention != "" {
 		d, err := time.ParseDuration(raw.retention)
 		if err != nil || d <= 0 {

@@ -103,20 +103,26 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 	if err := withReview(exec, d, prov); err != nil {
 		return nil, nil, err
 	}
+	installations, err := installationExecutors(d, exec)
+	if err != nil {
+		return nil, nil, err
+	}
 	p := &githubjob.Pipeline{
 		GitHub:   d.app,
 		Executor: exec,
-		Cancels:  d.queue,
-		Budget:   monthlyBudget(cfg, d.rdb),
-		DataDir:  cfg.dataDir,
-		RunURL:   cfg.runURL,
-		RunLink:  signer.Link,
-		Logger:   log,
-		Notes:    d.queue,
-		Plans:    d.queue,
-		Policy:   d.cfg.policy,
-		Outcomes: &outcomes.Store{Redis: d.rdb},
-		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
+		// Those that bring their own model and keys run on them.
+		Installations: installations,
+		Cancels:       d.queue,
+		Budget:        monthlyBudget(cfg, d.rdb),
+		DataDir:       cfg.dataDir,
+		RunURL:        cfg.runURL,
+		RunLink:       signer.Link,
+		Logger:        log,
+		Notes:         d.queue,
+		Plans:         d.queue,
+		Policy:        d.cfg.policy,
+		Outcomes:      &outcomes.Store{Redis: d.rdb},
+		Audit:         func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
 }

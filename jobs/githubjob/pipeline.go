@@ -53,6 +53,10 @@ type Pipeline struct {
 	// Executor runs each attempt; required. It is shared, never changed:
 	// what differs per attempt is in the pipeline.Job.
 	Executor *pipeline.Executor
+	// Installations are the executors of the installations that bring
+	// their own model and keys (installmodel.Set), by installation ID;
+	// an installation not in it runs on Executor. Nil: none.
+	Installations map[int64]*pipeline.Executor
 	// Cancels tells a `/agent stop` from a shutdown; required.
 	Cancels CancelRecord
 	// Budget refuses a job whose installation or repository spent its
@@ -154,6 +158,15 @@ type request struct {
 	planTask string
 }
 
+// executor is the executor of issue's installation: its own model and
+// keys when the operator gave it some, else the operator's.
+func (p *Pipeline) executor(issue tasks.Issue) *pipeline.Executor {
+	if e, ok := p.Installations[issue.InstallationID]; ok {
+		return e
+	}
+	return p.Executor
+}
+
 func (p *Pipeline) logger() *slog.Logger { return cmp.Or(p.Logger, slog.Default()) }
 
 func (p *Pipeline) now() time.Time {
@@ -211,7 +224,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	// grace period ends: the model loop stops between steps.
 	// An operator's pause closes it too, and says so (interrupt.Why).
 	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, interrupt.Chan(ctx)), func() string { return interrupt.Why(ctx) })
-	res, err := p.Executor.Execute(ictx, job)
+	res, err := p.executor(a.issue).Execute(ictx, job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
 		st.status.CostUSD, cost = res.CostUSD, res.CostUSD
@@ -333,7 +346,7 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 		base: repo.DefaultBranch, logURL: logURL, log: log}
 	if p.Outcomes != nil {
 		pub.noteRun = func(ctx context.Context, pr int, cost *float64) error {
-			return p.Outcomes.NoteRun(ctx, a.issue, pr, p.Executor.Provider.Model(), cost)
+			return p.Outcomes.NoteRun(ctx, a.issue, pr, p.executor(a.issue).Provider.Model(), cost)
 		}
 	}
 	if a.requester != "" {

@@ -49,7 +49,7 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	// the feedback keeps people's words only.
 	job.PreviousPlan = a.previousPlan
 	job.Publisher = nil
-	res, err := p.Executor.Plan(ctx, job)
+	res, err := p.executor(a.issue).Plan(ctx, job)
 	if res != nil {
 		cost = res.CostUSD
 	}

@@ -227,6 +227,15 @@ type Executor struct {
 	// ReviewMaxCostUSD is the review's own budget; default
 	// DefaultReviewMaxCostUSD.
 	ReviewMaxCostUSD float64
+	// ModelSource, when set, says whose model and keys the providers
+	// above are ("installation 12345678", bring your own key): the body
+	// names the model and says so. "": the operator's model, no line.
+	ModelSource string
+	// ModelKeys are the API keys the providers above send, by a name that
+	// says whose (installmodel.Entry.Keys): every output is searched for
+	// them like the setup-only secrets. Nil: the operator's keys, which
+	// never reach a run's outputs but through the scanner's rules.
+	ModelKeys map[string]string
 	// AdvisoryCache, when set, keeps the advisory database's answers
 	// across the executor's runs; nil asks every time.
 	AdvisoryCache *AdvisoryCache
@@ -354,6 +363,7 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 		setupSecrets = e.SetupSecrets.For(job.RepoURL)
 		scanner = scanner.WithValues(setupSecrets)
 	}
+	scanner = scanner.WithKeys(e.ModelKeys)
 	r := &run{e: e, job: job, start: e.now(), scanner: scanner, first: firstSetup{setupSecrets: setupSecrets}}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {

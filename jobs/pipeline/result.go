@@ -436,6 +436,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.GoModule = r.clone.goModule
 	in.Policy, in.PolicyTightened = r.clone.applied.Policy, r.clone.applied.Tightened
 	in.PulledImages = r.pulledImages()
+	if r.e.ModelSource != "" {
+		in.ModelSource, in.Model = r.e.ModelSource, r.e.Provider.Model()
+	}
 	in.ReplayedFrom = res.ReplayedFrom
 	in.Duration = r.e.now().Sub(r.start)
 	for _, c := range r.fin.changes {

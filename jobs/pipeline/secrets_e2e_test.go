@@ -97,6 +97,9 @@ func runLogged(t *testing.T, s scenario) (*Result, string, string) {
 		CacheVolume:   func(string) string { return sandboxtest.CacheVolumeFor(image) },
 		Logger:        slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
+	if s.tune != nil {
+		s.tune(e)
+	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + t.Name(), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
