@@ -84,6 +84,9 @@ type run struct {
 	// retry is what a retry's first setup on the default branch's commit
 	// leaves for later phases (retrysetup.go); zero on a first run.
 	retry retryTree
+	// merge is what a conflict's resolution laid and left (merge.go);
+	// zero without Job.Merge.
+	merge mergeState
 	// unboundWhy says why BoundWorkspace failed; "" when it was not tried
 	// or worked.
 	unboundWhy string
@@ -148,6 +151,9 @@ func (r *run) prepare(ctx context.Context) error {
 		Worktree: worktree, GitDir: filepath.Join(tmp, "git"),
 	})
 	if err != nil {
+		return err
+	}
+	if err := r.layMerge(ctx); err != nil {
 		return err
 	}
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
@@ -445,7 +451,7 @@ func (r *run) runAgent(ctx context.Context) error {
 // limits and time budget: the one place a run's agent.Config is made,
 // for an attempt and for a planning run alike (plan set: agent.Config.Plan).
 func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun) (agent.Result, error) {
-	maxSteps := r.cfg.Limits.MaxSteps
+	maxSteps := r.stepBudget()
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
