@@ -70,7 +70,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Rows, v.Scanned = rows, !full && next >= 0
 	if next >= 0 {
-		v.Next = f.query(next)
+		v.Next = "?" + f.query(next)
 	}
 	v.Figures, v.FiguresOK = h.figures(r.Context(), f)
 	var buf bytes.Buffer
