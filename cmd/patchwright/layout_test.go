@@ -38,7 +38,7 @@ func TestLayout(t *testing.T) {
 		"eval":           {docker, module + "jobs"},
 		"jobs/githubapi": {module + "jobs/githubjob", module + "jobs/pipeline", module + "jobs/worker", module + "report", module + "webhook"},
 	}
-	for _, sub := range []string{"webhook/payload", "webhook/setup", "webhook/queueui", "webhook/runpage"} {
+	for _, sub := range []string{"webhook/payload", "webhook/setup", "webhook/queueui", "webhook/runpage", "webhook/runsui", "webhook/basicauth"} {
 		rules[sub] = []string{docker, "github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", module + "jobs/pipeline", module + "jobs/worker"}
 	}
 	for pkg, banned := range rules {

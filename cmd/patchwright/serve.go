@@ -31,6 +31,7 @@ import (
 	"github.com/patchwright/patchwright/webhook"
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/runpage"
+	"github.com/patchwright/patchwright/webhook/runsui"
 )
 
 // Server timeouts. The webhook body may be 25 MiB, read within ReadTimeout.
@@ -121,7 +122,8 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Notes:         d.queue,
 		Plans:         d.queue,
 		Policy:        d.cfg.policy,
-		Outcomes:      &outcomes.Store{Redis: d.rdb},
+		Outcomes:      &outcomes.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
+		Runs:          &runstore.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
 		Audit:         func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
@@ -313,16 +315,25 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
 	// Outcome figures come from Redis at each scrape: serve's /metrics
 	// only, so workers do not report the same pull requests again.
-	reg.MustRegister(&outcomes.Collector{Store: &outcomes.Store{Redis: rdb}})
+	outcomeStore := &outcomes.Store{Redis: rdb, Retention: cfg.runRetention}
+	reg.MustRegister(&outcomes.Collector{Store: outcomeStore})
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return err
 	}
-	mux.Handle("GET /runs/{id}", &runpage.Handler{Store: &runstore.Store{Redis: rdb}, Signer: signer, Logger: log})
+	runs := &runstore.Store{Redis: rdb, Retention: cfg.runRetention}
+	mux.Handle("GET /runs/{id}", &runpage.Handler{Store: runs, Signer: signer, Logger: log})
 	if dashboard != nil {
 		defer dashboard.Close()
 		mux.Handle(queueui.DefaultPath+"/", dashboard)
+		// The runs dashboard shares the queue dashboard's password.
+		list, err := runsui.New(runsui.Config{Runs: runs, Outcomes: outcomeStore, Password: cfg.queuePassword, Logger: log,
+			Link: func(id string) string { return signer.Link(runsui.Path, id) }})
+		if err != nil {
+			return err
+		}
+		mux.Handle(runsui.Path, list)
 	}
 	srv.h.set(mux)
 	srv.start()
@@ -396,9 +407,10 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("find the app's bot login: %w", err)}
 	}
+	classifier := &outcomes.Classifier{GitHub: app, Store: &outcomes.Store{Redis: rdb, Retention: cfg.runRetention}, AppLogin: bot}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
 		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log,
-		Outcomes: &outcomes.Classifier{GitHub: app, Store: &outcomes.Store{Redis: rdb}, AppLogin: bot}}
+		Outcomes: classifier}
 	srv := worker.NewServer(rdb, worker.Config{Logger: log, Concurrency: cfg.workerConcurrency, ShutdownTimeout: cfg.shutdownGrace})
 	mux := h.Mux()
 	mux.Use(jobMetrics(d.m))
@@ -408,7 +420,9 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 	}
 	// Untouched agent pull requests are warned, then closed; every
 	// worker makes the pass, and Redis claims keep each step to one.
-	go (&githubjob.Stale{GitHub: app, Branches: &githubjob.Branches{GitHub: app}, Claims: queue, Logger: log}).Run(ctx, 0)
+	// The periodic outcome check rides on the same schedule.
+	go (&githubjob.Stale{GitHub: app, Branches: &githubjob.Branches{GitHub: app}, Claims: queue, Logger: log,
+		Outcomes: &outcomes.Check{Classifier: classifier}}).Run(ctx, 0)
 	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.

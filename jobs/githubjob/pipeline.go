@@ -94,6 +94,9 @@ type Pipeline struct {
 	// Outcomes keeps each agent pull request's model and cost for its
 	// outcome (jobs/outcomes.Store); nil keeps none.
 	Outcomes RunNoter
+	// Runs keeps each run's summary for the runs dashboard
+	// (runstore.Store.PutSummary); nil keeps none.
+	Runs RunIndex
 
 	// orgConfigs caches organisations' default configurations.
 	orgConfigs orgConfigs
@@ -207,6 +210,10 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err := p.announce(ctx, a, st, log); err != nil {
 		return err
 	}
+	entry := p.indexRun(a, id, log)
+	var res *pipeline.Result
+	var pub *publisher
+	defer func() { entry.ended(ctx, res, pub, p.now()) }()
 	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
@@ -217,6 +224,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
+	entry.started(ctx, pub)
 	st.showPrepared(a, job.Attempt.Trigger, pub)
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress
@@ -227,7 +235,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	// grace period ends: the model loop stops between steps.
 	// An operator's pause closes it too, and says so (interrupt.Why).
 	ictx := agent.WithInterruptReason(agent.WithInterrupt(ctx, interrupt.Chan(ctx)), func() string { return interrupt.Why(ctx) })
-	res, err := p.executor(a.issue).Execute(ictx, job)
+	res, err = p.executor(a.issue).Execute(ictx, job)
 	st.stop()
 	if res != nil && res.CostUSD != nil {
 		st.status.CostUSD, cost = res.CostUSD, res.CostUSD

@@ -55,6 +55,9 @@ type publisher struct {
 	// noteRun keeps the run's model and cost for the pull request's
 	// outcome; nil: not kept.
 	noteRun func(ctx context.Context, pr int, cost *float64) error
+	// published is the pull request this run opened or updated; 0 until
+	// it did.
+	published int
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
@@ -92,6 +95,7 @@ func (g *publisher) Publish(ctx context.Context, repo *gitrepo.Repo, res *pipeli
 		return "", refused(err, "open pull requests", "pull_requests: write", res.Branch)
 	}
 	res.Body = g.sent // pr.md is what was posted
+	g.published = pr.Number
 	if g.noteRun != nil {
 		// The outcome figures lose this run's cost; the pull request is
 		// not worth failing for that.

@@ -51,9 +51,18 @@ type Stale struct {
 	GitHub   StaleGitHub
 	Branches *Branches
 	Claims   Claims
+	// Outcomes, when set, is made on the same schedule after each stale
+	// pass: the periodic outcome check (*outcomes.Check).
+	Outcomes OutcomeCheck
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
+}
+
+// OutcomeCheck is a pass over agent pull requests whose outcome is not
+// decided yet; it returns how many it classified.
+type OutcomeCheck interface {
+	Pass(ctx context.Context) (int, error)
 }
 
 // Pass looks at every open agent pull request of every installation once
@@ -235,7 +244,7 @@ func (s *Stale) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Run makes a pass now and then every interval (DefaultStaleInterval when
+// Run makes a pass (and the outcome check) now and then every interval (DefaultStaleInterval when
 // zero) until ctx ends, logging what it did and what failed.
 func (s *Stale) Run(ctx context.Context, every time.Duration) {
 	if every <= 0 {
@@ -246,6 +255,11 @@ func (s *Stale) Run(ctx context.Context, every time.Duration) {
 	for {
 		if w, c, err := s.Pass(ctx); err != nil && ctx.Err() == nil {
 			s.log().ErrorContext(ctx, "stale pass", "warned", w, "closed", c, logkey.Err, err)
+		}
+		if s.Outcomes != nil {
+			if n, err := s.Outcomes.Pass(ctx); err != nil && ctx.Err() == nil {
+				s.log().ErrorContext(ctx, "outcome check", "classified", n, logkey.Err, err)
+			}
 		}
 		select {
 		case <-ctx.Done():

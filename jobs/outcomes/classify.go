@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/patchwright/patchwright/jobs/githubapi"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
@@ -76,6 +78,10 @@ func (s *Store) NoteRun(ctx context.Context, issue tasks.Issue, pr int, model st
 	prIssue.Number = pr
 	f := fieldOf(prIssue)
 	p := s.Redis.TxPipeline()
+	s.written(ctx, p, "pr:"+f, "issue:"+fieldOf(issue))
+	// The periodic check looks at it after a period, unless its close
+	// is classified first.
+	p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.now().Add(DefaultCheckAfter).UnixMilli()), Member: f})
 	p.HSet(ctx, RunsKey, f+":model", model)
 	if cost == nil {
 		p.HSet(ctx, RunsKey, f+":unpriced", "1")

@@ -131,6 +131,11 @@ func isBot(login, appLogin string) bool {
 // Store keeps records in Redis.
 type Store struct {
 	Redis redis.UniversalClient
+	// Retention is how long a record (and its run notes) stays after its
+	// last write; default DefaultRetention.
+	Retention time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
 }
 
 // Put stores r, replacing the pull request's earlier record.
@@ -139,7 +144,16 @@ func (s *Store) Put(ctx context.Context, r Record) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Redis.HSet(ctx, Key, r.field(), data).Err(); err != nil {
+	p := s.Redis.TxPipeline()
+	p.HSet(ctx, Key, r.field(), data)
+	s.written(ctx, p, "pr:"+r.field())
+	if r.State == StateOpen {
+		// Checked again after the period, whoever classified it.
+		p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.now().Add(DefaultCheckAfter).UnixMilli()), Member: r.field()})
+	} else {
+		p.ZRem(ctx, PendingKey, r.field()) // decided: nothing more to check
+	}
+	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("store outcome of %s#%d: %w", r.Repo, r.PR, err)
 	}
 	return nil
@@ -147,7 +161,11 @@ func (s *Store) Put(ctx context.Context, r Record) error {
 
 // All reads every record; one that does not decode is skipped and
 // counted in bad, so one corrupt field does not hide the rest.
+// Records past the retention are pruned first.
 func (s *Store) All(ctx context.Context) (recs []Record, bad int, err error) {
+	if _, err := s.prune(ctx); err != nil {
+		return nil, 0, err
+	}
 	m, err := s.Redis.HGetAll(ctx, Key).Result()
 	if err != nil {
 		return nil, 0, fmt.Errorf("read outcomes: %w", err)

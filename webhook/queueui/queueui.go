@@ -1,14 +1,9 @@
 // Package queueui serves asynq's queue dashboard (github.com/hibiken/asynqmon,
 // whose web UI ships in its module) behind HTTP basic authentication.
 //
-// There is no open mode: New refuses to build the handler without an
-// operator-set password, so a server that was not given one has no /queue
-// at all. Basic authentication was chosen over a login page or GitHub
-// OAuth because the dashboard is an operator's tool, not a page for
-// repository users: one secret in the deployment's Secret, checked in
-// constant time, and nothing to store. Serve it over HTTPS only (a TLS
-// terminating proxy or ingress): basic credentials travel with every
-// request.
+// There is no open mode: without an operator-set password (checked by
+// webhook/basicauth, which also guards the runs dashboard) there is no
+// /queue at all.
 //
 // Browsers attach basic credentials to cross-site requests too, so
 // requests that change state (the dashboard can pause queues and delete,
@@ -17,14 +12,14 @@
 package queueui
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
+
+	"github.com/patchwright/patchwright/webhook/basicauth"
 )
 
 // Defaults.
@@ -33,9 +28,9 @@ const (
 	DefaultPath = "/queue"
 	// DefaultUsername is the basic-auth user name when Config.Username is
 	// empty.
-	DefaultUsername = "operator"
+	DefaultUsername = basicauth.DefaultUsername
 	// MinPasswordLength refuses passwords short enough to guess online.
-	MinPasswordLength = 16
+	MinPasswordLength = basicauth.MinPasswordLength
 )
 
 // Config configures New.
@@ -58,9 +53,8 @@ type Config struct {
 
 // Handler is the authenticated dashboard.
 type Handler struct {
-	ui         *asynqmon.HTTPHandler
-	next       http.Handler
-	user, pass [sha256.Size]byte
+	ui   *asynqmon.HTTPHandler
+	next http.Handler
 }
 
 // New builds the dashboard. It fails without Redis or without a password
@@ -69,11 +63,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Redis == nil {
 		return nil, errors.New("queueui: no Redis")
 	}
-	if len(cfg.Password) < MinPasswordLength {
-		return nil, errors.New("queueui: the queue dashboard needs a password of at least 16 characters (PATCHWRIGHT_QUEUE_PASSWORD); without one /queue is not served")
-	}
-	if cfg.Username == "" {
-		cfg.Username = DefaultUsername
+	guard, err := basicauth.New("Patchwright queue", cfg.Username, cfg.Password, "queueui: /queue")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Path == "" {
 		cfg.Path = DefaultPath
@@ -82,40 +74,12 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("queueui: Path must start with / and not end with one")
 	}
 	ui := asynqmon.New(asynqmon.Options{RootPath: cfg.Path, RedisConnOpt: cfg.Redis, ReadOnly: cfg.ReadOnly})
-	h := &Handler{
-		ui:   ui,
-		next: http.NewCrossOriginProtection().Handler(ui),
-		user: sha256.Sum256([]byte(cfg.Username)),
-		pass: sha256.Sum256([]byte(cfg.Password)),
-	}
-	return h, nil
+	return &Handler{ui: ui, next: guard.Wrap(http.NewCrossOriginProtection().Handler(ui))}, nil
 }
 
 // ServeHTTP answers 401 to a request without the right credentials and
 // hands the rest to the dashboard.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="Patchwright queue", charset="UTF-8"`)
-		http.Error(w, "authentication required", http.StatusUnauthorized)
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Frame-Options", "DENY")
-	h.next.ServeHTTP(w, r)
-}
-
-// authorized compares hashes, so neither the comparison's time nor its
-// length tells anything about the secret.
-func (h *Handler) authorized(r *http.Request) bool {
-	user, pass, ok := r.BasicAuth()
-	if !ok {
-		return false
-	}
-	u := sha256.Sum256([]byte(user))
-	p := sha256.Sum256([]byte(pass))
-	// Both compared, always: no early exit on a wrong user name.
-	return subtle.ConstantTimeCompare(u[:], h.user[:])&subtle.ConstantTimeCompare(p[:], h.pass[:]) == 1
-}
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.next.ServeHTTP(w, r) }
 
 // Close closes the dashboard's Redis connections.
 func (h *Handler) Close() error { return h.ui.Close() }
