@@ -130,13 +130,16 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_REVIEW_MAX_COST_USD", flag: "review-max-cost-usd", group: groupModel, kind: "dollars", shown: "0.50", usage: "the review's own budget in US dollars: the answer is capped to what it leaves after the prompt; a review whose estimate exceeds it is not made, and one billed past it is still read; the pull request says either", dst: &raw.reviewMaxCost},
 		{env: "PATCHWRIGHT_MONTHLY_COST_USD_INSTALLATION", flag: "monthly-cost-usd-installation", group: groupModel, kind: "dollars", shown: "no cap", usage: "monthly cap in US dollars on the estimated model cost of one installation's runs, counted in Redis; once reached, new jobs are refused with a comment until the month (UTC) resets", dst: &raw.monthlyInstallation},
 		{env: "PATCHWRIGHT_MONTHLY_COST_USD_REPOSITORY", flag: "monthly-cost-usd-repository", group: groupModel, kind: "dollars", shown: "no cap", usage: "the same cap for each repository", dst: &raw.monthlyRepository},
+	}
+	// An installation's own model closes the model group.
+	out = append(out, raw.modelsSetting())
+	out = append(out, []setting{
 		{env: "PATCHWRIGHT_WORKER_CONCURRENCY", flag: "worker-concurrency", group: groupWorker, kind: "int", shown: strconv.Itoa(worker.DefaultConcurrency), usage: "jobs one worker process runs at once", dst: &raw.concurrency},
 		{env: "PATCHWRIGHT_INSTALLATION_CONCURRENCY", flag: "installation-concurrency", group: groupWorker, kind: "int", shown: "half the pool, at least 1", usage: "agent jobs of one installation running at once across all workers (the pool: the concurrency of every worker together); 0 is none", dst: &raw.instConcurrency},
 		{env: "PATCHWRIGHT_REPO_CONCURRENCY", flag: "repo-concurrency", group: groupWorker, kind: "int", shown: "a quarter of the pool, at least 1", usage: "agent jobs of one repository running at once across all workers; 0 is none", dst: &raw.repoConcurrency},
 		{env: "PATCHWRIGHT_SHUTDOWN_GRACE", flag: "shutdown-grace", group: groupWorker, kind: "duration", shown: "30s", usage: "how long a stopping worker lets running jobs finish, e.g. 5m; in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", dst: &raw.grace},
 		{env: "PATCHWRIGHT_POLICY_FILE", flag: "policy-file", group: groupWorker, kind: "path", shown: "none", usage: "YAML file of the operator's policy over repositories (docs/policy.md): defaults and per-organisation and per-installation limits on egress hosts, network: open, services, images, cost and pull requests, and protected and excluded paths, which a repository's .github/agent.yml can only tighten; checked at start", dst: &raw.policyFile},
-	}
-	out = append(out, raw.modelsSetting())
+	}...)
 	return append(out, raw.sandbox.table()...)
 }
 

@@ -50,6 +50,7 @@ func everyEvent(s string) []ledger.Payload {
 		&ledger.FindingEvent{Finding: findings.Finding{Kind: findings.TestSkipped, Path: "wc_test.go", Line: 3, Detail: "a test was skipped " + s}},
 		&ledger.FindingEvent{Finding: findings.Finding{Kind: "scope", Path: "README.md", Detail: "outside the issue"}},
 		&ledger.ServiceLog{Name: "db", Image: "postgres:16", Log: "ready to accept connections " + s},
+		&ledger.ImageResolved{Service: "db", Ref: "registry.example/postgres:16", Use: "registry.example/postgres@sha256:" + strings.Repeat("a", 64), Digest: "sha256:" + strings.Repeat("a", 64), Pulled: true},
 		&ledger.EgressRefusalsDropped{Count: 2040, Hosts: 3},
 		&ledger.SetupSecretFiles{Files: []report.SecretFile{{Path: ".npmrc " + s, Names: []string{"NPM_TOKEN"}}, {Path: "npm/_cacache/x", Cache: true}}},
 		&ledger.AdvisoryCheck{Path: "package.json", Ecosystem: "npm", Name: "lodash", Version: "4.17.20",
