@@ -367,9 +367,12 @@ func checkShape(t *testing.T, g *githubtest.GHES, guard *offHost) {
 		t.Errorf("requests to other hosts: %v", h)
 	}
 	repo := "/" + ghesOwner + "/" + ghesRepo
+	// Commits are pushed through the git data API; git over HTTPS clones
+	// and fetches.
 	parts := []string{"/organizations/" + ghesOrg + "/settings/apps/new", "/api/v3/app-manifests/", "/api/v3/app/installations/",
-		"/api/v3/repos" + repo + "/pulls", "/api/v3/repos" + repo + "/check-runs", "/_services/pipelines/job-logs/",
-		repo + ".git/git-upload-pack", repo + ".git/git-receive-pack"}
+		"/api/v3/repos" + repo + "/pulls", "/api/v3/repos" + repo + "/check-runs", "/api/v3/repos" + repo + "/git/commits",
+		"/api/graphql", "/api/v3/repos" + repo + "/actions/jobs/", "/_services/pipelines/job-logs/",
+		repo + ".git/info/refs", repo + ".git/git-upload-pack"}
 	seen := map[string]bool{}
 	for _, r := range g.Requests() {
 		for _, part := range parts {
