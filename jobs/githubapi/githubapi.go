@@ -61,7 +61,9 @@ func NewApp(appID int64, privateKeyPEM []byte, baseURL string, base http.RoundTr
 }
 
 // newClient uses baseURL exactly as configured (go-github's
-// WithEnterpriseURLs would append api/v3/ to a test server's URL).
+// WithEnterpriseURLs would append api/v3/ to a test server's URL). Beside
+// GitHub Enterprise Server's https://HOST/api/v3/, uploads go to
+// https://HOST/api/uploads/, not to github.com's uploads host.
 func newClient(hc *http.Client, baseURL string) (*github.Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -69,6 +71,9 @@ func newClient(hc *http.Client, baseURL string) (*github.Client, error) {
 	}
 	c := github.NewClient(hc)
 	c.BaseURL = u
+	if strings.HasSuffix(u.Path, "/api/v3/") {
+		c.UploadURL = u.ResolveReference(&url.URL{Path: "../uploads/"})
+	}
 	return c, nil
 }
 

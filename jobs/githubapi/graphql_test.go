@@ -22,3 +22,17 @@ func TestGraphQLPath(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadURL: beside GHES's /api/v3/ uploads go to its /api/uploads/,
+// never to uploads.github.com; github.com keeps go-github's default.
+func TestUploadURL(t *testing.T) {
+	for base, want := range map[string]string{
+		"https://api.github.com/":     "https://uploads.github.com/",
+		"https://ghe.example/api/v3/": "https://ghe.example/api/uploads/",
+	} {
+		c, err := newClient(nil, base)
+		if err != nil || c.UploadURL.String() != want {
+			t.Errorf("uploads beside %s = %v, %v; want %s", base, c.UploadURL, err, want)
+		}
+	}
+}

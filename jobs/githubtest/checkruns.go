@@ -54,7 +54,7 @@ func (s *Server) checkRunJSON(c *CheckRun) map[string]any {
 		app = map[string]any{"id": c.AppID, "slug": c.App}
 	}
 	return map[string]any{"id": c.ID, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": c.Conclusion, "app": app,
-		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", c.Owner, c.Repo, c.ID),
+		"html_url": fmt.Sprintf("%s/%s/%s/runs/%d", s.web, c.Owner, c.Repo, c.ID),
 		"output":   map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": c.Annotations}}
 }
 
@@ -103,7 +103,7 @@ func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	w.Header().Set("Location", fmt.Sprintf("%s/_download/job-logs/%d", s.URL, id))
+	w.Header().Set("Location", fmt.Sprintf("%s%d", s.logs, id))
 	w.WriteHeader(http.StatusFound)
 }
 

@@ -53,6 +53,10 @@ type Server struct {
 	URL string
 
 	key *rsa.PublicKey
+	// web is the web root the answers' html_url fields name
+	// (https://github.com, or a GHES fake's host); logs is where a job
+	// log's redirect points, the ID appended.
+	web, logs string
 
 	mu         sync.Mutex
 	nextID     int64
@@ -83,6 +87,13 @@ type Server struct {
 	installRepos map[int64][]string
 	// advisories are the global advisory database (AddAdvisory).
 	advisories []Advisory
+	// manifests are the app manifests posted to a GHES fake's
+	// registration page; appKeyPEM is the private key their conversion
+	// hands out.
+	manifests []*Manifest
+	appKeyPEM []byte
+	// strays are the requests no route took.
+	strays []Request
 }
 
 // Repo is a repository the fake knows.
@@ -283,15 +294,20 @@ type Request struct {
 // the app's private key). It closes when the test ends.
 func New(t testing.TB, key *rsa.PublicKey) *Server {
 	t.Helper()
-	s := &Server{
+	s := newServer(key)
+	hs := httptest.NewServer(s.handler(dotcom))
+	t.Cleanup(hs.Close)
+	s.URL, s.web, s.logs = hs.URL+"/", "https://github.com", hs.URL+dotcom.logs
+	return s
+}
+
+// newServer is a fake with no listener yet: New and NewGHES give it one.
+func newServer(key *rsa.PublicKey) *Server {
+	return &Server{
 		key: key, nextID: 1000, repos: map[string]*Repo{}, perms: map[string]string{},
 		tokens: map[string]Token{}, issues: map[string]*Issue{}, now: time.Now,
 		installPerms: map[int64]map[string]string{},
 	}
-	hs := httptest.NewServer(s.handler())
-	t.Cleanup(hs.Close)
-	s.URL = hs.URL + "/"
-	return s
 }
 
 // AddRepo registers a repository.

@@ -18,7 +18,7 @@ func (s *Server) pullJSON(p *Pull) map[string]any {
 	return map[string]any{
 		"number": p.Number, "title": p.Title, "body": p.Body, "draft": p.Draft, "state": p.State,
 		"node_id": pullNodeID(p), "updated_at": p.UpdatedAt.UTC().Format(time.RFC3339),
-		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", p.Owner, p.Repo, p.Number),
+		"html_url": fmt.Sprintf("%s/%s/%s/pull/%d", s.web, p.Owner, p.Repo, p.Number),
 		"user":     user(p.Author),
 		"head":     map[string]any{"ref": p.Head, "sha": p.HeadSHA, "label": p.Owner + ":" + p.Head},
 		"base":     map[string]any{"ref": p.Base},

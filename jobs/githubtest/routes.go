@@ -37,15 +37,31 @@ func tooLong(w http.ResponseWriter, resource, field string, limit int) {
 
 func chars(s string) int { return utf8.RuneCountInString(s) }
 
-// handler routes the endpoints; every request is recorded, then checked
-// against the injected faults, then authenticated.
-func (s *Server) handler() http.Handler {
+// shape is where a server puts its endpoints: the REST root's path ("" on
+// github.com's API host, "/api/v3" on GitHub Enterprise Server), GraphQL's
+// path, and the path prefix of job-log downloads.
+type shape struct{ rest, graphql, logs string }
+
+// dotcom is api.github.com's shape.
+var dotcom = shape{rest: "", graphql: "/graphql", logs: "/_download/job-logs/"}
+
+// handler routes the endpoints at sh; every request is recorded, then
+// checked against the injected faults, then authenticated. A request no
+// route takes is a stray (Strays).
+func (s *Server) handler(sh shape) http.Handler {
 	mux := http.NewServeMux()
-	app := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.appAuth(h)) }
+	at := func(pattern string) string {
+		method, path, _ := strings.Cut(pattern, " ")
+		return method + " " + sh.rest + path
+	}
+	app := func(pattern string, h http.HandlerFunc) { mux.Handle(at(pattern), s.appAuth(h)) }
 	// inst registers an installation endpoint with the permission GitHub
 	// requires of an app for it ("" for none), as its REST reference
 	// lists it.
-	inst := func(pattern, perm string, h http.HandlerFunc) { mux.Handle(pattern, s.tokenAuth(perm, h)) }
+	inst := func(pattern, perm string, h http.HandlerFunc) { mux.Handle(at(pattern), s.tokenAuth(perm, h)) }
+	mux.HandleFunc("/", s.stray)
+	// The manifest flow's code exchange needs no credentials.
+	mux.HandleFunc(at("POST /app-manifests/{code}/conversions"), s.convertManifest)
 
 	app("GET /app", s.getApp)
 	app("POST /app/installations/{id}/access_tokens", s.mintToken)
@@ -71,7 +87,7 @@ func (s *Server) handler() http.Handler {
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/comments", "pull_requests=read", s.listReviewComments)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/reviews", "pull_requests=read", s.listReviews)
 	inst("GET /repos/{owner}/{repo}/pulls/{n}/commits", "pull_requests=read", s.listPullCommits)
-	inst("POST /graphql", "", s.graphql)
+	mux.Handle("POST "+sh.graphql, s.tokenAuth("", s.graphql))
 	inst("POST /repos/{owner}/{repo}/check-runs", "checks=write", s.createCheckRun)
 	inst("PATCH /repos/{owner}/{repo}/check-runs/{id}", "checks=write", s.updateCheckRun)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}/check-runs", "checks=read", s.listCheckRuns)
@@ -79,7 +95,7 @@ func (s *Server) handler() http.Handler {
 	inst("GET /repos/{owner}/{repo}/actions/jobs/{id}/logs", "actions=read", s.jobLogs)
 	// The download a job-log redirect points at: GitHub's is a
 	// short-lived signed URL on another host, read without the token.
-	mux.HandleFunc("GET /_download/job-logs/{id}", s.downloadJobLog)
+	mux.HandleFunc("GET "+sh.logs+"{id}", s.downloadJobLog)
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
 	inst("GET /repos/{owner}/{repo}/contents/{path...}", "contents=read", s.getContents)
@@ -334,7 +350,7 @@ func (s *Server) commentJSON(c *Comment) map[string]any {
 	}
 	return map[string]any{
 		"id": c.ID, "node_id": commentNodeID(c), "body": c.Body, "user": user(c.Author),
-		"html_url":   fmt.Sprintf("https://github.com/%s/%s/issues/%d#issuecomment-%d", c.Owner, c.Repo, c.Issue, c.ID),
+		"html_url":   fmt.Sprintf("%s/%s/%s/issues/%d#issuecomment-%d", s.web, c.Owner, c.Repo, c.Issue, c.ID),
 		"created_at": created.UTC().Format(time.RFC3339),
 	}
 }
