@@ -101,11 +101,11 @@ func (h Hosts) Allowed(u *url.URL) string {
 		}
 		return ""
 	}
-	if u.Scheme != "https" {
-		return "not an https URL on GitHub's hosts"
-	}
 	for _, a := range githubAssetHosts {
-		if strings.EqualFold(u.Hostname(), a) && (u.Port() == "" || u.Port() == "443") {
+		if strings.EqualFold(u.Hostname(), a) {
+			if u.Scheme != "https" || (u.Port() != "" && u.Port() != "443") {
+				return "not an https URL on GitHub's hosts"
+			}
 			return ""
 		}
 	}

@@ -21,6 +21,8 @@ const (
 	TypeRunStop    = "run_stop"   // RunStop
 	// TypeUserMessage is a note a person sent while the run went on.
 	TypeUserMessage = "user_message" // UserMessage
+	// TypeIssueImages lists the images of the issue and its feedback.
+	TypeIssueImages = "issue_images" // IssueImages
 
 	// Written by the verification runner.
 	TypeCheck   = "check"           // CheckEvent: one check's result in one phase
@@ -44,7 +46,7 @@ const (
 
 // types lists the constants above, in their order.
 var types = []string{
-	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage,
+	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage, TypeIssueImages,
 	TypeCheck, TypeNewTest,
 	TypeFinding, TypeDependencies, TypeSetupDetected, TypeSetupSecrets, TypeSetupSecretsWithheld,
 	TypeSetupSecretFiles, TypeEgressRefused, TypeEgressRefusalsDropped, TypeServiceLog,
@@ -73,6 +75,8 @@ func newPayload(typ string) Payload {
 		return new(RunStop)
 	case TypeUserMessage:
 		return new(UserMessage)
+	case TypeIssueImages:
+		return new(IssueImages)
 	case TypeCheck:
 		return new(CheckEvent)
 	case TypeNewTest:
@@ -108,6 +112,32 @@ func newJobPayload(typ string) Payload {
 		return new(Review)
 	}
 	return nil
+}
+
+// IssueImages lists the images the issue and its feedback showed, each
+// shown to the model or dropped and why. Written once, after run_start,
+// when there is at least one.
+type IssueImages struct {
+	Images []IssueImage `json:"images"`
+}
+
+// EventType implements Payload.
+func (*IssueImages) EventType() string { return TypeIssueImages }
+
+// IssueImage is one image of an IssueImages event.
+type IssueImage struct {
+	// Source is the URL as the issue wrote it.
+	Source string `json:"source"`
+	// BytesIn is what was downloaded.
+	BytesIn int64 `json:"bytes_in"`
+	// Width and Height are the re-encoded image's, in pixels.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	// SHA256 is the digest of the re-encoded PNG the model was sent.
+	SHA256 string `json:"sha256,omitempty"`
+	Shown  bool   `json:"shown"`
+	// Dropped says why the image was not shown.
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // AdvisoryCheck is one dependency the change adds or re-versions, as the

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/budget"
@@ -31,6 +32,7 @@ import (
 	"github.com/patchwright/patchwright/webhook"
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/runpage"
+	"github.com/patchwright/patchwright/webhook/setup"
 )
 
 // Server timeouts. The webhook body may be 25 MiB, read within ReadTimeout.
@@ -85,6 +87,10 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
+	web, err := setup.WebURLFor(cfg.githubAPIURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return nil, nil, err
@@ -116,6 +122,7 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Plans:    d.queue,
 		Policy:   d.cfg.policy,
 		Outcomes: &outcomes.Store{Redis: d.rdb},
+		Images:   &images.Fetcher{Hosts: images.Hosts{Web: web}},
 		Audit:    func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil
@@ -309,6 +316,10 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 	// only, so workers do not report the same pull requests again.
 	reg.MustRegister(&outcomes.Collector{Store: &outcomes.Store{Redis: rdb}})
 	mux.Handle("GET /metrics", metrics.Handler(reg))
+	web, err := setup.WebURLFor(cfg.githubAPIURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return err
