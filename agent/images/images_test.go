@@ -95,7 +95,7 @@ func TestAllowed(t *testing.T) {
 		tokened bool
 	}{
 		"attachment":          {gh, "https://github.com/user-attachments/assets/1", true, true},
-		"github other path":   {gh, "https://github.com/owner/repo/raw/main/x.png", false, false},
+		"github other path":   {gh, "https://github.com/owner/repo/raw/main/x.png", false, true},
 		"user images":         {gh, "https://user-images.githubusercontent.com/1/x.png", true, false},
 		"private user images": {gh, "https://private-user-images.githubusercontent.com/1/x.png?jwt=1", true, false},
 		"http github asset":   {gh, "http://user-images.githubusercontent.com/1/x.png", false, false},

@@ -19,8 +19,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/patchwright/patchwright/agent"
-	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
