@@ -316,10 +316,6 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 	// only, so workers do not report the same pull requests again.
 	reg.MustRegister(&outcomes.Collector{Store: &outcomes.Store{Redis: rdb}})
 	mux.Handle("GET /metrics", metrics.Handler(reg))
-	web, err := setup.WebURLFor(cfg.githubAPIURL)
-	if err != nil {
-		return nil, nil, err
-	}
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return err
