@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/ledger"
+	"github.com/patchwright/patchwright/agent/provider"
 )
 
 // issueWithImages has one image fetched and one the fetcher dropped.
@@ -72,4 +73,29 @@ func imagesEvent(t *testing.T, recs []ledger.Record) *ledger.IssueImages {
 	}
 	t.Fatal("no issue_images event")
 	return nil
+}
+
+// TestImagesCountTowardsTheWindow: two observations alone stay below the
+// compaction threshold; with two images in the first message the request
+// is over it, so the older observation is replaced.
+func TestImagesCountTowardsTheWindow(t *testing.T) {
+	big := strings.Repeat("observation ", 1000) // 12,000 bytes, ~3,000 tokens
+	script := []turn{calls(0, "read_file", `{"path":"a"}`), calls(0, "read_file", `{"path":"b"}`), calls(0, "finish", `{"summary":"ok"}`)}
+	h := newHarness(t, script, constTool("read_file", big), finishTool())
+	h.cfg.Limits.ContextWindow = 10_000 // compaction above 8,000
+	h.cfg.Limits.KeepRecent = 1
+	h.cfg.ReadsImages = true
+	pic := images.Image{Source: "https://github.com/user-attachments/assets/1", PNG: []byte("\x89PNG pixels")}
+	h.cfg.Issue.Images = []images.Image{pic, pic}
+	if _, err := h.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.model.requests()
+	last := reqs[len(reqs)-1]
+	if !strings.Contains(h.types(), "compaction") || !strings.HasPrefix(last.Messages[2].ToolResults[0].Content, placeholderPrefix) {
+		t.Errorf("images were not counted: no compaction (%s)", h.types())
+	}
+	if got, want := estimateTokens(provider.Request{Messages: []provider.Message{last.Messages[0]}}), int64(2*imageTokens); got < want {
+		t.Errorf("first message estimated at %d tokens, want at least %d for its images", got, want)
+	}
 }
