@@ -83,6 +83,8 @@ type Server struct {
 	installRepos map[int64][]string
 	// advisories are the global advisory database (AddAdvisory).
 	advisories []Advisory
+	// attachments are issue attachments by ID (AddAttachment).
+	attachments map[string]attachment
 }
 
 // Repo is a repository the fake knows.
