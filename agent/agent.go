@@ -167,6 +167,10 @@ type Config struct {
 	Workspace *sandbox.Workspace
 	// Issue is the task.
 	Issue Issue
+	// ReadsImages: the model reads images (provider.Prices.ReadsImages),
+	// so Issue.Images that were fetched are sent with the first message;
+	// false sends none and the message says how many were left out.
+	ReadsImages bool
 	// Limits are the run's budgets; zero fields take DefaultLimits.
 	Limits Limits
 	// Now measures durations; nil means time.Now.
@@ -334,7 +338,7 @@ func newRunner(cfg Config) (*runner, error) {
 // ledger opens with run_start even when the prompt could not be built.
 func (r *runner) start(ctx context.Context) *stop {
 	first, err := r.buildFirst(ctx)
-	r.req.Messages = []provider.Message{{Role: provider.RoleUser, Text: first}}
+	r.req.Messages = []provider.Message{{Role: provider.RoleUser, Text: first, Images: r.shownImages()}}
 	sum := sha256.Sum256([]byte(r.req.System + "\x00" + first))
 	limits := ledger.Limits{MaxSteps: r.lim.MaxSteps, MaxInputTokens: r.lim.MaxInputTokens, ContextWindow: r.lim.ContextWindow}
 	if d, ok := ctx.Deadline(); ok {
@@ -346,6 +350,9 @@ func (r *runner) start(ctx context.Context) *stop {
 	}); lerr != nil {
 		return &stop{Infrastructure, "could not write the ledger: " + lerr.Error(), lerr}
 	}
+	if lerr := r.recordImages(); lerr != nil {
+		return &stop{Infrastructure, "could not write the ledger: " + lerr.Error(), lerr}
+	}
 	if err != nil {
 		return r.failure(ctx, Infrastructure, err)
 	}
@@ -354,7 +361,9 @@ func (r *runner) start(ctx context.Context) *stop {
 
 // buildFirst reads the repository's guidance and map and frames the issue.
 func (r *runner) buildFirst(ctx context.Context) (string, error) {
-	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue, Plan: r.cfg.Plan}
+	parts := promptParts{Issue: r.cfg.Issue, MaxIssue: r.lim.MaxIssue, Plan: r.cfg.Plan, TextOnly: !r.cfg.ReadsImages}
+	parts.Shown = len(r.shownImages())
+	parts.NotShown = len(r.cfg.Issue.Images) - parts.Shown
 	if ws := r.cfg.Workspace; ws != nil {
 		var err error
 		if parts.Instructions, err = readInstructions(ctx, ws, r.lim.MaxInstructions); err != nil {

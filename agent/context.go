@@ -40,8 +40,17 @@ func estimateTokens(req provider.Request) int64 {
 	return int64(n / 4)
 }
 
+// imageTokens is what one image is counted as: Anthropic's documented
+// ceiling for an image (width×height/750 tokens, scaled down past ~1,600
+// tokens or a 1568 px edge). OpenAI's high-detail formula (85 + 170 per
+// 512 px tile once the short side is 768 px) comes to at most 765 for the
+// same image, so the count errs large there.
+const imageTokens = 1600
+
+// messageBytes is a message's size in bytes of text, an image counted as
+// the bytes its tokens stand for, so the estimate and compaction see it.
 func messageBytes(m provider.Message) int {
-	n := len(m.Text)
+	n := len(m.Text) + len(m.Images)*imageTokens*4
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
 	}

@@ -21,6 +21,8 @@ const (
 	TypeRunStop    = "run_stop"   // RunStop
 	// TypeUserMessage is a note a person sent while the run went on.
 	TypeUserMessage = "user_message" // UserMessage
+	// TypeIssueImages lists the images of the issue and its feedback.
+	TypeIssueImages = "issue_images" // IssueImages
 
 	// Written by the verification runner.
 	TypeCheck   = "check"           // CheckEvent: one check's result in one phase
@@ -45,7 +47,7 @@ const (
 
 // types lists the constants above, in their order.
 var types = []string{
-	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage,
+	TypeRunStart, TypeModelTurn, TypeToolCall, TypeCommand, TypeCompaction, TypeRunStop, TypeUserMessage, TypeIssueImages,
 	TypeCheck, TypeNewTest,
 	TypeFinding, TypeDependencies, TypeSetupDetected, TypeSetupSecrets, TypeSetupSecretsWithheld,
 	TypeSetupSecretFiles, TypeEgressRefused, TypeEgressRefusalsDropped, TypeServiceLog, TypeImageResolved,
@@ -74,6 +76,8 @@ func newPayload(typ string) Payload {
 		return new(RunStop)
 	case TypeUserMessage:
 		return new(UserMessage)
+	case TypeIssueImages:
+		return new(IssueImages)
 	case TypeCheck:
 		return new(CheckEvent)
 	case TypeNewTest:

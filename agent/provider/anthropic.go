@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,6 +207,9 @@ func anthropicMessage(m Message) (anthropic.MessageParam, error) {
 		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+		}
+		for _, im := range m.Images {
+			blocks = append(blocks, anthropic.NewImageBlockBase64(im.MediaType, base64.StdEncoding.EncodeToString(im.Data)))
 		}
 		return anthropic.NewUserMessage(blocks...), nil
 	case RoleAssistant:

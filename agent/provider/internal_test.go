@@ -173,8 +173,8 @@ func TestLoadPrices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p["openai:gpt-4.1"]; got != (Price{Input: 1, CachedInput: 0.25, CacheWrite: 1, Output: 4}) {
-		t.Errorf("override = %+v (cache_write defaults to input)", got)
+	if got := p["openai:gpt-4.1"]; got != (Price{Input: 1, CachedInput: 0.25, CacheWrite: 1, Output: 4, Images: true}) {
+		t.Errorf("override = %+v (cache_write defaults to input, images to the table's)", got)
 	}
 	if got, known := p.Cost("openai:qwen2.5-coder:7b", Usage{InputTokens: 5000, OutputTokens: 10}); !known || got != 0 {
 		t.Errorf("free local model = %v %v", got, known)
@@ -211,6 +211,8 @@ func TestLoadPricesBadInput(t *testing.T) {
 		"negative":             {`{"openai:x": {"input": -1, "output": 2}}`, "cannot be negative"},
 		"key without provider": {`{"gpt-4.1": {"input": 1, "output": 2}}`, "want a provider:model key"},
 		"wrong type":           {`{"openai:x": {"input": "1", "output": 2}}`, "cannot unmarshal"},
+		"images without price": {`{"openai:local-vl": {"images": true}}`, "images is set but the model has no price"},
+		"empty entry":          {`{"openai:x": {}}`, "input and output prices are required"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -225,6 +227,36 @@ func TestLoadPricesBadInput(t *testing.T) {
 	}
 	if _, err := PricesFromEnv(func(string) string { return "/nonexistent/prices.json" }); err == nil || !strings.Contains(err.Error(), EnvPrices) {
 		t.Errorf("env error does not name %s: %v", EnvPrices, err)
+	}
+}
+
+func TestReadsImages(t *testing.T) {
+	p, err := LoadPrices(writeFile(t, `{"openai:qwen2.5-vl:7b": {"input": 0, "output": 0, "images": true},
+		"openai:qwen2.5-coder:7b": {"input": 0, "output": 0},
+		"openai:gpt-4o": {"images": false},
+		"anthropic:claude-3-5-haiku": {"images": true, "context_window": 200000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]bool{
+		"openai:gpt-4.1":                          true,
+		"anthropic:claude-sonnet-4-5-20250929":    true, // a dated snapshot reads as its name
+		"openai:qwen2.5-vl:7b":                    true,
+		"openai:qwen2.5-coder:7b":                 false,
+		"openai:gpt-4o":                           false, // the file turned it off
+		"anthropic:claude-3-5-haiku":              true,  // and this one on
+		"openai:unknown-model":                    false,
+		"openai:gpt-4.1,openai:gpt-4.1-mini":      true,
+		"openai:gpt-4.1, openai:qwen2.5-coder:7b": false, // a fallback may move the run to it
+		"": false,
+	}
+	for models, want := range cases {
+		if got := p.ReadsImages(models); got != want {
+			t.Errorf("ReadsImages(%q) = %v, want %v", models, got, want)
+		}
+	}
+	if _, known := p.Cost("openai:gpt-4o", Usage{InputTokens: 1}); !known {
+		t.Error("an images-only entry lost the model's price")
 	}
 }
 

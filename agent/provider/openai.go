@@ -2,11 +2,13 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -163,7 +165,10 @@ func openAIMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error)
 		for _, r := range m.ToolResults {
 			out = append(out, openai.ToolMessage(r.Content, r.CallID))
 		}
-		if m.Text != "" {
+		switch {
+		case len(m.Images) > 0:
+			out = append(out, openai.UserMessage(openAIParts(m)))
+		case m.Text != "":
 			out = append(out, openai.UserMessage(m.Text))
 		}
 		return out, nil
@@ -185,6 +190,20 @@ func openAIMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error)
 	return nil, fmt.Errorf("unknown role %q", m.Role)
 }
 
+// openAIParts is a user message's text and images as content parts,
+// each image a data URL.
+func openAIParts(m Message) []openai.ChatCompletionContentPartUnionParam {
+	var parts []openai.ChatCompletionContentPartUnionParam
+	if m.Text != "" {
+		parts = append(parts, openai.TextContentPart(m.Text))
+	}
+	for _, im := range m.Images {
+		url := "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+		parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+	}
+	return parts
+}
+
 // checkMessage rejects what neither API accepts: empty messages and
 // tool traffic on the wrong side.
 func checkMessage(m Message) error {
@@ -193,11 +212,24 @@ func checkMessage(m Message) error {
 		return errors.New("a user message cannot carry tool calls")
 	case m.Role == RoleAssistant && len(m.ToolResults) > 0:
 		return errors.New("an assistant message cannot carry tool results")
-	case m.Text == "" && len(m.ToolCalls) == 0 && len(m.ToolResults) == 0:
+	case m.Role == RoleAssistant && len(m.Images) > 0:
+		return errors.New("an assistant message cannot carry images")
+	case m.Text == "" && len(m.ToolCalls) == 0 && len(m.ToolResults) == 0 && len(m.Images) == 0:
 		return errors.New("the message is empty")
+	}
+	for i, im := range m.Images {
+		switch {
+		case !slices.Contains(imageTypes, im.MediaType):
+			return fmt.Errorf("image %d: media type %q is not one of %s", i, im.MediaType, strings.Join(imageTypes, ", "))
+		case len(im.Data) == 0:
+			return fmt.Errorf("image %d is empty", i)
+		}
 	}
 	return nil
 }
+
+// imageTypes are the media types both APIs accept.
+var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 // schemaObject decodes a tool's schema; an empty one means no parameters.
 func schemaObject(t ToolDef) (map[string]any, error) {

@@ -51,6 +51,19 @@ type Message struct {
 	Text        string
 	ToolCalls   []ToolCall   // assistant only
 	ToolResults []ToolResult // user only
+	// Images follow Text, user only. Only a model the price table marks
+	// as reading images (Prices.ReadsImages) may be sent any.
+	Images []Image
+}
+
+// Image is a picture sent to the model. The caller has re-encoded it
+// (agent/images), so Data holds pixels in a standard format and nothing
+// else.
+type Image struct {
+	// MediaType is "image/png" (what agent/images produces), or
+	// "image/jpeg", "image/gif" or "image/webp".
+	MediaType string
+	Data      []byte
 }
 
 // ToolCall is a model's request to run a tool.

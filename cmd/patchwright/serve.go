@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/budget"
@@ -32,6 +33,7 @@ import (
 	"github.com/patchwright/patchwright/webhook/queueui"
 	"github.com/patchwright/patchwright/webhook/runpage"
 	"github.com/patchwright/patchwright/webhook/runsui"
+	"github.com/patchwright/patchwright/webhook/setup"
 )
 
 // Server timeouts. The webhook body may be 25 MiB, read within ReadTimeout.
@@ -86,6 +88,10 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
+	web, err := setup.WebURLFor(cfg.githubAPIURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return nil, nil, err
@@ -124,6 +130,7 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Policy:        d.cfg.policy,
 		Outcomes:      &outcomes.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
 		Runs:          &runstore.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
+		Images:        &images.Fetcher{Hosts: images.Hosts{Web: web}},
 		Audit:         func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
 	return p, func() { engine.Close() }, nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
+	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
@@ -97,6 +98,10 @@ type Pipeline struct {
 	// Runs keeps each run's summary for the runs dashboard
 	// (runstore.Store.PutSummary); nil keeps none.
 	Runs RunIndex
+	// Images fetches the images of the issue and of the comments that
+	// become its feedback, with the repository's token (set per job);
+	// nil fetches none, and the model is told nothing of them.
+	Images *images.Fetcher
 
 	// orgConfigs caches organisations' default configurations.
 	orgConfigs orgConfigs
@@ -400,6 +405,11 @@ func (p *Pipeline) prepare(ctx context.Context, a request, id, logURL string, lo
 	// The token stays in memory: go-git sends it as basic auth and
 	// nothing writes it to the clone's config or the sandbox.
 	job.Auth = &http.BasicAuth{Username: "x-access-token", Password: token}
+	if p.Images != nil {
+		f := *p.Images
+		f.Token = token
+		job.Issue.Images = f.Fetch(ctx, images.Find(text.Body, job.Issue.Feedback))
+	}
 	return job, pub, nil
 }
 

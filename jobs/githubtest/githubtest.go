@@ -94,6 +94,8 @@ type Server struct {
 	appKeyPEM []byte
 	// strays are the requests no route took.
 	strays []Request
+	// attachments are issue attachments by ID (AddAttachment).
+	attachments map[string]attachment
 }
 
 // Repo is a repository the fake knows.

@@ -96,6 +96,9 @@ func (s *Server) handler(sh shape) http.Handler {
 	// The download a job-log redirect points at: GitHub's is a
 	// short-lived signed URL on another host, read without the token.
 	mux.HandleFunc("GET "+sh.logs+"{id}", s.downloadJobLog)
+	// Issue attachments, on the web host: not an API route, so they
+	// check the token themselves.
+	mux.HandleFunc("GET /user-attachments/assets/{id}", s.getAttachment)
 	inst("GET /repos/{owner}/{repo}/compare/{basehead}", "contents=read", s.compare)
 	inst("GET /repos/{owner}/{repo}/commits/{sha}", "contents=read", s.getCommit)
 	inst("GET /repos/{owner}/{repo}/contents/{path...}", "contents=read", s.getContents)

@@ -466,3 +466,13 @@ func (e *Executor) cost(model string, u provider.Usage) (float64, bool) {
 	}
 	return prices.Cost(model, u)
 }
+
+// readsImages says whether the executor's model reads images, by its
+// price table (agent.Config.ReadsImages).
+func (e *Executor) readsImages() bool {
+	prices := e.Prices
+	if prices == nil {
+		prices = provider.DefaultPrices()
+	}
+	return prices.ReadsImages(e.Provider.Model())
+}

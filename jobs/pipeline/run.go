@@ -391,6 +391,7 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 		Ledger:          r.ledger,
 		Workspace:       r.ws,
 		Issue:           r.job.Issue,
+		ReadsImages:     r.e.readsImages(),
 		Redactor:        set,
 		Limits: agent.Limits{MaxSteps: maxSteps, MaxInputTokens: r.clone.cfg.Limits.MaxInputTokens,
 			ContextWindow: win.Context, OutputLimit: win.Output,

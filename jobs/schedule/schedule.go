@@ -156,36 +156,42 @@ func (s *Scanner) runOne(ctx context.Context, repo tasks.Issue, sc config.Schedu
 	id := scheduleID(repo, sc.Title)
 	o = Outcome{Repo: repo, Title: sc.Title, Period: period}
 	// The claim outlives the period, so a late scan of it finds it. It
-	// holds "pending" until the issue is opened, then "issue:N" until its
-	// solve is enqueued, then "done": a scan that finds "issue:N" enqueues
-	// it again (the enqueue is idempotent), so a failure in between opens
-	// no second issue.
+	// holds "pending:T" until the issue is opened, then "issue:N" until
+	// its solve is enqueued, then "done": a scan that finds "issue:N"
+	// enqueues it again (the enqueue is idempotent), so a failure in
+	// between opens no second issue. T ends a lease: a process that dies
+	// holding "pending" loses the period to the next scan, not forever.
 	key := claimKey(id, period)
 	ttl := max(2*sched.Next(period).Sub(period), 2*time.Hour)
-	claimed, err := s.Redis.SetNX(ctx, key, "pending", ttl).Result()
+	mine := "pending:" + strconv.FormatInt(now.Add(claimLease).Unix(), 10)
+	claimed, err := s.Redis.SetNX(ctx, key, mine, ttl).Result()
 	if err != nil {
 		return o, false, err
 	}
 	if !claimed {
 		v, err := s.Redis.Get(ctx, key).Result()
-		n, half := strings.CutPrefix(v, "issue:")
-		if err != nil || !half {
+		if err != nil {
 			return o, false, ignoreNil(err)
 		}
-		o.Issue, _ = strconv.Atoi(n)
-		err = s.enqueue(ctx, repo, id, sc, period, o.Issue)
-		o.Started = err == nil
-		return o, true, err
+		if n, half := strings.CutPrefix(v, "issue:"); half {
+			o.Issue, _ = strconv.Atoi(n)
+			err = s.enqueue(ctx, repo, id, sc, period, o.Issue)
+			o.Started = err == nil
+			return o, true, err
+		}
+		if claimed, err = s.takeOver(ctx, key, v, mine, now); !claimed || err != nil {
+			return o, false, err
+		}
 	}
 	if o, skipped, err := s.skipWhileOpen(ctx, repo, id, sc, o); skipped || err != nil {
 		if err != nil {
-			s.giveBack(ctx, key)
+			s.giveBack(ctx, key, mine)
 		}
 		return o, true, err
 	}
 	title, body := text(sc, period)
 	if o.Issue, err = s.GitHub.CreateIssue(ctx, repo, title, body); err != nil {
-		s.giveBack(ctx, key)
+		s.giveBack(ctx, key, mine)
 		return o, true, err
 	}
 	if err := s.Redis.Set(ctx, key, "issue:"+strconv.Itoa(o.Issue), ttl).Err(); err != nil {
@@ -196,10 +202,38 @@ func (s *Scanner) runOne(ctx context.Context, repo tasks.Issue, sc config.Schedu
 	return o, true, err
 }
 
+// claimLease is how long a "pending" claim holds before another scan may
+// take the period over: far longer than opening an issue takes.
+const claimLease = 10 * time.Minute
+
+// swapClaim replaces a claim only if it still holds what the caller read
+// (KEYS[1], ARGV[1] the old value, ARGV[2] the new, "" to delete).
+var swapClaim = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == "" then redis.call("DEL", KEYS[1]) else redis.call("SET", KEYS[1], ARGV[2], "KEEPTTL") end
+return 1`)
+
+// takeOver claims a period whose "pending" lease (v) ran out: its holder
+// died between the claim and the issue. A claim of before leases (bare
+// "pending") counts as run out; "done" never does.
+func (s *Scanner) takeOver(ctx context.Context, key, v, mine string, now time.Time) (bool, error) {
+	t, ok := strings.CutPrefix(v, "pending")
+	end, _ := strconv.ParseInt(strings.TrimPrefix(t, ":"), 10, 64)
+	if !ok || now.Unix() <= end {
+		return false, nil
+	}
+	n, err := swapClaim.Run(ctx, s.Redis, []string{key}, v, mine).Int()
+	if err == nil && n == 1 {
+		s.log().Warn("took over a scheduled period whose claim ran out", "claim", v)
+	}
+	return n == 1, err
+}
+
 // giveBack frees a period's claim after a failure before anything was
-// done, so the next scan tries again.
-func (s *Scanner) giveBack(ctx context.Context, key string) {
-	if err := s.Redis.Del(context.WithoutCancel(ctx), key).Err(); err != nil {
+// done, so the next scan tries again; only while it is still mine, not
+// once another scan took it over.
+func (s *Scanner) giveBack(ctx context.Context, key, mine string) {
+	if err := swapClaim.Run(context.WithoutCancel(ctx), s.Redis, []string{key}, mine, "").Err(); err != nil {
 		s.log().Warn("give a schedule's period back", logkey.Err, err)
 	}
 }

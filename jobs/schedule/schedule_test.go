@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,5 +204,44 @@ func TestOneScanPerInterval(t *testing.T) {
 	}
 	if scanned, _ := e.scanner().Tick(context.Background(), time.Minute); !scanned || listings() != 2 {
 		t.Fatal("the next interval did not scan")
+	}
+}
+
+// A scanner that dies between claiming the period and opening its issue
+// (here: stuck in the request, then killed) holds the period only for the
+// claim's lease: another scan meanwhile opens nothing, one after the
+// lease opens the issue, and the dead scanner's late failure does not
+// give back the claim it no longer holds.
+func TestScheduleClaimOfDeadScanner(t *testing.T) {
+	e := newEnv(t)
+	reached, release := make(chan struct{}), make(chan struct{})
+	var freed sync.Once
+	free := func() { freed.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the fake closes, which waits for its handlers
+	e.fake.Fail(githubtest.Fault{Method: "POST", Path: "/repos/acme/widgets/issues", Status: http.StatusBadGateway,
+		Before: func() { close(reached); <-release }})
+	dead, kill := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = e.scanner().Scan(dead)
+	}()
+	<-reached
+	if out := e.scan(); len(out) != 0 {
+		t.Fatalf("a scan while the claim is held = %+v, want nothing", out)
+	}
+	e.now = e.now.Add(claimLease + time.Minute)
+	out := e.scan()
+	if len(out) != 1 || !out[0].Started || out[0].Issue != 1 {
+		t.Fatalf("a scan after the lease = %+v, want issue 1 started", out)
+	}
+	kill()
+	<-done
+	free()
+	if again := e.scan(); len(again) != 0 {
+		t.Fatalf("a scan after the dead scanner failed = %+v, want nothing", again)
+	}
+	if _, two := e.fake.Issue("acme", "widgets", 2); two || len(e.solves()) != 1 {
+		t.Fatalf("a second issue or run for one period: %d solves", len(e.solves()))
 	}
 }

@@ -54,6 +54,7 @@ var showers = map[string]shower{
 	ledger.TypeSetupSecretFiles:      showSecretFiles,
 	ledger.TypeAdvisoryCheck:         showAdvisoryCheck,
 	ledger.TypeReview:                showReview,
+	ledger.TypeIssueImages:           showIssueImages,
 }
 
 // joined are the kinds whose consecutive events share one table.

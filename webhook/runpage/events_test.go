@@ -30,6 +30,7 @@ func everyEvent(s string) []ledger.Payload {
 		checkEvent(verify.CheckResult{Name: "test", Command: "go test ./...", Phase: verify.Baseline, Ran: true, ExitCode: 1, Runs: 1, Failures: 1, Output: "--- FAIL: TestCount " + s}),
 		checkEvent(verify.CheckResult{Name: "vet", Command: "go vet ./...", Phase: verify.Baseline, Ran: true, Passed: true, Runs: 1}),
 		&ledger.RunStart{Model: "openai:m", Tools: []string{"read_file", "edit", "run"}, Prompt: "Issue #7: " + s},
+		&ledger.IssueImages{Images: []ledger.IssueImage{{Source: "https://github.com/user-attachments/assets/1", BytesIn: 900, Width: 40, Height: 30, SHA256: "ab12", Shown: true}, {Source: "https://evil.example/" + s, Dropped: "host evil.example is not GitHub's"}}},
 		&ledger.UserMessage{Step: 1, From: "octocat", Text: "please keep the API " + s},
 		&ledger.ModelTurn{Step: 1, Model: "openai:m", InputTokens: 900, OutputTokens: 40, Text: "I will plan " + s,
 			ToolCalls: []ledger.RequestedCall{{ID: "c0", Name: "submit_plan", Arguments: plan}}},
