@@ -48,9 +48,6 @@ func newCommit(repo *gitrepo.Repo, head, branch string, expected plumbing.Hash) 
 		return githubapi.NewCommit{}, err
 	}
 	c := githubapi.NewCommit{Branch: branch, Parent: d.Parent.String(), BaseTree: d.BaseTree.String(), Message: d.Message}
-	if !d.Merged.IsZero() {
-		c.Merged = d.Merged.String()
-	}
 	if !expected.IsZero() {
 		c.Expected = expected.String()
 	}
