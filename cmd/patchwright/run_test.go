@@ -230,7 +230,7 @@ func TestRunUsageErrors(t *testing.T) {
 		"negative steps":    {args: base("--repo", repo, "--title", "x", "--max-steps", "-1", "--model", "openai:gpt-4.1"), want: "--max-steps -1"},
 		"stray argument":    {args: base("--repo", repo, "--title", "x", "--model", "openai:gpt-4.1", "extra"), want: "unexpected arguments"},
 		"image missing": {args: base("--repo", repo, "--issue-file", issueFile, "--model", "openai:gpt-4.1", "--image", "patchwright-no-such-image:1"),
-			docker: true, want: `sandbox image "patchwright-no-such-image:1" does not exist`},
+			docker: true, want: `sandbox image "patchwright-no-such-image:1" is not on the Docker engine and is not pulled`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
