@@ -50,9 +50,9 @@ const (
 //     out the same pause before they are sent (GitHub: requests made
 //     while limited can get an integration banned);
 //   - 500, 502, 503 and 504 back off exponentially, except for the
-//     requests that create content (a comment, a check run): a 5xx can
-//     come after GitHub stored it, so sending it again could post it
-//     twice. Their caller looks it up before posting again.
+//     requests that create content (a comment, a check run, an issue): a
+//     5xx can come after GitHub stored it, so sending it again could post
+//     it twice. Their caller looks it up before posting again.
 //
 // Requests whose body cannot be replayed are not retried. Zero fields
 // take the defaults named.
@@ -240,7 +240,8 @@ func createsContent(req *http.Request) bool {
 		return false
 	}
 	p := strings.TrimRight(req.URL.Path, "/")
-	return strings.HasSuffix(p, "/comments") || strings.HasSuffix(p, "/check-runs")
+	return strings.HasSuffix(p, "/comments") || strings.HasSuffix(p, "/check-runs") ||
+		strings.HasSuffix(p, "/issues")
 }
 
 func rewind(req *http.Request) (*http.Request, error) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/patchwright/patchwright/jobs/tasks"
@@ -12,7 +14,7 @@ import (
 
 // The calls the schedule scan makes (jobs/schedule): which repositories the
 // app is installed on, a file of a repository's default branch, and a new
-// tracking issue.
+// tracking issue (after a look for one it opened already).
 
 // maxInstallPages bounds the repositories one scan reads per installation:
 // pages of 100.
@@ -91,6 +93,34 @@ func (a *App) DefaultBranchFile(ctx context.Context, repo tasks.Issue, path stri
 		return nil, false, fmt.Errorf("read %s of %s/%s: %w", path, repo.Owner, repo.Repo, err)
 	}
 	return []byte(text), true, nil
+}
+
+// IssueByApp finds an issue the app itself opened on repo, updated at or
+// after since, whose body holds marker; 0 and false when none does. It
+// reads the newest 100 such issues: what a schedule opens once per
+// period is among them. Only the app's own issues count, so nobody else
+// can pass an issue of theirs off as one the app opened.
+func (a *App) IssueByApp(ctx context.Context, repo tasks.Issue, since time.Time, marker string) (int, bool, error) {
+	login, err := a.BotLogin(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return 0, false, err
+	}
+	list, _, err := c.Issues.ListByRepo(ctx, repo.Owner, repo.Repo, &github.IssueListByRepoOptions{
+		State: "all", Creator: login, Since: since, Sort: "created", Direction: "desc",
+		ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return 0, false, fmt.Errorf("list the issues of %s/%s: %w", repo.Owner, repo.Repo, err)
+	}
+	for _, i := range list {
+		if !i.IsPullRequest() && strings.EqualFold(i.GetUser().GetLogin(), login) && strings.Contains(i.GetBody(), marker) {
+			return i.GetNumber(), true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // CreateIssue opens an issue and returns its number.

@@ -69,6 +69,7 @@ func (s *Server) handler(sh shape) http.Handler {
 	app("GET /app/installations", s.listInstallations)
 	inst("GET /installation/repositories", "", s.listInstallationRepos)
 	inst("POST /repos/{owner}/{repo}/issues", "issues=write", s.createIssue)
+	inst("GET /repos/{owner}/{repo}/issues", "issues=read", s.listIssues)
 	app("POST /app/hook/deliveries/{id}/attempts", s.redeliverOne)
 	inst("GET /users/{login}", "", s.getUser)
 	inst("GET /advisories", "", s.listAdvisories)

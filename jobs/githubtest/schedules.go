@@ -7,7 +7,8 @@ import (
 )
 
 // The endpoints a schedule scan reads: the app's installations, an
-// installation's repositories, a default-branch file, and a new issue.
+// installation's repositories, a default-branch file, a repository's
+// issues, and a new issue.
 
 func (r *Repo) installation() int64 {
 	if r.Installation == 0 {
@@ -94,4 +95,35 @@ func (s *Server) createIssue(w http.ResponseWriter, r *http.Request) {
 	s.issues[issueKey(owner, name, i.Number)] = i
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{"number": i.Number, "title": i.Title, "body": i.Body, "state": "open", "user": user(BotLogin)})
+}
+
+// listIssues answers GET issues with the repository's issues, newest
+// first, filtered by `creator` and `state` (open by default, or closed,
+// or all) as GitHub filters them. `since` is not read: the fake's issues
+// carry no times, so every issue counts as updated since then.
+func (s *Server) listIssues(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.repo(w, r); !ok {
+		return
+	}
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	s.mu.Lock()
+	var list []Issue
+	for _, i := range s.issues {
+		if sameRepo(i.Owner, i.Repo, r.PathValue("owner"), r.PathValue("repo")) &&
+			(state == "all" || i.State == state) &&
+			(q.Get("creator") == "" || strings.EqualFold(i.Author, q.Get("creator"))) {
+			list = append(list, *i)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(list, func(a, b Issue) int { return b.Number - a.Number })
+	out := []map[string]any{}
+	for _, i := range list {
+		out = append(out, map[string]any{"number": i.Number, "title": i.Title, "body": i.Body, "state": i.State, "user": user(i.Author)})
+	}
+	writeJSON(w, http.StatusOK, out)
 }

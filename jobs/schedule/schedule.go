@@ -37,6 +37,7 @@ type GitHub interface {
 	InstalledRepos(ctx context.Context) ([]tasks.Issue, error)
 	DefaultBranchFile(ctx context.Context, repo tasks.Issue, path string) ([]byte, bool, error)
 	CreateIssue(ctx context.Context, repo tasks.Issue, title, body string) (int, error)
+	IssueByApp(ctx context.Context, repo tasks.Issue, since time.Time, marker string) (int, bool, error)
 	FindPullRequest(ctx context.Context, repo tasks.Issue, branch string) (githubapi.PullRequest, bool, error)
 	PostComment(ctx context.Context, issue tasks.Issue, body string) (int64, error)
 }
@@ -189,8 +190,7 @@ func (s *Scanner) runOne(ctx context.Context, repo tasks.Issue, sc config.Schedu
 		}
 		return o, true, err
 	}
-	title, body := text(sc, period)
-	if o.Issue, err = s.GitHub.CreateIssue(ctx, repo, title, body); err != nil {
+	if o.Issue, err = s.openIssue(ctx, repo, sc, period); err != nil {
 		s.giveBack(ctx, key, mine)
 		return o, true, err
 	}
@@ -200,6 +200,22 @@ func (s *Scanner) runOne(ctx context.Context, repo tasks.Issue, sc config.Schedu
 	err = s.enqueue(ctx, repo, id, sc, period, o.Issue)
 	o.Started = err == nil
 	return o, true, err
+}
+
+// openIssue opens the period's tracking issue, unless the app opened it
+// already: a scanner that died after GitHub created the issue and before
+// the claim recorded it, or a create whose answer was lost (a 502, a
+// timeout) after it landed, left one that the claim does not name.
+func (s *Scanner) openIssue(ctx context.Context, repo tasks.Issue, sc config.Schedule, period time.Time) (int, error) {
+	n, found, err := s.GitHub.IssueByApp(ctx, repo, period, marker(sc, period))
+	if err != nil || found {
+		if found {
+			s.log().Warn("adopted the tracking issue an earlier scan opened", "repo", repo.Owner+"/"+repo.Repo, logkey.Issue, n)
+		}
+		return n, err
+	}
+	title, body := text(sc, period)
+	return s.GitHub.CreateIssue(ctx, repo, title, body)
 }
 
 // claimLease is how long a "pending" claim holds before another scan may
@@ -273,9 +289,13 @@ func (s *Scanner) skipWhileOpen(ctx context.Context, repo tasks.Issue, id string
 
 // text is the tracking issue's title and body for a period.
 func text(sc config.Schedule, period time.Time) (title, body string) {
-	body = strings.TrimSpace(sc.Body) + fmt.Sprintf("\n\n---\nOpened by Patchwright for the schedule `%s` of `%s` (period %s).",
-		sc.Cron, config.Path, period.Format(time.RFC3339))
-	return strings.TrimSpace(sc.Title), body
+	return strings.TrimSpace(sc.Title), strings.TrimSpace(sc.Body) + "\n\n---\n" + marker(sc, period)
+}
+
+// marker is the line of a tracking issue's body that names its schedule
+// and period: what openIssue looks for.
+func marker(sc config.Schedule, period time.Time) string {
+	return fmt.Sprintf("Opened by Patchwright for the schedule `%s` of `%s` (period %s).", sc.Cron, config.Path, period.Format(time.RFC3339))
 }
 
 // enqueue records issue n as the schedule's last run and enqueues its

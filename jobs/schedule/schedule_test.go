@@ -177,6 +177,27 @@ func TestScheduleFailureGivesThePeriodBack(t *testing.T) {
 	}
 }
 
+// An issue GitHub created although its answer was lost (a 502 after it
+// landed) is the period's issue: the next scan adopts it and opens no
+// second one. A stranger's issue with the same text is not adopted.
+func TestScheduleAdoptsTheIssueItOpened(t *testing.T) {
+	e := newEnv(t)
+	title, body := text(config.Schedule{Cron: "0 6 * * 1", Title: "Update the changelog",
+		Body: "Add the week's merged pull requests to CHANGELOG.md.\n"}, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	e.fake.AddIssue(githubtest.Issue{Owner: "acme", Repo: "widgets", Number: 1, Title: title, Body: body, Author: "mallory"})
+	e.fake.Fail(githubtest.Fault{Method: http.MethodPost, Path: "/repos/acme/widgets/issues", Status: http.StatusBadGateway, Landed: true})
+	if _, err := e.scanner().Scan(context.Background()); err == nil {
+		t.Fatal("scan with the create's answer lost: no error")
+	}
+	out := e.scan()
+	if len(out) != 1 || !out[0].Started || out[0].Issue != 2 {
+		t.Fatalf("scan after the lost answer = %+v, want issue 2 (the one that landed) started", out)
+	}
+	if _, three := e.fake.Issue("acme", "widgets", 3); three || len(e.solves()) != 1 {
+		t.Fatalf("a second issue or run for one period: %d solves", len(e.solves()))
+	}
+}
+
 // Of several workers ticking in one interval, one scans: the others read
 // nothing from GitHub.
 func TestOneScanPerInterval(t *testing.T) {
