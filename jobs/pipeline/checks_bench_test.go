@@ -45,7 +45,7 @@ func BenchmarkCheckSandbox(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			dir, err := r.baselineTree()
+			dir, err := r.baselineTree(r.first.pristine)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -163,41 +163,59 @@ func (r *run) chooseImage(ctx context.Context) error {
 	return r.resolveImages(ctx)
 }
 
-// work runs the phases that need the sandbox. It stops at the first
-// infrastructure failure or when the context ends, and records which.
+// work runs the phases that need the sandbox, one after another: each
+// takes what it reads of the earlier phases' results as its input and
+// returns its own, which work keeps in run for the phases after it and
+// the report. Beside its input a phase reads what spans the run (the
+// executor, the job, the clone's result) and takes over the containers
+// beside the phases (run.box). It stops at the first infrastructure
+// failure or when the context ends, and records which.
 func (r *run) work(ctx context.Context) {
+	defer r.recordServiceLogs()
 	phases := []struct {
 		name Phase
 		fn   func(context.Context) error
 	}{
 		{PhaseSandbox, r.createSandbox},
 		{PhaseSetup, r.setup},
-		{PhaseBaseline, r.runBaseline},
+		{PhaseBaseline, func(ctx context.Context) (err error) {
+			r.baseline, err = r.runBaseline(ctx, baselineIn{pristine: r.first.pristine})
+			return err
+		}},
 		{PhaseAgent, r.runAgent},
 		{PhaseFinal, r.runFinal},
 	}
-	defer r.recordServiceLogs()
 	for _, p := range phases {
-		r.phase(p.name)
-		err := p.fn(ctx)
-		if ctx.Err() != nil {
-			r.ended.cancelled = p.name
-			return
-		}
-		if errors.Is(err, sandbox.ErrWedged) {
-			// A command fought its cleanup and cost the sandbox: the
-			// run's own failure, not the worker's.
-			r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
-			return
-		}
-		if r.overDisk(p.name, err) {
-			return
-		}
-		if err != nil {
-			r.ended.infra = fmt.Errorf("%s: %w", p.name, err)
+		if !r.runPhase(ctx, p.name, p.fn) {
 			return
 		}
 	}
+}
+
+// runPhase runs one phase and says whether the next may start: not when
+// the context ended, a sandbox was wedged, the job's disk was full or
+// the phase failed, each recorded in r.ended.
+func (r *run) runPhase(ctx context.Context, name Phase, fn func(context.Context) error) bool {
+	r.phase(name)
+	err := fn(ctx)
+	if ctx.Err() != nil {
+		r.ended.cancelled = name
+		return false
+	}
+	if errors.Is(err, sandbox.ErrWedged) {
+		// A command fought its cleanup and cost the sandbox: the
+		// run's own failure, not the worker's.
+		r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", name)
+		return false
+	}
+	if r.overDisk(name, err) {
+		return false
+	}
+	if err != nil {
+		r.ended.infra = fmt.Errorf("%s: %w", name, err)
+		return false
+	}
+	return true
 }
 
 // createSandbox starts the first container: the setup container (with a
@@ -327,22 +345,29 @@ func (r *run) trustedTree() bool {
 	return r.job.ConfigBranch == "" || r.job.ConfigBranch == r.repo.BaseBranch()
 }
 
-// runBaseline runs the checks on the untouched code in a fresh container.
-func (r *run) runBaseline(ctx context.Context) error {
-	dir, err := r.baselineTree()
+// baselineIn is what the baseline phase reads of the earlier phases':
+// the pristine tree setup left (firstSetup.pristine), which it copies.
+type baselineIn struct {
+	pristine string
+}
+
+// runBaseline runs the checks on the untouched code in a fresh container
+// and returns their results, as far as they got when it fails.
+func (r *run) runBaseline(ctx context.Context, in baselineIn) ([]verify.CheckResult, error) {
+	dir, err := r.baselineTree(in.pristine)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := r.newCheckSandbox(ctx, r.baselineStage(), dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.close()
-	r.baseline, err = r.checkRunner(c).Run(ctx, verify.Baseline)
+	checks, err := r.checkRunner(c).Run(ctx, verify.Baseline)
 	r.mu.Lock()
-	r.progress.Baseline = r.baseline
+	r.progress.Baseline = checks
 	r.mu.Unlock()
-	return err
+	return checks, err
 }
 
 // runAgent runs the model loop under the repository's budgets. A budget

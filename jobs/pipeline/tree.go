@@ -41,9 +41,9 @@ func (r *run) keepPristine() error {
 }
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
-func (r *run) baselineTree() (string, error) {
+func (r *run) baselineTree(pristine string) (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseBaseline))
-	if err := copyTree(r.first.pristine, dir); err != nil {
+	if err := copyTree(pristine, dir); err != nil {
 		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
 	}
 	return dir, nil
