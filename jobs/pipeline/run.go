@@ -182,7 +182,10 @@ func (r *run) work(ctx context.Context) {
 			r.baseline, err = r.runBaseline(ctx, baselineIn{pristine: r.first.pristine})
 			return err
 		}},
-		{PhaseAgent, r.runAgent},
+		{PhaseAgent, func(ctx context.Context) (err error) {
+			r.model, err = r.runAgent(ctx, agentIn{sb: r.box.sb, verifier: r.box.verifier})
+			return err
+		}},
 		{PhaseFinal, r.runFinal},
 	}
 	for _, p := range phases {
@@ -370,26 +373,34 @@ func (r *run) runBaseline(ctx context.Context, in baselineIn) ([]verify.CheckRes
 	return checks, err
 }
 
+// agentIn is what the agent phase reads of the earlier phases': the
+// agent's container and the verify tool's runner on it, which the
+// sandbox or the setup phase started (sandboxes).
+type agentIn struct {
+	sb       sandbox.Sandbox
+	verifier *verify.Runner
+}
+
 // runAgent runs the model loop under the repository's budgets. A budget
 // or loop detector ending the loop is not an error; the outcome says
 // "stopped".
-func (r *run) runAgent(ctx context.Context) error {
+func (r *run) runAgent(ctx context.Context, in agentIn) (modelResult, error) {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
-		Sandbox:   r.box.sb,
-		Verifier:  ToolVerifier{Runner: r.box.verifier, Findings: r.findingsSoFar},
+		Sandbox:   in.sb,
+		Verifier:  ToolVerifier{Runner: in.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 		Secrets:   r.scanner,
 		// fetch_dependencies needs somewhere to put what it fetches.
 		Dependencies: r.dependencyFetcher(),
 	})
 	if err != nil {
-		return configError{err}
+		return modelResult{}, configError{err}
 	}
-	r.model.ran = true
-	r.model.res, err = r.runModel(ctx, set, nil)
-	r.model.interruptWhy = agent.InterruptReason(ctx)
-	return err
+	m := modelResult{ran: true}
+	m.res, err = r.runModel(ctx, set, nil)
+	m.interruptWhy = agent.InterruptReason(ctx)
+	return m, err
 }
 
 // runModel runs the model loop with set's tools under the repository's
