@@ -64,7 +64,7 @@ func BenchmarkCheckSandbox(b *testing.B) {
 			if err := r.keepPristine(); err != nil {
 				b.Fatal(err)
 			}
-			dir, err := r.finalTree()
+			dir, err := r.finalTree(r.first.pristine)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -186,7 +186,9 @@ func (r *run) work(ctx context.Context) {
 			r.model, err = r.runAgent(ctx, agentIn{sb: r.box.sb, verifier: r.box.verifier})
 			return err
 		}},
-		{PhaseFinal, r.runFinal},
+		{PhaseFinal, func(ctx context.Context) error {
+			return r.runFinal(ctx, finalIn{pristine: r.first.pristine, interrupted: r.interrupted()})
+		}},
 	}
 	for _, p := range phases {
 		if !r.runPhase(ctx, p.name, p.fn) {
@@ -434,11 +436,22 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 	})
 }
 
+// finalIn is what the final phase reads of the earlier phases': the
+// pristine tree setup left (firstSetup.pristine), which it turns into
+// the final tree or removes, and whether a worker's shutdown interrupted
+// the model (modelResult). Its helpers read the baseline's results too
+// (analyze) and a retry's earlier change (modelChanges).
+type finalIn struct {
+	pristine    string
+	interrupted bool
+}
+
 // runFinal stops the agent's container, reads the change from the tree
 // that nothing can write any more, and verifies it in a fresh container
 // on the committed tree (tree.go) whatever the model said; then it runs
-// the tests the change added against the original code there.
-func (r *run) runFinal(ctx context.Context) error {
+// the tests the change added against the original code there. What it
+// establishes it keeps in r.fin, which the scans after it add to.
+func (r *run) runFinal(ctx context.Context, in finalIn) error {
 	r.closeSandbox()
 	if err := r.readChanges(); err != nil {
 		return err
@@ -446,11 +459,10 @@ func (r *run) runFinal(ctx context.Context) error {
 	if r.fin.tooLarge != "" {
 		// No final checks: the pristine tree (of the repository's size)
 		// is not needed any more, and the job's cleanup may be far off.
-		os.RemoveAll(r.first.pristine)
-		r.first.pristine = ""
+		os.RemoveAll(in.pristine)
 		return nil
 	}
-	if r.interrupted() {
+	if in.interrupted {
 		// The worker is shutting down and what is left of its grace period
 		// is for committing and pushing: the final checks (a full test run
 		// can take longer than that) are skipped, and the change is
@@ -458,10 +470,16 @@ func (r *run) runFinal(ctx context.Context) error {
 		// verified". The findings on the diff still apply.
 		return r.analyze()
 	}
-	dir, err := r.finalTree()
+	dir, err := r.finalTree(in.pristine)
 	if err != nil {
 		return err
 	}
+	return r.finalChecks(ctx, dir)
+}
+
+// finalChecks runs dependency setup after the change, then the checks
+// and the change's new tests on the final tree dir.
+func (r *run) finalChecks(ctx context.Context, dir string) error {
 	if err := r.depsAfterChange(ctx, dir); err != nil {
 		return err
 	}

@@ -52,12 +52,11 @@ func (r *run) baselineTree(pristine string) (string, error) {
 // finalTree turns the pristine tree into the committed tree: the last
 // phase that needs the pristine tree is the baseline, so it is moved, not
 // copied, and the kept changes are written into it.
-func (r *run) finalTree() (string, error) {
+func (r *run) finalTree(pristine string) (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseFinal))
-	if err := os.Rename(r.first.pristine, dir); err != nil {
+	if err := os.Rename(pristine, dir); err != nil {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}
-	r.first.pristine = ""
 	if err := applyChanges(dir, r.repo, r.fin.changes); err != nil {
 		return "", fmt.Errorf("write the change for the final checks: %w", err)
 	}
