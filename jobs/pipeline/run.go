@@ -176,8 +176,14 @@ func (r *run) work(ctx context.Context) {
 		name Phase
 		fn   func(context.Context) error
 	}{
-		{PhaseSandbox, r.createSandbox},
-		{PhaseSetup, r.setup},
+		{PhaseSandbox, func(ctx context.Context) (err error) {
+			r.first, err = r.createSandbox(ctx, r.first)
+			return err
+		}},
+		{PhaseSetup, func(ctx context.Context) (err error) {
+			r.first, err = r.setup(ctx, r.first)
+			return err
+		}},
 		{PhaseBaseline, func(ctx context.Context) (err error) {
 			r.baseline, err = r.runBaseline(ctx, baselineIn{pristine: r.first.pristine})
 			return err
@@ -226,47 +232,54 @@ func (r *run) runPhase(ctx context.Context, name Phase, fn func(context.Context)
 // createSandbox starts the first container: the setup container (with a
 // network when the configuration allows it, and a writable cache: setup
 // comes from the default branch's configuration and runs on its commit),
-// or, when there is no setup, the agent's.
-func (r *run) createSandbox(ctx context.Context) error {
-	if err := r.setupOnDefault(ctx); err != nil {
-		return err
+// or, when there is no setup, the agent's. It takes the first setup as
+// Execute began it (its secrets, which the setup container's row gives
+// it) and returns it with the default branch's commit a retry's setup
+// runs on, and, with no setup, the pristine tree (createAgentSandbox).
+func (r *run) createSandbox(ctx context.Context, first firstSetup) (firstSetup, error) {
+	var err error
+	if first.retry.defaultTip, err = r.setupOnDefault(ctx); err != nil {
+		return first, err
 	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
-		return err
+		return first, err
 	}
 	if err := r.startServices(ctx); err != nil {
-		return err
+		return first, err
 	}
 	if len(r.setupScripts()) == 0 {
-		return r.createAgentSandbox(ctx)
+		return r.createAgentSandbox(ctx, first)
 	}
 	// The row says what it gets (trust.go): the setup network, the
 	// writable shared cache and the setup-only secrets, on the default
 	// branch's tree, a retry's too (retrysetup.go).
 	sb, err := r.create(ctx, stageSetup, r.ws.Dir())
 	if err != nil {
-		return err
+		return first, err
 	}
 	r.box.sb = sb
-	return nil
+	return first, nil
 }
 
 // createAgentSandbox starts the container the model works in: no network,
 // and the cache read-only, so nothing it does reaches a later run's builds.
 // On a retry the agent branch's files are laid over what setup made on
 // the default branch's commit; then the pristine tree is copied, while
-// nothing can write the work tree.
-func (r *run) createAgentSandbox(ctx context.Context) error {
-	if err := r.layEarlierAttempts(); err != nil {
-		return err
+// nothing can write the work tree. It returns first with both.
+func (r *run) createAgentSandbox(ctx context.Context, first firstSetup) (firstSetup, error) {
+	var err error
+	if first.retry, err = r.layEarlierAttempts(first.retry); err != nil {
+		return first, err
 	}
-	if err := r.keepPristine(); err != nil {
-		return err
+	if first.pristine == "" {
+		if first.pristine, err = r.keepPristine(); err != nil {
+			return first, err
+		}
 	}
 	sb, err := r.create(ctx, stageAgent, r.ws.Dir())
 	if err != nil {
-		return err
+		return first, err
 	}
 	// Swappable: fetch_dependencies replaces the container under the
 	// tools (deps.go).
@@ -276,7 +289,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// checks do; fetch_dependencies adds the ones it installs.
 	r.box.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
 	r.box.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.box.verifier.Virtualenvs)
-	return err
+	return first, err
 }
 
 // closeSandbox removes the current container: its processes, detached
@@ -293,34 +306,38 @@ func (r *run) closeSandbox() {
 
 // setup runs the repository's setup commands in the setup container, with
 // a network when the configuration allows it, then replaces that container
-// with the agent's, which has none.
-func (r *run) setup(ctx context.Context) error {
+// with the agent's, which has none. It takes the first setup as the
+// sandbox phase left it and returns it with what setup did: the detected
+// commands that ran, the files it left a secret in (removed), and the
+// pristine tree.
+func (r *run) setup(ctx context.Context, first firstSetup) (firstSetup, error) {
 	if err := r.recordSetupSecrets(); err != nil {
-		return err
+		return first, err
 	}
+	var err error
 	if len(r.clone.detected) > 0 {
-		if err := r.runDetectedSetup(ctx); err != nil {
-			return err
+		if first.detectedRan, err = r.runDetectedSetup(ctx); err != nil {
+			return first, err
 		}
 	}
 	for _, script := range r.clone.cfg.Setup {
 		res, _, err := r.setupCommand(ctx, script)
 		if err != nil {
-			return err
+			return first, err
 		}
 		if res.ExitCode != 0 || res.TimedOut {
-			return fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
+			return first, fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
 		}
 	}
 	if len(r.setupScripts()) == 0 {
-		return nil
+		return first, nil
 	}
-	if err := r.removeSetupSecretFiles(ctx); err != nil {
-		return err
+	if first.secretFiles, err = r.removeSetupSecretFiles(ctx); err != nil {
+		return first, err
 	}
 	// The setup container goes with its network and its writable cache.
 	r.closeSandbox()
-	return r.createAgentSandbox(ctx)
+	return r.createAgentSandbox(ctx, first)
 }
 
 // setupCommand runs one command of the first setup in the setup

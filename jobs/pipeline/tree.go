@@ -26,18 +26,14 @@ import (
 //     commit leaves out (ignored, untracked, protected, too large) is not
 //     there, so it cannot make a check pass or fail.
 
-// keepPristine copies the work tree, once, before the model's container
-// can write it.
-func (r *run) keepPristine() error {
-	if r.first.pristine != "" {
-		return nil
-	}
+// keepPristine copies the work tree before the model's container can
+// write it, and returns the copy.
+func (r *run) keepPristine() (string, error) {
 	dir := filepath.Join(r.clone.trees, "pristine")
 	if err := copyTree(r.ws.Dir(), dir); err != nil {
-		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
+		return "", fmt.Errorf("copy the work tree before the agent phase: %w", err)
 	}
-	r.first.pristine = dir
-	return nil
+	return dir, nil
 }
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
