@@ -41,11 +41,12 @@ func BenchmarkCheckSandbox(b *testing.B) {
 	ctx := context.Background()
 	// The baseline's copy of the pristine tree, and its container.
 	b.Run("fresh-copy", func(b *testing.B) {
-		if err := r.keepPristine(); err != nil {
+		var err error
+		if r.first.pristine, err = r.keepPristine(); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			dir, err := r.baselineTree()
+			dir, err := r.baselineTree(r.first.pristine)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,11 +61,11 @@ func BenchmarkCheckSandbox(b *testing.B) {
 	b.Run("pristine-and-final", func(b *testing.B) {
 		for b.Loop() {
 			os.RemoveAll(r.first.pristine)
-			r.first.pristine = ""
-			if err := r.keepPristine(); err != nil {
+			var err error
+			if r.first.pristine, err = r.keepPristine(); err != nil {
 				b.Fatal(err)
 			}
-			dir, err := r.finalTree()
+			dir, err := r.finalTree(r.first.pristine)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -158,24 +158,26 @@ func (r *run) setupScripts() []string {
 	return out
 }
 
-// runDetectedSetup runs the detected first setup in the setup container.
+// runDetectedSetup runs the detected first setup in the setup container
+// and returns the commands that ran, with their exit codes.
 // A command that fails does not end the run, as a configured one does:
 // the repository never asked for it, so it is recorded, the next one
 // runs, and the baseline says whether the checks needed it.
-func (r *run) runDetectedSetup(ctx context.Context) error {
+func (r *run) runDetectedSetup(ctx context.Context) ([]report.DetectedCommand, error) {
+	var ran []report.DetectedCommand
 	for _, c := range r.clone.detected {
 		res, output, err := r.setupCommand(ctx, c.Command)
 		if err != nil {
-			return err
+			return ran, err
 		}
 		c.ExitCode, c.TimedOut = res.ExitCode, res.TimedOut
 		if c.Failed() {
 			c.Error = failureLine(output)
 		}
-		r.first.detectedRan = append(r.first.detectedRan, c)
+		ran = append(ran, c)
 	}
-	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: r.first.detectedRan})
-	return err
+	_, err := r.ledger.Append(&ledger.SetupDetected{Commands: ran})
+	return ran, err
 }
 
 // failureRE matches a line in which a download tool says why it failed:

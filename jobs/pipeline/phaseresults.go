@@ -85,7 +85,9 @@ type firstSetup struct {
 	// report.
 	detectedRan []report.DetectedCommand
 	// pristine is the work tree as setup left it, before the model's
-	// container could write it (tree.go); "" once the final tree took it.
+	// container could write it (tree.go); "" until then. The final phase
+	// moves it into the final tree, or removes it: no phase reads it
+	// after.
 	pristine string
 	// retry is what a retry's first setup on the default branch's commit
 	// leaves for later phases (retrysetup.go); zero on a first run.

@@ -34,39 +34,38 @@ type retryTree struct {
 }
 
 // setupOnDefault turns a retry's work tree into the default branch's
-// commit before its first setup; a run on the default branch, or with no
-// setup, keeps its clone. It runs before the tree is handed to the
-// sandbox's user.
-func (r *run) setupOnDefault(ctx context.Context) error {
+// commit before its first setup, and returns that commit; a run on the
+// default branch, or with no setup, keeps its clone (the zero hash). It
+// runs before the tree is handed to the sandbox's user.
+func (r *run) setupOnDefault(ctx context.Context) (plumbing.Hash, error) {
 	if r.trustedTree() || len(r.setupScripts()) == 0 {
-		return nil
+		return plumbing.ZeroHash, nil
 	}
 	tip, err := r.repo.FetchTip(ctx, r.job.ConfigBranch)
 	if err != nil {
-		return fmt.Errorf("fetch the default branch for the first setup: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("fetch the default branch for the first setup: %w", err)
 	}
 	if _, err := r.overlay(r.repo.Base(), tip); err != nil {
-		return fmt.Errorf("check out the default branch for the first setup: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("check out the default branch for the first setup: %w", err)
 	}
-	r.first.retry.defaultTip = tip
-	return nil
+	return tip, nil
 }
 
 // layEarlierAttempts writes the agent branch's files over what the first
-// setup made on the default branch's commit (setupOnDefault), and keeps
-// the difference as the earlier attempts' change. It runs once setup's
-// container is gone, before the pristine tree is copied.
-func (r *run) layEarlierAttempts() error {
-	if r.first.retry.defaultTip.IsZero() || r.first.retry.laid {
-		return nil
+// setup made on the default branch's commit (setupOnDefault), and returns
+// retry with the difference kept as the earlier attempts' change. It runs
+// once setup's container is gone, before the pristine tree is copied.
+func (r *run) layEarlierAttempts(retry retryTree) (retryTree, error) {
+	if retry.defaultTip.IsZero() || retry.laid {
+		return retry, nil
 	}
-	earlier, err := r.overlay(r.first.retry.defaultTip, r.repo.Base())
+	earlier, err := r.overlay(retry.defaultTip, r.repo.Base())
 	if err != nil {
-		return fmt.Errorf("lay the agent branch over the first setup: %w", err)
+		return retry, fmt.Errorf("lay the agent branch over the first setup: %w", err)
 	}
-	r.first.retry.earlier, r.first.retry.laid = earlier, true
+	retry.earlier, retry.laid = earlier, true
 	uid, gid := r.e.sandboxOwner()
-	return sandbox.HandOver(r.ws.Dir(), uid, gid)
+	return retry, sandbox.HandOver(r.ws.Dir(), uid, gid)
 }
 
 func (r *run) overlay(from, to plumbing.Hash) ([]gitrepo.Change, error) {

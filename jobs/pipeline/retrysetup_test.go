@@ -43,13 +43,13 @@ func TestEarlierAttemptsCountAsTheChange(t *testing.T) {
 	defer ws.Close()
 	r := &run{e: &Executor{}, repo: clone, ws: ws, job: Job{Branch: "agent/issue-1", ConfigBranch: "main"},
 		clone: cloneResult{trees: trees, cfg: config.Config{Setup: []string{"true"}}}}
-	if err := r.setupOnDefault(context.Background()); err != nil {
+	if r.first.retry.defaultTip, err = r.setupOnDefault(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws.Dir(), "go.mod")); string(b) != gomod {
 		t.Fatalf("setup's go.mod %q, want the default branch's", b)
 	}
-	if err := r.layEarlierAttempts(); err != nil {
+	if r.first.retry, err = r.layEarlierAttempts(r.first.retry); err != nil {
 		t.Fatal(err)
 	}
 	r.fin.changes, r.fin.changesRead = []gitrepo.Change{{Path: "README.md", Kind: gitrepo.Modified}}, true

@@ -163,87 +163,123 @@ func (r *run) chooseImage(ctx context.Context) error {
 	return r.resolveImages(ctx)
 }
 
-// work runs the phases that need the sandbox. It stops at the first
-// infrastructure failure or when the context ends, and records which.
+// work runs the phases that need the sandbox, one after another: each
+// takes what it reads of the earlier phases' results as its input and
+// returns its own, which work keeps in run for the phases after it and
+// the report. Beside its input a phase reads what spans the run (the
+// executor, the job, the clone's result) and takes over the containers
+// beside the phases (run.box). It stops at the first infrastructure
+// failure or when the context ends, and records which.
 func (r *run) work(ctx context.Context) {
+	defer r.recordServiceLogs()
 	phases := []struct {
 		name Phase
 		fn   func(context.Context) error
 	}{
-		{PhaseSandbox, r.createSandbox},
-		{PhaseSetup, r.setup},
-		{PhaseBaseline, r.runBaseline},
-		{PhaseAgent, r.runAgent},
-		{PhaseFinal, r.runFinal},
+		{PhaseSandbox, func(ctx context.Context) (err error) {
+			r.first, err = r.createSandbox(ctx, r.first)
+			return err
+		}},
+		{PhaseSetup, func(ctx context.Context) (err error) {
+			r.first, err = r.setup(ctx, r.first)
+			return err
+		}},
+		{PhaseBaseline, func(ctx context.Context) (err error) {
+			r.baseline, err = r.runBaseline(ctx, baselineIn{pristine: r.first.pristine})
+			return err
+		}},
+		{PhaseAgent, func(ctx context.Context) (err error) {
+			r.model, err = r.runAgent(ctx, agentIn{sb: r.box.sb, verifier: r.box.verifier})
+			return err
+		}},
+		{PhaseFinal, func(ctx context.Context) error {
+			return r.runFinal(ctx, finalIn{pristine: r.first.pristine, interrupted: r.interrupted()})
+		}},
 	}
-	defer r.recordServiceLogs()
 	for _, p := range phases {
-		r.phase(p.name)
-		err := p.fn(ctx)
-		if ctx.Err() != nil {
-			r.ended.cancelled = p.name
-			return
-		}
-		if errors.Is(err, sandbox.ErrWedged) {
-			// A command fought its cleanup and cost the sandbox: the
-			// run's own failure, not the worker's.
-			r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", p.name)
-			return
-		}
-		if r.overDisk(p.name, err) {
-			return
-		}
-		if err != nil {
-			r.ended.infra = fmt.Errorf("%s: %w", p.name, err)
+		if !r.runPhase(ctx, p.name, p.fn) {
 			return
 		}
 	}
 }
 
+// runPhase runs one phase and says whether the next may start: not when
+// the context ended, a sandbox was wedged, the job's disk was full or
+// the phase failed, each recorded in r.ended.
+func (r *run) runPhase(ctx context.Context, name Phase, fn func(context.Context) error) bool {
+	r.phase(name)
+	err := fn(ctx)
+	if ctx.Err() != nil {
+		r.ended.cancelled = name
+		return false
+	}
+	if errors.Is(err, sandbox.ErrWedged) {
+		// A command fought its cleanup and cost the sandbox: the
+		// run's own failure, not the worker's.
+		r.ended.wedged = fmt.Sprintf("a command of the %s phase would not stop, so its sandbox was killed", name)
+		return false
+	}
+	if r.overDisk(name, err) {
+		return false
+	}
+	if err != nil {
+		r.ended.infra = fmt.Errorf("%s: %w", name, err)
+		return false
+	}
+	return true
+}
+
 // createSandbox starts the first container: the setup container (with a
 // network when the configuration allows it, and a writable cache: setup
 // comes from the default branch's configuration and runs on its commit),
-// or, when there is no setup, the agent's.
-func (r *run) createSandbox(ctx context.Context) error {
-	if err := r.setupOnDefault(ctx); err != nil {
-		return err
+// or, when there is no setup, the agent's. It takes the first setup as
+// Execute began it (its secrets, which the setup container's row gives
+// it) and returns it with the default branch's commit a retry's setup
+// runs on, and, with no setup, the pristine tree (createAgentSandbox).
+func (r *run) createSandbox(ctx context.Context, first firstSetup) (firstSetup, error) {
+	var err error
+	if first.retry.defaultTip, err = r.setupOnDefault(ctx); err != nil {
+		return first, err
 	}
 	uid, gid := r.e.sandboxOwner()
 	if err := sandbox.HandOver(r.ws.Dir(), uid, gid); err != nil {
-		return err
+		return first, err
 	}
 	if err := r.startServices(ctx); err != nil {
-		return err
+		return first, err
 	}
 	if len(r.setupScripts()) == 0 {
-		return r.createAgentSandbox(ctx)
+		return r.createAgentSandbox(ctx, first)
 	}
 	// The row says what it gets (trust.go): the setup network, the
 	// writable shared cache and the setup-only secrets, on the default
 	// branch's tree, a retry's too (retrysetup.go).
 	sb, err := r.create(ctx, stageSetup, r.ws.Dir())
 	if err != nil {
-		return err
+		return first, err
 	}
 	r.box.sb = sb
-	return nil
+	return first, nil
 }
 
 // createAgentSandbox starts the container the model works in: no network,
 // and the cache read-only, so nothing it does reaches a later run's builds.
 // On a retry the agent branch's files are laid over what setup made on
 // the default branch's commit; then the pristine tree is copied, while
-// nothing can write the work tree.
-func (r *run) createAgentSandbox(ctx context.Context) error {
-	if err := r.layEarlierAttempts(); err != nil {
-		return err
+// nothing can write the work tree. It returns first with both.
+func (r *run) createAgentSandbox(ctx context.Context, first firstSetup) (firstSetup, error) {
+	var err error
+	if first.retry, err = r.layEarlierAttempts(first.retry); err != nil {
+		return first, err
 	}
-	if err := r.keepPristine(); err != nil {
-		return err
+	if first.pristine == "" {
+		if first.pristine, err = r.keepPristine(); err != nil {
+			return first, err
+		}
 	}
 	sb, err := r.create(ctx, stageAgent, r.ws.Dir())
 	if err != nil {
-		return err
+		return first, err
 	}
 	// Swappable: fetch_dependencies replaces the container under the
 	// tools (deps.go).
@@ -253,7 +289,7 @@ func (r *run) createAgentSandbox(ctx context.Context) error {
 	// checks do; fetch_dependencies adds the ones it installs.
 	r.box.verifier.Virtualenvs, err = r.virtualenvs(r.ws.Dir())
 	r.box.verifier.ImagePytest = imagePytest(r.ws.Dir(), r.box.verifier.Virtualenvs)
-	return err
+	return first, err
 }
 
 // closeSandbox removes the current container: its processes, detached
@@ -270,34 +306,38 @@ func (r *run) closeSandbox() {
 
 // setup runs the repository's setup commands in the setup container, with
 // a network when the configuration allows it, then replaces that container
-// with the agent's, which has none.
-func (r *run) setup(ctx context.Context) error {
+// with the agent's, which has none. It takes the first setup as the
+// sandbox phase left it and returns it with what setup did: the detected
+// commands that ran, the files it left a secret in (removed), and the
+// pristine tree.
+func (r *run) setup(ctx context.Context, first firstSetup) (firstSetup, error) {
 	if err := r.recordSetupSecrets(); err != nil {
-		return err
+		return first, err
 	}
+	var err error
 	if len(r.clone.detected) > 0 {
-		if err := r.runDetectedSetup(ctx); err != nil {
-			return err
+		if first.detectedRan, err = r.runDetectedSetup(ctx); err != nil {
+			return first, err
 		}
 	}
 	for _, script := range r.clone.cfg.Setup {
 		res, _, err := r.setupCommand(ctx, script)
 		if err != nil {
-			return err
+			return first, err
 		}
 		if res.ExitCode != 0 || res.TimedOut {
-			return fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
+			return first, fmt.Errorf("setup command %q failed (exit %d)", script, res.ExitCode)
 		}
 	}
 	if len(r.setupScripts()) == 0 {
-		return nil
+		return first, nil
 	}
-	if err := r.removeSetupSecretFiles(ctx); err != nil {
-		return err
+	if first.secretFiles, err = r.removeSetupSecretFiles(ctx); err != nil {
+		return first, err
 	}
 	// The setup container goes with its network and its writable cache.
 	r.closeSandbox()
-	return r.createAgentSandbox(ctx)
+	return r.createAgentSandbox(ctx, first)
 }
 
 // setupCommand runs one command of the first setup in the setup
@@ -327,44 +367,59 @@ func (r *run) trustedTree() bool {
 	return r.job.ConfigBranch == "" || r.job.ConfigBranch == r.repo.BaseBranch()
 }
 
-// runBaseline runs the checks on the untouched code in a fresh container.
-func (r *run) runBaseline(ctx context.Context) error {
-	dir, err := r.baselineTree()
+// baselineIn is what the baseline phase reads of the earlier phases':
+// the pristine tree setup left (firstSetup.pristine), which it copies.
+type baselineIn struct {
+	pristine string
+}
+
+// runBaseline runs the checks on the untouched code in a fresh container
+// and returns their results, as far as they got when it fails.
+func (r *run) runBaseline(ctx context.Context, in baselineIn) ([]verify.CheckResult, error) {
+	dir, err := r.baselineTree(in.pristine)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := r.newCheckSandbox(ctx, r.baselineStage(), dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.close()
-	r.baseline, err = r.checkRunner(c).Run(ctx, verify.Baseline)
+	checks, err := r.checkRunner(c).Run(ctx, verify.Baseline)
 	r.mu.Lock()
-	r.progress.Baseline = r.baseline
+	r.progress.Baseline = checks
 	r.mu.Unlock()
-	return err
+	return checks, err
+}
+
+// agentIn is what the agent phase reads of the earlier phases': the
+// agent's container and the verify tool's runner on it, which the
+// sandbox or the setup phase started (sandboxes).
+type agentIn struct {
+	sb       sandbox.Sandbox
+	verifier *verify.Runner
 }
 
 // runAgent runs the model loop under the repository's budgets. A budget
 // or loop detector ending the loop is not an error; the outcome says
 // "stopped".
-func (r *run) runAgent(ctx context.Context) error {
+func (r *run) runAgent(ctx context.Context, in agentIn) (modelResult, error) {
 	set, err := tools.New(tools.Options{
 		Workspace: r.ws,
-		Sandbox:   r.box.sb,
-		Verifier:  ToolVerifier{Runner: r.box.verifier, Findings: r.findingsSoFar},
+		Sandbox:   in.sb,
+		Verifier:  ToolVerifier{Runner: in.verifier, Findings: r.findingsSoFar},
 		Protected: r.protected(),
 		Secrets:   r.scanner,
 		// fetch_dependencies needs somewhere to put what it fetches.
 		Dependencies: r.dependencyFetcher(),
 	})
 	if err != nil {
-		return configError{err}
+		return modelResult{}, configError{err}
 	}
-	r.model.ran = true
-	r.model.res, err = r.runModel(ctx, set, nil)
-	r.model.interruptWhy = agent.InterruptReason(ctx)
-	return err
+	m := modelResult{ran: true}
+	m.res, err = r.runModel(ctx, set, nil)
+	m.interruptWhy = agent.InterruptReason(ctx)
+	return m, err
 }
 
 // runModel runs the model loop with set's tools under the repository's
@@ -398,11 +453,22 @@ func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun)
 	})
 }
 
+// finalIn is what the final phase reads of the earlier phases': the
+// pristine tree setup left (firstSetup.pristine), which it turns into
+// the final tree or removes, and whether a worker's shutdown interrupted
+// the model (modelResult). Its helpers read the baseline's results too
+// (analyze) and a retry's earlier change (modelChanges).
+type finalIn struct {
+	pristine    string
+	interrupted bool
+}
+
 // runFinal stops the agent's container, reads the change from the tree
 // that nothing can write any more, and verifies it in a fresh container
 // on the committed tree (tree.go) whatever the model said; then it runs
-// the tests the change added against the original code there.
-func (r *run) runFinal(ctx context.Context) error {
+// the tests the change added against the original code there. What it
+// establishes it keeps in r.fin, which the scans after it add to.
+func (r *run) runFinal(ctx context.Context, in finalIn) error {
 	r.closeSandbox()
 	if err := r.readChanges(); err != nil {
 		return err
@@ -410,11 +476,10 @@ func (r *run) runFinal(ctx context.Context) error {
 	if r.fin.tooLarge != "" {
 		// No final checks: the pristine tree (of the repository's size)
 		// is not needed any more, and the job's cleanup may be far off.
-		os.RemoveAll(r.first.pristine)
-		r.first.pristine = ""
+		os.RemoveAll(in.pristine)
 		return nil
 	}
-	if r.interrupted() {
+	if in.interrupted {
 		// The worker is shutting down and what is left of its grace period
 		// is for committing and pushing: the final checks (a full test run
 		// can take longer than that) are skipped, and the change is
@@ -422,10 +487,16 @@ func (r *run) runFinal(ctx context.Context) error {
 		// verified". The findings on the diff still apply.
 		return r.analyze()
 	}
-	dir, err := r.finalTree()
+	dir, err := r.finalTree(in.pristine)
 	if err != nil {
 		return err
 	}
+	return r.finalChecks(ctx, dir)
+}
+
+// finalChecks runs dependency setup after the change, then the checks
+// and the change's new tests on the final tree dir.
+func (r *run) finalChecks(ctx context.Context, dir string) error {
 	if err := r.depsAfterChange(ctx, dir); err != nil {
 		return err
 	}

@@ -44,75 +44,77 @@ const credentialsAdvice = "write setup-only secrets outside the work tree and th
 // removeSetupSecretFiles searches what the first setup wrote to the work
 // tree and the build cache for the setup-only secrets' values and
 // removes each file that holds one, through the setup container, whose
-// user wrote them. It runs while that container is still up and before
-// the pristine tree is copied, so no later tree has them. Nothing to do
-// when setup got no secrets.
-func (r *run) removeSetupSecretFiles(ctx context.Context) error {
+// user wrote them, and returns those files for the report. It runs while
+// that container is still up and before the pristine tree is copied, so
+// no later tree has them. Nothing to do when setup got no secrets.
+func (r *run) removeSetupSecretFiles(ctx context.Context) ([]report.SecretFile, error) {
 	if len(r.first.setupSecrets) == 0 || r.box.sb == nil {
-		return nil
+		return nil, nil
 	}
-	tree, err := r.treeFilesWithSecrets(ctx)
+	tree, files, err := r.treeFilesWithSecrets(ctx)
 	if err != nil {
-		return err
+		return files, err
 	}
 	needles := r.scanner.ValueNeedles()
 	cache := r.sharedCache() != "" && len(needles) > 0
 	if len(tree) == 0 && !cache {
-		return nil
+		return files, nil
 	}
 	res, err := r.box.sb.Exec(ctx, sandbox.Command{Script: scrubScript(tree, needles, cache), Timeout: DefaultSetupTimeout})
 	if err != nil {
-		return fmt.Errorf("remove the files setup wrote a setup-only secret into: %w", err)
+		return files, fmt.Errorf("remove the files setup wrote a setup-only secret into: %w", err)
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		// grep names the files it could not read: names setup chose.
 		why, err := withholdText(r.scanner, strings.TrimSpace(string(res.Stderr.Tail)))
 		if err != nil {
-			return err
+			return files, err
 		}
-		return configError{fmt.Errorf("setup left a setup-only secret in a file that could not be removed (%s, exit %d); %s",
+		return files, configError{fmt.Errorf("setup left a setup-only secret in a file that could not be removed (%s, exit %d); %s",
 			why, res.ExitCode, credentialsAdvice)}
 	}
 	if err := r.checkRemoved(tree); err != nil {
-		return err
+		return files, err
 	}
 	for _, p := range strings.Split(strings.TrimSpace(string(res.Stdout.Head)), "\n") {
 		if p != "" {
-			r.first.secretFiles = append(r.first.secretFiles, report.SecretFile{Path: r.shownPath(p), Cache: true})
+			files = append(files, report.SecretFile{Path: r.shownPath(p), Cache: true})
 		}
 	}
-	if len(r.first.secretFiles) == 0 {
-		return nil
+	if len(files) == 0 {
+		return nil, nil
 	}
-	_, err = r.ledger.Append(&ledger.SetupSecretFiles{Files: r.first.secretFiles})
-	return err
+	_, err = r.ledger.Append(&ledger.SetupSecretFiles{Files: files})
+	return files, err
 }
 
 // treeFilesWithSecrets are the work-tree files setup wrote or changed
 // (gitrepo's Written: ignored ones too) whose bytes or name hold a
-// setup-only secret's value; each is also kept, named, for the report.
-func (r *run) treeFilesWithSecrets(ctx context.Context) ([]string, error) {
+// setup-only secret's value, and the same files named for the report
+// (as far as the search got when it fails).
+func (r *run) treeFilesWithSecrets(ctx context.Context) ([]string, []report.SecretFile, error) {
 	written, err := r.repo.Written()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, err := os.OpenRoot(r.ws.Dir())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer root.Close()
 	var out []string
+	var files []report.SecretFile
 	for _, p := range written {
 		names, err := r.secretsIn(ctx, root, p)
 		if err != nil {
-			return nil, fmt.Errorf("search %s for setup-only secrets: %w", r.shownPath(p), err)
+			return nil, files, fmt.Errorf("search %s for setup-only secrets: %w", r.shownPath(p), err)
 		}
 		if len(names) > 0 {
 			out = append(out, p)
-			r.first.secretFiles = append(r.first.secretFiles, report.SecretFile{Path: r.shownPath(p), Names: names})
+			files = append(files, report.SecretFile{Path: r.shownPath(p), Names: names})
 		}
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // secretsIn names the setup-only secrets whose values are in p's name or

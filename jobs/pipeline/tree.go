@@ -26,24 +26,20 @@ import (
 //     commit leaves out (ignored, untracked, protected, too large) is not
 //     there, so it cannot make a check pass or fail.
 
-// keepPristine copies the work tree, once, before the model's container
-// can write it.
-func (r *run) keepPristine() error {
-	if r.first.pristine != "" {
-		return nil
-	}
+// keepPristine copies the work tree before the model's container can
+// write it, and returns the copy.
+func (r *run) keepPristine() (string, error) {
 	dir := filepath.Join(r.clone.trees, "pristine")
 	if err := copyTree(r.ws.Dir(), dir); err != nil {
-		return fmt.Errorf("copy the work tree before the agent phase: %w", err)
+		return "", fmt.Errorf("copy the work tree before the agent phase: %w", err)
 	}
-	r.first.pristine = dir
-	return nil
+	return dir, nil
 }
 
 // baselineTree is a copy of the pristine tree for the baseline checks.
-func (r *run) baselineTree() (string, error) {
+func (r *run) baselineTree(pristine string) (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseBaseline))
-	if err := copyTree(r.first.pristine, dir); err != nil {
+	if err := copyTree(pristine, dir); err != nil {
 		return "", fmt.Errorf("copy the work tree for the baseline checks: %w", err)
 	}
 	return dir, nil
@@ -52,12 +48,11 @@ func (r *run) baselineTree() (string, error) {
 // finalTree turns the pristine tree into the committed tree: the last
 // phase that needs the pristine tree is the baseline, so it is moved, not
 // copied, and the kept changes are written into it.
-func (r *run) finalTree() (string, error) {
+func (r *run) finalTree(pristine string) (string, error) {
 	dir := filepath.Join(r.clone.trees, "check-"+string(PhaseFinal))
-	if err := os.Rename(r.first.pristine, dir); err != nil {
+	if err := os.Rename(pristine, dir); err != nil {
 		return "", fmt.Errorf("prepare the tree for the final checks: %w", err)
 	}
-	r.first.pristine = ""
 	if err := applyChanges(dir, r.repo, r.fin.changes); err != nil {
 		return "", fmt.Errorf("write the change for the final checks: %w", err)
 	}
