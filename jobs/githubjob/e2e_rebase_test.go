@@ -76,6 +76,10 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	e := newE2E(t, append(fixGreeting(),
 		// The check after the merge: nothing to change.
 		call("finish", `{"summary":"The merged base broke nothing; no change needed."}`),
+		// The conflict's resolution: a model that leaves the markers.
+		call("finish", `{"summary":"Left the conflict as it is."}`),
+		// `/agent rebase`: the same again.
+		call("finish", `{"summary":"Left the conflict as it is."}`),
 	)...)
 	// Reviewers: whoever labels, and reviewers: (one of them no
 	// collaborator, whom GitHub refuses without costing the others).
@@ -163,8 +167,11 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != merged {
 		t.Errorf("the branch moved to %s on a conflict", h)
 	}
-	if n := len(e.model.Requests()); n != solveRequests+1 {
-		t.Errorf("%d model requests, want %d: a conflict runs nothing", n, solveRequests+1)
+	if n := len(e.model.Requests()); n != solveRequests+2 {
+		t.Errorf("%d model requests, want %d: one resolution that left the markers, none on the same head again", n, solveRequests+2)
+	}
+	if !strings.Contains(said[0].Body, "left conflict markers in greeting.txt") {
+		t.Errorf("the conflict comment does not say the markers were left:\n%s", said[0].Body)
 	}
 
 	// merge_conflicts: off: no merge is tried.
@@ -235,5 +242,57 @@ func TestCheckFindsPullRequestBehind(t *testing.T) {
 	body := e.fake.Pulls(owner, repoName)[0].Body
 	if marker.ParsePushed(body) != merged || !strings.Contains(body, "base branch moved: master merged in as "+merged[:7]) {
 		t.Errorf("the body's pushed marker or history after the update:\n%s", body)
+	}
+}
+
+// The default branch changes the line the pull request fixed: GitHub
+// cannot merge it, so the worker lays the merge with markers, the model
+// resolves them, the checks run again, and the merge commit (the head
+// and the new base its parents) is pushed through the API; the history
+// names the resolved file, and nothing is said as a conflict.
+func TestConflictResolvedByTheModel(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, append(fixGreeting(),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("write_file", `{"path":"greeting.txt","content":"hello\n"}`),
+		call("finish", `{"summary":"Kept the pull request's spelling fix; the base's edit was to the same word."}`),
+	)...)
+	e.startWorker()
+	if code := e.label(1, "delivery-resolve-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-resolve-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	pr := e.fake.Pulls(owner, repoName)[0].Number
+	base := e.pushMaster(t, "greeting", map[string]string{"greeting.txt": "hi\n"})
+	if code := e.pushEvent(base, "delivery-resolve-push"); code != http.StatusAccepted {
+		t.Fatalf("push: %d, want 202", code)
+	}
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("resolution ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	dir := e.remote.Dir(owner, repoName)
+	if parents := strings.Fields(githubtest.Git(t, dir, "rev-list", "--parents", "-n", "1", merged)); len(parents) != 3 || parents[1] != head || parents[2] != base {
+		t.Fatalf("the branch's head %s has parents %v, want a merge of %s and %s", merged, parents[1:], head, base)
+	}
+	if got := githubtest.Git(t, dir, "show", merged+":greeting.txt"); got != "hello\n" {
+		t.Errorf("greeting.txt on the merge: %q", got)
+	}
+	if !e.remote.Verified(owner, repoName, merged) {
+		t.Errorf("the merge commit %s was not made (and signed) through the API", merged)
+	}
+	body := e.fake.Pulls(owner, repoName)[0].Body
+	if marker.ParsePushed(body) != merged || !strings.Contains(body, "and resolved conflicts in greeting.txt") {
+		t.Errorf("the body's pushed marker or history after the resolution:\n%s", body)
+	}
+	if said := e.conflictComments(pr); len(said) != 0 {
+		t.Errorf("a resolved conflict was said: %+v", said)
+	}
+	last := e.model.Requests()[len(e.model.Requests())-3]
+	if !strings.Contains(string(last.Body), "these files hold conflict markers: greeting.txt") {
+		t.Errorf("the model was not told which file holds markers")
 	}
 }

@@ -43,7 +43,10 @@ func NewGitRemote(t testing.TB, auth func(token, owner, repo string) bool) *GitR
 	g := &GitRemote{root: t.TempDir(), auth: auth}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1"},
+		Env: []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1",
+			// GitHub serves any commit reachable from a ref by its SHA
+			// (a merge base, a pushed commit): so does the fake.
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=uploadpack.allowReachableSHA1InWant", "GIT_CONFIG_VALUE_0=true"},
 	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)

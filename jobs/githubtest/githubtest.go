@@ -114,6 +114,11 @@ type Repo struct {
 	// GitRemote.Log reads them from the remote. nil: those endpoints
 	// answer 404.
 	Log func(base, head string) []GitCommit
+	// MergeBase answers the compare endpoint's merge_base_commit: the
+	// best common ancestor of two commits or branches, "" for none.
+	// GitRemote.MergeBase reads it from the remote. nil: compare answers
+	// none.
+	MergeBase func(a, b string) string
 	// Merge answers the merges endpoint: it merges commit or branch head
 	// into branch base and returns the new head, "" when base already
 	// holds head; conflict when git cannot merge them. GitRemote.Merge

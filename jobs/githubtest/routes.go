@@ -547,7 +547,13 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ahead", "ahead_by": len(list), "total_commits": len(list), "commits": list, "files": files})
+	out := map[string]any{"status": "ahead", "ahead_by": len(list), "total_commits": len(list), "commits": list, "files": files}
+	if mb := s.repoMergeBase(r); mb != nil {
+		if sha := mb(base, head); sha != "" {
+			out["merge_base_commit"] = map[string]any{"sha": sha}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // getCommit answers GET commits/{sha} with the commit's files.
@@ -563,6 +569,15 @@ func (s *Server) getCommit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, commitJSON(cs[0], true))
+}
+
+func (s *Server) repoMergeBase(r *http.Request) func(a, b string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp := s.repos[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo"))]; rp != nil {
+		return rp.MergeBase
+	}
+	return nil
 }
 
 func (s *Server) repoLog(r *http.Request) func(base, head string) []GitCommit {

@@ -31,6 +31,7 @@ type Repo struct {
 	gitDir     string
 	base       plumbing.Hash
 	last       plumbing.Hash // the latest Commit; zero before the first
+	merge      plumbing.Hash // the merge LayMerge made; zero for none
 	baseBranch string
 	auth       transport.AuthMethod
 }
