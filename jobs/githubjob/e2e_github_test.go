@@ -42,8 +42,7 @@ func (e *e2e) addRepo(edit func(*githubtest.Repo)) {
 		Log:   func(base, head string) []githubtest.GitCommit { return e.remote.Log(e.t, owner, repoName, base, head) },
 		Merge: func(base, head, msg string) (string, bool, error) {
 			return e.remote.Merge(owner, repoName, base, head, msg)
-		},
-		MergeBase: func(a, b string) string { return e.remote.MergeBase(owner, repoName, a, b) }}
+		}}
 	edit(&r)
 	e.fake.AddRepo(r)
 }

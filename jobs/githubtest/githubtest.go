@@ -109,16 +109,12 @@ type Repo struct {
 	// Failed" whose errors list says "Draft pull requests are not
 	// supported in this repository.", as GitHub answers.
 	NoDrafts bool
-	// Log answers the compare and commit endpoints: the commits reachable
-	// from head and not from base, oldest first (base "": head alone).
-	// GitRemote.Log reads them from the remote. nil: those endpoints
-	// answer 404.
+	// Log answers the compare and commit endpoints of a repository no
+	// GitRemote holds (one that does is read from its bare repository,
+	// compare.go): the commits reachable from head and not from base,
+	// oldest first (base "": head alone). Compare then gives no merge
+	// base and says "ahead". nil: those endpoints answer 404.
 	Log func(base, head string) []GitCommit
-	// MergeBase answers the compare endpoint's merge_base_commit: the
-	// best common ancestor of two commits or branches, "" for none.
-	// GitRemote.MergeBase reads it from the remote. nil: compare answers
-	// none.
-	MergeBase func(a, b string) string
 	// Merge answers the merges endpoint: it merges commit or branch head
 	// into branch base and returns the new head, "" when base already
 	// holds head; conflict when git cannot merge them. GitRemote.Merge

@@ -146,13 +146,3 @@ func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
 }
-
-// MergeBase is the best common ancestor of a and b (commits or branches)
-// in owner/repo, for Repo.MergeBase; "" for none.
-func (g *GitRemote) MergeBase(owner, repo, a, b string) string {
-	out, err := gitCmd(g.Dir(owner, repo), "merge-base", a, b).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
