@@ -86,6 +86,9 @@ func TestLayMerge(t *testing.T) {
 			t.Errorf("%s in the work tree: %q, want %q", name, b, want)
 		}
 	}
+	if r.Base() != m.Commit || r.Cloned() != head {
+		t.Errorf("after the merge: base %s, cloned %s; want the merge %s and the head %s (where the remote branch is)", r.Base(), r.Cloned(), m.Commit, head)
+	}
 	if changes, err := r.Changes(); err != nil || len(changes) != 0 {
 		t.Fatalf("changes right after the merge: %+v, %v (the merge is the base)", changes, err)
 	}
