@@ -62,9 +62,11 @@ func (p *Pipeline) resolveConflict(ctx context.Context, a *request, pr githubapi
 	}
 	a.conflict = &conflictRun{pr: pr, base: base,
 		job: pipeline.MergeJob{MergeBase: d.MergeBase, Theirs: d.Base, BaseBranch: pr.BaseRef, Subjects: d.Subjects}}
-	a.trigger = fmt.Sprintf("%s: merged %s (%s) and resolved conflicts", rebaseTrigger, pr.BaseRef, shortSHA(d.Base))
+	// The trigger is written before the model runs: it names the
+	// conflict, and the attempt's outcome says whether it was resolved.
+	a.trigger = fmt.Sprintf("%s: merged %s (%s) with conflicts", rebaseTrigger, pr.BaseRef, shortSHA(d.Base))
 	if a.requester != "" {
-		a.trigger = fmt.Sprintf("/agent rebase: merged %s (%s) and resolved conflicts", pr.BaseRef, shortSHA(d.Base))
+		a.trigger = fmt.Sprintf("/agent rebase: merged %s (%s) with conflicts", pr.BaseRef, shortSHA(d.Base))
 	}
 	return true, nil
 }
