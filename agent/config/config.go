@@ -24,8 +24,10 @@ const Path = ".github/agent.yml"
 
 // Defaults of the keys of docs/design.md §4.3.
 const (
-	DefaultSetupNetwork   = true
-	DefaultMaxSteps       = 40
+	DefaultSetupNetwork = true
+	DefaultMaxSteps     = 40
+	// DefaultMergeSteps is limits.merge_steps when unset.
+	DefaultMergeSteps     = 15
 	DefaultMaxMinutes     = 30
 	DefaultMaxInputTokens = 2_000_000
 	// DefaultMaxChangedFiles and DefaultMaxChangedLines bound a change
@@ -217,6 +219,10 @@ type Limits struct {
 	// can only lower the operator's cap (PATCHWRIGHT_MAX_RUN_COST_USD),
 	// never raise it; zero keeps the operator's.
 	MaxCostUSD float64 `yaml:"max_cost_usd"`
+	// MergeSteps caps the model's steps on the attempt that resolves a
+	// merge conflict with a moved base (a merge is a small edit, not a
+	// new change); default DefaultMergeSteps, and never above MaxSteps.
+	MergeSteps int `yaml:"merge_steps"`
 }
 
 // RunCostCap is the cap a run gets: the lower of the operator's and
@@ -254,6 +260,10 @@ func (c *Config) fill() {
 	if c.Limits.MaxSteps == 0 {
 		c.Limits.MaxSteps = DefaultMaxSteps
 	}
+	if c.Limits.MergeSteps == 0 {
+		c.Limits.MergeSteps = DefaultMergeSteps
+	}
+	c.Limits.MergeSteps = min(c.Limits.MergeSteps, c.Limits.MaxSteps)
 	if c.Limits.MaxMinutes == 0 {
 		c.Limits.MaxMinutes = DefaultMaxMinutes
 	}
@@ -331,7 +341,7 @@ func decodeError(err error) error {
 	return fmt.Errorf("%s: %s", Path, strings.Join(msgs, "; "))
 }
 
-const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, exclude, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval, stale_after_days, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
+const knownKeys = "image, setup, setup_network, network, services, verify, protected_paths, exclude, limits, draft, ci_fix_attempts, review, merge_conflicts, reviewers, approval, stale_after_days, schedules; schedules entries: cron, title, body; services entries: name, image, environment, health; verify entries: name, run; limits: max_steps, merge_steps, max_minutes, max_input_tokens, max_changed_files, max_changed_lines, max_cost_usd"
 
 func (c Config) validate() error {
 	var errs []string
@@ -351,7 +361,7 @@ func (c Config) validate() error {
 		}
 	}
 	l := c.Limits
-	if l.MaxSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 || l.MaxCostUSD < 0 {
+	if l.MaxSteps < 0 || l.MergeSteps < 0 || l.MaxMinutes < 0 || l.MaxInputTokens < 0 || l.MaxChangedFiles < 0 || l.MaxChangedLines < 0 || l.MaxCostUSD < 0 {
 		errs = append(errs, "limits: values must be positive")
 	}
 	if c.CIFixAttempts != nil && (*c.CIFixAttempts < 0 || *c.CIFixAttempts > MaxCIFixAttempts) {

@@ -38,7 +38,7 @@ func TestParseDesignExample(t *testing.T) {
 		Image: "golang:1.23", Setup: []string{"go mod download"}, SetupNetwork: &yes,
 		Verify:         []Check{{"build", "go build ./..."}, {"vet", "go vet ./..."}, {"test", "go test ./..."}},
 		ProtectedPaths: []string{".github/workflows/**"},
-		Limits:         Limits{MaxSteps: 40, MaxMinutes: 30, MaxInputTokens: 2000000, MaxChangedFiles: 30, MaxChangedLines: 1500},
+		Limits:         Limits{MaxSteps: 40, MergeSteps: 15, MaxMinutes: 30, MaxInputTokens: 2000000, MaxChangedFiles: 30, MaxChangedLines: 1500},
 		Draft:          DraftAuto,
 		CIFixAttempts:  &ci,
 		Review:         ReviewOn,

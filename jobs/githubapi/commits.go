@@ -68,3 +68,50 @@ func (a *App) CommitsBetween(ctx context.Context, repo tasks.Issue, base, head s
 	}
 	return commits, more, nil
 }
+
+// Divergence is how a pull request's head and its moved base parted.
+type Divergence struct {
+	// MergeBase is their newest common commit.
+	MergeBase string
+	// Base is the base's commit the comparison read (a branch name
+	// resolved); "" when the base has no commit the head lacks.
+	Base string
+	// Subjects are the first lines of the base's commits since the
+	// merge base, oldest first, at most MaxCommits (the newest).
+	Subjects []string
+}
+
+// Diverged compares head with base (a commit or a branch) through
+// GitHub's compare endpoint: their merge base, and what the base did
+// since. The merge base is what a three-way merge of the two needs.
+func (a *App) Diverged(ctx context.Context, repo tasks.Issue, head, base string) (Divergence, error) {
+	c, err := a.Installation(repo.InstallationID)
+	if err != nil {
+		return Divergence{}, err
+	}
+	cmp, _, err := c.Repositories.CompareCommits(ctx, repo.Owner, repo.Repo, head, base, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return Divergence{}, fmt.Errorf("compare %s...%s on %s/%s: %w", head, base, repo.Owner, repo.Repo, err)
+	}
+	d := Divergence{MergeBase: cmp.GetMergeBaseCommit().GetSHA()}
+	if d.MergeBase == "" {
+		return Divergence{}, fmt.Errorf("compare %s...%s on %s/%s: no merge base", head, base, repo.Owner, repo.Repo)
+	}
+	list := cmp.Commits
+	if len(list) > 0 {
+		// The newest commit of the range is the base's, unless GitHub
+		// cut the list (250 commits): a commit SHA asked for is exact.
+		d.Base = list[len(list)-1].GetSHA()
+	}
+	if tasks.ValidSHA(base) {
+		d.Base = base
+	}
+	if len(list) > MaxCommits {
+		list = list[len(list)-MaxCommits:]
+	}
+	for _, rc := range list {
+		s, _, _ := strings.Cut(rc.GetCommit().GetMessage(), "\n")
+		d.Subjects = append(d.Subjects, s)
+	}
+	return d, nil
+}

@@ -40,10 +40,14 @@ type NewCommit struct {
 	Branch string
 	// Expected is where Branch is now; "" means it must not exist.
 	Expected string
-	// Parent is the commit's parent and BaseTree its tree.
+	// Parent is the commit's parent and BaseTree the tree Files are laid
+	// on: Parent's, or Merged's for a merge.
 	Parent, BaseTree string
-	Message          string
-	Files            []CommitFile
+	// Merged is a merge commit's second parent (the base merged in); ""
+	// for a commit with one parent.
+	Merged  string
+	Message string
+	Files   []CommitFile
 }
 
 // CommitFile is one path of a NewCommit.
@@ -88,7 +92,7 @@ func (a *App) CreateCommit(ctx context.Context, repo tasks.Issue, c NewCommit) (
 	}
 	made, _, err := gh.Git.CreateCommit(ctx, repo.Owner, repo.Repo, &github.Commit{
 		Message: github.String(c.Message), Tree: &github.Tree{SHA: tree.SHA},
-		Parents: []*github.Commit{{SHA: github.String(c.Parent)}},
+		Parents: parents(c),
 	}, nil)
 	if err != nil {
 		return "", fmt.Errorf("create a commit on %s/%s: %w", repo.Owner, repo.Repo, err)
@@ -212,4 +216,14 @@ func swapRef(ctx context.Context, gh *github.Client, repo tasks.Issue, c NewComm
 		return fmt.Errorf("%w: %s is at %s, expected %s: %v", ErrRefMoved, c.Branch, at, c.Expected, uerr)
 	}
 	return uerr
+}
+
+// parents are c's parents as the API takes them: Parent, then Merged for
+// a merge.
+func parents(c NewCommit) []*github.Commit {
+	ps := []*github.Commit{{SHA: github.String(c.Parent)}}
+	if c.Merged != "" {
+		ps = append(ps, &github.Commit{SHA: github.String(c.Merged)})
+	}
+	return ps
 }

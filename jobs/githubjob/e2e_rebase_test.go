@@ -27,7 +27,8 @@ func (e *e2e) pushMaster(t *testing.T, msg string, files map[string]string) stri
 			t.Fatal(err)
 		}
 	}
-	githubtest.Git(t, work, "commit", "-q", "-am", msg)
+	githubtest.Git(t, work, "add", "-A")
+	githubtest.Git(t, work, "commit", "-q", "-m", msg)
 	githubtest.Git(t, work, "push", "-q", "origin", "master")
 	return e.remote.Head(t, owner, repoName, "master")
 }
@@ -76,6 +77,10 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	e := newE2E(t, append(fixGreeting(),
 		// The check after the merge: nothing to change.
 		call("finish", `{"summary":"The merged base broke nothing; no change needed."}`),
+		// The conflict's resolution: a model that leaves the markers.
+		call("finish", `{"summary":"Left the conflict as it is."}`),
+		// `/agent rebase`: the same again.
+		call("finish", `{"summary":"Left the conflict as it is."}`),
 	)...)
 	// Reviewers: whoever labels, and reviewers: (one of them no
 	// collaborator, whom GitHub refuses without costing the others).
@@ -163,8 +168,11 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != merged {
 		t.Errorf("the branch moved to %s on a conflict", h)
 	}
-	if n := len(e.model.Requests()); n != solveRequests+1 {
-		t.Errorf("%d model requests, want %d: a conflict runs nothing", n, solveRequests+1)
+	if n := len(e.model.Requests()); n != solveRequests+2 {
+		t.Errorf("%d model requests, want %d: one resolution that left the markers, none on the same head again", n, solveRequests+2)
+	}
+	if !strings.Contains(said[0].Body, "left conflict markers in greeting.txt") {
+		t.Errorf("the conflict comment does not say the markers were left:\n%s", said[0].Body)
 	}
 
 	// merge_conflicts: off: no merge is tried.
@@ -236,4 +244,148 @@ func TestCheckFindsPullRequestBehind(t *testing.T) {
 	if marker.ParsePushed(body) != merged || !strings.Contains(body, "base branch moved: master merged in as "+merged[:7]) {
 		t.Errorf("the body's pushed marker or history after the update:\n%s", body)
 	}
+}
+
+// The default branch changes the line the pull request fixed: GitHub
+// cannot merge it, so the worker lays the merge with markers, the model
+// resolves them, the checks run again, and the merge commit (the head
+// and the new base its parents) is pushed through the API; the history
+// names the resolved file, and nothing is said as a conflict.
+func TestConflictResolvedByTheModel(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, append(fixGreeting(),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("write_file", `{"path":"greeting.txt","content":"hello\n"}`),
+		call("finish", `{"summary":"Kept the pull request's spelling fix; the base's edit was to the same word."}`),
+	)...)
+	e.startWorker()
+	if code := e.label(1, "delivery-resolve-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-resolve-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	pr := e.fake.Pulls(owner, repoName)[0].Number
+	base := e.pushMaster(t, "greeting", map[string]string{"greeting.txt": "hi\n"})
+	if code := e.pushEvent(base, "delivery-resolve-push"); code != http.StatusAccepted {
+		t.Fatalf("push: %d, want 202", code)
+	}
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("resolution ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	dir := e.remote.Dir(owner, repoName)
+	if parents := strings.Fields(githubtest.Git(t, dir, "rev-list", "--parents", "-n", "1", merged)); len(parents) != 3 || parents[1] != head || parents[2] != base {
+		t.Fatalf("the branch's head %s has parents %v, want a merge of %s and %s", merged, parents[1:], head, base)
+	}
+	if got := githubtest.Git(t, dir, "show", merged+":greeting.txt"); got != "hello\n" {
+		t.Errorf("greeting.txt on the merge: %q", got)
+	}
+	if !e.remote.Verified(owner, repoName, merged) {
+		t.Errorf("the merge commit %s was not made (and signed) through the API", merged)
+	}
+	body := e.fake.Pulls(owner, repoName)[0].Body
+	if marker.ParsePushed(body) != merged || !strings.Contains(body, "merged master ("+base[:7]+") with conflicts in greeting.txt): verified") {
+		t.Errorf("the body's pushed marker or history after the resolution:\n%s", body)
+	}
+	if said := e.conflictComments(pr); len(said) != 0 {
+		t.Errorf("a resolved conflict was said: %+v", said)
+	}
+	last := e.model.Requests()[len(e.model.Requests())-3]
+	if !strings.Contains(string(last.Body), "these files hold conflict markers: greeting.txt") {
+		t.Errorf("the model was not told which file holds markers")
+	}
+}
+
+// A conflict's resolution under attack. The base brings a Makefile whose
+// check passes whatever the tree holds, and the model's first
+// resolution leaves the markers in the conflicted file while editing
+// another: the checks pass, yet nothing is pushed, the outcome is
+// failed, and the conflict is said naming the file. Asked again with
+// `/agent rebase`, the model resolves the conflict and edits a file
+// outside the conflicted set: the merge is pushed, the body's table names
+// that file beside the resolved one, and its verification is the check
+// the base's Makefile made, run on the merged tree (its output is the
+// merge commit's check run).
+func TestConflictResolutionUnderAttack(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	markers := "<<<<<<< pull request\\nhello\\n=======\\nhi\\n>>>>>>> master\\n"
+	e := newE2E(t, append(fixGreeting(),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("read_file", `{"path":"README.md"}`),
+		call("write_file", `{"path":"greeting.txt","content":"`+markers+`"}`),
+		call("write_file", `{"path":"README.md","content":"Resolved, honest.\n"}`),
+		call("finish", `{"summary":"Resolved every conflict."}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("write_file", `{"path":"greeting.txt","content":"hello\n"}`),
+		call("write_file", `{"path":"notes.txt","content":"unasked\n"}`),
+		call("finish", `{"summary":"Kept hello."}`),
+	)...)
+	e.startWorker()
+	if code := e.label(1, "delivery-attack-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-attack-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	head := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	pr := e.fake.Pulls(owner, repoName)[0].Number
+	bodyBefore := e.fake.Pulls(owner, repoName)[0].Body
+	base := e.pushMaster(t, "greeting and a lenient check", map[string]string{
+		"greeting.txt":      "hi\n",
+		"Makefile":          "check:\n\t@echo the base Makefile ran\n",
+		".github/agent.yml": "verify:\n  - name: make\n    run: make check\n",
+	})
+	if code := e.pushEvent(base, "delivery-attack-push"); code != http.StatusAccepted {
+		t.Fatalf("push: %d, want 202", code)
+	}
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("resolution ended %s: %s", info.State, info.LastErr)
+	}
+	if h := e.remote.Head(t, owner, repoName, "agent/issue-1"); h != head {
+		t.Fatalf("a resolution that left markers moved the branch to %s", h)
+	}
+	said := e.conflictComments(pr)
+	if len(said) != 1 || !strings.Contains(said[0].Body, "left conflict markers in greeting.txt") {
+		t.Fatalf("conflict comments: %+v, want one naming the markers in greeting.txt", said)
+	}
+	body := e.fake.Pulls(owner, repoName)[0].Body
+	if verification(body) != verification(bodyBefore) || !strings.Contains(body, "): failed, conflict markers are left in greeting.txt, so the merge was not pushed") {
+		t.Errorf("after markers were left, the body's verification changed or its history does not say why:\n%s", body)
+	}
+	if st := e.statusComments(1); len(st) != 1 || !strings.Contains(st[0].Body, "Outcome failed: conflict markers are left in greeting.txt") || !strings.Contains(st[0].Body, "stays open as it was") {
+		t.Errorf("status after markers were left: %+v", st)
+	}
+
+	if code := e.comment(pr, true, "/agent rebase", "delivery-attack-rebase"); code != http.StatusAccepted {
+		t.Fatalf("/agent rebase: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-attack-rebase", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("/agent rebase ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	dir := e.remote.Dir(owner, repoName)
+	if parents := strings.Fields(githubtest.Git(t, dir, "rev-list", "--parents", "-n", "1", merged)); len(parents) != 3 || parents[1] != head || parents[2] != base {
+		t.Fatalf("the branch's head %s has parents %v, want a merge of %s and %s", merged, parents[1:], head, base)
+	}
+	body = e.fake.Pulls(owner, repoName)[0].Body
+	for _, want := range []string{"| `greeting.txt` |", "| `notes.txt` |", "| `make` | `make check` | ✅ passed | ✅ passed |",
+		"(base branch moved: merged master (" + base[:7] + ") with conflicts in greeting.txt): failed, conflict markers are left in greeting.txt",
+		"(/agent rebase: merged master (" + base[:7] + ") with conflicts in greeting.txt): verified"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the body after the resolution lacks %q:\n%s", want, body)
+		}
+	}
+	runs := e.fake.CheckRuns(owner, repoName, merged)
+	if len(runs) != 1 || runs[0].Name != githubjob.CheckRunPrefix+"make" || !strings.Contains(runs[0].Summary+runs[0].Text, "the base Makefile ran") {
+		t.Errorf("check runs on the merge: %+v, want the base's make check with its output", runs)
+	}
+}
+
+// verification is body's Verification section.
+func verification(body string) string {
+	_, after, _ := strings.Cut(body, "## Verification")
+	v, _, _ := strings.Cut(after, "## Not verified")
+	return v
 }

@@ -153,6 +153,9 @@ type request struct {
 	ciHead, ciReported string
 	// rebase says how the moved base was merged in, for an update to it.
 	rebase string
+	// conflict is set for the resolution of a moved base GitHub could
+	// not merge (conflict.go); nil otherwise.
+	conflict *conflictRun
 	// planning is set for a planning run, and previousPlan is the plan
 	// it revises ("" for a first plan).
 	planning     bool
@@ -252,7 +255,18 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		if res != nil {
 			st.status.Outcome = res.Outcome
 		}
+		if a.conflict != nil && errors.Is(err, gitrepo.ErrUnmergeable) {
+			if serr := p.conflictUnresolved(ctx, &a, res, err, log); serr != nil {
+				log.Warn("could not say the conflict", logkey.Err, serr)
+			}
+			err = permanent(err)
+		}
 		return p.failed(ctx, st, a, err)
+	}
+	if a.conflict != nil && res.HeadCommit == "" {
+		if err := p.conflictUnresolved(ctx, &a, res, nil, log); err != nil {
+			return err
+		}
 	}
 	p.auditPublished(ctx, a, res, log)
 	return p.finished(ctx, st, pub, res, log)

@@ -61,11 +61,13 @@ type publisher struct {
 }
 
 // Target is agent/issue-N, expected where it is now: for a retry the head
-// that was cloned (so a push made meanwhile is refused), for a solve the
-// remote's branch as this run found it (zero when there is none).
+// that was cloned (so a push made meanwhile is refused; on a conflict's
+// resolution the head, not the merge laid on it, which GitHub never saw),
+// for a solve the remote's branch as this run found it (zero when there
+// is none).
 func (g *publisher) Target(ctx context.Context, repo *gitrepo.Repo, _ pipeline.Job) (pipeline.Target, error) {
 	if g.pr != nil {
-		g.expected = repo.Base()
+		g.expected = repo.Cloned()
 	} else {
 		heads, err := repo.RemoteBranches(ctx)
 		if err != nil {

@@ -24,6 +24,9 @@ type merger interface {
 	// endpoint; "" when branch already holds it, an error wrapping
 	// githubapi.ErrMergeConflict when git cannot merge them.
 	MergeInto(ctx context.Context, repo tasks.Issue, branch, head, message string) (string, error)
+	// Diverged compares head with base: their merge base, the base's
+	// commit, and what the base's commits said since.
+	Diverged(ctx context.Context, repo tasks.Issue, head, base string) (githubapi.Divergence, error)
 }
 
 // conflictMarker marks the comment that says a base could not be merged
@@ -64,7 +67,7 @@ func (p *Pipeline) rebase(ctx context.Context, a *request, base string) (bool, e
 	sha, err := p.GitHub.MergeInto(ctx, a.issue, pr.HeadRef, base, msg)
 	switch {
 	case errors.Is(err, githubapi.ErrMergeConflict):
-		return false, p.sayConflict(ctx, a, pr, base, log)
+		return p.resolveConflict(ctx, a, pr, base, log)
 	case err != nil:
 		return false, refused(err, "merge the base branch into "+pr.HeadRef, "contents: write", "")
 	case sha == "" && a.at.Rerun == tasks.RerunNone:
@@ -160,29 +163,20 @@ func ignore(err, target error) error {
 // merged: once per head for the automatic update (every later push to
 // the base would say it again), every time for `/agent rebase`, whose
 // writer asked.
-func (p *Pipeline) sayConflict(ctx context.Context, a *request, pr githubapi.PullRequest, base string, log *slog.Logger) error {
+func (p *Pipeline) sayConflict(ctx context.Context, a *request, pr githubapi.PullRequest, base, why string, log *slog.Logger) error {
 	prIssue := a.issue
 	prIssue.Number = pr.Number
 	marker := conflictMarker(pr.HeadSHA)
 	if a.requester == "" {
-		bot, err := p.GitHub.Bot(ctx, a.issue)
-		if err != nil {
+		said, err := p.conflictSaid(ctx, a.issue, pr)
+		if err != nil || said {
+			log.Info("merge conflict already said", "head", pr.HeadSHA, logkey.Err, err)
 			return err
-		}
-		cs, err := p.GitHub.Comments(ctx, prIssue)
-		if err != nil {
-			return err
-		}
-		for _, c := range cs {
-			if c.Author == bot.Login && strings.Contains(c.Body, marker) {
-				log.Info("merge conflict already said", "head", pr.HeadSHA)
-				return nil
-			}
 		}
 	}
-	body := fmt.Sprintf("%s\nPatchwright could not merge `%s` (%s) into `%s`: both changed the same lines, and Patchwright does not resolve merge conflicts. "+
+	body := fmt.Sprintf("%s\nPatchwright could not merge `%s` (%s) into `%s`: both changed the same lines, and %s. "+
 		"Resolve the conflict by hand (a local merge, or GitHub's \"Resolve conflicts\"); Patchwright does not try again on this head.",
-		marker, pr.BaseRef, baseName(base), pr.HeadRef)
+		marker, pr.BaseRef, baseName(base), pr.HeadRef, why)
 	if a.requester != "" {
 		body = "@" + a.requester + " " + strings.TrimPrefix(body, marker+"\n")
 		body = marker + "\n" + body

@@ -73,6 +73,10 @@ func (p *Pipeline) prepareRetry(ctx context.Context, a request, w *writers, job 
 	if a.ciHead != "" {
 		return p.prepareCIFix(ctx, a, h, job)
 	}
+	if a.conflict != nil {
+		job.Merge = &a.conflict.job
+		return nil
+	}
 	if a.rebase != "" {
 		pub.rebased = pr.HeadSHA
 		job.Issue.Feedback = rebaseFeedback(a) + "\n" + job.Issue.Feedback
@@ -162,6 +166,8 @@ func retryFeedback(a request, h report.History, reviews []githubapi.Comment) str
 		b.WriteString(s + "\n\n")
 	} else if a.ciHead != "" {
 		b.WriteString("Nobody asked for this attempt: the repository's CI did (above).\n\n")
+	} else if a.conflict != nil {
+		b.WriteString("This attempt resolves the conflicts of merging the base branch in (above).\n\n")
 	} else if a.rebase != "" {
 		b.WriteString("This attempt checks the branch after its base was merged in (above).\n\n")
 	} else {

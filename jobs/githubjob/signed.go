@@ -48,6 +48,9 @@ func newCommit(repo *gitrepo.Repo, head, branch string, expected plumbing.Hash) 
 		return githubapi.NewCommit{}, err
 	}
 	c := githubapi.NewCommit{Branch: branch, Parent: d.Parent.String(), BaseTree: d.BaseTree.String(), Message: d.Message}
+	if !d.Merged.IsZero() {
+		c.Merged = d.Merged.String()
+	}
 	if !expected.IsZero() {
 		c.Expected = expected.String()
 	}

@@ -43,7 +43,10 @@ func NewGitRemote(t testing.TB, auth func(token, owner, repo string) bool) *GitR
 	g := &GitRemote{root: t.TempDir(), auth: auth}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1"},
+		Env: []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1",
+			// GitHub serves any commit reachable from a ref by its SHA
+			// (a merge base, a pushed commit): so does the fake.
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=uploadpack.allowReachableSHA1InWant", "GIT_CONFIG_VALUE_0=true"},
 	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
@@ -148,31 +151,18 @@ func (g *GitRemote) Head(t testing.TB, owner, repo, branch string) string {
 }
 
 // Log lists the commits of owner/repo reachable from head and not from
-// base, oldest first, with their files (base "": head alone), for
-// Repo.Log. Commits are linked to no account.
+// base, oldest first, with their files (base "": head alone), for a
+// Repo.Log the fake reads without a remote. Commits are linked to no
+// account.
 func (g *GitRemote) Log(t testing.TB, owner, repo, base, head string) []GitCommit {
 	t.Helper()
-	args := []string{"log", "--reverse", "--format=%x00%H%x00%an%x00%B%x00", "--name-only"}
-	if base == "" {
-		args = append(args, "-1", head)
-	} else {
-		args = append(args, base+".."+head)
+	args := []string{"-1", head}
+	if base != "" {
+		args = []string{base + ".." + head}
 	}
-	out, err := gitCmd(g.Dir(owner, repo), args...).Output()
+	cs, err := gitLog(g.Dir(owner, repo), args...)
 	if err != nil {
 		return nil
-	}
-	// Each commit is "\x00SHA\x00name\x00message\x00\nfile\nfile\n".
-	parts := strings.Split(string(out), "\x00")
-	var cs []GitCommit
-	for i := 1; i+3 < len(parts); i += 4 {
-		c := GitCommit{SHA: parts[i], Name: parts[i+1], Message: strings.TrimSpace(parts[i+2])}
-		for _, f := range strings.Split(parts[i+3], "\n") {
-			if f != "" {
-				c.Files = append(c.Files, f)
-			}
-		}
-		cs = append(cs, c)
 	}
 	return cs
 }

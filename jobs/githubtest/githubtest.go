@@ -109,10 +109,11 @@ type Repo struct {
 	// Failed" whose errors list says "Draft pull requests are not
 	// supported in this repository.", as GitHub answers.
 	NoDrafts bool
-	// Log answers the compare and commit endpoints: the commits reachable
-	// from head and not from base, oldest first (base "": head alone).
-	// GitRemote.Log reads them from the remote. nil: those endpoints
-	// answer 404.
+	// Log answers the compare and commit endpoints of a repository no
+	// GitRemote holds (one that does is read from its bare repository,
+	// compare.go): the commits reachable from head and not from base,
+	// oldest first (base "": head alone). Compare then gives no merge
+	// base and says "ahead". nil: those endpoints answer 404.
 	Log func(base, head string) []GitCommit
 	// Merge answers the merges endpoint: it merges commit or branch head
 	// into branch base and returns the new head, "" when base already

@@ -30,7 +30,9 @@ type Repo struct {
 	worktree   string
 	gitDir     string
 	base       plumbing.Hash
+	cloned     plumbing.Hash // the commit checked out; base until LayMerge
 	last       plumbing.Hash // the latest Commit; zero before the first
+	merge      plumbing.Hash // the merge LayMerge made; zero for none
 	baseBranch string
 	auth       transport.AuthMethod
 }
@@ -97,13 +99,20 @@ func Clone(ctx context.Context, opts CloneOptions) (*Repo, error) {
 		worktree:   opts.Worktree,
 		gitDir:     opts.GitDir,
 		base:       head.Hash(),
+		cloned:     head.Hash(),
 		baseBranch: head.Name().Short(),
 		auth:       opts.Auth,
 	}, nil
 }
 
-// Base is the commit the clone checked out.
+// Base is the commit the change is read against and the next Commit is
+// made on: the commit the clone checked out, or the merge LayMerge made
+// of it, which exists only in the clone.
 func (r *Repo) Base() plumbing.Hash { return r.base }
+
+// Cloned is the commit the clone checked out: where the remote branch was
+// when it was cloned, whatever LayMerge made since.
+func (r *Repo) Cloned() plumbing.Hash { return r.cloned }
 
 // BaseBranch is the branch the clone checked out.
 func (r *Repo) BaseBranch() string { return r.baseBranch }

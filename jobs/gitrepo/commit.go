@@ -38,7 +38,9 @@ var ErrNothingToCommit = errors.New("nothing to commit")
 // Commit writes exactly the given changes, with the bytes Changes read
 // (never reading the work tree again, which untrusted code may have
 // written since), as a tree on top of the last commit (the base, then the
-// previous Commit), commits it and points Branch at it. The index is
+// previous Commit), commits it and points Branch at it. On a merge
+// LayMerge made, the commit takes the merge's place: its parents are the
+// merge's two. The index is
 // updated so that a later Changes compares with this commit. A change
 // to a path git treats as its own is refused (ErrGitPath).
 func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, error) {
@@ -72,7 +74,7 @@ func (r *Repo) Commit(changes []Change, opts CommitOptions) (plumbing.Hash, erro
 		Committer:    object.Signature{Name: committer.Name, Email: committer.Email, When: when},
 		Message:      opts.Message,
 		TreeHash:     tree,
-		ParentHashes: []plumbing.Hash{parent.Hash},
+		ParentHashes: r.parentsOf(parent),
 	}
 	hash, err := r.store(c)
 	if err != nil {

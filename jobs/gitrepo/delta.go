@@ -17,7 +17,11 @@ import (
 // commit of it. Its files are read from the clone's own objects, the
 // bytes Changes scanned.
 type Delta struct {
-	Parent   plumbing.Hash
+	Parent plumbing.Hash
+	// Merged is a merge commit's second parent (the base merged in),
+	// whose tree BaseTree is then: the files are what the merge changed
+	// against it. Zero for a commit with one parent.
+	Merged   plumbing.Hash
 	BaseTree plumbing.Hash
 	// Tree is the commit's tree; the remote's tree has the same hash when
 	// it was built from the same entries.
@@ -41,16 +45,19 @@ type DeltaFile struct {
 // Deleted reports a path the commit removed.
 func (f DeltaFile) Deleted() bool { return f.Mode == filemode.Empty }
 
-// Delta reads what commit changed against its only parent.
+// Delta reads what commit changed against its only parent, or, for a
+// merge of two, against the second (the base merged in: the files are
+// then the pull request's side and the resolution, usually fewer than
+// what the base brought).
 func (r *Repo) Delta(commit plumbing.Hash) (Delta, error) {
 	c, err := r.repo.CommitObject(commit)
 	if err != nil {
 		return Delta{}, fmt.Errorf("read commit %s: %w", commit, err)
 	}
-	if c.NumParents() != 1 {
-		return Delta{}, fmt.Errorf("commit %s has %d parents, want 1", commit, c.NumParents())
+	if c.NumParents() != 1 && c.NumParents() != 2 {
+		return Delta{}, fmt.Errorf("commit %s has %d parents, want 1 or 2", commit, c.NumParents())
 	}
-	parent, err := c.Parent(0)
+	parent, err := c.Parent(c.NumParents() - 1)
 	if err != nil {
 		return Delta{}, fmt.Errorf("read the parent of %s: %w", commit, err)
 	}
@@ -67,6 +74,9 @@ func (r *Repo) Delta(commit plumbing.Hash) (Delta, error) {
 		return Delta{}, fmt.Errorf("compare %s with its parent: %w", commit, err)
 	}
 	d := Delta{Parent: parent.Hash, BaseTree: from.Hash, Tree: to.Hash, Message: c.Message}
+	if c.NumParents() == 2 {
+		d.Parent, d.Merged = c.ParentHashes[0], parent.Hash
+	}
 	for _, ch := range changes {
 		action, err := ch.Action()
 		if err != nil {

@@ -143,6 +143,11 @@ type Job struct {
 	// its `.github` repository's default branch), which the repository's
 	// own file is read over (config.ParseLayered); nil for none.
 	OrgConfig []byte
+	// Merge, when set, makes the run the resolution of a merge conflict
+	// (merge.go): the clone (Branch, the pull request's head) becomes
+	// the merge of Merge.Theirs into it before anything reads it. Nil:
+	// the clone is the branch as it is.
+	Merge *MergeJob
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

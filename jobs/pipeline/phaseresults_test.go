@@ -19,6 +19,8 @@ func TestRunHoldsPhaseResults(t *testing.T) {
 	want := []string{
 		// What spans the run.
 		"e", "job", "start", "repo", "ws", "ledger", "scanner", "mu", "progress", "clock",
+		// A conflict's resolution: laid by prepare, read back by finish.
+		"merge",
 		// One per phase, in the order they run.
 		"clone", "box", "first", "baseline", "model", "fin", "ended",
 	}

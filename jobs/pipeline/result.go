@@ -55,6 +55,9 @@ type Result struct {
 	// (agent.Interrupted); the final checks did not run. Outcome is
 	// stopped and Reason starts "interrupted:".
 	Interrupted bool `json:"-"`
+	// Merge is what a conflict's resolution laid (Job.Merge); nil for
+	// any other run.
+	Merge *MergeResult `json:"-"`
 
 	// Body is the pull-request body, as written to pr.md.
 	Body string `json:"-"`
@@ -115,6 +118,9 @@ func (r *run) finish(ctx context.Context) (*Result, error) {
 	if err := r.review(ctx); err != nil && r.ended.infra == nil {
 		r.ended.infra = fmt.Errorf("%s: %w", PhaseReview, err)
 	}
+	if err := r.findMarkers(); err != nil && r.ended.infra == nil {
+		r.ended.infra = fmt.Errorf("%s: %w", PhaseScan, err)
+	}
 	res := r.result()
 	if r.mayCommit(res.Outcome) {
 		r.phase(PhaseCommit)
@@ -168,6 +174,7 @@ func (r *run) result() *Result {
 		Approval:     r.clone.cfg.IndependentApproval(),
 		Summary:      r.model.res.Summary,
 		Interrupted:  r.interrupted(),
+		Merge:        r.merge.result(),
 
 		PatchwrightVersion: r.e.Version,
 	}
@@ -235,7 +242,7 @@ func (r *run) decide() (verify.Outcome, string) {
 		o = verify.Unverified
 		reason = fmt.Sprintf("every check passed, but the branch holds %d commit%s Patchwright did not make, which it did not write or review", n, map[bool]string{true: "", false: "s"}[n == 1])
 	}
-	return o, reason
+	return r.merge.decide(o, reason)
 }
 
 // allFindings are result.json's findings: those on the change and the
@@ -321,7 +328,7 @@ func (r *run) scanChange(scanner *secrets.Scanner, shown string, c gitrepo.Chang
 // budget stopped when CommitStopped is set. An infrastructure failure or
 // a cancel commits nothing.
 func (r *run) mayCommit(o verify.Outcome) bool {
-	if len(r.fin.changes) == 0 || len(r.fin.findings) > 0 {
+	if len(r.fin.changes) == 0 || len(r.fin.findings) > 0 || len(r.merge.left) > 0 {
 		return false
 	}
 	switch o {

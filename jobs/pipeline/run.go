@@ -51,6 +51,9 @@ type run struct {
 	fin finalResult
 	// ended says why the phases stopped early; zero when they did not.
 	ended ending
+	// merge is what a conflict's resolution laid and left (merge.go);
+	// zero without Job.Merge.
+	merge mergeState
 
 	mu       sync.Mutex
 	progress Progress
@@ -79,6 +82,9 @@ func (r *run) prepare(ctx context.Context) error {
 		Worktree: worktree, GitDir: filepath.Join(tmp, "git"),
 	})
 	if err != nil {
+		return err
+	}
+	if err := r.layMerge(ctx); err != nil {
 		return err
 	}
 	if r.ws, err = sandbox.OpenWorkspace(worktree); err != nil {
@@ -426,7 +432,7 @@ func (r *run) runAgent(ctx context.Context, in agentIn) (modelResult, error) {
 // limits and time budget: the one place a run's agent.Config is made,
 // for an attempt and for a planning run alike (plan set: agent.Config.Plan).
 func (r *run) runModel(ctx context.Context, set *tools.Set, plan *agent.PlanRun) (agent.Result, error) {
-	maxSteps := r.clone.cfg.Limits.MaxSteps
+	maxSteps := r.stepBudget()
 	if r.e.MaxSteps > 0 {
 		maxSteps = r.e.MaxSteps
 	}
