@@ -172,7 +172,10 @@ func IsTestPath(p string) bool {
 	case ".go":
 		return strings.HasSuffix(base, "_test.go")
 	case ".py":
-		return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" || hasDir(p, "tests", "test")
+		// test.py and tests.py: a project's one test module, as unittest
+		// discovers it and Django names an app's.
+		return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" ||
+			base == "test.py" || base == "tests.py" || hasDir(p, "tests", "test")
 	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
 		return strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") || hasDir(p, "test", "tests", "spec", "e2e")
 	case ".rs":

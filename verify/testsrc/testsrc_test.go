@@ -327,6 +327,8 @@ func TestIsTestPath(t *testing.T) {
 		"spec/a_spec.rb": true, "test/a_test.rb": true, "lib/a.rb": false, "tests/ATest.php": true, "src/A.php": false,
 		"tests/CMakeLists.txt": true, "CMakeLists.txt": false, "tests/test_a.cpp": true, "src/a_test.cc": true, "src/a.cpp": false,
 		"notes.txt": false,
+		// A project's one test module (python-slugify's test.py).
+		"test.py": true, "app/tests.py": true, "testing.py": false,
 	} {
 		if got := IsTestPath(p); got != want {
 			t.Errorf("IsTestPath(%s) = %v, want %v", p, got, want)
