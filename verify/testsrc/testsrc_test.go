@@ -351,3 +351,19 @@ func TestTestsrcIsALeaf(t *testing.T) {
 		}
 	}
 }
+
+// TestIsTestData: expected outputs and inputs in a test directory are
+// data the tests read (inih's tests/baseline_multi.txt), not tests whose
+// edit no test names; a test directory's CMakeLists.txt and meson.build
+// are its build, and code beside them is test code.
+func TestIsTestData(t *testing.T) {
+	for p, want := range map[string]bool{
+		"tests/baseline_multi.txt": true, "tests/normal.ini": true, "test/cases.json": true, "testdata/x.go": true, "a.golden": true,
+		"tests/CMakeLists.txt": false, "tests/meson.build": false, "tests/unittest.c": false, "tests/test_a.py": false,
+		"notes.txt": false, "docs/config.ini": false,
+	} {
+		if got := IsTestData(p); got != want {
+			t.Errorf("IsTestData(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
