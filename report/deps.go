@@ -34,6 +34,9 @@ func detectedFacts(cmds []DetectedCommand) []fact {
 			status = " (timed out)"
 		}
 		parts = append(parts, value(c.Command), status, " because ", value(c.Manifest), " declares dependencies")
+		if c.Group != "" {
+			parts = append(parts, " in ", value(c.Group))
+		}
 	}
 	return []fact{say(append(parts, ".")...)}
 }
@@ -48,6 +51,9 @@ func detectedNotVerified(in Input) []fact {
 				parts = append(parts, ", ")
 			}
 			parts = append(parts, value(c.Command))
+			if c.Group != "" {
+				parts = append(parts, " (", value(c.Manifest), " ", value(c.Group), ")")
+			}
 			if c.Error != "" {
 				parts = append(parts, ": ", value(c.Error))
 			}

@@ -125,3 +125,30 @@ func TestPRBodyDetectedSetup(t *testing.T) {
 		t.Errorf("a passing detected setup reported as failed:\n%s", body)
 	}
 }
+
+// TestPRBodyDetectedSetupGroups: a detected command that installs one
+// group of a manifest's requirements says which, under Changes and, when
+// it failed, in Not verified, so a reader knows which group is missing.
+func TestPRBodyDetectedSetupGroups(t *testing.T) {
+	in := base()
+	in.DetectedSetup = []DetectedCommand{
+		{Command: "pip install 'pytest-mock'", Manifest: "tox.ini", Group: "[testenv] deps", ExitCode: 1, Error: "ERROR: No matching distribution found for pytest-mock"},
+		{Command: "pip install 'hypothesis'", Manifest: "pyproject.toml", Group: "[project.optional-dependencies] test"},
+		{Command: "pip install -e .", Manifest: "setup.py"},
+	}
+	body, err := PRBody(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := body[strings.Index(body, "## Changes"):strings.Index(body, "## Verification")]
+	want := "`pip install 'pytest-mock'` (exit 1) because `tox.ini` declares dependencies in `[testenv] deps`; " +
+		"`pip install 'hypothesis'` (exit 0) because `pyproject.toml` declares dependencies in `[project.optional-dependencies] test`; " +
+		"`pip install -e .` (exit 0) because `setup.py` declares dependencies."
+	if !strings.Contains(changes, want) {
+		t.Errorf("Changes lacks %q:\n%s", want, changes)
+	}
+	notVerified := body[strings.Index(body, "## Not verified"):]
+	if want := "Detected setup failed (`pip install 'pytest-mock'` (`tox.ini` `[testenv] deps`): `ERROR: No matching distribution found for pytest-mock`)"; !strings.Contains(notVerified, want) {
+		t.Errorf("Not verified lacks %q:\n%s", want, notVerified)
+	}
+}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -586,11 +587,70 @@ var pythonMarkers = []string{"pyproject.toml", "setup.py", "setup.cfg", "pytest.
 func (d *detector) python() error {
 	for _, dir := range d.outermost(pythonMarkers...) {
 		if d.usable(dir, "Python") {
+			run := "python -m pytest"
+			if m := d.pyTestModule(dir); m != "" {
+				run += " " + m
+			}
 			d.add(Project{Dir: dir, Language: "python", Tool: "pytest"},
-				Check{Name: "test", Run: "python -m pytest", Kind: KindPytest})
+				Check{Name: "test", Run: run, Kind: KindPytest})
 		}
 	}
 	return nil
+}
+
+// pyTestModules are the names of a project's one test module that
+// pytest does not collect by default (its python_files are test_*.py
+// and *_test.py) but unittest's discovery does (test*.py), as projects
+// that run `python test.py` name it.
+var pyTestModules = []string{"test.py", "tests.py"}
+
+// pyTestModule is the test module of the Python project in dir that
+// pytest is to be given by name, or "": the project holds test.py or
+// tests.py, no file pytest would collect by default, and no pytest
+// configuration that sets python_files. Without it pytest collects
+// nothing (exit 5) from a project whose tests are all in test.py.
+func (d *detector) pyTestModule(dir string) string {
+	for _, cfg := range []string{"pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"} {
+		if b, err := d.ws.ReadFile(path.Join(dir, cfg)); err == nil && bytes.Contains(b, []byte("python_files")) {
+			return ""
+		}
+	}
+	module := ""
+	for _, m := range pyTestModules {
+		if _, err := d.ws.Stat(path.Join(dir, m)); err == nil {
+			module = m
+			break
+		}
+	}
+	if module == "" || d.pytestCollects(dir) {
+		return ""
+	}
+	return module
+}
+
+// pytestCollects reports whether the tree below dir holds a file pytest
+// collects by default (test_*.py, *_test.py), in the directories detection
+// scans.
+func (d *detector) pytestCollects(dir string) bool {
+	found := false
+	_ = d.ws.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() {
+			if p != dir && (skipDirs[e.Name()] || strings.HasPrefix(e.Name(), ".")) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		n := e.Name()
+		if strings.HasSuffix(n, ".py") && (strings.HasPrefix(n, "test_") || strings.HasSuffix(n, "_test.py")) {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // outermost returns the directories holding one of names that are not

@@ -57,6 +57,11 @@ func TestDetect(t *testing.T) {
 			missingHas: "placeholder"},
 		"node without scripts": {files: map[string]string{"package.json": `{"name":"x"}`}, missingHas: "no test script"},
 		"python pyproject":     {files: map[string]string{"pyproject.toml": "[project]\n"}, want: []string{"test: python -m pytest"}},
+		// python-slugify: setup.py and every test in test.py, which
+		// pytest collects only when named.
+		"python test.py":                     {files: map[string]string{"setup.py": "", "test.py": "", "slug/__init__.py": ""}, want: []string{"test: python -m pytest test.py"}},
+		"python tests.py beside test_ files": {files: map[string]string{"setup.py": "", "tests.py": "", "pkg/test_a.py": ""}, want: []string{"test: python -m pytest"}},
+		"python test.py with python_files":   {files: map[string]string{"setup.cfg": "[tool:pytest]\npython_files = test.py\n", "test.py": ""}, want: []string{"test: python -m pytest"}},
 		// Issue 12: a tests/ folder alone is not Python (JavaScript
 		// projects have them too).
 		"python tests dir only": {files: map[string]string{"tests/test_x.py": ""}, missingHas: "No build or test command"},

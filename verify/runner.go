@@ -60,6 +60,20 @@ type Runner struct {
 	// install pytest: it sees the image's packages, so a pytest check
 	// there runs the image's, and its note says so.
 	ImagePytest map[string]bool
+	// Image names the sandbox image in a could-not-run reason that says
+	// the image lacks something ("`python` not found in the image
+	// `golang:1.24`"), so a reader knows which image to change. Empty:
+	// the reason says "the image".
+	Image string
+}
+
+// namedImage is a could-not-run reason with the runner's image named
+// where the reason speaks of "the image".
+func (r *Runner) namedImage(why string) string {
+	if r.Image == "" {
+		return why
+	}
+	return strings.Replace(why, "in the image", "in the image "+quoteText(r.Image), 1)
 }
 
 // activate is the shell prelude that activates the virtualenv of the
@@ -178,6 +192,9 @@ func (r *Runner) runCheck(ctx context.Context, c Check, phase Phase) (CheckResul
 		Runs: 1,
 	}
 	res.Output = r.tail(describe(&res, c, out.text, report))
+	if res.CouldNotRun {
+		res.NotRunReason = r.namedImage(res.NotRunReason)
+	}
 	// Neither a missing program nor an empty test suite changes on a
 	// re-run.
 	if res.Passed || res.CouldNotRun || res.ZeroTests {

@@ -81,6 +81,24 @@ func TestRunnerCouldNotRunAndGates(t *testing.T) {
 	}
 }
 
+// TestRunnerNamesTheImage: a check that could not run because the image
+// lacks its program names the image, so the reader knows which image to
+// change (issue 42: the public golang image has no Python).
+func TestRunnerNamesTheImage(t *testing.T) {
+	sb := &scriptedSandbox{answers: map[string]struct {
+		exit int
+		out  string
+	}{"python -m pytest": {127, "/bin/sh: 1: python: not found\n"}}}
+	checks := []Check{{Name: "test", Run: "python -m pytest", Kind: KindPytest}}
+	res, err := (&Runner{Sandbox: sb, Checks: checks, Image: "golang:1.24"}).Run(context.Background(), Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`python` not found in the image `golang:1.24`"; res[0].NotRunReason != want {
+		t.Errorf("reason %q, want %q", res[0].NotRunReason, want)
+	}
+}
+
 // TestRunnerConfiguredGateStopsAll keeps the old rule for configured
 // checks: they have no project, and a failing build skips everything
 // after it.

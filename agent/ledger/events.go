@@ -532,6 +532,10 @@ type DetectedCommand struct {
 	Command string `json:"command"`
 	// Manifest declares the dependencies that called for it.
 	Manifest string `json:"manifest"`
+	// Group is where in Manifest, when the command installs one group
+	// of it: "[project.optional-dependencies] test", "[testenv] deps".
+	// Empty for the whole manifest.
+	Group    string `json:"group,omitempty"`
 	ExitCode int    `json:"exit_code"`
 	TimedOut bool   `json:"timed_out,omitempty"`
 	// Error is the line of a failed command's output that says why

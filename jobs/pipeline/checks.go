@@ -87,7 +87,7 @@ func (r *run) newCheckSandbox(ctx context.Context, s stage, dir string) (*checkS
 // runner is a verification runner over the check sandbox, recording to
 // the run's ledger.
 func (r *run) runner(sb sandbox.Sandbox) *verify.Runner {
-	return &verify.Runner{Sandbox: sb, Checks: r.clone.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout}
+	return &verify.Runner{Sandbox: sb, Checks: r.clone.checks, Recorder: r.recorder(), Timeout: r.e.CheckTimeout, Image: r.clone.image}
 }
 
 // checkRunner is the runner over a check sandbox, with the virtualenvs

@@ -43,8 +43,8 @@ const ToolDependencies = "dependencies"
 // manifest m, a path of the tree has looks into; "" for none. A Node
 // project's command follows its lock file (npmInstall). The Node ones
 // skip lifecycle scripts: with the network on, a script from the changed
-// package.json would be the model's code. pyproject.toml's is
-// pyprojectInstall, which reads the file.
+// package.json would be the model's code. A Python project file's are
+// pyInstalls, which read the project's files.
 func downloadCommand(m string, has func(p string) bool) string {
 	switch base := path.Base(m); {
 	case base == "go.mod", base == "go.sum":
@@ -164,8 +164,9 @@ func relTo(dir, p string) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // depsCommands are the trusted commands for the changed manifests of the
-// tree in dir: the default branch's setup, or one download command per
-// project directory and ecosystem, in the order of the manifests.
+// tree in dir: the default branch's setup, or the download commands of
+// each manifest (manifestCommands), in the order of the manifests, each
+// once.
 func (r *run) depsCommands(dir string, manifests []string) (cmds []string, configured bool) {
 	if len(r.clone.cfg.Setup) > 0 {
 		return slices.Clone(r.clone.cfg.Setup), true
@@ -175,21 +176,43 @@ func (r *run) depsCommands(dir string, manifests []string) (cmds []string, confi
 	read, closeTree := treeReader(dir)
 	defer closeTree()
 	for _, m := range manifests {
-		cmd := downloadCommand(m, has)
-		if path.Base(m) == "pyproject.toml" {
-			src := read(m)
-			cmd = pyprojectInstall(src, pySideRequirements(read, path.Dir(m), src)...)
-		}
-		if cmd == "" {
-			cmd = r.projectSetup(m)
-		} else if dir := projectDir(m); dir != "." {
-			cmd = "cd " + shellQuote(dir) + " && " + cmd
-		}
-		if cmd != "" && !slices.Contains(cmds, cmd) {
-			cmds = append(cmds, cmd)
+		for _, c := range r.manifestCommands(read, has, m) {
+			if !slices.Contains(cmds, c.Command) {
+				cmds = append(cmds, c.Command)
+			}
 		}
 	}
 	return cmds, false
+}
+
+// manifestCommands are the download commands for manifest m of the tree
+// that read and has look into, each with the manifest (from the
+// repository root) that called for it, already run in m's project
+// directory: one for most manifests (downloadCommand, else detection's
+// setup), and for a Python project file one per group of test
+// requirements, then the project (pyInstalls).
+func (r *run) manifestCommands(read func(string) []byte, has func(string) bool, m string) []report.DetectedCommand {
+	var out []report.DetectedCommand
+	switch {
+	case slices.Contains(pyProjectFiles, path.Base(m)):
+		out = pyInstalls(read, m)
+		for i := range out {
+			out[i].Manifest = path.Join(path.Dir(m), out[i].Manifest)
+		}
+	case downloadCommand(m, has) != "":
+		out = []report.DetectedCommand{{Command: downloadCommand(m, has), Manifest: m}}
+	default:
+		if cmd := r.projectSetup(m); cmd != "" {
+			return []report.DetectedCommand{{Command: cmd, Manifest: m}}
+		}
+		return nil
+	}
+	if dir := projectDir(m); dir != "." {
+		for i := range out {
+			out[i].Command = "cd " + shellQuote(dir) + " && " + out[i].Command
+		}
+	}
+	return out
 }
 
 // projectSetup is the setup command detection chose for the project

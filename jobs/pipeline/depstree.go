@@ -186,7 +186,9 @@ type dependencyDir struct {
 // by.
 var dependencyDirs = []dependencyDir{
 	{"node_modules", func(m string) bool { return path.Base(m) == "package.json" }},
-	{".venv", func(m string) bool { return path.Base(m) == "pyproject.toml" || findings.IsRequirements(m) }},
+	{".venv", func(m string) bool {
+		return slices.Contains(pyProjectFiles, path.Base(m)) || findings.IsRequirements(m)
+	}},
 	{"vendor", func(m string) bool { return path.Base(m) == "composer.json" }},
 }
 

@@ -19,9 +19,12 @@ func TestFailureLine(t *testing.T) {
 		"cargo":   {"    Updating crates.io index\nerror: failed to get `serde` as a dependency of package `x v0.1.0`\n\nCaused by:\n  network\n", "error: failed to get `serde` as a dependency of package `x v0.1.0`"},
 		"composer": {"Loading composer repositories with package information\n\nIn RemoteFilesystem.php line 476:\n                    \n  The \"https://repo.packagist.org/packages.json\" file could not be downloaded  \n  : Failed to open stream: Cannot connect to HTTPS server through proxy   \n                    \n\ninstall [--prefer-source] [--dry-run]\n",
 			"The \"https://repo.packagist.org/packages.json\" file could not be downloaded : Failed to open stream: Cannot connect to HTTPS server through proxy"},
-		"none":     {"Killed\n", ""},
-		"bounded":  {"ERROR: " + strings.Repeat("é", 300) + "\n", "ERROR: " + strings.Repeat("é", 96)},
-		"one line": {"ERROR:   two\tspaces  \n", "ERROR: two spaces"},
+		// The public-shaped image has no Python: the venv cannot be made.
+		"no python3": {"--- stderr (33 bytes) ---\n/bin/sh: 1: python3: not found\n", "/bin/sh: 1: python3: not found"},
+		"bash":       {"bash: line 1: npm: command not found\n", "bash: line 1: npm: command not found"},
+		"none":       {"Killed\n", ""},
+		"bounded":    {"ERROR: " + strings.Repeat("é", 300) + "\n", "ERROR: " + strings.Repeat("é", 96)},
+		"one line":   {"ERROR:   two\tspaces  \n", "ERROR: two spaces"},
 	} {
 		if got := failureLine(tc.output); got != tc.want {
 			t.Errorf("%s: failureLine = %q, want %q", name, got, tc.want)

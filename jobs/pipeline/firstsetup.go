@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/patchwright/patchwright/agent/ledger"
@@ -38,18 +39,26 @@ func (r *run) detectSetup() []report.DetectedCommand {
 	if len(r.clone.cfg.Setup) > 0 || !r.clone.cfg.Network() {
 		return nil
 	}
+	has, done := inTree(r.ws.Dir())
+	defer done()
+	read, closeTree := treeReader(r.ws.Dir())
+	defer closeTree()
 	var out []report.DetectedCommand
 	seen := map[string]bool{}
 	for _, p := range r.clone.detection.Projects {
 		for _, m := range r.projectManifests(p.Dir, p.Language) {
-			// The one table of commands: dependency setup's after the
-			// change (deps.go).
-			cmds, _ := r.depsCommands(r.ws.Dir(), []string{m})
-			if len(cmds) == 0 || seen[cmds[0]] || !r.outputIgnored(m) {
+			if !r.outputIgnored(m) {
 				continue
 			}
-			seen[cmds[0]] = true
-			out = append(out, report.DetectedCommand{Command: cmds[0], Manifest: r.shownPath(m)})
+			// The one table of commands: dependency setup's after the
+			// change (deps.go).
+			for _, c := range r.manifestCommands(read, has, m) {
+				if !seen[c.Command] {
+					seen[c.Command] = true
+					c.Manifest = r.shownPath(c.Manifest)
+					out = append(out, c)
+				}
+			}
 		}
 	}
 	return out
@@ -57,7 +66,10 @@ func (r *run) detectSetup() []report.DetectedCommand {
 
 // projectManifests are the manifests of the project in dir that declare
 // dependencies, from the repository root. Go and Rust fetch into the
-// cache volume only, so without one they have nothing to keep.
+// cache volume only, so without one they have nothing to keep. A Python
+// project's are its requirements files and its project file (the first
+// of pyProjectFiles it has), when that declares dependencies or the
+// project declares test requirements (pyDeclares).
 func (r *run) projectManifests(dir, lang string) []string {
 	var names []string
 	switch lang {
@@ -72,7 +84,7 @@ func (r *run) projectManifests(dir, lang string) []string {
 	case "php":
 		names = []string{"composer.json"}
 	case "python":
-		names = append(r.requirementFiles(dir), "pyproject.toml")
+		names = r.requirementFiles(dir)
 	}
 	if (lang == "go" || lang == "rust") && r.sharedCache() == "" {
 		return nil
@@ -84,7 +96,33 @@ func (r *run) projectManifests(dir, lang string) []string {
 			out = append(out, m)
 		}
 	}
+	if lang == "python" {
+		out = append(out, r.pyProjectFile(dir)...)
+	}
 	return out
+}
+
+// pyProjectFile is the Python project file of dir (the first of
+// pyProjectFiles it has) when it calls for a detected install
+// (pyDeclares); none otherwise.
+func (r *run) pyProjectFile(dir string) []string {
+	read := func(p string) []byte {
+		b, err := r.ws.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	for _, n := range pyProjectFiles {
+		m := path.Join(dir, n)
+		if src := read(m); src != nil {
+			if pyDeclares(read, m, src) {
+				return []string{m}
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // requirementFiles are the requirements files of the project in dir
@@ -113,11 +151,14 @@ func (r *run) requirementFiles(dir string) []string {
 
 // outputIgnored reports whether what the download command for manifest
 // m writes into the tree stays out of the change: the commit is the work
-// tree less what .gitignore excludes, so node_modules, a .venv or vendor/
-// that the repository does not ignore, or a lock file that bundle
-// install, cargo fetch or composer install would write where none is
-// committed, would be committed as the model's. Such a project gets no
-// detected setup.
+// tree less what .gitignore excludes, so node_modules or vendor/ that
+// the repository does not ignore, or a lock file that bundle install,
+// cargo fetch or composer install would write where none is committed,
+// would be committed as the model's. Such a project gets no detected
+// setup. A .venv is the exception: many Python projects ignore venv/ or
+// env/ and not it (python-slugify), and the commit leaves out what
+// commands write there anyway where the base commit tracks nothing in
+// it (venvLeftOut).
 func (r *run) outputIgnored(m string) bool {
 	dir := projectDir(m)
 	var dirs, locks []string
@@ -138,11 +179,28 @@ func (r *run) outputIgnored(m string) bool {
 		}
 	}
 	for _, d := range dirs {
-		if ok, err := r.repo.Ignores(path.Join(dir, d)); err != nil || !ok {
+		p := path.Join(dir, d)
+		if d == ".venv" && r.venvLeftOut(p) {
+			continue
+		}
+		if ok, err := r.repo.Ignores(p); err != nil || !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// venvLeftOut reports whether the base commit tracks nothing in the
+// virtualenv directory p, so that what setup writes there is in the
+// pristine tree (never the model's change) and what later commands write
+// there is an output the commit leaves out (commandOutput, .venv being
+// one of outputDirs).
+func (r *run) venvLeftOut(p string) bool {
+	paths, err := r.repo.BasePaths()
+	if err != nil {
+		return false
+	}
+	return !slices.ContainsFunc(paths, func(b string) bool { return b == p || strings.HasPrefix(b, p+"/") })
 }
 
 // setupScripts are the first setup's commands: the configured ones, else
@@ -183,8 +241,9 @@ func (r *run) runDetectedSetup(ctx context.Context) ([]report.DetectedCommand, e
 // failureRE matches a line in which a download tool says why it failed:
 // pip's and composer's "ERROR:"/"Error:", npm's "npm error"/"npm ERR!",
 // cargo's "error:", bundler's "Could not find gem …" and "Could not
-// fetch specs …".
-var failureRE = regexp.MustCompile(`^(?:ERROR:|Error:|error:|error\[|npm error |npm ERR! |Could not (?:find|fetch|reach|resolve) |fatal: )`)
+// fetch specs …"; or the shell says the tool is not in the image
+// ("/bin/sh: 1: python3: not found", on an image without Python).
+var failureRE = regexp.MustCompile(`^(?:ERROR:|Error:|error:|error\[|npm error |npm ERR! |Could not (?:find|fetch|reach|resolve) |fatal: |(?:\S*/)?(?:sh|dash|bash): (?:\d+: |line \d+: )?\S+: (?:command )?not found$)`)
 
 // maxFailureLine bounds the line failureLine gives, in bytes.
 const maxFailureLine = 200

@@ -44,6 +44,16 @@ func TestDetectSetup(t *testing.T) {
 		"app/Gemfile.lock":           "GEM\n",
 		"lib/Gemfile":                "gem \"rspec\"\n",
 		"php/composer.json":          `{"require":{"php":">=8.1"}}`,
+		// setup.py alone, as python-slugify declares itself, and .venv
+		// not ignored (python-slugify ignores env/): the commit leaves
+		// it out, as the base tracks nothing there.
+		"legacy/setup.py":   "from setuptools import setup\n\nsetup(name='legacy', install_requires=['text-unidecode>=1.3'])\n",
+		"legacy/.gitignore": "!.venv/\nenv/\n",
+		"bare/setup.py":     "from setuptools import setup\n\nsetup(name='bare')\n",
+		// A .venv the repository tracks a file in: setup would change it.
+		"kept/setup.py":     "from setuptools import setup\n\nsetup(name='kept', install_requires=['attrs'])\n",
+		"kept/.gitignore":   "!.venv/\n",
+		"kept/.venv/README": "ours\n",
 	})
 	trees := t.TempDir()
 	repo, err := gitrepo.Clone(context.Background(), gitrepo.CloneOptions{URL: origin, Worktree: filepath.Join(trees, "work"), GitDir: filepath.Join(t.TempDir(), "git")})
@@ -66,6 +76,10 @@ func TestDetectSetup(t *testing.T) {
 		// node_modules not ignored: it would enter the commit.
 		{Dir: "raw", Language: "node"},
 		{Dir: "api", Language: "python"},
+		{Dir: "legacy", Language: "python"},
+		// A setup.py that declares nothing to install.
+		{Dir: "bare", Language: "python"},
+		{Dir: "kept", Language: "python"},
 		{Dir: "app", Language: "ruby", Setup: &verify.Setup{Dir: "app", Command: "cd app && bundle install", Manifests: []string{"app/Gemfile", "app/Gemfile.lock"}}},
 		// No Gemfile.lock: bundle install would write one into the change.
 		{Dir: "lib", Language: "ruby", Setup: &verify.Setup{Dir: "lib", Command: "cd lib && bundle install", Manifests: []string{"lib/Gemfile", "lib/Gemfile.lock"}}},
@@ -84,7 +98,10 @@ func TestDetectSetup(t *testing.T) {
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'test-requirements.txt'", Manifest: "api/test-requirements.txt"},
-			{Command: "cd 'api' && " + pyprojectInstall([]byte(apiPyproject), "pytest-mock"), Manifest: "api/pyproject.toml"},
+			{Command: "cd 'api' && " + pipInstall + "'pytest-cov'", Manifest: "api/pyproject.toml", Group: "[project.optional-dependencies] test"},
+			{Command: "cd 'api' && " + pipInstall + "'pytest-mock'", Manifest: "api/tox.ini", Group: "[testenv] deps"},
+			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
+			{Command: "cd 'legacy' && " + pipInstall + "-e .", Manifest: "legacy/setup.py"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},
 		}},
 		"no cache volume": {e: &Executor{}, want: []report.DetectedCommand{
@@ -92,7 +109,10 @@ func TestDetectSetup(t *testing.T) {
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements/lint.txt'", Manifest: "api/requirements/lint.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'requirements-dev.txt'", Manifest: "api/requirements-dev.txt"},
 			{Command: "cd 'api' && " + pipInstall + "-r 'test-requirements.txt'", Manifest: "api/test-requirements.txt"},
-			{Command: "cd 'api' && " + pyprojectInstall([]byte(apiPyproject), "pytest-mock"), Manifest: "api/pyproject.toml"},
+			{Command: "cd 'api' && " + pipInstall + "'pytest-cov'", Manifest: "api/pyproject.toml", Group: "[project.optional-dependencies] test"},
+			{Command: "cd 'api' && " + pipInstall + "'pytest-mock'", Manifest: "api/tox.ini", Group: "[testenv] deps"},
+			{Command: "cd 'api' && " + pipInstall + "-e .", Manifest: "api/pyproject.toml"},
+			{Command: "cd 'legacy' && " + pipInstall + "-e .", Manifest: "legacy/setup.py"},
 			{Command: "cd app && bundle install", Manifest: "app/Gemfile"},
 		}},
 		"configured":  {e: cache, cfg: config.Config{Setup: []string{"make deps"}}},

@@ -3,10 +3,14 @@ package pipeline
 import (
 	"io/fs"
 	"os"
-	"slices"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/patchwright/patchwright/report"
+	"github.com/patchwright/patchwright/verify/findings"
 )
 
 // testGroups are the names under which Python projects declare what their
@@ -14,15 +18,46 @@ import (
 // PEP 735 dependency groups.
 var testGroups = []string{"test", "tests", "testing", "dev"}
 
-// pyTestRequirements are the requirement strings pyproject.toml src
-// declares for its tests: its test and dev extras and dependency groups
+// pyGroup is one group of requirements a Python project declares for its
+// tests, named as the project names it: File is the file ("tox.ini",
+// relative to the project), Where the table and key ("[testenv] deps").
+type pyGroup struct {
+	File, Where string
+	Reqs        []string
+}
+
+// pyTestGroups are the groups of test requirements the project in dir
+// declares: pyproject.toml's test and dev extras and dependency groups
 // (strings only; an include-group table is followed one level), then
-// side, those the project declares elsewhere (pySideRequirements), each
-// once, in order. Entries pip could read as an option or a local path
-// (starting "-", "." or "/", or a file: URL) are left out: this command
-// runs with the setup network, and a local path would build the tree's
-// code.
-func pyTestRequirements(src []byte, side ...string) []string {
+// those it declares elsewhere (pySideGroups). Each requirement counts
+// once, in its first group, and a group left with none is dropped.
+// Entries pip could read as an option or a local path (starting "-",
+// "." or "/", or a file: URL) are left out: these commands run with the
+// setup network, and a local path would build the tree's code.
+func pyTestGroups(read func(string) []byte, dir string) []pyGroup {
+	pyproject := read(path.Join(dir, "pyproject.toml"))
+	seen := map[string]bool{}
+	var out []pyGroup
+	for _, g := range append(pyprojectGroups(pyproject), pySideGroups(read, dir, pyproject)...) {
+		var reqs []string
+		for _, req := range g.Reqs {
+			req = strings.TrimSpace(req)
+			if req == "" || strings.ContainsAny(req[:1], "-./") || strings.Contains(req, "file:") || seen[req] {
+				continue
+			}
+			seen[req] = true
+			reqs = append(reqs, req)
+		}
+		if len(reqs) > 0 {
+			out = append(out, pyGroup{File: g.File, Where: g.Where, Reqs: reqs})
+		}
+	}
+	return out
+}
+
+// pyprojectGroups are pyproject.toml src's test and dev extras and
+// dependency groups, in testGroups' order, extras first.
+func pyprojectGroups(src []byte) []pyGroup {
 	var doc struct {
 		Project struct {
 			Extras map[string][]string `toml:"optional-dependencies"`
@@ -30,57 +65,78 @@ func pyTestRequirements(src []byte, side ...string) []string {
 		Groups map[string][]any `toml:"dependency-groups"`
 	}
 	if toml.Unmarshal(src, &doc) != nil {
-		doc.Project.Extras, doc.Groups = nil, nil
+		return nil
 	}
-	var out []string
-	add := func(req string) {
-		req = strings.TrimSpace(req)
-		if req == "" || strings.ContainsAny(req[:1], "-./") || strings.Contains(req, "file:") || slices.Contains(out, req) {
-			return
+	var out []pyGroup
+	for _, g := range testGroups {
+		if reqs := doc.Project.Extras[g]; len(reqs) > 0 {
+			out = append(out, pyGroup{File: "pyproject.toml", Where: "[project.optional-dependencies] " + g, Reqs: reqs})
 		}
-		out = append(out, req)
 	}
 	for _, g := range testGroups {
-		for _, req := range doc.Project.Extras[g] {
-			add(req)
-		}
+		var reqs []string
 		for _, e := range doc.Groups[g] {
 			switch v := e.(type) {
 			case string:
-				add(v)
+				reqs = append(reqs, v)
 			case map[string]any:
 				inc, _ := v["include-group"].(string)
 				for _, e := range doc.Groups[inc] {
 					if s, ok := e.(string); ok {
-						add(s)
+						reqs = append(reqs, s)
 					}
 				}
 			}
 		}
-	}
-	for _, req := range side {
-		add(req)
+		if len(reqs) > 0 {
+			out = append(out, pyGroup{File: "pyproject.toml", Where: "[dependency-groups] " + g, Reqs: reqs})
+		}
 	}
 	return out
 }
 
-// pyprojectInstall is the detected command for pyproject.toml src: its
-// test requirements (pyTestRequirements) first, into the .venv the checks
-// run with, then the project itself as before. The test requirements come
-// first so that a project whose build backend cannot be fetched still has
-// what its tests import.
-func pyprojectInstall(src []byte, side ...string) string {
-	reqs := pyTestRequirements(src, side...)
-	if len(reqs) == 0 {
-		return pipInstall + "-e ."
+// pyProjectFiles are the files that make a directory a Python project
+// pip can install, in the order one is chosen.
+var pyProjectFiles = []string{"pyproject.toml", "setup.py", "setup.cfg"}
+
+// pyInstalls are the detected commands of the Python project whose
+// project file is m (pyProjectFiles), each with what called for it: one
+// pip install per group of test requirements (pyTestGroups), so a group
+// that cannot be installed does not stop the others and the body can
+// name it, then the project itself, editable, into the .venv the checks
+// run with. The groups come first so that a project whose build backend
+// cannot be fetched still has what its tests import. Commands and
+// manifests are relative to m's directory.
+func pyInstalls(read func(string) []byte, m string) []report.DetectedCommand {
+	var out []report.DetectedCommand
+	for _, g := range pyTestGroups(read, path.Dir(m)) {
+		quoted := make([]string, len(g.Reqs))
+		for i, r := range g.Reqs {
+			quoted[i] = shellQuote(r)
+		}
+		out = append(out, report.DetectedCommand{Command: pipInstall + strings.Join(quoted, " "), Manifest: g.File, Group: g.Where})
 	}
-	quoted := make([]string, len(reqs))
-	for i, r := range reqs {
-		quoted[i] = shellQuote(r)
+	return append(out, report.DetectedCommand{Command: pipInstall + "-e .", Manifest: path.Base(m)})
+}
+
+// setupDeclaresRE finds, in setup.py or setup.cfg, a keyword that
+// declares what pip install . installs besides the project.
+var setupDeclaresRE = regexp.MustCompile(`\b(?:install_requires|extras_require)\b`)
+
+// pyDeclares reports whether the Python project file m (src its content)
+// calls for a detected install: it declares dependencies
+// (findings.DeclaresDependencies for pyproject.toml; install_requires
+// or extras_require in setup.py or setup.cfg, which are not parsed:
+// setup.py is a program), or the project declares test requirements
+// (pyTestGroups).
+func pyDeclares(read func(string) []byte, m string, src []byte) bool {
+	if path.Base(m) == "pyproject.toml" && findings.DeclaresDependencies(m, src) {
+		return true
 	}
-	// Its own --report file: pipSources reads both.
-	first := strings.Replace(pipInstall, "-$$.json", "-$$-test.json", 1)
-	return first + strings.Join(quoted, " ") + " && " + pipInstall + "-e ."
+	if path.Base(m) != "pyproject.toml" && setupDeclaresRE.Match(src) {
+		return true
+	}
+	return len(pyTestGroups(read, path.Dir(m))) > 0
 }
 
 // imagePytest are the project directories whose virtualenv in the tree

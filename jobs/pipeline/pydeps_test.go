@@ -4,9 +4,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/patchwright/patchwright/report"
 )
 
 // sqlparsePyproject is the part of sqlparse's pyproject.toml that
@@ -36,41 +38,100 @@ dev = [
 ]
 `
 
-func TestPyTestRequirements(t *testing.T) {
+func TestPyTestGroups(t *testing.T) {
 	for name, tc := range map[string]struct {
 		src  string
-		want []string
+		want []pyGroup
 	}{
-		"sqlparse":       {sqlparsePyproject, []string{"build", "pytest", "coverage"}},
-		"test extra":     {"[project]\nname='a'\n[project.optional-dependencies]\ntest = ['pytest>=7', 'hypothesis']\ndocs = ['sphinx']\n", []string{"pytest>=7", "hypothesis"}},
-		"tests, testing": {"[project.optional-dependencies]\ntests = ['a']\ntesting = ['b']\n", []string{"a", "b"}},
-		"include-group":  {"[dependency-groups]\ntest = ['pytest']\ndev = [{include-group = 'test'}, 'ruff']\n", []string{"pytest", "ruff"}},
-		"runtime only":   {"[project]\ndependencies = ['requests']\n", nil},
-		"no toml":        {"[project\n", nil},
+		"sqlparse": {sqlparsePyproject, []pyGroup{
+			{"pyproject.toml", "[project.optional-dependencies] dev", []string{"build"}},
+			{"pyproject.toml", "[dependency-groups] dev", []string{"pytest", "coverage"}},
+		}},
+		"test extra": {"[project]\nname='a'\n[project.optional-dependencies]\ntest = ['pytest>=7', 'hypothesis']\ndocs = ['sphinx']\n",
+			[]pyGroup{{"pyproject.toml", "[project.optional-dependencies] test", []string{"pytest>=7", "hypothesis"}}}},
+		"tests, testing": {"[project.optional-dependencies]\ntests = ['a']\ntesting = ['b']\n", []pyGroup{
+			{"pyproject.toml", "[project.optional-dependencies] tests", []string{"a"}},
+			{"pyproject.toml", "[project.optional-dependencies] testing", []string{"b"}},
+		}},
+		"include-group": {"[dependency-groups]\ntest = ['pytest']\ndev = [{include-group = 'test'}, 'ruff']\n", []pyGroup{
+			{"pyproject.toml", "[dependency-groups] test", []string{"pytest"}},
+			{"pyproject.toml", "[dependency-groups] dev", []string{"ruff"}},
+		}},
+		"runtime only": {"[project]\ndependencies = ['requests']\n", nil},
+		"no toml":      {"[project\n", nil},
 		// What pip would read as an option, or a local path it would
 		// build, is not passed.
-		"options and paths": {"[project.optional-dependencies]\ntest = ['--index-url=http://x/', '-e .', './local', '/abs', 'x @ file:///tmp/x', ' ', 'ok']\n", []string{"ok"}},
+		"options and paths": {"[project.optional-dependencies]\ntest = ['--index-url=http://x/', '-e .', './local', '/abs', 'x @ file:///tmp/x', ' ', 'ok']\n",
+			[]pyGroup{{"pyproject.toml", "[project.optional-dependencies] test", []string{"ok"}}}},
 	} {
-		if got := pyTestRequirements([]byte(tc.src)); !slices.Equal(got, tc.want) {
+		read := func(p string) []byte {
+			if p == "pyproject.toml" {
+				return []byte(tc.src)
+			}
+			return nil
+		}
+		if got := pyTestGroups(read, "."); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %q, want %q", name, got, tc.want)
 		}
 	}
 }
 
-func TestPyprojectInstall(t *testing.T) {
-	if got := pyprojectInstall([]byte("[project]\ndependencies = ['requests']\n")); got != pipInstall+"-e ." {
-		t.Errorf("without test requirements: %q", got)
+// TestPyInstalls: one pip install per group of test requirements, each
+// with its own report file and the group it installs, then the project
+// itself; a project without test requirements gets the project alone.
+func TestPyInstalls(t *testing.T) {
+	files := map[string]string{"a/pyproject.toml": "[project]\ndependencies = ['requests']\n", "b/pyproject.toml": sqlparsePyproject, "b/tox.ini": "[testenv]\ndeps = pytest-mock\n"}
+	read := func(p string) []byte {
+		if s, ok := files[p]; ok {
+			return []byte(s)
+		}
+		return nil
 	}
-	got := pyprojectInstall([]byte(sqlparsePyproject))
-	first, second, ok := strings.Cut(got, " && "+pipInstall)
-	if !ok || second != "-e ." {
-		t.Fatalf("%q: want the test requirements, then %q", got, pipInstall+"-e .")
+	want := []report.DetectedCommand{{Command: pipInstall + "-e .", Manifest: "pyproject.toml"}}
+	if got := pyInstalls(read, "a/pyproject.toml"); !slices.Equal(got, want) {
+		t.Errorf("without test requirements: %+v, want %+v", got, want)
 	}
-	if !strings.HasSuffix(first, "'build' 'pytest' 'coverage'") || !strings.Contains(first, "--system-site-packages") {
-		t.Errorf("first command %q", first)
+	want = []report.DetectedCommand{
+		{Command: pipInstall + "'build'", Manifest: "pyproject.toml", Group: "[project.optional-dependencies] dev"},
+		{Command: pipInstall + "'pytest' 'coverage'", Manifest: "pyproject.toml", Group: "[dependency-groups] dev"},
+		{Command: pipInstall + "'pytest-mock'", Manifest: "tox.ini", Group: "[testenv] deps"},
+		{Command: pipInstall + "-e .", Manifest: "pyproject.toml"},
 	}
-	if strings.Count(got, "/tmp/.patchwright-pip-$$-test.json") != 1 || strings.Count(got, "/tmp/.patchwright-pip-$$.json") != 1 {
-		t.Errorf("the two installs must write two reports: %q", got)
+	if got := pyInstalls(read, "b/pyproject.toml"); !slices.Equal(got, want) {
+		t.Errorf("pyInstalls =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestPyDeclares: a setup.py or setup.cfg project calls for a detected
+// install when it names install_requires or extras_require, or declares
+// test requirements elsewhere; a bare one does not.
+func TestPyDeclares(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files map[string]string
+		want  bool
+	}{
+		"setup.py install_requires":   {map[string]string{"setup.py": "from setuptools import setup\nsetup(name='s', install_requires=['text-unidecode>=1.3'])\n"}, true},
+		"setup.py bare":               {map[string]string{"setup.py": "from setuptools import setup\nsetup(name='s')\n"}, false},
+		"setup.py with tox deps":      {map[string]string{"setup.py": "from setuptools import setup\nsetup(name='s')\n", "tox.ini": "[testenv]\ndeps = pytest-mock\n"}, true},
+		"setup.cfg install_requires":  {map[string]string{"setup.cfg": "[metadata]\nname = s\n[options]\ninstall_requires =\n    attrs\n"}, true},
+		"pyproject build-system only": {map[string]string{"pyproject.toml": "[build-system]\nrequires = ['setuptools']\n"}, false},
+	} {
+		read := func(p string) []byte {
+			if s, ok := tc.files[p]; ok {
+				return []byte(s)
+			}
+			return nil
+		}
+		var m string
+		for _, f := range pyProjectFiles {
+			if _, ok := tc.files[f]; ok {
+				m = f
+				break
+			}
+		}
+		if got := pyDeclares(read, m, read(m)); got != tc.want {
+			t.Errorf("%s: pyDeclares = %v, want %v", name, got, tc.want)
+		}
 	}
 }
 

@@ -10,34 +10,40 @@ import (
 )
 
 // Python projects declare what their tests need in more places than
-// pyproject.toml's extras and groups. pySideRequirements reads the ones
+// pyproject.toml's extras and groups. pySideGroups reads the ones
 // whose content is static: nothing is run, and what would need running
 // (a noxfile's computed arguments, tox's substitutions and factor
 // conditions) is left out.
 
-// pySideRequirements are the test requirements the project in dir
+// pySideGroups are the groups of test requirements the project in dir
 // declares beside pyproject.toml (pyproject its content): setup.cfg's
 // test and dev extras, tox.ini's [testenv] deps, the string arguments of
 // noxfile.py's session.install calls, and the plugins pytest's
 // configuration requires (required_plugins).
-func pySideRequirements(read func(string) []byte, dir string, pyproject []byte) []string {
+func pySideGroups(read func(string) []byte, dir string, pyproject []byte) []pyGroup {
 	at := func(name string) []byte { return read(path.Join(dir, name)) }
-	var out []string
+	var out []pyGroup
+	add := func(file, where string, reqs []string) {
+		if len(reqs) > 0 {
+			out = append(out, pyGroup{File: file, Where: where, Reqs: reqs})
+		}
+	}
 	if cfg := loadIni(at("setup.cfg")); cfg != nil {
 		for _, g := range testGroups {
-			out = append(out, iniList(cfg.Section("options.extras_require").Key(g).String())...)
+			add("setup.cfg", "[options.extras_require] "+g, iniList(cfg.Section("options.extras_require").Key(g).String()))
 		}
-		out = append(out, strings.Fields(cfg.Section("tool:pytest").Key("required_plugins").String())...)
+		add("setup.cfg", "[tool:pytest] required_plugins", strings.Fields(cfg.Section("tool:pytest").Key("required_plugins").String()))
 	}
 	if tox := loadIni(at("tox.ini")); tox != nil {
-		out = append(out, iniList(tox.Section("testenv").Key("deps").String())...)
-		out = append(out, strings.Fields(tox.Section("pytest").Key("required_plugins").String())...)
+		add("tox.ini", "[testenv] deps", iniList(tox.Section("testenv").Key("deps").String()))
+		add("tox.ini", "[pytest] required_plugins", strings.Fields(tox.Section("pytest").Key("required_plugins").String()))
 	}
 	if p := loadIni(at("pytest.ini")); p != nil {
-		out = append(out, strings.Fields(p.Section("pytest").Key("required_plugins").String())...)
+		add("pytest.ini", "[pytest] required_plugins", strings.Fields(p.Section("pytest").Key("required_plugins").String()))
 	}
-	out = append(out, noxInstalls(at("noxfile.py"))...)
-	return append(out, pytestTOMLPlugins(pyproject)...)
+	add("noxfile.py", "session.install", noxInstalls(at("noxfile.py")))
+	add("pyproject.toml", "[tool.pytest.ini_options] required_plugins", pytestTOMLPlugins(pyproject))
+	return out
 }
 
 func loadIni(src []byte) *ini.File {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -23,20 +24,32 @@ func TestPySideRequirements(t *testing.T) {
 		}
 		return nil
 	}
-	pyproject := []byte("[project]\nname = 'lib'\n[project.optional-dependencies]\ndev = ['ruff']\n[tool.pytest.ini_options]\nrequired_plugins = ['pytest-cov']\n")
-	side := pySideRequirements(read, "lib", pyproject)
-	got := pyTestRequirements(pyproject, side...)
-	want := []string{"ruff", "pytest-mock", "freezegun", "pytest-timeout", "pytest>=7", "hypothesis", "pytest-xdist", "pytest-randomly", "pytest", "responses", "pytest-cov"}
-	if !slices.Equal(got, want) {
-		t.Errorf("requirements %q, want %q", got, want)
+	pyproject := "[project]\nname = 'lib'\n[project.optional-dependencies]\ndev = ['ruff']\n[tool.pytest.ini_options]\nrequired_plugins = ['pytest-cov']\n"
+	files["lib/pyproject.toml"] = pyproject
+	var got []string
+	for _, g := range pyTestGroups(read, "lib") {
+		got = append(got, g.File+" "+g.Where+": "+strings.Join(g.Reqs, " "))
 	}
-	if got := pySideRequirements(read, "other", nil); len(got) != 0 {
+	want := []string{
+		"pyproject.toml [project.optional-dependencies] dev: ruff",
+		"setup.cfg [options.extras_require] test: pytest-mock freezegun",
+		"setup.cfg [tool:pytest] required_plugins: pytest-timeout",
+		"tox.ini [testenv] deps: pytest>=7 hypothesis",
+		"tox.ini [pytest] required_plugins: pytest-xdist",
+		"pytest.ini [pytest] required_plugins: pytest-randomly",
+		"noxfile.py session.install: pytest responses",
+		"pyproject.toml [tool.pytest.ini_options] required_plugins: pytest-cov",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups\n%q\nwant\n%q", got, want)
+	}
+	if got := pySideGroups(read, "other", nil); len(got) != 0 {
 		t.Errorf("a project with no side files: %q", got)
 	}
 	// A broken file is no requirement and no failure.
 	files["x/tox.ini"] = "[testenv\ndeps = a\n"
 	files["x/pyproject.toml"] = "[tool.pytest.ini_options\n"
-	if got := pySideRequirements(read, "x", []byte(files["x/pyproject.toml"])); len(got) != 0 {
+	if got := pySideGroups(read, "x", []byte(files["x/pyproject.toml"])); len(got) != 0 {
 		t.Errorf("broken files: %q", got)
 	}
 }

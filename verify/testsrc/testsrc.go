@@ -172,7 +172,10 @@ func IsTestPath(p string) bool {
 	case ".go":
 		return strings.HasSuffix(base, "_test.go")
 	case ".py":
-		return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" || hasDir(p, "tests", "test")
+		// test.py and tests.py: a project's one test module, as unittest
+		// discovers it and Django names an app's.
+		return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" ||
+			base == "test.py" || base == "tests.py" || hasDir(p, "tests", "test")
 	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
 		return strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") || hasDir(p, "test", "tests", "spec", "e2e")
 	case ".rs":
@@ -193,11 +196,23 @@ func IsTestPath(p string) bool {
 }
 
 // IsTestData reports whether a path holds what tests compare against or
-// read (golden files, snapshots, fixtures, testdata) rather than test
-// code. Runners collect no tests there: go test ignores testdata.
+// read (golden files, snapshots, fixtures, testdata, and data files in a
+// test directory: inih's tests/baseline_multi.txt and tests/normal.ini)
+// rather than test code. Runners collect no tests there: go test ignores
+// testdata.
 func IsTestData(p string) bool {
 	base := path.Base(p)
+	if hasDir(p, "test", "tests") && testDataExts[path.Ext(base)] && base != "CMakeLists.txt" {
+		return true
+	}
 	return strings.HasSuffix(base, ".snap") || strings.HasSuffix(base, ".golden") || hasDir(p, "testdata", "__snapshots__", "fixtures")
+}
+
+// testDataExts are the extensions of the expected outputs and inputs
+// tests keep beside them; a test directory's CMakeLists.txt is its build.
+var testDataExts = map[string]bool{
+	".txt": true, ".ini": true, ".json": true, ".yaml": true, ".yml": true, ".csv": true,
+	".xml": true, ".dat": true, ".out": true, ".expected": true,
 }
 
 // hasDir reports whether a directory of p (not its base name) is one of

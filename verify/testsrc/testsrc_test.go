@@ -327,6 +327,8 @@ func TestIsTestPath(t *testing.T) {
 		"spec/a_spec.rb": true, "test/a_test.rb": true, "lib/a.rb": false, "tests/ATest.php": true, "src/A.php": false,
 		"tests/CMakeLists.txt": true, "CMakeLists.txt": false, "tests/test_a.cpp": true, "src/a_test.cc": true, "src/a.cpp": false,
 		"notes.txt": false,
+		// A project's one test module (python-slugify's test.py).
+		"test.py": true, "app/tests.py": true, "testing.py": false,
 	} {
 		if got := IsTestPath(p); got != want {
 			t.Errorf("IsTestPath(%s) = %v, want %v", p, got, want)
@@ -346,6 +348,22 @@ func TestTestsrcIsALeaf(t *testing.T) {
 		if strings.HasPrefix(p, "github.com/patchwright/patchwright/") && p != "github.com/patchwright/patchwright/verify/testsrc" &&
 			!strings.HasPrefix(p, "github.com/patchwright/patchwright/internal/") {
 			t.Errorf("testsrc depends on %s", p)
+		}
+	}
+}
+
+// TestIsTestData: expected outputs and inputs in a test directory are
+// data the tests read (inih's tests/baseline_multi.txt), not tests whose
+// edit no test names; a test directory's CMakeLists.txt and meson.build
+// are its build, and code beside them is test code.
+func TestIsTestData(t *testing.T) {
+	for p, want := range map[string]bool{
+		"tests/baseline_multi.txt": true, "tests/normal.ini": true, "test/cases.json": true, "testdata/x.go": true, "a.golden": true,
+		"tests/CMakeLists.txt": false, "tests/meson.build": false, "tests/unittest.c": false, "tests/test_a.py": false,
+		"notes.txt": false, "docs/config.ini": false,
+	} {
+		if got := IsTestData(p); got != want {
+			t.Errorf("IsTestData(%s) = %v, want %v", p, got, want)
 		}
 	}
 }
