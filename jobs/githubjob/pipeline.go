@@ -215,6 +215,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	entry := p.indexRun(a, id, log)
 	var res *pipeline.Result
 	var pub *publisher
+	// A closure: res and pub are read when the run ends (prepare and
+	// Execute set them below), not now, while both are still nil.
 	defer func() { entry.ended(ctx, res, pub, p.now()) }()
 	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
 	if err != nil {
@@ -222,7 +224,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	var cost *float64
 	defer func() { settle(cost) }()
-	job, pub, err := p.prepare(ctx, a, id, logURL, log)
+	var job pipeline.Job
+	job, pub, err = p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
