@@ -503,6 +503,9 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	case errors.Is(cause, errIssueEdited):
 		final = true
 		reason = "the issue was edited after it was labelled: label it again to run the new text"
+	case errors.Is(cause, pipeline.ErrPolicy):
+		final = true
+		reason = cause.Error() + "; only the operator can change that, so nothing ran"
 	case errors.Is(cause, pipeline.ErrConfig):
 		final = true
 		reason = "the repository's configuration needs fixing: " + cause.Error()
