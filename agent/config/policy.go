@@ -37,6 +37,10 @@ type Policy struct {
 	// images must match; nil: any. The operator's default image is
 	// always allowed.
 	Images []string `yaml:"images"`
+	// Models are doublestar globs every model a job may call (its model,
+	// fallbacks, summary and review models, as PROVIDER:NAME) must match;
+	// nil: any. An installation's own models are held to them too.
+	Models []string `yaml:"models"`
 	// MaxCostUSD caps a run's cost; a repository's max_cost_usd may only
 	// lower it. Zero: no cap from the policy.
 	MaxCostUSD float64 `yaml:"max_cost_usd"`
@@ -47,6 +51,26 @@ type Policy struct {
 	// report posted on the issue, and no pull request is opened; nil or
 	// true: pull requests are opened.
 	PullRequests *bool `yaml:"pull_requests"`
+}
+
+// DisallowedModel returns the first of models (PROVIDER:NAME each) that
+// p's Models do not allow, "" when they allow all: the one check of a
+// model against the policy. The provider's name is matched in lower
+// case, as provider.New reads it.
+func (p Policy) DisallowedModel(models ...string) string {
+	if p.Models == nil {
+		return ""
+	}
+	for _, m := range models {
+		m = strings.TrimSpace(m)
+		if name, model, ok := strings.Cut(m, ":"); ok {
+			m = strings.ToLower(name) + ":" + model
+		}
+		if !slices.ContainsFunc(p.Models, func(g string) bool { ok, _ := doublestar.Match(g, m); return ok }) {
+			return m
+		}
+	}
+	return ""
 }
 
 // OpensPullRequests reports whether runs under p may open pull requests.
@@ -93,6 +117,9 @@ func (p Policy) over(base Policy) Policy {
 	if p.Images != nil {
 		base.Images = p.Images
 	}
+	if p.Models != nil {
+		base.Models = p.Models
+	}
 	if p.MaxCostUSD != 0 {
 		base.MaxCostUSD = p.MaxCostUSD
 	}
@@ -127,7 +154,7 @@ func LoadPolicyFile(name string) (PolicyFile, error) {
 
 var policyFieldRE = regexp.MustCompile(`line (\d+): field (.+) not found in type \S+`)
 
-const policyKeys = "defaults, organizations, installations; in each: network_allow, open_network, services, images, max_cost_usd, protected_paths, exclude, pull_requests"
+const policyKeys = "defaults, organizations, installations; in each: network_allow, open_network, services, images, models, max_cost_usd, protected_paths, exclude, pull_requests"
 
 // ParsePolicy decodes and checks a policy file's text.
 func ParsePolicy(data []byte) (PolicyFile, error) {
@@ -177,6 +204,11 @@ func (p Policy) errors(where string) []string {
 	for i, g := range p.Images {
 		if strings.TrimSpace(g) == "" || !doublestar.ValidatePattern(g) {
 			errs = append(errs, fmt.Sprintf("%s.images[%d]: %q is not a valid glob", where, i, g))
+		}
+	}
+	for i, g := range p.Models {
+		if name, _, ok := strings.Cut(g, ":"); !ok || strings.TrimSpace(name) == "" || !doublestar.ValidatePattern(g) {
+			errs = append(errs, fmt.Sprintf("%s.models[%d]: %q is not a glob of PROVIDER:NAME, such as openai:gpt-4.1 or anthropic:*", where, i, g))
 		}
 	}
 	if p.MaxCostUSD < 0 {

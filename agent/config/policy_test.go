@@ -156,6 +156,9 @@ func TestBadPolicy(t *testing.T) {
 		"bad installation":   {"installations: {0: {}}\n", "installations: 0 is not an installation ID"},
 		"installation name":  {"installations: {acme: {}}\n", "cannot unmarshal"},
 		"wrong type":         {"defaults: {services: maybe}\n", "cannot unmarshal"},
+		"model no provider":  {"defaults: {models: [gpt-4.1]}\n", `defaults.models[0]: "gpt-4.1" is not a glob of PROVIDER:NAME`},
+		"model bad glob":     {"organizations: {acme: {models: [\"openai:[\"]}}\n", `organizations.acme.models[0]: "openai:[" is not a glob`},
+		"model empty":        {"installations: {7: {models: [\"\"]}}\n", `installations.7.models[0]: "" is not a glob`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -178,6 +181,41 @@ func TestBadPolicy(t *testing.T) {
 	}
 	if f, err := LoadPolicyFile(""); err != nil || !reflect.DeepEqual(f, PolicyFile{}) {
 		t.Errorf("LoadPolicyFile(\"\") = %+v, %v", f, err)
+	}
+}
+
+// TestDisallowedModel: every model a job may call must match the
+// policy's models; the first that does not is named.
+func TestDisallowedModel(t *testing.T) {
+	cases := map[string]struct {
+		models []string
+		asked  []string
+		want   string
+	}{
+		"no list allows any":       {nil, []string{"openai:gpt-4.1", "anthropic:claude-opus-4-1"}, ""},
+		"exact":                    {[]string{"openai:gpt-4.1"}, []string{"openai:gpt-4.1"}, ""},
+		"glob":                     {[]string{"anthropic:*", "openai:gpt-4.1*"}, []string{"anthropic:claude-sonnet-4-5", "openai:gpt-4.1-mini"}, ""},
+		"provider in any case":     {[]string{"openai:gpt-4.1"}, []string{" OpenAI:gpt-4.1"}, ""},
+		"fallback outside":         {[]string{"openai:*"}, []string{"openai:gpt-4.1", "anthropic:claude-sonnet-4-5"}, "anthropic:claude-sonnet-4-5"},
+		"name is case sensitive":   {[]string{"openai:gpt-4.1"}, []string{"openai:GPT-4.1"}, "openai:GPT-4.1"},
+		"empty list allows none":   {[]string{}, []string{"openai:gpt-4.1"}, "openai:gpt-4.1"},
+		"star stops at a slash":    {[]string{"openai:*"}, []string{"openai:org/model"}, "openai:org/model"},
+		"a slash matched by name":  {[]string{"openai:*/*"}, []string{"openai:org/model"}, ""},
+		"nothing asked is allowed": {[]string{}, nil, ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := (Policy{Models: c.models}).DisallowedModel(c.asked...); got != c.want {
+				t.Errorf("DisallowedModel(%q) under %q = %q, want %q", c.asked, c.models, got, c.want)
+			}
+		})
+	}
+	f, err := ParsePolicy([]byte("defaults: {models: [\"openai:*\"]}\ninstallations: {7: {models: [\"anthropic:*\"]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := f.For(7, "x"); p.DisallowedModel("anthropic:claude-sonnet-4-5") != "" || p.DisallowedModel("openai:gpt-4.1") == "" {
+		t.Errorf("installation 7's models %q: the installation's entry does not replace the defaults'", p.Models)
 	}
 }
 

@@ -35,6 +35,25 @@ func (f *Fallback) Model() string {
 	return f.list[f.at].Model()
 }
 
+// Models are the list's models, in order: every model the run may call.
+func (f *Fallback) Models() []string {
+	out := make([]string, len(f.list))
+	for i, p := range f.list {
+		out[i] = p.Model()
+	}
+	return out
+}
+
+// Models are every model p may call: a Fallback's whole list, else p's
+// one model. A wrapper that embeds a Provider keeps its list by having
+// a Models method of its own.
+func Models(p Provider) []string {
+	if l, ok := p.(interface{ Models() []string }); ok {
+		return l.Models()
+	}
+	return []string{p.Model()}
+}
+
 // Complete asks the current model and falls back down the list.
 func (f *Fallback) Complete(ctx context.Context, req Request) (*Response, error) {
 	for {

@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,18 @@ func TestNewModelList(t *testing.T) {
 	}
 	if _, ok := p.(*provider.Fallback); !ok || p.Model() != "openai:gpt-4.1" {
 		t.Errorf("list gave %T %s", p, p.Model())
+	}
+	// The operator's policy checks every model of the list, not only the
+	// current one.
+	if got := provider.Models(p); !slices.Equal(got, []string{"openai:gpt-4.1", "anthropic:claude-sonnet-4-5"}) {
+		t.Errorf("Models(list) = %q", got)
+	}
+	one, err := provider.New("openai:gpt-4.1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := provider.Models(one); !slices.Equal(got, []string{"openai:gpt-4.1"}) {
+		t.Errorf("Models(one) = %q", got)
 	}
 	for _, bad := range []string{"openai:gpt-4.1,replay:ledger.jsonl", "openai:gpt-4.1,", "openai:gpt-4.1,nope"} {
 		if _, err := provider.New(bad, opts); err == nil {

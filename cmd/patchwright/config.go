@@ -124,7 +124,7 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_RUN_URL", flag: "run-url", group: groupStorage, kind: "url", usage: "base URL of run pages, linked as URL/<run id> (optional)", dst: &raw.runURL},
 		{env: "PATCHWRIGHT_AUDIT_RETENTION", flag: "audit-retention", group: groupStorage, kind: "duration", shown: "2160h (90 days)", usage: "how long audit log entries stay in Redis (capped at 300,000 entries), e.g. 2160h", dst: &raw.auditRetention},
 		{env: "PATCHWRIGHT_RUN_RETENTION", flag: "run-retention", group: groupStorage, kind: "duration", shown: "720h (30 days)", usage: "how long run records, run summaries and outcome records stay in Redis and run links work, e.g. 720h", dst: &raw.retention},
-		{env: "PATCHWRIGHT_MODEL", flag: "model", group: groupModel, kind: "provider:name", shown: "serve: none, agent jobs fail; worker: required", usage: "model as PROVIDER:NAME, e.g. openai:gpt-4.1", dst: &raw.model},
+		{env: "PATCHWRIGHT_MODEL", flag: "model", group: groupModel, kind: "provider:name", shown: "serve: none, agent jobs fail; worker: required", usage: "model as PROVIDER:NAME, e.g. openai:gpt-4.1, or a comma-separated fallback list; each needs a price in the price table (PATCHWRIGHT_PRICES), or serve and worker refuse to start: cost caps need one", dst: &raw.model},
 		{env: "PATCHWRIGHT_SUMMARY_MODEL", flag: "summary-model", group: groupModel, kind: "provider:name", shown: "none: placeholders only", usage: "a smaller model as PROVIDER:NAME, with the same keys and base URLs as the model, that summarises old tool output when compaction removes it from the conversation; the summary replaces the bare placeholder and its cost counts in the run's", dst: &raw.summaryModel},
 		{env: "PATCHWRIGHT_REVIEW_MODEL", flag: "review-model", group: groupModel, kind: "provider:name", shown: "the model", usage: "the model, as PROVIDER:NAME with the same keys and base URLs, of the review before publishing: it reads only the issue, the diff and the findings and reports risks; a smaller one is fine; it needs a price in the price table, or the review fails (a repository turns it off with review: off)", dst: &raw.reviewModel},
 		{env: "PATCHWRIGHT_REVIEW_MAX_COST_USD", flag: "review-max-cost-usd", group: groupModel, kind: "dollars", shown: "0.50", usage: "the review's own budget in US dollars: the answer is capped to what it leaves after the prompt; a review whose estimate exceeds it is not made, and one billed past it is still read; the pull request says either", dst: &raw.reviewMaxCost},
@@ -138,7 +138,7 @@ func (raw *rawConfig) table() []setting {
 		{env: "PATCHWRIGHT_INSTALLATION_CONCURRENCY", flag: "installation-concurrency", group: groupWorker, kind: "int", shown: "half the pool, at least 1", usage: "agent jobs of one installation running at once across all workers (the pool: the concurrency of every worker together); 0 is none", dst: &raw.instConcurrency},
 		{env: "PATCHWRIGHT_REPO_CONCURRENCY", flag: "repo-concurrency", group: groupWorker, kind: "int", shown: "a quarter of the pool, at least 1", usage: "agent jobs of one repository running at once across all workers; 0 is none", dst: &raw.repoConcurrency},
 		{env: "PATCHWRIGHT_SHUTDOWN_GRACE", flag: "shutdown-grace", group: groupWorker, kind: "duration", shown: "30s", usage: "how long a stopping worker lets running jobs finish, e.g. 5m; in its last quarter (at most 2m) a job is stopped (a command still running is cut short) and its change pushed as a draft marked interrupted, or with no change handed back to the queue (Kubernetes' terminationGracePeriodSeconds must exceed it by " + worker.HandBackTimeout.String() + ")", dst: &raw.grace},
-		{env: "PATCHWRIGHT_POLICY_FILE", flag: "policy-file", group: groupWorker, kind: "path", shown: "none", usage: "YAML file of the operator's policy over repositories (docs/policy.md): defaults and per-organisation and per-installation limits on egress hosts, network: open, services, images, cost and pull requests, and protected and excluded paths, which a repository's .github/agent.yml can only tighten; checked at start", dst: &raw.policyFile},
+		{env: "PATCHWRIGHT_POLICY_FILE", flag: "policy-file", group: groupWorker, kind: "path", shown: "none", usage: "YAML file of the operator's policy over repositories (docs/policy.md): defaults and per-organisation and per-installation limits on egress hosts, network: open, services, images, models, cost and pull requests, and protected and excluded paths, which a repository's .github/agent.yml can only tighten; checked at start; patchwright run applies its defaults entry", dst: &raw.policyFile},
 	}...)
 	return append(out, raw.sandbox.table()...)
 }
@@ -364,7 +364,13 @@ func (raw *rawConfig) parseValues(cfg *config) error {
 		return err
 	}
 	cfg.sandbox = sb
+	if err := checkModelPriced(cfg.model, sb.prices); err != nil {
+		return err
+	}
 	if cfg.installationModels, err = loadInstallationModels(raw.installationModels, cfg.model, sb.prices); err != nil {
+		return err
+	}
+	if err := checkPolicyModels(cfg.policy, cfg.installationModels, cfg.model); err != nil {
 		return err
 	}
 	if raw.retention != "" {

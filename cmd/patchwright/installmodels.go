@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	agentconfig "github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/provider/installmodel"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -32,6 +33,49 @@ func loadInstallationModels(path, model string, prices provider.Prices) (install
 		return nil, fmt.Errorf("PATCHWRIGHT_INSTALLATION_MODELS: %w", err)
 	}
 	return set, nil
+}
+
+// checkModelPriced refuses an operator's model (each of a fallback list)
+// without a price, as installmodel refuses an installation's: a run's
+// cost, its caps and the monthly caps all need one. A replay calls no
+// model and costs nothing.
+func checkModelPriced(spec string, prices provider.Prices) error {
+	for _, m := range strings.Split(spec, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" || strings.HasPrefix(strings.ToLower(m), provider.NameReplay+":") {
+			continue
+		}
+		if _, known := prices.Cost(m, provider.Usage{}); !known {
+			return fmt.Errorf("PATCHWRIGHT_MODEL: %q has no price in the price table, so its cost and caps cannot be kept: add it to %s", m, provider.EnvPrices)
+		}
+	}
+	return nil
+}
+
+// checkPolicyModels refuses at start what the policy's models: are sure
+// to refuse at every job: an installation whose own entry in the policy
+// sets models, and whose models (its own, or the operator's without an
+// entry in PATCHWRIGHT_INSTALLATION_MODELS) fall outside them. Where an
+// organisation's entry decides, the login is known only at the job,
+// which refuses it then (pipeline.ErrPolicy).
+func checkPolicyModels(pf *agentconfig.PolicyFile, set installmodel.Set, model string) error {
+	if pf == nil {
+		return nil
+	}
+	for id, entry := range pf.Installations {
+		if entry.Models == nil {
+			continue
+		}
+		p, name := pf.For(id, "")
+		models, whose := strings.Split(model, ","), "PATCHWRIGHT_MODEL"
+		if e, ok := set[id]; ok {
+			models, whose = e.Models(), "PATCHWRIGHT_INSTALLATION_MODELS: installation "+fmt.Sprint(id)
+		}
+		if m := p.DisallowedModel(models...); m != "" {
+			return fmt.Errorf("%s: model %q is not allowed by PATCHWRIGHT_POLICY_FILE's %s (models: %s)", whose, m, name, strings.Join(p.Models, ", "))
+		}
+	}
+	return nil
 }
 
 // installationExecutors are base with each installation's own models

@@ -123,6 +123,10 @@ type meteredProvider struct {
 	prices provider.Prices
 }
 
+// Models are the wrapped provider's, so the operator's policy sees each
+// model of a fallback list (provider.Models).
+func (p meteredProvider) Models() []string { return provider.Models(p.Provider) }
+
 func (p meteredProvider) Complete(ctx context.Context, req provider.Request) (*provider.Response, error) {
 	resp, err := p.Provider.Complete(ctx, req)
 	if err == nil && resp != nil {

@@ -205,7 +205,7 @@ func TestServeSetupMode(t *testing.T) {
 	// The next start reads the stored credentials: no setup mode.
 	t.Setenv("PATCHWRIGHT_DATA_DIR", dataDir)
 	for _, command := range []string{"serve", "worker"} {
-		args := []string{"--redis-url", "redis://127.0.0.1:1/0", "--model", "openai:m"}
+		args := []string{"--redis-url", "redis://127.0.0.1:1/0", "--model", "openai:gpt-4.1"}
 		cfg, err := parseConfig(command, args, io.Discard)
 		if err != nil {
 			t.Fatalf("%s after setup: %v", command, err)
@@ -256,7 +256,7 @@ func TestSetupModeConfig(t *testing.T) {
 		t.Fatalf("serve with only an app ID: %v", err)
 	}
 	// A worker has no setup mode.
-	if _, err := parseConfig("worker", []string{"--redis-url", "redis://x:1/0", "--model", "openai:m"}, io.Discard); err == nil || !strings.Contains(err.Error(), "PATCHWRIGHT_APP_ID") {
+	if _, err := parseConfig("worker", []string{"--redis-url", "redis://x:1/0", "--model", "openai:gpt-4.1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "PATCHWRIGHT_APP_ID") {
 		t.Fatalf("worker without credentials: %v", err)
 	}
 	// A broken store is an error, never setup mode.

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5"
 
 	"github.com/patchwright/patchwright/agent"
+	agentconfig "github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/internal/text"
 	"github.com/patchwright/patchwright/jobs/pipeline"
@@ -34,6 +35,7 @@ const defaultOut = "./patchwright-out"
 type runOptions struct {
 	repo, issueFile, title, body string
 	model, image, out            string
+	policyFile                   string
 	maxSteps                     int
 	json, commitStopped          bool
 }
@@ -100,6 +102,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.body, "body", "", "issue body (with --title)")
 	fs.StringVar(&o.model, "model", os.Getenv("PATCHWRIGHT_MODEL"), "model as PROVIDER:NAME, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5; replay:FILE calls no model and replays the model turns of a recorded ledger.jsonl [PATCHWRIGHT_MODEL]")
 	fs.StringVar(&o.image, "image", "", "sandbox image, overriding .github/agent.yml (default there, else PATCHWRIGHT_SANDBOX_IMAGE, else "+pipeline.DefaultImage+")")
+	fs.StringVar(&o.policyFile, "policy-file", os.Getenv("PATCHWRIGHT_POLICY_FILE"), "the operator's policy file (docs/policy.md); its defaults entry applies, as to a job of an installation it does not name: excluded paths, allowed models and images, caps [PATCHWRIGHT_POLICY_FILE]")
 	fs.StringVar(&o.out, "out", defaultOut, "directory for pr.md, result.json, ledger.jsonl and run.html")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "cap on model turns, overriding limits.max_steps (default from .github/agent.yml, else 40)")
 	fs.BoolVar(&o.json, "json", false, "no progress; print result.json on stdout")
@@ -160,7 +163,28 @@ func prepareRun(o runOptions) (localRun, error) {
 		return r, fmt.Errorf("--out: %w", err)
 	}
 	r.job = pipeline.Job{ID: newRunID(), RepoURL: repo, Issue: issue, OutDir: out, Publisher: pipeline.LocalPublisher{}}
+	if err := r.addPolicy(); err != nil {
+		return r, err
+	}
 	return r, nil
+}
+
+// addPolicy gives the job the operator's policy, read and checked as
+// serve and worker read it: a local run has no installation or
+// organisation, so the defaults entry applies. Its excluded paths are
+// then kept from the model by the same rule as a worker's job
+// (config.Apply, sandbox.Workspace.Visible).
+func (r *localRun) addPolicy() error {
+	name := strings.TrimSpace(r.opts.policyFile)
+	if name == "" {
+		return nil
+	}
+	pf, err := agentconfig.LoadPolicyFile(name)
+	if err != nil {
+		return fmt.Errorf("--policy-file: %w", err)
+	}
+	r.job.Policy, r.job.PolicyName = pf.For(0, "")
+	return nil
 }
 
 // executor is newExecutor's with run's own flags.

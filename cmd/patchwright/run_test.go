@@ -208,6 +208,10 @@ func TestRunUsageErrors(t *testing.T) {
 	badIssue := filepath.Join(t.TempDir(), "bad.md")
 	os.WriteFile(badIssue, []byte("no title line\n"), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
+	badPolicy := filepath.Join(t.TempDir(), "policy.yml")
+	os.WriteFile(badPolicy, []byte("defaults: {exclusions: [x]}\n"), 0o644)
+	anthropicOnly := filepath.Join(t.TempDir(), "models.yml")
+	os.WriteFile(anthropicOnly, []byte("defaults: {models: [\"anthropic:*\"]}\n"), 0o644)
 	base := func(extra ...string) []string {
 		return append([]string{"run", "--out", out}, extra...)
 	}
@@ -229,6 +233,10 @@ func TestRunUsageErrors(t *testing.T) {
 		"issue file absent": {args: base("--repo", repo, "--issue-file", "/nonexistent.md", "--model", "openai:gpt-4.1"), want: "--issue-file: open /nonexistent.md"},
 		"negative steps":    {args: base("--repo", repo, "--title", "x", "--max-steps", "-1", "--model", "openai:gpt-4.1"), want: "--max-steps -1"},
 		"stray argument":    {args: base("--repo", repo, "--title", "x", "--model", "openai:gpt-4.1", "extra"), want: "unexpected arguments"},
+		"policy file bad":   {args: base("--repo", repo, "--title", "x", "--model", "openai:gpt-4.1", "--policy-file", badPolicy), want: `--policy-file: policy file ` + badPolicy + `: line 1: unknown key "exclusions"`},
+		"policy from env":   {args: base("--repo", repo, "--title", "x", "--model", "openai:gpt-4.1"), env: map[string]string{"PATCHWRIGHT_POLICY_FILE": badPolicy}, want: `--policy-file: policy file ` + badPolicy},
+		"model not allowed": {args: base("--repo", repo, "--title", "x", "--model", "openai:gpt-4.1", "--policy-file", anthropicOnly), docker: true,
+			want: "the model openai:gpt-4.1 is not allowed by the operator's policy (defaults), whose models are anthropic:*"},
 		"image missing": {args: base("--repo", repo, "--issue-file", issueFile, "--model", "openai:gpt-4.1", "--image", "patchwright-no-such-image:1"),
 			docker: true, want: `sandbox image "patchwright-no-such-image:1" is not on the Docker engine and is not pulled`},
 	}
@@ -237,8 +245,8 @@ func TestRunUsageErrors(t *testing.T) {
 			if tc.docker && testing.Short() {
 				t.Skip("needs the Docker engine: run without -short with dockerd running")
 			}
-			for _, k := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PATCHWRIGHT_MODEL"} {
-				t.Setenv(k, "")
+			for _, k := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PATCHWRIGHT_MODEL", "PATCHWRIGHT_POLICY_FILE"} {
+				t.Setenv(k, tc.env[k])
 			}
 			t.Setenv("OPENAI_API_KEY", "test-key") // never used: every case stops before the model
 			var stdout, stderr bytes.Buffer
@@ -276,5 +284,68 @@ func TestPrintResultJSON(t *testing.T) {
 	}
 	if m["outcome"] != "no_change" || len(m) != 11 || m["findings"] == nil {
 		t.Errorf("result: %v", m)
+	}
+}
+
+// TestRunPolicyExcludes: `patchwright run` applies the operator's policy
+// file (its defaults entry) as a worker's job does: a path only the
+// policy excludes never reaches the model, by name or content, through
+// the file tools, search or the repository map, and the body's
+// Configuration line names the policy.
+func TestRunPolicyExcludes(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	image := sandboxtest.Image(t)
+	repo := userRepo(t)
+	if err := os.MkdirAll(filepath.Join(repo, "customer-data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// cards.csv is read by name; the other file is never named, so its
+	// name in a request means something listed it.
+	os.WriteFile(filepath.Join(repo, "customer-data", "cards.csv"), []byte("name,card\nCANARY-POLICY-1,4111\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "customer-data", "zz-unnamed-canary.csv"), []byte("CANARY-POLICY-2\n"), 0o644)
+	gitCmd(t, repo, "add", "customer-data")
+	gitCmd(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "data")
+	policy := filepath.Join(t.TempDir(), "policy.yml")
+	os.WriteFile(policy, []byte("defaults: {exclude: [customer-data/], models: [\"openai:gpt-4.1*\"]}\n"), 0o644)
+	call := func(name, args string) pt.Turn { return pt.Calls(pt.Call(name, args)) }
+	srv := pt.New(t,
+		call("list_files", `{}`),
+		call("read_file", `{"path":"customer-data/cards.csv"}`),
+		call("search", `{"pattern":"CANARY"}`),
+		call("edit", `{"edits":[{"path":"calc.go","old_text":"return a - b","new_text":"return a + b"}]}`),
+		call("finish", `{"summary":"Add now adds."}`),
+	)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("PATCHWRIGHT_POLICY_FILE", policy) // the flag's default, as an operator sets it
+	out := filepath.Join(t.TempDir(), "out")
+	volume := pipeline.RepoCacheVolume(repo)
+	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", volume).Run() })
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "--repo", repo, "--title", "Add subtracts", "--body", "Add(2, 3) is -1.",
+		"--model", "openai:" + pt.OpenAIModel, "--image", image, "--out", out}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests to the model, want 5", len(reqs))
+	}
+	for i, req := range reqs {
+		for _, canary := range []string{"CANARY-", "zz-unnamed-canary"} {
+			if strings.Contains(string(req.Body), canary) {
+				t.Errorf("request %d to the model carries %q", i, canary)
+			}
+		}
+	}
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "is excluded from what the model may read") {
+		t.Errorf("the read of the excluded file was not refused as excluded:\n%s", last)
+	}
+	body, err := os.ReadFile(filepath.Join(out, "pr.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Configuration: the operator's policy (defaults) applied"; !strings.Contains(string(body), want) {
+		t.Errorf("pr.md has no %q:\n%s", want, body)
 	}
 }

@@ -128,8 +128,8 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Notes:         d.queue,
 		Plans:         d.queue,
 		Policy:        d.cfg.policy,
-		Outcomes:      &outcomes.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
-		Runs:          &runstore.Store{Redis: d.rdb, Retention: d.cfg.runRetention},
+		Outcomes:      &outcomes.Store{Redis: d.rdb, Keep: runstore.Keep{Retention: d.cfg.runRetention}},
+		Runs:          &runstore.Store{Redis: d.rdb, Keep: runstore.Keep{Retention: d.cfg.runRetention}},
 		Images:        &images.Fetcher{Hosts: images.Hosts{Web: web}},
 		Audit:         func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
@@ -322,14 +322,14 @@ func receive(ctx context.Context, cfg config, log *slog.Logger, srv receiving) e
 	metrics.WatchQueues(reg, asynq.NewInspectorFromRedisClient(rdb))
 	// Outcome figures come from Redis at each scrape: serve's /metrics
 	// only, so workers do not report the same pull requests again.
-	outcomeStore := &outcomes.Store{Redis: rdb, Retention: cfg.runRetention}
+	outcomeStore := &outcomes.Store{Redis: rdb, Keep: runstore.Keep{Retention: cfg.runRetention}}
 	reg.MustRegister(&outcomes.Collector{Store: outcomeStore})
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	signer, err := runpage.NewSigner(cfg.privateKey, cfg.runRetention)
 	if err != nil {
 		return err
 	}
-	runs := &runstore.Store{Redis: rdb, Retention: cfg.runRetention}
+	runs := &runstore.Store{Redis: rdb, Keep: runstore.Keep{Retention: cfg.runRetention}}
 	mux.Handle("GET /runs/{id}", &runpage.Handler{Store: runs, Signer: signer, Logger: log})
 	if dashboard != nil {
 		defer dashboard.Close()
@@ -414,7 +414,7 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 		closePipeline()
 		return nil, nil, errInfra{fmt.Errorf("find the app's bot login: %w", err)}
 	}
-	classifier := &outcomes.Classifier{GitHub: app, Store: &outcomes.Store{Redis: rdb, Retention: cfg.runRetention}, AppLogin: bot}
+	classifier := &outcomes.Classifier{GitHub: app, Store: &outcomes.Store{Redis: rdb, Keep: runstore.Keep{Retention: cfg.runRetention}}, AppLogin: bot}
 	h := &worker.Handlers{Queue: queue, Pipeline: pipe, Commenter: app,
 		Branches: &githubjob.Branches{GitHub: app}, Approvals: &githubjob.Approvals{GitHub: app}, Fairness: fair, Logger: log,
 		Outcomes: classifier}
@@ -433,7 +433,7 @@ func startWorker(ctx context.Context, d workerDeps) (*worker.Server, func(), err
 	lastSync := func() {}
 	if gp, ok := pipe.(*githubjob.Pipeline); ok {
 		// Runs go to Redis too, where serve on any machine can show them.
-		mirror := &runstore.Mirror{Dir: runsDir(cfg.dataDir), Store: &runstore.Store{Redis: rdb, Retention: cfg.runRetention}, Logger: log}
+		mirror := &runstore.Mirror{Dir: runsDir(cfg.dataDir), Store: &runstore.Store{Redis: rdb, Keep: runstore.Keep{Retention: cfg.runRetention}}, Logger: log}
 		go mirror.Run(ctx)
 		// Runs that end while the shutdown waits for them are stored too.
 		lastSync = func() { mirror.Sync(context.WithoutCancel(ctx)) }

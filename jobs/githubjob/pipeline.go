@@ -218,6 +218,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	entry := p.indexRun(a, id, log)
 	var res *pipeline.Result
 	var pub *publisher
+	// A closure: res and pub are read when the run ends (prepare and
+	// Execute set them below), not now, while both are still nil.
 	defer func() { entry.ended(ctx, res, pub, p.now()) }()
 	settle, err := p.reserve(ctx, a.issue, a.at.TaskID, log)
 	if err != nil {
@@ -225,7 +227,8 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 	}
 	var cost *float64
 	defer func() { settle(cost) }()
-	job, pub, err := p.prepare(ctx, a, id, logURL, log)
+	var job pipeline.Job
+	job, pub, err = p.prepare(ctx, a, id, logURL, log)
 	if err != nil {
 		return p.failed(ctx, st, a, err)
 	}
@@ -514,6 +517,9 @@ func (p *Pipeline) failed(ctx context.Context, st *statusComment, a request, cau
 	case errors.Is(cause, errIssueEdited):
 		final = true
 		reason = "the issue was edited after it was labelled: label it again to run the new text"
+	case errors.Is(cause, pipeline.ErrPolicy):
+		final = true
+		reason = cause.Error() + "; only the operator can change that, so nothing ran"
 	case errors.Is(cause, pipeline.ErrConfig):
 		final = true
 		reason = "the repository's configuration needs fixing: " + cause.Error()

@@ -60,7 +60,7 @@ func (c *Check) Pass(ctx context.Context) (int, error) {
 	if _, err := st.prune(ctx); err != nil {
 		return 0, err
 	}
-	now := st.now()
+	now := st.Now()
 	batch := int64(c.Batch)
 	if batch <= 0 {
 		batch = DefaultCheckBatch

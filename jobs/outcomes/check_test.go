@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -34,7 +35,7 @@ func checkEnv(t *testing.T) (*Check, *states, *time.Time, *miniredis.Miniredis) 
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	st := &Store{Redis: rdb, Now: func() time.Time { return now }, Retention: 10 * 24 * time.Hour}
+	st := &Store{Redis: rdb, Keep: runstore.Keep{Clock: func() time.Time { return now }, Retention: 10 * 24 * time.Hour}}
 	gh := &states{by: map[int]githubapi.PullState{}, reads: map[int]int{}}
 	return &Check{Classifier: &Classifier{GitHub: gh, Store: st, AppLogin: app}}, gh, &now, mr
 }

@@ -81,7 +81,7 @@ func (s *Store) NoteRun(ctx context.Context, issue tasks.Issue, pr int, model st
 	s.written(ctx, p, "pr:"+f, "issue:"+fieldOf(issue))
 	// The periodic check looks at it after a period, unless its close
 	// is classified first.
-	p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.now().Add(DefaultCheckAfter).UnixMilli()), Member: f})
+	p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.Now().Add(DefaultCheckAfter).UnixMilli()), Member: f})
 	p.HSet(ctx, RunsKey, f+":model", model)
 	if cost == nil {
 		p.HSet(ctx, RunsKey, f+":unpriced", "1")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/tasks"
 )
 
@@ -131,11 +132,10 @@ func isBot(login, appLogin string) bool {
 // Store keeps records in Redis.
 type Store struct {
 	Redis redis.UniversalClient
-	// Retention is how long a record (and its run notes) stays after its
-	// last write; default DefaultRetention.
-	Retention time.Duration
-	// Now is the clock; default time.Now.
-	Now func() time.Time
+	// Keep is how long a record (and its run notes) stays after its last
+	// write, and the clock; the zero Keep is DefaultRetention on
+	// time.Now, as the run records'.
+	runstore.Keep
 }
 
 // Put stores r, replacing the pull request's earlier record.
@@ -149,7 +149,7 @@ func (s *Store) Put(ctx context.Context, r Record) error {
 	s.written(ctx, p, "pr:"+r.field())
 	if r.State == StateOpen {
 		// Checked again after the period, whoever classified it.
-		p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.now().Add(DefaultCheckAfter).UnixMilli()), Member: r.field()})
+		p.ZAddNX(ctx, PendingKey, redis.Z{Score: float64(s.Now().Add(DefaultCheckAfter).UnixMilli()), Member: r.field()})
 	} else {
 		p.ZRem(ctx, PendingKey, r.field()) // decided: nothing more to check
 	}

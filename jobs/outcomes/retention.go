@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -45,25 +44,9 @@ for _, m in ipairs(old) do
 end
 return #old`)
 
-// TTL is how long an outcome stays after its last write: Retention, or
-// DefaultRetention.
-func (s *Store) TTL() time.Duration {
-	if s.Retention > 0 {
-		return s.Retention
-	}
-	return DefaultRetention
-}
-
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 // written notes, in p, that members were written now.
 func (s *Store) written(ctx context.Context, p redis.Pipeliner, members ...string) {
-	score := float64(s.now().UnixMilli())
+	score := float64(s.Now().UnixMilli())
 	for _, m := range members {
 		p.ZAdd(ctx, WrittenKey, redis.Z{Score: score, Member: m})
 	}
@@ -71,7 +54,7 @@ func (s *Store) written(ctx context.Context, p redis.Pipeliner, members ...strin
 
 // prune removes what the retention let go and returns how much.
 func (s *Store) prune(ctx context.Context) (int, error) {
-	cutoff := strconv.FormatInt(s.now().Add(-s.TTL()).UnixMilli(), 10)
+	cutoff := strconv.FormatInt(s.Now().Add(-s.TTL()).UnixMilli(), 10)
 	n, err := pruneScript.Run(ctx, s.Redis, []string{WrittenKey, Key, RunsKey, LatestKey, PendingKey}, cutoff, pruneBatch).Int()
 	if err != nil {
 		return 0, fmt.Errorf("prune outcomes: %w", err)

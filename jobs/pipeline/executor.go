@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -71,6 +72,17 @@ type configError struct{ err error }
 func (e configError) Error() string        { return e.err.Error() }
 func (e configError) Unwrap() error        { return e.err }
 func (e configError) Is(target error) bool { return target == ErrConfig }
+
+// ErrPolicy marks a job the operator's policy refuses before it starts
+// (a model outside its models:): the operator, not the repository, can
+// change that. It matches ErrConfig too, so `patchwright run` exits 1.
+var ErrPolicy = errors.New("refused by the operator's policy")
+
+type policyError struct{ err error }
+
+func (e policyError) Error() string        { return e.err.Error() }
+func (e policyError) Unwrap() error        { return e.err }
+func (e policyError) Is(target error) bool { return target == ErrPolicy || target == ErrConfig }
 
 // Job is one attempt at one issue, as the pipeline sees it. Nothing in it
 // says where the result goes: that is the Publisher's business.
@@ -398,6 +410,23 @@ func (e *Executor) check(job Job) error {
 	}
 	if err := job.validate(); err != nil {
 		return fmt.Errorf("executor: %w", err)
+	}
+	return nil
+}
+
+// checkModels refuses, before anything is cloned, a job whose policy
+// does not allow one of the models the executor may call: its model and
+// fallbacks, its summary and review models. A replay calls none.
+func (e *Executor) checkModels(job Job) error {
+	var models []string
+	for _, p := range []provider.Provider{e.Provider, e.SummaryProvider, e.ReviewProvider} {
+		if _, replayed := provider.ReplayedFrom(p); p != nil && !replayed {
+			models = append(models, provider.Models(p)...)
+		}
+	}
+	if m := job.Policy.DisallowedModel(models...); m != "" {
+		return policyError{fmt.Errorf("the model %s is not allowed by the operator's policy (%s), whose models are %s",
+			m, job.PolicyName, strings.Join(job.Policy.Models, ", "))}
 	}
 	return nil
 }

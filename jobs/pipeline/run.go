@@ -64,6 +64,10 @@ type run struct {
 // the configuration, the checks and the image. Nothing is written to the
 // job's output directory before it succeeds.
 func (r *run) prepare(ctx context.Context) error {
+	// A run and a plan alike: nothing is cloned for a refused model.
+	if err := r.e.checkModels(r.job); err != nil {
+		return err
+	}
 	r.phase(PhaseClone)
 	tmp, err := os.MkdirTemp(r.e.WorkDir, "patchwright-"+r.job.ID+"-")
 	if err != nil {

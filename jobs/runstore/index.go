@@ -84,7 +84,7 @@ func (st *Store) PutSummary(ctx context.Context, s Summary) error {
 
 // cutoff is the oldest start score the retention keeps.
 func (st *Store) cutoff() string {
-	return strconv.FormatInt(st.now().Add(-st.TTL()).UnixMilli(), 10)
+	return strconv.FormatInt(st.Now().Add(-st.TTL()).UnixMilli(), 10)
 }
 
 // Query selects a window of an index, newest first.

@@ -21,7 +21,7 @@ func indexed(t *testing.T) (*Store, time.Time) {
 	t.Helper()
 	s, _ := newStore(t)
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	s.Now = func() time.Time { return now }
+	s.Clock = func() time.Time { return now }
 	for i, r := range []Summary{
 		{ID: "a", Installation: 1, Repo: "acme/widgets", Issue: 1},
 		{ID: "b", Installation: 1, Repo: "acme/gears", Issue: 2},
@@ -70,7 +70,7 @@ func TestScanIndexes(t *testing.T) {
 func TestIndexRetention(t *testing.T) {
 	s, now := indexed(t)
 	ctx := context.Background()
-	s.Now = func() time.Time { return now.Add(s.TTL() - 90*time.Minute) } // a and b are now older than the retention
+	s.Clock = func() time.Time { return now.Add(s.TTL() - 90*time.Minute) } // a and b are now older than the retention
 	runs, _, err := s.Scan(ctx, Query{Key: IndexAll, Count: 10})
 	if err != nil {
 		t.Fatal(err)

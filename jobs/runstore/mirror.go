@@ -66,7 +66,7 @@ func (m *Mirror) Sync(ctx context.Context) {
 	if err != nil {
 		return // no run yet
 	}
-	now := m.Store.now()
+	now := m.Store.Now()
 	for _, e := range entries {
 		id := e.Name()
 		if !e.IsDir() || !ValidID(id) {

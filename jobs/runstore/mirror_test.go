@@ -28,7 +28,7 @@ func writeRun(t *testing.T, dir, id, name, content string, mtime time.Time) {
 func TestMirrorCopiesChangedRunsWithinRetention(t *testing.T) {
 	s, mr := newStore(t) // retention 48h
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	s.Now = func() time.Time { return now }
+	s.Clock = func() time.Time { return now }
 	dir := t.TempDir()
 	ctx := context.Background()
 	writeRun(t, dir, "fresh", FileLedger, `{"seq":1}`+"\n", now.Add(-time.Minute))

@@ -76,27 +76,39 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 // ValidID reports whether id can name a run.
 func ValidID(id string) bool { return idPattern.MatchString(id) && id != "." && id != ".." }
 
-// Store reads and writes records. The zero Retention is DefaultRetention.
+// Store reads and writes records.
 type Store struct {
-	Redis     redis.UniversalClient
-	Retention time.Duration
-	// Now is the clock for UpdatedAt and Mirror's retention; default
-	// time.Now.
-	Now func() time.Time
+	Redis redis.UniversalClient
+	// Keep is the retention and its clock (for UpdatedAt and Mirror's
+	// retention).
+	Keep
 }
 
-// TTL is how long a record stays after its last write: Retention, or
+// Keep is how long a stored entry stays after its last write and the
+// clock that counts it: the one rule for this package's records and
+// summaries and for jobs/outcomes' records, which PATCHWRIGHT_RUN_RETENTION
+// sets together. The zero Keep is DefaultRetention on time.Now.
+type Keep struct {
+	// Retention is how long an entry stays after its last write; zero
+	// or less is DefaultRetention.
+	Retention time.Duration
+	// Clock is the clock; nil is time.Now.
+	Clock func() time.Time
+}
+
+// TTL is how long an entry stays after its last write: Retention, or
 // DefaultRetention.
-func (s *Store) TTL() time.Duration {
-	if s.Retention > 0 {
-		return s.Retention
+func (k Keep) TTL() time.Duration {
+	if k.Retention > 0 {
+		return k.Retention
 	}
 	return DefaultRetention
 }
 
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+// Now is Clock's time, or time.Now's.
+func (k Keep) Now() time.Time {
+	if k.Clock != nil {
+		return k.Clock()
 	}
 	return time.Now()
 }
@@ -107,7 +119,7 @@ func (s *Store) Put(ctx context.Context, r Record) (int, error) {
 	if !ValidID(r.ID) {
 		return 0, fmt.Errorf("runstore: invalid run ID %q", r.ID)
 	}
-	r.UpdatedAt = s.now().UTC()
+	r.UpdatedAt = s.Now().UTC()
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return 0, err

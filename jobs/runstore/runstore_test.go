@@ -20,7 +20,7 @@ func newStore(t *testing.T) (*Store, *miniredis.Miniredis) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { rdb.Close() })
-	return &Store{Redis: rdb, Retention: 48 * time.Hour}, mr
+	return &Store{Redis: rdb, Keep: Keep{Retention: 48 * time.Hour}}, mr
 }
 
 func TestPutGet(t *testing.T) {

@@ -28,8 +28,8 @@ func fixture(t *testing.T, runs []runstore.Summary, recs []outcomes.Record) *htt
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	clock := func() time.Time { return now }
-	rs := &runstore.Store{Redis: rdb, Now: clock}
-	os := &outcomes.Store{Redis: rdb, Now: clock}
+	rs := &runstore.Store{Redis: rdb, Keep: runstore.Keep{Clock: clock}}
+	os := &outcomes.Store{Redis: rdb, Keep: runstore.Keep{Clock: clock}}
 	for _, r := range runs {
 		if err := rs.PutSummary(context.Background(), r); err != nil {
 			t.Fatal(err)

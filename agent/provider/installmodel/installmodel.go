@@ -99,8 +99,9 @@ func (e Entry) Keys(installation int64) map[string]string {
 	return out
 }
 
-// models are every model the entry names, one spec each.
-func (e Entry) models() []string {
+// Models are every model the entry names, one spec each: its model,
+// fallbacks, summary and review models.
+func (e Entry) Models() []string {
 	out := append([]string{e.Model}, e.Fallback...)
 	for _, m := range []string{e.SummaryModel, e.ReviewModel} {
 		if m != "" {
@@ -123,7 +124,7 @@ func (e Entry) check(prices provider.Prices) error {
 			return fmt.Errorf("an api_key is shorter than %d characters", secrets.MinSetupSecret)
 		}
 	}
-	for _, m := range e.models() {
+	for _, m := range e.Models() {
 		if strings.Contains(m, ",") {
 			return fmt.Errorf("model %q: one model per field; list the others under fallback", m)
 		}
