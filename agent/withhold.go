@@ -115,3 +115,26 @@ func (r *runner) withholdPaths(ctx context.Context, paths []string) []string {
 	}
 	return out
 }
+
+// withheldError is a provider's error whose text went through withhold:
+// an endpoint may quote the key it refused (an installation's own
+// endpoint can quote it whole), and the text reaches the ledger, the
+// log, the run's reason and the issue. Unwrap keeps the chain, so the
+// error is classified as before.
+type withheldError struct {
+	msg string
+	err error
+}
+
+func (e *withheldError) Error() string { return e.msg }
+func (e *withheldError) Unwrap() error { return e.err }
+
+// withholdError is err with its text withheld; err itself when nothing
+// in it was.
+func (r *runner) withholdError(ctx context.Context, err error) error {
+	msg := err.Error()
+	if out := r.withhold(ctx, "provider error", msg); out != msg {
+		return &withheldError{msg: out, err: err}
+	}
+	return err
+}
