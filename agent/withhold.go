@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/internal/logkey"
 )
@@ -119,8 +121,10 @@ func (r *runner) withholdPaths(ctx context.Context, paths []string) []string {
 // withheldError is a provider's error whose text went through withhold:
 // an endpoint may quote the key it refused (an installation's own
 // endpoint can quote it whole), and the text reaches the ledger, the
-// log, the run's reason and the issue. Unwrap keeps the chain, so the
-// error is classified as before.
+// log, the run's reason and the issue. Unwrap leads to a copy of the
+// *provider.Error withheld the same way, so the error is classified as
+// before and whoever unwraps it to word a comment shows no secret
+// either.
 type withheldError struct {
 	msg string
 	err error
@@ -133,8 +137,21 @@ func (e *withheldError) Unwrap() error { return e.err }
 // in it was.
 func (r *runner) withholdError(ctx context.Context, err error) error {
 	msg := err.Error()
-	if out := r.withhold(ctx, "provider error", msg); out != msg {
-		return &withheldError{msg: out, err: err}
+	out := r.withhold(ctx, "provider error", msg)
+	if out == msg {
+		return err
 	}
-	return err
+	var inner error = errors.New(out)
+	if perr := (*provider.Error)(nil); errors.As(err, &perr) {
+		cp := *perr
+		cp.Code = r.withhold(ctx, "provider error code", perr.Code)
+		cp.Reason = r.withhold(ctx, "provider error", perr.Reason)
+		if perr.Err != nil {
+			if t := perr.Err.Error(); r.withhold(ctx, "provider error", t) != t {
+				cp.Err = errors.New(r.withhold(ctx, "provider error", t))
+			}
+		}
+		inner = &cp
+	}
+	return &withheldError{msg: out, err: inner}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -103,6 +104,12 @@ func TestInstallationKeyInProviderError(t *testing.T) {
 	texts := map[string]string{"the log": logs}
 	if err != nil {
 		texts["the error"] = err.Error()
+	}
+	// The worker words the status comment from the provider's error.
+	if perr := (*provider.Error)(nil); errors.As(err, &perr) {
+		texts["the provider's error"] = perr.Error()
+	} else {
+		t.Errorf("the run's error %v is not the provider's", err)
 	}
 	if res != nil {
 		texts["the result's reason"] = res.Reason
