@@ -181,19 +181,21 @@ func TestResolveImageRefusesRegistryNotAllowed(t *testing.T) {
 // the error says which.
 func TestResolveImageRegistryCredentials(t *testing.T) {
 	reg := registrytest.Start(t, "robot", "s3cret-token")
-	repo := uniqueRepo(t)
-	reg.RemoveImages(t, repo)
-	want := reg.Push(t, tinyImage(t), repo, "v1", "private")
-	ref := reg.Host + "/" + repo + ":v1"
 	for name, tc := range map[string]struct {
 		auth map[string]registry.AuthConfig
 		err  string
 	}{
 		"no credentials":    {err: "wants credentials, and the operator has none for it"},
-		"wrong credentials": {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "wrong"}}, err: "refused the operator's credentials"},
+		"wrong credentials": {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "wr0ng-pass"}}, err: "refused the operator's credentials"},
 		"credentials":       {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "s3cret-token"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			// A repository of its own: an image another case pulled is
+			// on the engine, and is resolved there without credentials.
+			repo := uniqueRepo(t)
+			reg.RemoveImages(t, repo)
+			want := reg.Push(t, tinyImage(t), repo, "v1", "private")
+			ref := reg.Host + "/" + repo + ":v1"
 			d := sandboxtest.NewDocker(t, docker.Options{Pull: docker.PullOptions{Registries: []string{reg.Host}, Auth: tc.auth}})
 			img, err := d.ResolveImage(context.Background(), ref)
 			if tc.err == "" {
@@ -205,7 +207,7 @@ func TestResolveImageRegistryCredentials(t *testing.T) {
 			if !errors.Is(err, sandbox.ErrImageUnavailable) || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("err = %v; want ErrImageUnavailable saying %q", err, tc.err)
 			}
-			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "wrong") {
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "wr0ng-pass") {
 				t.Errorf("the error shows a credential: %v", err)
 			}
 		})
