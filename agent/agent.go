@@ -508,6 +508,7 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 		err = errors.New("provider returned no response")
 	}
 	if err != nil {
+		err = r.withholdError(ctx, err)
 		turn.Error = err.Error()
 	} else {
 		u := resp.Usage
@@ -516,6 +517,9 @@ func (r *runner) send(ctx context.Context) (*provider.Response, error) {
 		turn.InputTokens, turn.OutputTokens = u.InputTokens, u.OutputTokens
 		turn.CachedInputTokens, turn.CacheWriteTokens = u.CachedInputTokens, u.CacheWriteTokens
 		turn.StopReason, turn.Text = resp.StopReason, r.withhold(ctx, "model turn text", resp.Message.Text)
+		for i, f := range resp.FellBack {
+			resp.FellBack[i] = r.withhold(ctx, "fallback note", f)
+		}
 		turn.FellBack = resp.FellBack
 		for _, c := range resp.Message.ToolCalls {
 			turn.ToolCalls = append(turn.ToolCalls, ledger.RequestedCall{ID: r.withhold(ctx, "call id", c.ID), Name: r.withhold(ctx, "tool name", c.Name), Arguments: r.withholdArgs(ctx, c.Arguments)})

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
+	"github.com/patchwright/patchwright/agent/provider"
 	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/internal/logkey"
 )
@@ -114,4 +116,42 @@ func (r *runner) withholdPaths(ctx context.Context, paths []string) []string {
 		out[i] = shown
 	}
 	return out
+}
+
+// withheldError is a provider's error whose text went through withhold:
+// an endpoint may quote the key it refused (an installation's own
+// endpoint can quote it whole), and the text reaches the ledger, the
+// log, the run's reason and the issue. Unwrap leads to a copy of the
+// *provider.Error withheld the same way, so the error is classified as
+// before and whoever unwraps it to word a comment shows no secret
+// either.
+type withheldError struct {
+	msg string
+	err error
+}
+
+func (e *withheldError) Error() string { return e.msg }
+func (e *withheldError) Unwrap() error { return e.err }
+
+// withholdError is err with its text withheld; err itself when nothing
+// in it was.
+func (r *runner) withholdError(ctx context.Context, err error) error {
+	msg := err.Error()
+	out := r.withhold(ctx, "provider error", msg)
+	if out == msg {
+		return err
+	}
+	var inner error = errors.New(out)
+	if perr := (*provider.Error)(nil); errors.As(err, &perr) {
+		cp := *perr
+		cp.Code = r.withhold(ctx, "provider error code", perr.Code)
+		cp.Reason = r.withhold(ctx, "provider error", perr.Reason)
+		if perr.Err != nil {
+			if t := perr.Err.Error(); r.withhold(ctx, "provider error", t) != t {
+				cp.Err = errors.New(r.withhold(ctx, "provider error", t))
+			}
+		}
+		inner = &cp
+	}
+	return &withheldError{msg: out, err: inner}
 }

@@ -6,6 +6,7 @@ package images
 
 import (
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -90,19 +91,33 @@ func (h Hosts) TokenHost(u *url.URL) bool {
 	return u.Scheme == w.Scheme && strings.EqualFold(u.Host, w.Host)
 }
 
-// Allowed says why u is not fetched, "" when it may be: only GitHub's
-// attachment hosts over https, and the web host (GitHub.com's
-// /user-attachments/, or any path of an Enterprise Server, which serves
-// its attachments itself).
+// attachmentPaths are the web host's paths that serve attachments:
+// GitHub.com's and newer Enterprise Servers' /user-attachments/, and an
+// Enterprise Server's older /storage/user/. Nothing else of the web host
+// is fetched: with the installation token, a repository's raw files or
+// the API would hand the model what the issue's author cannot read.
+var attachmentPaths = []string{"/user-attachments/", "/storage/user/"}
+
+// Allowed says why u is not fetched, "" when it may be: the web host's
+// attachment paths, and, for GitHub.com only, its attachment hosts over
+// https. A
+// URL with a user name or password is refused, and so is a path that
+// is not already clean ("..", ".", "//", a backslash): a server that
+// cleans it would serve another path than the one checked.
 func (h Hosts) Allowed(u *url.URL) string {
+	if u.User != nil {
+		return "the URL carries a user name or password"
+	}
 	if h.TokenHost(u) {
-		if strings.EqualFold(u.Host, "github.com") && !strings.HasPrefix(u.Path, "/user-attachments/") {
-			return "not an attachment of github.com"
+		if !cleanPath(u.Path) || !slices.ContainsFunc(attachmentPaths, func(p string) bool { return strings.HasPrefix(u.Path, p) }) {
+			return "not an attachment of " + u.Host
 		}
 		return ""
 	}
+	// An Enterprise Server serves its attachments itself: GitHub.com's
+	// hosts are not its, and its jobs reach nothing of GitHub.com.
 	for _, a := range githubAssetHosts {
-		if strings.EqualFold(u.Hostname(), a) {
+		if strings.EqualFold(h.web().Host, "github.com") && strings.EqualFold(u.Hostname(), a) {
 			if u.Scheme != "https" || (u.Port() != "" && u.Port() != "443") {
 				return "not an https URL on GitHub's hosts"
 			}
@@ -110,4 +125,10 @@ func (h Hosts) Allowed(u *url.URL) string {
 		}
 	}
 	return "host " + u.Hostname() + " is not GitHub's: images are fetched only from GitHub"
+}
+
+// cleanPath reports whether p is an absolute path that path.Clean leaves
+// as it is and that holds no backslash.
+func cleanPath(p string) bool {
+	return strings.HasPrefix(p, "/") && path.Clean(p) == p && !strings.Contains(p, `\`)
 }

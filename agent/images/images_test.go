@@ -101,9 +101,23 @@ func TestAllowed(t *testing.T) {
 		"http github asset":   {gh, "http://user-images.githubusercontent.com/1/x.png", false, false},
 		"foreign":             {gh, "https://evil.example/x.png", false, false},
 		"lookalike":           {gh, "https://user-images.githubusercontent.com.evil.example/x.png", false, false},
-		"ghes any path":       {ghes, "https://ghe.example.com/storage/user/1/files/x", true, true},
+		"ghes storage":        {ghes, "https://ghe.example.com/storage/user/1/files/x", true, true},
+		"ghes attachment":     {ghes, "https://ghe.example.com/user-attachments/assets/1", true, true},
+		"ghes raw file":       {ghes, "https://ghe.example.com/raw/org/private/main/x.png", false, true},
+		"ghes api":            {ghes, "https://ghe.example.com/api/v3/repos/org/private/contents/x.png", false, true},
+		"dot segments":        {gh, "https://github.com/user-attachments/../owner/private/raw/main/x.png", false, true},
+		"encoded dots":        {gh, "https://github.com/user-attachments/%2e%2e/owner/private/raw/main/x.png", false, true},
+		"encoded slash":       {ghes, "https://ghe.example.com/storage/user/..%2f..%2fraw/org/private/main/x.png", false, true},
+		"backslash":           {ghes, `https://ghe.example.com/storage/user/..\..\raw/x.png`, false, true},
+		"double slash":        {ghes, "https://ghe.example.com/storage/user//x.png", false, true},
+		"user info":           {gh, "https://x:y@user-images.githubusercontent.com/1/x.png", false, false},
+		"user info web host":  {gh, "https://ghs_x@github.com/user-attachments/assets/1", false, true},
+		"ip literal":          {gh, "https://140.82.112.3/user-attachments/assets/1", false, false},
+		"trailing dot":        {gh, "https://user-images.githubusercontent.com./1/x.png", false, false},
+		"other port":          {gh, "https://github.com:8443/user-attachments/assets/1", false, false},
 		"ghes other scheme":   {ghes, "http://ghe.example.com/x", false, false},
 		"github under ghes":   {ghes, "https://github.com/user-attachments/assets/1", false, false},
+		"asset host on ghes":  {ghes, "https://user-images.githubusercontent.com/1/x.png", false, false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,8 +204,8 @@ func (s *seen) list() []string {
 }
 
 // TestFetch runs the fetcher against a web host (an Enterprise Server's
-// shape: any path) serving each kind of file, and a foreign host it must
-// never reach.
+// shape: attachments under /storage/user/) serving each kind of file,
+// and a foreign host it must never reach.
 func TestFetch(t *testing.T) {
 	var foreignSeen seen
 	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -203,11 +217,12 @@ func TestFetch(t *testing.T) {
 	foreignURL := strings.Replace(foreign.URL, "127.0.0.1", "localhost", 1)
 	hostile := append(encoded(t, "png", 40, 30), payload...)
 	var webSeen seen
-	files := map[string][]byte{"/a.png": hostile, "/b.jpg": encoded(t, "jpeg", 20, 10), "/c.gif": encoded(t, "gif", 8, 8),
-		"/d.txt": []byte("plain text"), "/e.png": bytes.Repeat([]byte{1}, 2048)}
+	const dir = "/storage/user/1/files"
+	files := map[string][]byte{dir + "/a.png": hostile, dir + "/b.jpg": encoded(t, "jpeg", 20, 10), dir + "/c.gif": encoded(t, "gif", 8, 8),
+		dir + "/d.txt": []byte("plain text"), dir + "/e.png": bytes.Repeat([]byte{1}, 2048)}
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		webSeen.add(r)
-		if r.URL.Path == "/away" {
+		if r.URL.Path == dir+"/away" {
 			http.Redirect(w, r, foreignURL+"/x.png", http.StatusFound)
 			return
 		}
@@ -222,9 +237,9 @@ func TestFetch(t *testing.T) {
 	f := Fetcher{Hosts: Hosts{Web: web.URL}, Token: "ghs_secret", MaxImages: 8, MaxBytes: 1024}
 	body := ""
 	for _, p := range []string{"/a.png", "/b.jpg", "/c.gif", "/d.txt", "/e.png", "/away", "/missing"} {
-		body += "![x](" + web.URL + p + ")\n"
+		body += "![x](" + web.URL + dir + p + ")\n"
 	}
-	body += "![x](" + foreignURL + "/direct.png)\n![x](" + web.URL + "/a.png?again)"
+	body += "![x](" + foreignURL + "/direct.png)\n![x](" + web.URL + dir + "/a.png?again)"
 	got := f.Fetch(context.Background(), Find(body))
 	want := []string{"", "", "", "not a PNG", "over the cap of 1024 bytes", "redirected off GitHub", "404", "host localhost is not GitHub's", "only the first 8"}
 	if len(got) != len(want) {
@@ -284,5 +299,77 @@ func TestFetchRedirectDropsToken(t *testing.T) {
 	want := []string{"github.com/user-attachments/assets/1 auth=Bearer ghs_secret", "private-user-images.githubusercontent.com/1/x.png auth="}
 	if !slices.Equal(s.list(), want) {
 		t.Errorf("requests %q, want %q", s.list(), want)
+	}
+}
+
+// bombGIF is a GIF header declaring a w×h logical screen, with no
+// frames: a few bytes that would ask for w×h bytes of pixels.
+func bombGIF(w, h uint16) []byte {
+	b := []byte("GIF89a")
+	b = binary.LittleEndian.AppendUint16(b, w)
+	b = binary.LittleEndian.AppendUint16(b, h)
+	return append(b, 0, 0, 0, 0x3b)
+}
+
+// manyFrames is a GIF of n frames, cut short inside its last frame:
+// only a decoder that reads past the first frame sees it broken.
+func manyFrames(t *testing.T, n int) []byte {
+	t.Helper()
+	pal := color.Palette{color.Black, color.White}
+	a := &gif.GIF{}
+	for i := range n {
+		fr := image.NewPaletted(image.Rect(0, 0, 16, 16), pal)
+		fr.SetColorIndex(i%16, i/16%16, 1)
+		a.Image, a.Delay = append(a.Image, fr), append(a.Delay, 0)
+	}
+	var buf bytes.Buffer
+	if err := gif.EncodeAll(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()[:buf.Len()-8]
+}
+
+// TestReencodeHostileGIF: a GIF's declared screen is checked before any
+// decoding, and of an animation only the first frame is read, however
+// many follow and whatever they hold.
+func TestReencodeHostileGIF(t *testing.T) {
+	if _, _, _, err := Reencode(bombGIF(65535, 65535), DefaultMaxPixels, DefaultMaxEdge); err == nil || !strings.Contains(err.Error(), "65535x65535 pixels, over the cap") {
+		t.Errorf("a GIF declaring 65535x65535: %v", err)
+	}
+	anim := manyFrames(t, 5000)
+	if _, err := gif.DecodeAll(bytes.NewReader(anim)); err == nil {
+		t.Fatal("the cut animation decodes whole; the test shows nothing")
+	}
+	out, w, h, err := Reencode(anim, DefaultMaxPixels, DefaultMaxEdge)
+	if err != nil || w != 16 || h != 16 || len(out) == 0 {
+		t.Errorf("5,000 frames: %dx%d, %v; want the first frame, 16x16", w, h, err)
+	}
+}
+
+// TestFetchLengthLies: a body longer than the cap with no length, or a
+// length the body does not keep, is dropped, and no more than the cap
+// is read.
+func TestFetchLengthLies(t *testing.T) {
+	const limit = 1024
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/storage/user/1/files/unsized":
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			for range 64 {
+				_, _ = w.Write(bytes.Repeat([]byte{7}, 1024))
+			}
+		case "/storage/user/1/files/short":
+			w.Header().Set("Content-Length", "900")
+			_, _ = w.Write(encoded(t, "png", 2, 2))
+		}
+	}))
+	defer web.Close()
+	f := Fetcher{Hosts: Hosts{Web: web.URL}, MaxBytes: limit}
+	got := f.Fetch(context.Background(), []Ref{{URL: web.URL + "/storage/user/1/files/unsized"}, {URL: web.URL + "/storage/user/1/files/short"}})
+	if got[0].Dropped != "over the cap of 1024 bytes" || got[0].BytesIn != limit {
+		t.Errorf("unsized: dropped %q after %d bytes; want over the cap after %d", got[0].Dropped, got[0].BytesIn, limit)
+	}
+	if !strings.Contains(got[1].Dropped, "unexpected EOF") {
+		t.Errorf("a Content-Length the body does not keep: dropped %q", got[1].Dropped)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/patchwright/patchwright/agent/config"
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/agent/secrets"
 	"github.com/patchwright/patchwright/verify/findings"
 )
 
@@ -148,7 +149,7 @@ func (r *run) callReview(ctx context.Context, prompt string, rec *ledger.Review)
 	})
 	rec.Duration = time.Since(start)
 	if err != nil {
-		return nil, "the review model failed: " + oneLine(scrubPaths(err, r.clone.tmp).Error())
+		return nil, "the review model failed: " + r.withheld(ctx, oneLine(scrubPaths(err, r.clone.tmp).Error()))
 	}
 	rec.Usage = resp.Usage
 	if usd, ok := r.e.cost(rec.Model, resp.Usage); ok {
@@ -251,4 +252,15 @@ func (r *run) reviewUSD() float64 {
 		}
 	}
 	return usd
+}
+
+// withheld is a provider's error text with what the run's scanner finds
+// withheld: an endpoint may quote the key it refused (an installation's
+// own endpoint can quote it whole), and the text reaches the body.
+func (r *run) withheld(ctx context.Context, text string) string {
+	out, _, err := r.scanner.Redact(context.WithoutCancel(ctx), "", text)
+	if err != nil {
+		return secrets.Note(secrets.Finding{RuleID: "unscanned"})
+	}
+	return out
 }

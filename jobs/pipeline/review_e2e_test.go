@@ -40,6 +40,8 @@ type reviewed struct {
 	review     []pt.Turn
 	advisories []githubtest.Advisory
 	maxCost    float64
+	// tune, if set, changes the executor after the review is set.
+	tune func(*Executor)
 }
 
 func (c reviewed) run(t *testing.T) (*Result, string, *pt.Server) {
@@ -61,6 +63,9 @@ func (c reviewed) run(t *testing.T) (*Result, string, *pt.Server) {
 		tune: func(e *Executor) {
 			e.ReviewProvider, e.ReviewMaxCostUSD = p, c.maxCost
 			e.AdvisoryCache = &AdvisoryCache{}
+			if c.tune != nil {
+				c.tune(e)
+			}
 		},
 		advisories: lookup,
 	}

@@ -80,6 +80,17 @@ func (s *syncBuffer) String() string {
 // runLogged is scenario.run with the executor's log kept, at debug level.
 func runLogged(t *testing.T, s scenario) (*Result, string, string) {
 	t.Helper()
+	res, out, logs, err := runLoggedErr(t, s)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return res, out, logs
+}
+
+// runLoggedErr is runLogged for a run that may end in an error, which
+// it returns.
+func runLoggedErr(t *testing.T, s scenario) (*Result, string, string, error) {
+	t.Helper()
 	image := sandboxtest.Image(t)
 	engine := sandboxtest.NewDocker(t, docker.Options{})
 	srv := pt.New(t, s.turns...)
@@ -101,13 +112,10 @@ func runLogged(t *testing.T, s scenario) (*Result, string, string) {
 		s.tune(e)
 	}
 	res, err := e.Execute(context.Background(), Job{ID: "test-" + t.Name(), RepoURL: s.repo, Issue: s.issue, OutDir: out, Publisher: LocalPublisher{}})
-	if err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
 	if srv.Remaining() != 0 {
 		t.Errorf("%d scripted turns were not used", srv.Remaining())
 	}
-	return res, out, logs.String()
+	return res, out, logs.String(), err
 }
 
 // oneRun is a run store holding one record.

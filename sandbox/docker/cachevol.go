@@ -210,7 +210,8 @@ func (d *Docker) volumeHelper(ctx context.Context, spec sandbox.Spec, h volumeHe
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
-		_ = d.cli.ContainerRemove(rctx, created.ID, container.RemoveOptions{Force: true})
+		// RemoveVolumes: the anonymous volumes of the image's VOLUMEs.
+		_ = d.cli.ContainerRemove(rctx, created.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}()
 	waitC, errC := d.cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {

@@ -239,9 +239,10 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 		// sleep that keeps the sandbox alive for its commands. [""] is
 		// the engine's way to say none (`docker run --entrypoint ""`);
 		// an empty list would be taken as unset.
-		Entrypoint: []string{""},
-		Cmd:        []string{"sleep", "infinity"},
-		WorkingDir: sandbox.WorkspaceDir,
+		Entrypoint:  []string{""},
+		Cmd:         []string{"sleep", "infinity"},
+		WorkingDir:  sandbox.WorkspaceDir,
+		Healthcheck: noHealthcheck,
 		Labels: map[string]string{
 			LabelSandbox: "1",
 			LabelJob:     spec.JobID,
@@ -285,6 +286,9 @@ func (d *Docker) Create(ctx context.Context, spec sandbox.Spec) (sandbox.Sandbox
 	cacheLayer := ""
 	if spec.CacheReadOnly && spec.CacheVolume != "" {
 		cacheLayer = d.readOnlyCache(host, spec.CacheVolume, lim.TmpfsBytes)
+	}
+	if err := d.maskImageVolumes(ctx, spec.Image, host, d.tmpfsOptions(lim, "1777")); err != nil {
+		return nil, err
 	}
 	created, err := d.createContainer(ctx, config, host)
 	if err != nil {
@@ -429,13 +433,16 @@ func (d *Docker) env(specEnv []string) []string {
 	return append(env, ours...)
 }
 
+// tmpfsOptions are the mount options of a sandbox's tmpfs of mode.
+func (d *Docker) tmpfsOptions(lim sandbox.Limits, mode string) string {
+	return fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=%s,uid=%d,gid=%d", lim.TmpfsBytes, mode, d.uid, d.gid)
+}
+
 func (d *Docker) hostConfig(spec sandbox.Spec, lim sandbox.Limits) *container.HostConfig {
 	// Docker mounts tmpfs noexec by default; builds run test binaries from
 	// /tmp and tools from HOME, so both allow exec (but never setuid or
 	// devices). They belong to the command user, not root.
-	tmpfs := func(mode string) string {
-		return fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=%s,uid=%d,gid=%d", lim.TmpfsBytes, mode, d.uid, d.gid)
-	}
+	tmpfs := func(mode string) string { return d.tmpfsOptions(lim, mode) }
 	network := container.NetworkMode("none")
 	var sysctls map[string]string
 	if spec.Network {

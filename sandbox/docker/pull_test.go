@@ -39,8 +39,15 @@ func tinyImage(t *testing.T) string {
 		"COPY --from=src /lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/\n" +
 		"COPY --from=src /lib64/ld-linux-x86-64.so.2 /lib64/\n" +
 		"ENV PATH=/bin\nENTRYPOINT [\"/bin/false\"]\n"
+	return buildOnce(t, "patchwright-test-tiny", dockerfile)
+}
+
+// buildOnce builds dockerfile (no context) as name:HASH, once per
+// content, and returns that tag.
+func buildOnce(t *testing.T, name, dockerfile string) string {
+	t.Helper()
 	sum := sha256.Sum256([]byte(dockerfile))
-	tag := "patchwright-test-tiny:" + hex.EncodeToString(sum[:6])
+	tag := name + ":" + hex.EncodeToString(sum[:6])
 	cli := registrytest.Client(t)
 	ctx := context.Background()
 	if _, err := cli.ImageInspect(ctx, tag); err == nil {
@@ -53,7 +60,7 @@ func tinyImage(t *testing.T) string {
 	tw.Close()
 	resp, err := cli.ImageBuild(ctx, &tarCtx, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
 	if err != nil {
-		t.Fatalf("build the tiny image: %v", err)
+		t.Fatalf("build %s: %v", tag, err)
 	}
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
@@ -64,7 +71,7 @@ func tinyImage(t *testing.T) string {
 		if err := dec.Decode(&msg); err == io.EOF {
 			break
 		} else if err != nil || msg.Error != "" {
-			t.Fatalf("build the tiny image: %v %s", err, msg.Error)
+			t.Fatalf("build %s: %v %s", tag, err, msg.Error)
 		}
 	}
 	return tag
@@ -174,19 +181,21 @@ func TestResolveImageRefusesRegistryNotAllowed(t *testing.T) {
 // the error says which.
 func TestResolveImageRegistryCredentials(t *testing.T) {
 	reg := registrytest.Start(t, "robot", "s3cret-token")
-	repo := uniqueRepo(t)
-	reg.RemoveImages(t, repo)
-	want := reg.Push(t, tinyImage(t), repo, "v1", "private")
-	ref := reg.Host + "/" + repo + ":v1"
 	for name, tc := range map[string]struct {
 		auth map[string]registry.AuthConfig
 		err  string
 	}{
 		"no credentials":    {err: "wants credentials, and the operator has none for it"},
-		"wrong credentials": {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "wrong"}}, err: "refused the operator's credentials"},
+		"wrong credentials": {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "wr0ng-pass"}}, err: "refused the operator's credentials"},
 		"credentials":       {auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "s3cret-token"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			// A repository of its own: an image another case pulled is
+			// on the engine, and is resolved there without credentials.
+			repo := uniqueRepo(t)
+			reg.RemoveImages(t, repo)
+			want := reg.Push(t, tinyImage(t), repo, "v1", "private")
+			ref := reg.Host + "/" + repo + ":v1"
 			d := sandboxtest.NewDocker(t, docker.Options{Pull: docker.PullOptions{Registries: []string{reg.Host}, Auth: tc.auth}})
 			img, err := d.ResolveImage(context.Background(), ref)
 			if tc.err == "" {
@@ -198,7 +207,7 @@ func TestResolveImageRegistryCredentials(t *testing.T) {
 			if !errors.Is(err, sandbox.ErrImageUnavailable) || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("err = %v; want ErrImageUnavailable saying %q", err, tc.err)
 			}
-			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "wrong") {
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "wr0ng-pass") {
 				t.Errorf("the error shows a credential: %v", err)
 			}
 		})
@@ -221,5 +230,32 @@ func TestResolveImageLocal(t *testing.T) {
 	}
 	if _, err := d.ResolveImage(context.Background(), "Not A Reference"); !errors.Is(err, sandbox.ErrImageUnavailable) || !strings.Contains(err.Error(), "is not an image reference") {
 		t.Errorf("a bad reference: %v", err)
+	}
+}
+
+// TestResolveImageCredentialsStayWithTheirRegistry: a registry that
+// sends its blob downloads to another host (as registries send them to
+// object storage; a hostile one could send them anywhere) gets the
+// operator's credentials for it, and the other host never does.
+func TestResolveImageCredentialsStayWithTheirRegistry(t *testing.T) {
+	reg := registrytest.Start(t, "robot", "s3cret-token")
+	repo := uniqueRepo(t)
+	reg.RemoveImages(t, repo)
+	want := reg.Push(t, tinyImage(t), repo, "v1", "redirected")
+	blobs := reg.RedirectBlobs(t)
+	d := sandboxtest.NewDocker(t, docker.Options{Pull: docker.PullOptions{Registries: []string{reg.Host},
+		Auth: map[string]registry.AuthConfig{reg.Host: {Username: "robot", Password: "s3cret-token"}}}})
+	img, err := d.ResolveImage(context.Background(), reg.Host+"/"+repo+":v1")
+	if err != nil || !img.Pulled || img.Digest != want {
+		t.Fatalf("ResolveImage = %+v, %v; want pulled at %s", img, err, want)
+	}
+	auths := blobs.Auths()
+	if len(auths) == 0 {
+		t.Fatal("no download was redirected: the test shows nothing")
+	}
+	for _, a := range auths {
+		if a != "" {
+			t.Errorf("the other host was sent Authorization %q", a)
+		}
 	}
 }
