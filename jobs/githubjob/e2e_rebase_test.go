@@ -389,3 +389,44 @@ func verification(body string) string {
 	v, _, _ := strings.Cut(after, "## Not verified")
 	return v
 }
+
+// The default branch moves without a conflict but with a check the pull
+// request does not pass: the merge is checked again, the model changes
+// nothing, and the status says the merge is not verified, never that
+// nothing needed changing; the failing check is the merge commit's.
+func TestMergeThatBreaksACheck(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	e := newE2E(t, append(fixGreeting(),
+		call("finish", `{"summary":"The merge needs nothing from this pull request."}`),
+	)...)
+	e.startWorker()
+	if code := e.label(1, "delivery-breaks-label"); code != http.StatusAccepted {
+		t.Fatalf("label: %d, want 202", code)
+	}
+	if info := e.waitTask("delivery-breaks-label", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("solve ended %s: %s", info.State, info.LastErr)
+	}
+	pr := e.fake.Pulls(owner, repoName)[0].Number
+	base := e.pushMaster(t, "a stricter check", map[string]string{".github/agent.yml": "verify:\n" +
+		"  - name: greeting\n    run: grep -qx hello greeting.txt\n" +
+		"  - name: readme\n    run: grep -q spelled README.md\n"})
+	if code := e.pushEvent(base, "delivery-breaks-push"); code != http.StatusAccepted {
+		t.Fatalf("push: %d, want 202", code)
+	}
+	if info := e.waitTask(tasks.RebaseID(issue1, pr, base), asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("update ended %s: %s", info.State, info.LastErr)
+	}
+	merged := e.remote.Head(t, owner, repoName, "agent/issue-1")
+	got := map[string]string{}
+	for _, r := range e.fake.CheckRuns(owner, repoName, merged) {
+		got[r.Name] = r.Conclusion
+	}
+	if got[githubjob.CheckRunPrefix+"greeting"] != "success" || got[githubjob.CheckRunPrefix+"readme"] != "failure" {
+		t.Errorf("check runs on the merge %s: %v, want greeting passing and readme failing", merged, got)
+	}
+	st := e.statusComments(1)
+	if len(st) != 1 || !strings.Contains(st[0].Body, "1 of 2 passed") || strings.Contains(st[0].Body, "nothing needed changing") ||
+		!strings.Contains(st[0].Body, "not verified") {
+		t.Errorf("status after a merge that fails a check: %+v", st)
+	}
+}

@@ -210,8 +210,17 @@ func (p *Pipeline) rebaseChecked(ctx context.Context, st *statusComment, pub *pu
 	st.status.Phase = report.PhaseDone
 	st.status.PullRequestURL = pub.pr.URL
 	st.status.Outcome = res.Outcome
-	st.status.Reason = fmt.Sprintf("the base branch was merged in as %s and the checks ran again on it: %d of %d passed; nothing needed changing",
-		shortSHA(pub.rebased), passed, len(checks))
+	st.status.Reason = fmt.Sprintf("the base branch was merged in as %s and the checks ran again on it: %d of %d passed; %s",
+		shortSHA(pub.rebased), passed, len(checks), rebaseVerdict(passed, len(checks)))
 	log.Info("pull request updated to its base", "head", pub.rebased, "passed", passed, "checks", len(checks))
 	return st.write(ctx)
+}
+
+// rebaseVerdict says what the checks' re-run on a merge the model left
+// as it was means: nothing needed changing only when every check passed.
+func rebaseVerdict(passed, checks int) string {
+	if passed == checks {
+		return "nothing needed changing"
+	}
+	return "the model changed nothing, so the merge is not verified: the failing checks are its check runs"
 }
