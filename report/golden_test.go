@@ -172,6 +172,7 @@ func bodyCases() map[string]Input {
 	po.PolicyTightened = []string{"`network: open` is not allowed; the allowlist applies", "image `node:20` is not an allowed image; the operator's default image is used"}
 	// ... and the installation ran on its own model and key.
 	po.ModelSource, po.Model = "installation 7", "anthropic:claude-sonnet-4-5"
+	po.PolicyModels = []string{"anthropic:*", "openai:gpt-4.1*"}
 	cases["policy"] = po
 
 	cases["hostile"] = hostile()

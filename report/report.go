@@ -186,6 +186,10 @@ type Input struct {
 	// repository in backtick spans (config.Applied).
 	Policy          string
 	PolicyTightened []string
+	// PolicyModels are the policy's models: globs, which every model
+	// of the run matched (a job outside them never starts); nil when the
+	// policy sets none, and then the line says nothing of models.
+	PolicyModels []string
 	// PulledImages are the images the engine pulled for the run, with
 	// the digest every container of the run used; nil when it pulled
 	// none, and then the body says nothing of images.

@@ -345,7 +345,9 @@ func TestRunPolicyExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Configuration: the operator's policy (defaults) applied"; !strings.Contains(string(body), want) {
-		t.Errorf("pr.md has no %q:\n%s", want, body)
+	for _, want := range []string{"Configuration: the operator's policy (defaults) applied", "The run's models are among those it allows: `openai:gpt-4.1*`."} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("pr.md has no %q:\n%s", want, body)
+		}
 	}
 }

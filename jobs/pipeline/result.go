@@ -442,6 +442,9 @@ func (r *run) reportInput(res *Result) (report.Input, error) {
 	in.SetupSecretFiles = r.first.secretFiles
 	in.GoModule = r.clone.goModule
 	in.Policy, in.PolicyTightened = r.clone.applied.Policy, r.clone.applied.Tightened
+	if in.Policy != "" {
+		in.PolicyModels = r.job.Policy.Models // checked before the clone (checkModels)
+	}
 	in.PulledImages = r.pulledImages()
 	if r.e.ModelSource != "" {
 		in.ModelSource, in.Model = r.e.ModelSource, r.e.Provider.Model()
