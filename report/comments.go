@@ -108,6 +108,9 @@ func FailureComment(in Input) (string, error) {
 
 // advice says what the user can do next, by outcome.
 func advice(in Input) []string {
+	if in.Merging {
+		return []string{"The base branch still does not merge into the pull request cleanly. Resolve the conflict on the branch by hand, or comment `/agent rebase` on the pull request to have Patchwright try again."}
+	}
 	switch in.Outcome {
 	case verify.NoChange:
 		return []string{"If the issue still needs a change, add detail (what should happen, an example input and output) and comment `/agent retry`."}

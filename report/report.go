@@ -94,6 +94,10 @@ type Input struct {
 	// nothing left open as it was: the failure comment links it instead
 	// of saying no pull request was opened.
 	OpenPullRequestURL string
+	// Merging: the run merged the moved base branch into the pull
+	// request to resolve a conflict, so the failure comment's advice is
+	// about that merge, not about the issue.
+	Merging bool
 	// Issue is the issue number the pull request closes; 0 for none.
 	Issue int
 

@@ -304,6 +304,21 @@ func TestFailureComment(t *testing.T) {
 	}
 }
 
+// TestFailureCommentOfAMerge: a merge that still conflicts is answered
+// with what to do about the merge (`/agent rebase`), not the issue's
+// advice to add detail and retry.
+func TestFailureCommentOfAMerge(t *testing.T) {
+	in := bodyCases()["failed"]
+	in.Issue, in.Merging = 58, true
+	got, err := FailureComment(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "`/agent rebase`") || strings.Contains(got, "`/agent retry`") {
+		t.Errorf("a merge's failure comment gives the issue's advice:\n%s", got)
+	}
+}
+
 // TestPRBodyWhy: the verification section says why detection chose each
 // command, one clause per reason after the table, with the checks that
 // share it; a configured check (no reason) is not named, a reason cannot

@@ -354,7 +354,8 @@ func TestConflictResolutionUnderAttack(t *testing.T) {
 	if verification(body) != verification(bodyBefore) || !strings.Contains(body, "): failed, conflict markers are left in greeting.txt, so the merge was not pushed") {
 		t.Errorf("after markers were left, the body's verification changed or its history does not say why:\n%s", body)
 	}
-	if st := e.statusComments(1); len(st) != 1 || !strings.Contains(st[0].Body, "Outcome failed: conflict markers are left in greeting.txt") || !strings.Contains(st[0].Body, "stays open as it was") {
+	if st := e.statusComments(1); len(st) != 1 || !strings.Contains(st[0].Body, "Outcome failed: conflict markers are left in greeting.txt") || !strings.Contains(st[0].Body, "stays open as it was") ||
+		!strings.Contains(st[0].Body, "`/agent rebase`") || strings.Contains(st[0].Body, "`/agent retry`") {
 		t.Errorf("status after markers were left: %+v", st)
 	}
 

@@ -578,6 +578,7 @@ func (p *Pipeline) finished(ctx context.Context, st *statusComment, pub *publish
 	if pub.pr != nil {
 		in.OpenPullRequestURL = pub.pr.URL
 	}
+	in.Merging = res.Merge != nil
 	body, err := report.FailureComment(in)
 	if err != nil {
 		return err
