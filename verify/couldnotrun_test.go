@@ -201,3 +201,42 @@ func TestRubyMissingGem(t *testing.T) {
 		t.Errorf("own feature or not Ruby changed: %+v", results[1:])
 	}
 }
+
+// TestPythonMissingModule: python-slugify's new test, run on the
+// original tree offline, stopped at a collection error importing
+// text_unidecode, a dependency setup could not install: that run could
+// not start, naming the module, and is no compile failure. A module the
+// change adds (slug/extra.py, a new package) is the test's own failure.
+func TestPythonMissingModule(t *testing.T) {
+	out := "ImportError while importing test module '/workspace/test.py'.\nslugify/slugify.py:9: in <module>\n    import unidecode\n" +
+		"E   ModuleNotFoundError: No module named 'unidecode'\n\nDuring handling of the above exception, another exception occurred:\n" +
+		"slugify/slugify.py:11: in <module>\n" +
+		"    import text_unidecode as unidecode\nE   ModuleNotFoundError: No module named 'text_unidecode'\n" +
+		"=========================== short test summary info ============================\nERROR test.py\n"
+	changed := []string{"src/slug/extra.py", "newpkg/__init__.py", "test.py"}
+	want := "Python cannot import `text_unidecode`, which no file of the change provides: it is a dependency not installed in the image or the project's virtualenv"
+	if got := pythonMissingModule(out, changed); got != want {
+		t.Errorf("text_unidecode: %q, want %q", got, want)
+	}
+	for _, own := range []string{
+		"E   ModuleNotFoundError: No module named 'slug.extra'\n",
+		"E   ModuleNotFoundError: No module named 'newpkg'\n",
+		"E   ImportError: cannot import name 'PRE_TRANSLATIONS' from 'slugify'\n",
+	} {
+		if got := pythonMissingModule(own, changed); got != "" {
+			t.Errorf("%q: %q, want none", own, got)
+		}
+	}
+	results := []NewTestResult{
+		{NewTest: NewTest{Name: "test_pre_translation", Lang: LangPython}, Status: BuildFailsBefore, Output: out},
+		{NewTest: NewTest{Name: "own", Lang: LangPython}, Status: BuildFailsBefore, Output: "E   ModuleNotFoundError: No module named 'newpkg'\n"},
+		{NewTest: NewTest{Name: "ruby", Lang: LangRuby}, Status: BuildFailsBefore, Output: out},
+	}
+	pythonMissingModules(results, changed)
+	if results[0].Status != NotRunBefore || results[0].Reason != "cannot be shown because the run could not start: "+want {
+		t.Errorf("text_unidecode: %s %q", results[0].Status, results[0].Reason)
+	}
+	if results[1].Status != BuildFailsBefore || results[2].Status != BuildFailsBefore {
+		t.Errorf("own module or not Python changed: %+v", results[1:])
+	}
+}

@@ -288,6 +288,7 @@ func (r *Runner) RunNewTestsOnBase(ctx context.Context, ws *sandbox.Workspace, b
 		} else {
 			res, err = r.runLangOnBase(ctx, group)
 			rubyMissingGems(res, changed)
+			pythonMissingModules(res, changed)
 		}
 		if err != nil {
 			return out, err
