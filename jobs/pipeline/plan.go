@@ -49,6 +49,8 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	}
 	r := &run{e: e, job: job, start: e.now(), scanner: scanner}
 	defer r.cleanup()
+	r.traceUnder(job.Span)
+	defer r.endTrace()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.clone.tmp)
 	}

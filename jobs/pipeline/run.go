@@ -55,6 +55,7 @@ type run struct {
 	mu       sync.Mutex
 	progress Progress
 	clock    phaseClock
+	spans    phaseSpans
 }
 
 // prepare clones the repository and reads what the run needs from it:
