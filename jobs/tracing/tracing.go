@@ -84,7 +84,7 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Tracing, err
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		log.Warn("job traces: spans not exported", logkey.Err, err)
 	}))
-	if err := checkEndpoints(); err != nil {
+	if err := CheckEnv(); err != nil {
 		return nil, err
 	}
 	var opts []otlptracehttp.Option
@@ -108,10 +108,11 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Tracing, err
 	return &Tracing{provider: tp}, nil
 }
 
-// checkEndpoints refuses an endpoint the exporter would not use as
-// given: the SDK drops a malformed one with a log line and sends to
-// localhost instead, which would look like tracing that works.
-func checkEndpoints() error {
+// CheckEnv refuses an endpoint the exporter would not use as given: the
+// SDK drops a malformed one with a log line and sends to localhost
+// instead, which would look like tracing that works. Start checks it;
+// cmd checks it with the other settings, before anything starts.
+func CheckEnv() error {
 	for _, env := range []string{EnvEndpoint, EnvTracesEndpoint} {
 		v := os.Getenv(env)
 		if v == "" {
