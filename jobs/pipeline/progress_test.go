@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/patchwright/patchwright/agent/ledger"
 	"github.com/patchwright/patchwright/agent/tools"
@@ -80,5 +81,24 @@ func TestNoSpanNoPhaseSpans(t *testing.T) {
 	r.endTrace()
 	if r.spans.cur != nil {
 		t.Error("a phase span without a job span")
+	}
+}
+
+// BenchmarkPhase is a phase start with tracing off (no job span, the
+// baseline) and on (a recording span, its spans dropped by a processor
+// that keeps nothing): what tracing adds to the seam every phase goes
+// through.
+func BenchmarkPhase(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	_, root := tp.Tracer("bench").Start(context.Background(), "job")
+	for name, span := range map[string]trace.Span{"off": nil, "on": root} {
+		b.Run(name, func(b *testing.B) {
+			r := &run{e: &Executor{}}
+			r.traceUnder(span)
+			for i := 0; b.Loop(); i++ {
+				r.phase([]Phase{PhaseSetup, PhaseAgent}[i%2])
+			}
+			r.endTrace()
+		})
 	}
 }
