@@ -157,3 +157,65 @@ func checkNoText(t *testing.T, spans []otlptest.Span, words ...string) {
 		}
 	}
 }
+
+// A planning run (`/agent plan`) is a trace too: its root span says
+// whether a plan came, and its model loop is the agent phase. The edit
+// it tried is a tool it does not have (not_found): the event keeps the
+// error code, not the name the model sent.
+func TestPlanTrace(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	rcv := otlptest.New(t)
+	otlptest.ClearEnv(t)
+	t.Setenv(tracing.EnvTracesEndpoint, rcv.URL+otlptest.TracesPath)
+	tr, err := tracing.Start(context.Background(), "test", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newE2E(t,
+		call("edit", `{"edits":[{"path":"greeting.txt","old_text":"helo","new_text":"hello"}]}`),
+		call("read_file", `{"path":"greeting.txt"}`),
+		call("submit_plan", `{"files":["greeting.txt"],"approach":"Replace helo with hello.","verification":"grep -qx hello greeting.txt","risks":"None seen."}`),
+	)
+	e.pipe.Tracer = tr.Tracer()
+	if code := e.comment(1, false, "/agent plan keep the trailing newline", "delivery-plan-trace"); code != http.StatusAccepted {
+		t.Fatalf("/agent plan: %d, want 202", code)
+	}
+	e.startWorker()
+	if info := e.waitTask("delivery-plan-trace", asynq.TaskStateCompleted, asynq.TaskStateArchived); info.State != asynq.TaskStateCompleted {
+		t.Fatalf("plan task ended %s: %s", info.State, info.LastErr)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	var root otlptest.Span
+	var phases []string
+	var agent otlptest.Span
+	for _, s := range spans {
+		switch {
+		case s.ParentSpanID == "":
+			root = s
+		case s.Name == "agent":
+			agent = s
+			fallthrough
+		default:
+			phases = append(phases, s.Name)
+		}
+	}
+	if root.Name != "patchwright plan" || root.Attributes["patchwright.outcome"] != "planned" || root.Attributes["patchwright.task_id"] != "delivery-plan-trace" {
+		t.Errorf("root span %q with %v: want patchwright plan, planned, its task", root.Name, root.Attributes)
+	}
+	if want := []string{"clone", "agent"}; !slices.Equal(phases, want) {
+		t.Errorf("phase spans %q, want %q", phases, want)
+	}
+	var calls []string
+	for _, ev := range agent.Events {
+		if ev.Name == "tool call" {
+			calls = append(calls, fmt.Sprintf("%v/%v", ev.Attributes["patchwright.tool"], ev.Attributes["patchwright.tool_error"]))
+		}
+	}
+	if want := []string{"<nil>/not_found", "read_file/<nil>", "submit_plan/<nil>"}; !slices.Equal(calls, want) {
+		t.Errorf("tool call events (tool/error) %q, want %q", calls, want)
+	}
+	checkNoText(t, spans, "helo", "Replace helo", "trailing newline", "greeting.txt")
+}

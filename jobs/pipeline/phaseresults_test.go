@@ -15,7 +15,7 @@ import (
 func TestRunHoldsPhaseResults(t *testing.T) {
 	want := []string{
 		// What spans the run.
-		"e", "job", "start", "repo", "ws", "ledger", "scanner", "mu", "progress", "clock",
+		"e", "job", "start", "repo", "ws", "ledger", "scanner", "mu", "progress", "clock", "spans",
 		// One per phase, in the order they run.
 		"clone", "box", "first", "baseline", "model", "fin", "ended",
 	}
