@@ -17,6 +17,7 @@ import (
 	"github.com/patchwright/patchwright/agent/provider/installmodel"
 	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
+	"github.com/patchwright/patchwright/jobs/tracing"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/webhook"
 	"github.com/patchwright/patchwright/webhook/setup"
@@ -386,7 +387,9 @@ func (raw *rawConfig) parseValues(cfg *config) error {
 	if raw.queuePassword != "" && len(raw.queuePassword) < minQueuePassword {
 		return fmt.Errorf("PATCHWRIGHT_QUEUE_PASSWORD: shorter than %d characters", minQueuePassword)
 	}
-	return nil
+	// The trace exporter's variables are the SDK's, read by no flag;
+	// checked here so a bad one is a start-up error like the others.
+	return tracing.CheckEnv()
 }
 
 // parseMonthlyCaps reads the monthly cost caps; empty keeps no cap.

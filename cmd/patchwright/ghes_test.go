@@ -280,6 +280,7 @@ func TestGHESEndToEnd(t *testing.T) {
 	waitReady(t, base)
 	// The worker's /metrics on a port of its own.
 	t.Setenv("PATCHWRIGHT_LISTEN", fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t)))
+	traces := collectTraces(t)
 	workerExit := runCommand(ctx, cancel, t, "worker")
 
 	label := ghesPayload(t, g, "issues.labeled.json", func(m map[string]any) {
@@ -306,6 +307,7 @@ func TestGHESEndToEnd(t *testing.T) {
 	if code := workerExit(); code != 0 {
 		t.Errorf("worker exited %d", code)
 	}
+	checkJobTraces(t, traces, ghesOwner+"/"+ghesRepo, 2)
 	if code := serveExit(); code != 0 {
 		t.Errorf("serve exited %d", code)
 	}

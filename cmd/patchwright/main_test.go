@@ -44,10 +44,13 @@ func TestConfigErrors(t *testing.T) {
 		"bad repo limit":         {command: "worker", args: []string{"--repo-concurrency", "many"}, want: `PATCHWRIGHT_REPO_CONCURRENCY: "many" is not a number of jobs`},
 		"bad grace":              {command: "worker", args: []string{"--shutdown-grace", "0s"}, want: `PATCHWRIGHT_SHUTDOWN_GRACE: "0s" is not a positive duration`},
 		"redis CA missing":       {command: "worker", args: []string{"--redis-ca-file", "/nonexistent/ca.pem"}, want: "PATCHWRIGHT_REDIS_CA_FILE: open /nonexistent/ca.pem"},
+		"bad OTLP endpoint":      {command: "worker", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "otel-collector:4318"}, want: "OTEL_EXPORTER_OTLP_ENDPOINT: not an http:// or https:// URL"},
+		"bad traces endpoint":    {command: "serve", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "grpc://otel:4317"}, want: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: not an http:// or https:// URL"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			for _, k := range []string{"PATCHWRIGHT_WEBHOOK_SECRET", "PATCHWRIGHT_APP_ID", "PATCHWRIGHT_PRIVATE_KEY", "PATCHWRIGHT_PRIVATE_KEY_FILE", "PATCHWRIGHT_REDIS_URL"} {
+			for _, k := range []string{"PATCHWRIGHT_WEBHOOK_SECRET", "PATCHWRIGHT_APP_ID", "PATCHWRIGHT_PRIVATE_KEY", "PATCHWRIGHT_PRIVATE_KEY_FILE", "PATCHWRIGHT_REDIS_URL",
+				"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
 				t.Setenv(k, tc.env[k])
 				if tc.env[k] == "" {
 					os.Unsetenv(k)

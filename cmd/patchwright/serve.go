@@ -17,6 +17,7 @@ import (
 
 	"github.com/patchwright/patchwright/agent/images"
 	"github.com/patchwright/patchwright/agent/provider"
+	"github.com/patchwright/patchwright/internal/logkey"
 	"github.com/patchwright/patchwright/jobs"
 	"github.com/patchwright/patchwright/jobs/budget"
 	"github.com/patchwright/patchwright/jobs/githubapi"
@@ -27,6 +28,7 @@ import (
 	"github.com/patchwright/patchwright/jobs/redisconn"
 	"github.com/patchwright/patchwright/jobs/runstore"
 	"github.com/patchwright/patchwright/jobs/schedule"
+	"github.com/patchwright/patchwright/jobs/tracing"
 	"github.com/patchwright/patchwright/jobs/worker"
 	"github.com/patchwright/patchwright/sandbox/docker"
 	"github.com/patchwright/patchwright/webhook"
@@ -114,7 +116,16 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
+	tr, err := tracing.Start(ctx, currentBuild().String(), log)
+	if err != nil {
+		engine.Close()
+		return nil, nil, err
+	}
+	if tr != nil {
+		log.Info("job traces go to the OTLP endpoint of OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
 	p := &githubjob.Pipeline{
+		Tracer:   tr.Tracer(),
 		GitHub:   d.app,
 		Executor: exec,
 		// Those that bring their own model and keys run on them.
@@ -133,7 +144,15 @@ func newPipeline(ctx context.Context, d workerDeps) (worker.Pipeline, func(), er
 		Images:        &images.Fetcher{Hosts: images.Hosts{Web: web}},
 		Audit:         func(ctx context.Context, e jobs.AuditEntry) error { return d.queue.Audit(ctx, e, d.cfg.auditRetention) },
 	}
-	return p, func() { engine.Close() }, nil
+	return p, func() { engine.Close(); stopTracing(ctx, tr, log) }, nil
+}
+
+// stopTracing sends the spans still queued, bounded (tracing.Shutdown):
+// those a collector that is down does not take are lost, and said so.
+func stopTracing(ctx context.Context, tr *tracing.Tracing, log *slog.Logger) {
+	if err := tr.Shutdown(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("job traces: the last spans were not exported", logkey.Err, err)
+	}
 }
 
 // withReview gives exec the review before publishing: its model (the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
@@ -102,6 +103,9 @@ type Pipeline struct {
 	// become its feedback, with the repository's token (set per job);
 	// nil fetches none, and the model is told nothing of them.
 	Images *images.Fetcher
+	// Tracer makes each job's trace: a root span per job (trace.go),
+	// with the pipeline's phases as its children. Nil: no spans.
+	Tracer trace.Tracer
 
 	// orgConfigs caches organisations' default configurations.
 	orgConfigs orgConfigs
@@ -194,7 +198,10 @@ func (p *Pipeline) dataDir() string {
 // run runs one job. Its error is what asynq sees: nil when the job is
 // done (whatever the outcome), wrapping asynq.SkipRetry when trying again
 // cannot help, anything else to be retried.
-func (p *Pipeline) run(ctx context.Context, a request) error {
+func (p *Pipeline) run(ctx context.Context, a request) (err error) {
+	var res *pipeline.Result
+	span := p.startSpan(ctx, spanJob, a)
+	defer func() { span.end(outcomeOf(res), costOf(res), err) }()
 	id := runID(a.at)
 	if note := rerunNote(a.at.Rerun); note != "" {
 		a.trigger += "; " + note
@@ -216,7 +223,6 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		return err
 	}
 	entry := p.indexRun(a, id, log)
-	var res *pipeline.Result
 	var pub *publisher
 	// A closure: res and pub are read when the run ends (prepare and
 	// Execute set them below), not now, while both are still nil.
@@ -233,6 +239,7 @@ func (p *Pipeline) run(ctx context.Context, a request) error {
 		return p.failed(ctx, st, a, err)
 	}
 	entry.started(ctx, pub)
+	span.under(&job)
 	st.showPrepared(a, job.Attempt.Trigger, pub)
 	job.Author = gitrepo.Signature{Name: bot.Login, Email: bot.Email()}
 	job.Progress = st.progress

@@ -23,7 +23,10 @@ import (
 // same task posted. A revised plan is a new task, so it is a new comment
 // below the writer's changes: the issue keeps each plan and what was
 // asked of it. No branch, commit or pull request.
-func (p *Pipeline) plan(ctx context.Context, a request) error {
+func (p *Pipeline) plan(ctx context.Context, a request) (err error) {
+	var res *pipeline.PlanResult
+	span := p.startSpan(ctx, spanPlan, a)
+	defer func() { span.end(planOutcome(res), planCostOf(res), err) }()
 	id := runID(a.at)
 	log := p.logger().With(logkey.Issue, a.issue.String(), logkey.Task, a.at.TaskID, logkey.Retry, a.at.Retry, "mode", "plan")
 	logURL := p.runLink(id)
@@ -49,7 +52,8 @@ func (p *Pipeline) plan(ctx context.Context, a request) error {
 	// the feedback keeps people's words only.
 	job.PreviousPlan = a.previousPlan
 	job.Publisher = nil
-	res, err := p.executor(a.issue).Plan(ctx, job)
+	span.under(&job)
+	res, err = p.executor(a.issue).Plan(ctx, job)
 	if res != nil {
 		cost = res.CostUSD
 	}

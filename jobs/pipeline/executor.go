@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/patchwright/patchwright/agent"
 	"github.com/patchwright/patchwright/agent/config"
@@ -160,6 +161,12 @@ type Job struct {
 	// the merge of Merge.Theirs into it before anything reads it. Nil:
 	// the clone is the branch as it is.
 	Merge *MergeJob
+	// Span is the job's span (the worker's, jobs/githubjob): each phase
+	// becomes a child span of it, model turns and tool calls its events
+	// (progress.go). It is passed here rather than in the context so
+	// that the libraries' own instrumentation (the Docker client's HTTP
+	// calls) does not fill the trace. Nil, or not recording: no spans.
+	Span trace.Span
 }
 
 var jobIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
@@ -363,7 +370,7 @@ type Executor struct {
 // then); any other error is an infrastructure failure, and the Result's
 // outcome is then "error". A cancelled context ends the run as
 // "stopped" with no error: the container is removed and nothing is
-// committed.
+// committed. With job.Span set, each phase becomes a child span of it.
 func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	if err := e.check(job); err != nil {
 		return nil, err
@@ -383,6 +390,8 @@ func (e *Executor) Execute(ctx context.Context, job Job) (*Result, error) {
 	scanner = scanner.WithKeys(e.ModelKeys)
 	r := &run{e: e, job: job, start: e.now(), scanner: scanner, first: firstSetup{setupSecrets: setupSecrets}}
 	defer r.cleanup()
+	r.traceUnder(job.Span)
+	defer r.endTrace()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.clone.tmp)
 	}

@@ -18,7 +18,7 @@ import (
 func TestRunHoldsPhaseResults(t *testing.T) {
 	want := []string{
 		// What spans the run.
-		"e", "job", "start", "repo", "ws", "ledger", "scanner", "mu", "progress", "clock",
+		"e", "job", "start", "repo", "ws", "ledger", "scanner", "mu", "progress", "clock", "spans",
 		// A conflict's resolution: laid by prepare, read back by finish.
 		"merge",
 		// One per phase, in the order they run.

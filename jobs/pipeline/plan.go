@@ -49,6 +49,8 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	}
 	r := &run{e: e, job: job, start: e.now(), scanner: scanner}
 	defer r.cleanup()
+	r.traceUnder(job.Span)
+	defer r.endTrace()
 	if err := r.prepare(ctx); err != nil {
 		return nil, scrubPaths(err, r.clone.tmp)
 	}
@@ -65,6 +67,9 @@ func (e *Executor) Plan(ctx context.Context, job Job) (*PlanResult, error) {
 	}
 	// The planning instruction is the agent's own (agent.Config.Plan), in
 	// the system prompt: job.Issue.Feedback holds people's words only.
+	// The loop is the agent phase, as in Execute: its model turns and
+	// tool calls are that phase's, not the clone's.
+	r.phase(PhaseAgent)
 	res, err := r.runModel(ctx, set, &agent.PlanRun{Previous: job.PreviousPlan})
 	out := &PlanResult{Stop: res.Stop, Detail: res.Detail, Steps: res.Steps, Usage: res.Usage}
 	if res.Stop == agent.Finished {

@@ -58,6 +58,7 @@ type run struct {
 	mu       sync.Mutex
 	progress Progress
 	clock    phaseClock
+	spans    phaseSpans
 }
 
 // prepare clones the repository and reads what the run needs from it:
