@@ -35,7 +35,7 @@ func checkFindings(checks []Check, pairs []pair) []Finding {
 		switch {
 		case c.ZeroTests:
 			out = append(out, Finding{Kind: NoTestsRan, Detail: fmt.Sprintf(
-				"The final %q check (`%s`) exited 0 but ran no test, so its pass says nothing about the change.", c.Name, oneLineCode(c.Final))})
+				"The final %q check (`%s`) passed but ran no test, so its pass says nothing about the change.", c.Name, oneLineCode(c.Final))})
 		case c.Baseline != "" && c.Final == "":
 			out = append(out, Finding{Kind: TestSkipped, Detail: fmt.Sprintf(
 				"The %q check (`%s`) ran at baseline but not at the end, so the final result leaves out what it checked.", c.Name, oneLineCode(c.Baseline))})
