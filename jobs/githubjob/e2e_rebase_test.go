@@ -131,6 +131,9 @@ func TestDefaultBranchMovesUnderPullRequest(t *testing.T) {
 	if !strings.Contains(body, "base branch moved: master at "+base[:7]+" merged in") {
 		t.Errorf("the body's history does not say the base moved:\n%s", body)
 	}
+	if !strings.Contains(body, "**Checked again on the merge of `master` into this branch (`"+merged[:7]+"`)**: 1 of 1 checks passed there") {
+		t.Errorf("the body's verification does not show the checks on the merge:\n%s", body)
+	}
 	runs := e.fake.CheckRuns(owner, repoName, merged)
 	if len(runs) != 1 || runs[0].Name != githubjob.CheckRunPrefix+"greeting" || runs[0].Conclusion != "success" {
 		t.Errorf("check runs on the merge commit: %+v, want greeting passing", runs)
@@ -429,5 +432,8 @@ func TestMergeThatBreaksACheck(t *testing.T) {
 	if len(st) != 1 || !strings.Contains(st[0].Body, "1 of 2 passed") || strings.Contains(st[0].Body, "nothing needed changing") ||
 		!strings.Contains(st[0].Body, "not verified") {
 		t.Errorf("status after a merge that fails a check: %+v", st)
+	}
+	if body := e.fake.Pulls(owner, repoName)[0].Body; !strings.Contains(body, "1 of 2 checks passed there") || !strings.Contains(body, "The merge is not verified.") {
+		t.Errorf("the body's verification does not say the merge failed a check:\n%s", body)
 	}
 }

@@ -606,5 +606,9 @@ func (p *Pipeline) recordAttempt(ctx context.Context, pub *publisher, res *pipel
 	if err != nil {
 		return err
 	}
-	return p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body)
+	if err := p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body); err != nil {
+		return err
+	}
+	pub.pr.Body = body // what a later edit of this job starts from
+	return nil
 }

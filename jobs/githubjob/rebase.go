@@ -201,6 +201,16 @@ func (p *Pipeline) rebaseChecked(ctx context.Context, st *statusComment, pub *pu
 	if err := pub.postChecks(ctx, pub.rebased, checks, nil, res.Report.GoModule); err != nil {
 		return refused(err, "post check runs", "checks: write", pub.branch)
 	}
+	// The body's table is the earlier head's: the merge's own results go
+	// on top of it, so the reviewer reads what ran on the tree to merge.
+	body, err := report.ReplaceMergeChecked(pub.pr.Body, report.MergeChecked{Base: pub.pr.BaseRef, Commit: pub.rebased, Checks: checks})
+	if err != nil {
+		return err
+	}
+	if err := p.GitHub.EditPullRequest(ctx, pub.prIssue(pub.pr.Number), pub.pr.Title, body); err != nil {
+		return err
+	}
+	pub.pr.Body = body
 	passed := 0
 	for _, c := range checks {
 		if c.Passed {

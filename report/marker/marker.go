@@ -34,6 +34,15 @@ const (
 	KindPlan    Kind = "plan"
 	KindReply   Kind = "reply"
 	KindStale   Kind = "stale"
+	KindMerged  Kind = "merged"
+)
+
+// MergedStart and MergedEnd bound the block at the top of a pull
+// request's Verification section that shows the checks on a merge of its
+// moved base (report.ReplaceMergeChecked): a later merge replaces it.
+const (
+	MergedStart = "<!-- patchwright:merged start -->"
+	MergedEnd   = "<!-- patchwright:merged end -->"
 )
 
 // anyRE finds every marker: its kind and the whole comment. A marker is
