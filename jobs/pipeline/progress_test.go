@@ -59,7 +59,7 @@ func TestPhaseSpans(t *testing.T) {
 	for _, ev := range agent.Events() {
 		desc := ev.Name
 		for _, a := range ev.Attributes {
-			desc += " " + string(a.Key) + "=" + a.Value.Emit()
+			desc += " " + string(a.Key) + "=" + a.Value.String()
 		}
 		events = append(events, desc)
 	}
