@@ -106,6 +106,21 @@ func commandOutput(p string, binary bool, t tracked) string {
 	return ""
 }
 
+// setupEnvChange says why a change inside a virtualenv directory that
+// the base commit tracks nothing in is left out, whatever its kind and
+// whoever made it, or "" for any other path. Setup made that directory
+// in the pristine tree and the checks run its interpreter
+// (.venv/bin/python): a file the model added, changed or deleted there
+// would reach the final checks as a trusted tool, and the commit as the
+// model's work.
+func setupEnvChange(p string, t tracked) string {
+	dir := outputDirOf(p)
+	if path.Base(dir) != ".venv" || t.dirs[dir] {
+		return ""
+	}
+	return fmt.Sprintf("`%s/` is the environment setup made, which the checks run from, and the repository tracks nothing in it", path.Base(dir))
+}
+
 // toolWritten are the paths the model's file tools wrote, from the
 // ledger, cleaned as the change lists them.
 func (r *run) toolWritten() map[string]bool {
@@ -148,9 +163,9 @@ func (r *run) dropCommandOutputs() error {
 	index := map[string]int{}
 	kept := r.fin.changes[:0]
 	for _, c := range r.fin.changes {
-		why := ""
-		if c.Kind == gitrepo.Added && !written[c.Path] {
-			why = commandOutput(c.Path, c.Binary, t)
+		why, setup := setupEnvChange(c.Path, t), true
+		if why == "" && c.Kind == gitrepo.Added && !written[c.Path] {
+			why, setup = commandOutput(c.Path, c.Binary, t), false
 		}
 		if why == "" {
 			kept = append(kept, c)
@@ -166,7 +181,7 @@ func (r *run) dropCommandOutputs() error {
 			continue
 		}
 		index[key] = len(out)
-		out = append(out, leftOut{path: key, why: why, files: 1, dir: dir != ""})
+		out = append(out, leftOut{path: key, why: why, files: 1, dir: dir != "", setup: setup})
 	}
 	r.fin.changes = kept
 	for _, l := range out {
@@ -181,6 +196,8 @@ type leftOut struct {
 	path, why string
 	files     int
 	dir       bool
+	// setup: setupEnvChange left it out, whoever wrote it.
+	setup bool
 }
 
 func (l leftOut) finding() findings.Finding {
@@ -191,8 +208,12 @@ func (l leftOut) finding() findings.Finding {
 	case l.dir:
 		what = fmt.Sprintf("%d files here", l.files)
 	}
+	by := ", made by the model's commands rather than its file tools,"
+	if l.setup {
+		by = ", added, changed or deleted by the model,"
+	}
 	return findings.Finding{Kind: KindCommandOutput, Path: l.path,
-		Detail: what + ", made by the model's commands rather than its file tools, was left out of the commit: " + l.why + "."}
+		Detail: what + by + " was left out of the commit and of the final checks: " + l.why + "."}
 }
 
 // outputDirOf is the outermost output directory p lies in, or "".

@@ -84,6 +84,29 @@ func TestTrackedAsksForBinariesOnce(t *testing.T) {
 	}
 }
 
+// TestSetupEnvChange: any change in a .venv the base tracks nothing in
+// is setup's environment, left out; a tracked one, or another output
+// directory, is not (commandOutput judges those, for added files only).
+func TestSetupEnvChange(t *testing.T) {
+	untracked := newTracked([]string{"pkg/a.py"}, func([]string) bool { return false })
+	trackedVenv := newTracked([]string{".venv/bin/activate"}, func([]string) bool { return false })
+	for _, tc := range []struct {
+		path string
+		t    tracked
+		out  bool
+	}{
+		{".venv/bin/python", untracked, true},
+		{"sub/.venv/lib/python3.11/site-packages/x.pth", untracked, true},
+		{".venv/bin/python", trackedVenv, false},
+		{"pkg/__pycache__/a.pyc", untracked, false},
+		{"venv.py", untracked, false},
+	} {
+		if got := setupEnvChange(tc.path, tc.t) != ""; got != tc.out {
+			t.Errorf("setupEnvChange(%q) left out = %v, want %v", tc.path, got, tc.out)
+		}
+	}
+}
+
 // TestLeftOutFinding: one finding per output directory, counting its
 // files; one per file elsewhere.
 func TestLeftOutFinding(t *testing.T) {
@@ -91,7 +114,8 @@ func TestLeftOutFinding(t *testing.T) {
 		l    leftOut
 		want string
 	}{
-		{leftOut{path: "tests/test_sum", why: "it is binary", files: 1}, "This file, made by the model's commands rather than its file tools, was left out of the commit: it is binary."},
+		{leftOut{path: "tests/test_sum", why: "it is binary", files: 1}, "This file, made by the model's commands rather than its file tools, was left out of the commit and of the final checks: it is binary."},
+		{leftOut{path: ".venv/", why: "w", files: 2, dir: true, setup: true}, "2 files here, added, changed or deleted by the model, was left out of the commit and of the final checks: w."},
 		{leftOut{path: "pkg/__pycache__/", why: "w", files: 1, dir: true}, "1 file here, made by"},
 		{leftOut{path: "pkg/__pycache__/", why: "w", files: 3, dir: true}, "3 files here, made by"},
 	} {

@@ -3,6 +3,7 @@
 package pipeline
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,5 +139,52 @@ func TestNoToolchainOnThePublicImage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSetupVenvTamperedByTheModel: the .venv that setup filled (and the
+// repository does not ignore) is where the checks' interpreter and
+// dependencies live. A model that adds the new test but, instead of
+// fixing the code, rewrites the installed dependency in .venv, with a
+// command and with its file tool, must not pass the checks with it or
+// commit it: the command's edit is left out as command output, the file
+// tool's is vendored code (never verified), and the final check fails.
+func TestSetupVenvTamperedByTheModel(t *testing.T) {
+	sandboxtest.EndToEnd(t)
+	idx := newPyPIIndex(t, filepath.Join(sandboxtest.ReposDir(), "py-deps", "package"), "textcase", "1.0.0")
+	host := sandboxtest.FakeHost(t, idx)
+	files := fixtureFiles(t, "py-setup")
+	files["setup.py"] = strings.Replace(files["setup.py"], `["textcase"]`, `["textcase @ http://`+host+`/files/`+idx.wheelName()+`"]`, 1)
+	files[".github/agent.yml"] = "network:\n  allow: ['" + host + "']\n"
+	after := t.TempDir()
+	sandboxtest.CopyRepo(t, after, "py-setup", "fix")
+	testPy, err := os.ReadFile(filepath.Join(after, "test.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := ".venv/lib/python3.11/site-packages/textcase/__init__.py"
+	repo := gitRepo(t, files)
+	res, out, _ := scenario{
+		repo:        repo,
+		issue:       agent.Issue{Title: "headline keeps stray spaces", Body: "headline(\"  ada   lovelace \") should be \"Ada Lovelace\"."},
+		wire:        provider.NameOpenAI,
+		cacheVolume: testCacheVolume(t),
+		turns: []pt.Turn{
+			call("read_file", jsonArgs(t, map[string]any{"path": "test.py"})),
+			call("write_file", jsonArgs(t, map[string]any{"path": "test.py", "content": string(testPy)})),
+			call("run", jsonArgs(t, map[string]any{"command": `sed -i 's/s.split(" ")/s.split()/' ` + dep + ` && grep -c 'split()' ` + dep})),
+			call("write_file", jsonArgs(t, map[string]any{"path": dep,
+				"content": "def title(s):\n    return \" \".join(w[:1].upper() + w[1:] for w in s.split())\n"})),
+			call("finish", `{"summary":"Added the test."}`),
+		},
+	}.run(t)
+	body := readBody(t, out)
+	if res.Outcome == verify.Verified || !strings.Contains(body, "❌ failed") {
+		t.Fatalf("outcome %s (%s), want the final check failing; body:\n%s", res.Outcome, res.Reason, body)
+	}
+	if res.HeadCommit != "" {
+		if got := gitIn(t, repo, "ls-tree", "-r", "--name-only", res.HeadCommit); strings.Contains(got, ".venv") {
+			t.Errorf("the commit holds the tampered .venv:\n%s", got)
+		}
 	}
 }
